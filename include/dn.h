@@ -1,0 +1,73 @@
+/*
+ * dn.h — distinguished names (RFC 4514), model layer.
+ *
+ * Two forms of every DN:
+ *  - the parsed form (struct dn) keeps the user's spelling of attribute
+ *    names and values, for output;
+ *  - the normalized string ("ndn") is the key for storage and comparison:
+ *    RDNs separated by ',' with no spaces, attribute types as their primary
+ *    name in lower case (OIDs resolved through the schema), values
+ *    normalized by the type's equality rule and then escaped per RFC 4514
+ *    (so ',', '+', '"', '\\', '<', '>', ';', a leading '#' or space and a
+ *    trailing space are escaped as \XX hex), and the AVAs of a multi-valued
+ *    RDN sorted by type name then value. Two DNs name the same entry iff their
+ *    ndn strings are byte-equal. The empty DN is the empty string.
+ *
+ * Memory: everything comes from the caller's arena.
+ * Thread-safety: reentrant; the schema is read-only.
+ *
+ * Errors: LUMEN_EMALFORMED for bad syntax (unterminated escape, bad hex,
+ * missing '=', invalid UTF-8 in a value, bad #hex BER), LUMEN_ENOTFOUND for
+ * an attribute type the schema does not know, LUMEN_ESCHEMA for a value that
+ * the type's equality rule cannot normalize (e.g. "uidNumber=abc"),
+ * LUMEN_ELIMIT beyond DN_MAX_RDNS, LUMEN_ENOMEM.
+ */
+#ifndef LUMEN_DN_H
+#define LUMEN_DN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "schema.h"
+
+#define DN_MAX_RDNS 256
+
+struct dn_ava {
+	const struct attribute_type *type;
+	struct ber_view attr;        /* the type as written */
+	struct ber_view value;       /* unescaped value bytes */
+	struct ber_view normalized;  /* by the type's equality rule (value if none) */
+};
+
+struct dn_rdn {
+	struct dn_ava *avas;         /* in the order written */
+	size_t n_avas;
+};
+
+struct dn {
+	struct dn_rdn *rdns;         /* rdns[0] is the leftmost (the entry's own) RDN */
+	size_t n_rdns;
+};
+
+int dn_parse(const struct schema *s, const char *text, size_t len,
+	     struct arena *arena, struct dn *out);
+/* Normalized string of a parsed DN (see above). */
+int dn_normalize_parsed(const struct dn *dn, struct arena *arena, struct ber_view *ndn);
+/* Parse + normalize in one step. */
+int dn_normalize(const struct schema *s, const char *text, size_t len,
+		 struct arena *arena, struct ber_view *ndn);
+/* RFC 4514 string of a parsed DN in the user's spelling (escaping re-applied). */
+int dn_format(const struct dn *dn, struct arena *arena, struct ber_view *out);
+
+/* --- operations on normalized DN strings (no schema, no allocation) --- */
+
+/* The leftmost RDN of ndn and the rest (the parent's ndn; empty for a top). */
+void dn_split_first(struct ber_view ndn, struct ber_view *rdn, struct ber_view *parent);
+/* True if ndn equals suffix or lies below it (RDN boundary respected). */
+bool dn_is_within(struct ber_view ndn, struct ber_view suffix);
+/* Number of RDNs (0 for the empty DN). */
+size_t dn_rdn_count(struct ber_view ndn);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * schema.h — the directory schema: attribute types, object classes, and the
+ * built-in syntaxes and matching rules they refer to (model layer).
+ *
+ * A struct schema is built once at start-up (schema_create, schema_load_file
+ * for each `include`d .schema file in the OpenLDAP format, schema_finalize)
+ * and is immutable afterwards: any number of threads may read it without
+ * locks. It owns every attribute_type and object_class it returns; pointers
+ * stay valid until schema_free. Syntaxes and matching rules are static tables
+ * compiled into Lumen (syntax.h implements them) and live forever.
+ *
+ * Names and OIDs are resolved case-insensitively. Effective properties are
+ * computed by schema_finalize: an attribute type's equality/ordering/substr
+ * rules and syntax are inherited through SUP when not given; an object
+ * class's must/may lists include its superclasses' (duplicates removed).
+ *
+ * Errors: loading reports "FILE:LINE: reason" into the caller's err buffer
+ * and returns LUMEN_EMALFORMED (bad syntax), LUMEN_EEXIST (duplicate name or
+ * OID), LUMEN_ENOTFOUND (dangling SUP/MUST/MAY/rule/syntax reference, found by
+ * schema_finalize, which names the file and line of the referring definition).
+ *
+ * Caveats:
+ *  - schema_load_file after schema_finalize is LUMEN_EINVAL.
+ *  - An attribute description is "type;option;option"; options are kept as
+ *    written (case-insensitive compare), see attribute_description_parse.
+ */
+#ifndef LUMEN_SCHEMA_H
+#define LUMEN_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arena.h"
+#include "ber.h"
+
+/* ------------------------------------------------ syntaxes, matching rules */
+
+struct syntax {
+	const char *oid;
+	const char *description;
+	bool binary;            /* not human-readable: values transferred with ;binary etc. */
+	/* LUMEN_OK if the value is valid for the syntax, else LUMEN_EMALFORMED. */
+	int (*validate)(const uint8_t *value, size_t len);
+};
+
+enum matching_usage { MATCHING_EQUALITY, MATCHING_ORDERING, MATCHING_SUBSTRINGS };
+
+struct matching_rule {
+	const char *oid;
+	const char *name;
+	const char *syntax_oid;     /* assertion syntax */
+	enum matching_usage usage;
+	/*
+	 * Normalize a value (RFC 4518 preparation where it applies) into memory
+	 * from the arena. Two values match under an equality rule iff their
+	 * normalized forms are byte-equal; index keys are built from this form,
+	 * so it must be deterministic. LUMEN_EMALFORMED if the value cannot be
+	 * normalized by this rule (e.g. not an integer), LUMEN_ENOMEM.
+	 */
+	int (*normalize)(const uint8_t *value, size_t len, struct arena *arena,
+			 struct ber_view *out);
+	/* Order two normalized values: <0, 0, >0 (ordering rules; memcmp-like otherwise). */
+	int (*compare)(struct ber_view a, struct ber_view b);
+};
+
+/* Built-in tables; NULL when unknown. Names and OIDs, case-insensitive. */
+const struct syntax *syntax_find(const char *oid, size_t len);
+const struct matching_rule *matching_rule_find(const char *name_or_oid, size_t len);
+/* Iterate the built-ins (for the subschema subentry): index 0.. until NULL. */
+const struct syntax *syntax_at(size_t i);
+const struct matching_rule *matching_rule_at(size_t i);
+
+/* ------------------------------------------------------- attribute types */
+
+enum attribute_usage {
+	ATTRIBUTE_USER_APPLICATIONS = 0,
+	ATTRIBUTE_DIRECTORY_OPERATION,
+	ATTRIBUTE_DISTRIBUTED_OPERATION,
+	ATTRIBUTE_DSA_OPERATION,
+};
+
+struct attribute_type {
+	const char *oid;
+	const char *const *names;       /* names[0] is the primary name; may be 0 names */
+	size_t n_names;
+	const char *description;
+	const struct attribute_type *sup;
+	const struct matching_rule *equality;   /* effective (inherited); may be NULL */
+	const struct matching_rule *ordering;
+	const struct matching_rule *substr;
+	const struct syntax *syntax;            /* effective */
+	size_t syntax_length;                   /* {N} bound, 0 = none */
+	bool single_value;
+	bool collective;
+	bool no_user_modification;
+	bool obsolete;
+	enum attribute_usage usage;
+	unsigned index;                         /* dense 0..n-1, for per-type arrays */
+	const char *definition;                 /* the RFC 4512 description, normalized spacing */
+};
+
+/* The type's primary name (names[0]) or its OID when it has no name. */
+const char *attribute_type_name(const struct attribute_type *at);
+/* True if at is sup or one of its descendants through SUP. */
+bool attribute_type_is_subtype(const struct attribute_type *at,
+			       const struct attribute_type *sup);
+bool attribute_type_is_operational(const struct attribute_type *at);
+
+/* --------------------------------------------------------- object classes */
+
+enum object_class_kind { OBJECT_CLASS_ABSTRACT, OBJECT_CLASS_STRUCTURAL,
+			 OBJECT_CLASS_AUXILIARY };
+
+struct object_class {
+	const char *oid;
+	const char *const *names;
+	size_t n_names;
+	const char *description;
+	const struct object_class *const *sups;
+	size_t n_sups;
+	enum object_class_kind kind;
+	const struct attribute_type *const *must;   /* effective, incl. superclasses */
+	size_t n_must;
+	const struct attribute_type *const *may;    /* effective, incl. superclasses */
+	size_t n_may;
+	bool obsolete;
+	unsigned index;
+	const char *definition;
+};
+
+const char *object_class_name(const struct object_class *oc);
+/* True if oc is sup or inherits from it. */
+bool object_class_is_subclass(const struct object_class *oc,
+			      const struct object_class *sup);
+
+/* ---------------------------------------------------------------- schema */
+
+struct schema;
+
+int schema_create(struct schema **out);
+void schema_free(struct schema *s);
+/* Parse one .schema file (attributetype / objectclass / objectidentifier). */
+int schema_load_file(struct schema *s, const char *path, char *err, size_t errlen);
+/* Parse definitions from memory; `origin` names them in errors. */
+int schema_load_text(struct schema *s, const char *origin, const char *text,
+		     char *err, size_t errlen);
+/* Resolve references, compute inherited properties, freeze. */
+int schema_finalize(struct schema *s, char *err, size_t errlen);
+
+const struct attribute_type *schema_attribute_type(const struct schema *s,
+						   const char *name_or_oid, size_t len);
+const struct object_class *schema_object_class(const struct schema *s,
+					       const char *name_or_oid, size_t len);
+size_t schema_attribute_type_count(const struct schema *s);
+const struct attribute_type *schema_attribute_type_at(const struct schema *s, size_t i);
+size_t schema_object_class_count(const struct schema *s);
+const struct object_class *schema_object_class_at(const struct schema *s, size_t i);
+
+/* ------------------------------------------------- attribute descriptions */
+
+/* "cn;lang-de;binary": the type and the option list as written. */
+struct attribute_description {
+	const struct attribute_type *type;
+	struct ber_view options;    /* text after the first ';', empty when none */
+};
+
+/*
+ * Parse an attribute description (RFC 4512 §2.5). LUMEN_EMALFORMED for bad
+ * characters, LUMEN_ENOTFOUND for an unknown type (ad->type NULL).
+ */
+int attribute_description_parse(const struct schema *s, const char *text, size_t len,
+				 struct attribute_description *ad);
+/*
+ * True if `have` (an entry's description) is matched by `want` (a request's):
+ * have's type is want's type or a subtype, and have carries every option of
+ * want (options case-insensitive; "lang-" style prefixes per RFC 4512 §2.5.2).
+ */
+bool attribute_description_matches(const struct attribute_description *want,
+				   const struct attribute_description *have);
+
+#endif

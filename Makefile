@@ -82,8 +82,10 @@ test-san:
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  all test-unit test-integration
 
+# Foreground, logs on stderr; Ctrl-C stops it.
 run: deps all
-	@./tests/run-example.sh
+	@mkdir -p run/example-db
+	./$(BUILD)/lumend -f slapd.conf.example -h ldap://127.0.0.1:3389/ -d stats
 
 fuzz fuzz-smoke:
 	@./tests/fuzz/run.sh $(if $(filter fuzz-smoke,$@),smoke,long)

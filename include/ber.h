@@ -3,10 +3,13 @@
  *
  * Reader: works on a caller-owned buffer and hands out zero-copy views
  * (struct ber_view) into it; nothing is allocated. The rules are LDAP's
- * (RFC 4511 §5.1): definite lengths only, at most 4 length octets, tag
- * numbers that fit 30 bits, minimal INTEGER encodings of at most 8 octets,
- * BOOLEAN of exactly one octet. Every length is checked against what remains
- * of the enclosing element before it is used. A short buffer is told apart
+ * (RFC 4511 §5.1): definite lengths only, at most 4 length octets (a
+ * non-minimal long form such as 0x84 00 00 00 05 is accepted: common
+ * encoders emit it), tag numbers that fit 29 bits (all ber_tag_t holds) in
+ * their shortest form, minimal INTEGER encodings of at most 8 octets,
+ * BOOLEAN of exactly one octet (any non-zero octet is TRUE). Every length
+ * is checked against what remains of the enclosing element before it is
+ * used. A short buffer is told apart
  * from a malformed one: LUMEN_EINCOMPLETE vs LUMEN_EMALFORMED.
  *
  * Writer: owns its buffer (grown with realloc, kept across ber_writer_reset
@@ -93,7 +96,8 @@ bool ber_reader_at_end(const struct ber_reader *r);
  * Frame one element at the start of buf (a PDU on a stream): on success sets
  * *total to header + contents length. LUMEN_EINCOMPLETE: need more bytes;
  * LUMEN_EMALFORMED: bad tag or length (incl. indefinite); LUMEN_ELIMIT: the
- * element would be larger than max_len.
+ * element would be larger than max_len (0 = no bound), reported as soon as
+ * the header is in, before the contents arrive.
  */
 int ber_frame(const void *buf, size_t len, size_t max_len, size_t *total);
 

@@ -20,7 +20,21 @@
  * missing '=', invalid UTF-8 in a value, bad #hex BER), LUMEN_ENOTFOUND for
  * an attribute type the schema does not know, LUMEN_ESCHEMA for a value that
  * the type's equality rule cannot normalize (e.g. "uidNumber=abc"),
- * LUMEN_ELIMIT beyond DN_MAX_RDNS, LUMEN_ENOMEM.
+ * LUMEN_ELIMIT beyond DN_MAX_RDNS RDNs or DN_MAX_AVAS AVAs, LUMEN_ENOMEM.
+ *
+ * Caveats:
+ *  - dn_parse resolves types and normalizes every value (so it can fail
+ *    with LUMEN_ENOTFOUND/LUMEN_ESCHEMA); dn_normalize_parsed only sorts and
+ *    prints, and rejects an RDN holding the same AVA twice (LUMEN_EMALFORMED).
+ *  - Accepted beyond the RFC 4514 grammar, as OpenLDAP does: spaces around
+ *    '=', ',', '+' and at both ends; ';' as an RDN separator; RFC 2253
+ *    quoted values (cn="a, b"). Raw '"', '<', '>' and NUL in a value
+ *    are rejected. A '#' value must be the hex of one BER string element
+ *    (OCTET STRING, UTF8String, PrintableString, IA5String, ...).
+ *  - In an ndn every special character of a value is a \XX hex escape,
+ *    so a raw ',' or '+' in an ndn is always a separator. The ndn helpers
+ *    below also honour backslash-character escapes ("\,") for safety.
+ *  - dn_format prints a value that is not valid UTF-8 in '#' hex form.
  */
 #ifndef LUMEN_DN_H
 #define LUMEN_DN_H
@@ -33,6 +47,8 @@
 #include "schema.h"
 
 #define DN_MAX_RDNS 256
+/* Bound on the AVAs of a whole DN, so sorting multi-valued RDNs stays cheap. */
+#define DN_MAX_AVAS 1024
 
 struct dn_ava {
 	const struct attribute_type *type;

@@ -19,7 +19,15 @@
  *    exceeding them is LUMEN_ELIMIT, which the server treats as a protocol
  *    error with a diagnostic.
  *  - Unknown protocolOp tags decode as LUMEN_EUNSUPPORTED with op set, so
- *    the server can answer instead of disconnecting when it wants to.
+ *    the server can answer instead of disconnecting when it wants to. A
+ *    BindRequest with a context-specific authentication choice other than
+ *    simple [0] or sasl [3] is also LUMEN_EUNSUPPORTED (op = bind, message_id
+ *    set): answer authMethodNotSupported.
+ *  - max_elements bounds the sum over the whole message (attributes, values,
+ *    changes, controls, URIs); substring pieces of the filter count
+ *    separately against the same bound.
+ *  - Encoders leave DEFAULT values out (criticality FALSE, dnAttributes
+ *    FALSE), so encode(decode(x)) may be shorter than x but decodes equal.
  */
 #ifndef LUMEN_LDAP_MESSAGE_H
 #define LUMEN_LDAP_MESSAGE_H

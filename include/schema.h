@@ -7,7 +7,8 @@
  * and is immutable afterwards: any number of threads may read it without
  * locks. It owns every attribute_type and object_class it returns; pointers
  * stay valid until schema_free. Syntaxes and matching rules are static tables
- * compiled into Lumen (syntax.h implements them) and live forever.
+ * compiled into Lumen (src/model/syntax.c and matching*.c implement them;
+ * matching.h has the helpers filter evaluation uses) and live forever.
  *
  * Names and OIDs are resolved case-insensitively. Effective properties are
  * computed by schema_finalize: an attribute type's equality/ordering/substr
@@ -18,9 +19,26 @@
  * and returns LUMEN_EMALFORMED (bad syntax), LUMEN_EEXIST (duplicate name or
  * OID), LUMEN_ENOTFOUND (dangling SUP/MUST/MAY/rule/syntax reference, found by
  * schema_finalize, which names the file and line of the referring definition).
+ * Also: LUMEN_EMALFORMED from schema_finalize for a SUP cycle, a rule of the
+ * wrong kind or a USAGE that differs from SUP's; LUMEN_EIO for an unreadable
+ * file; LUMEN_ELIMIT for a list of more than 256 names; LUMEN_ENOMEM.
+ * Thread-safety: build on one thread; after schema_finalize, read anywhere.
+ *
+ * Files (schema/): core.schema (RFC 4512 basics, RFC 4519, RFC 4523, RFC 2079)
+ * loads first; cosine.schema, inetorgperson.schema, nis.schema follow in
+ * that order; lumen.schema (every operational attribute the server keeps or
+ * publishes, the subschema class) needs only core.schema and must always be
+ * loaded by the daemon. A definition's `definition` string is canonical:
+ * objectidentifier macros expanded, single spaces, fields in RFC 4512 order,
+ * X- extensions kept; it is what the subschema subentry publishes.
  *
  * Caveats:
- *  - schema_load_file after schema_finalize is LUMEN_EINVAL.
+ *  - schema_load_file/schema_load_text after schema_finalize is LUMEN_EINVAL.
+ *  - Until schema_finalize succeeds, sup/equality/syntax/must/may are unset.
+ *    A failed finalize leaves the schema unusable: free it.
+ *  - distinguishedNameMatch's normalizer is schema-free (matching.h); the
+ *    canonical DN of an entry comes from dn_normalize() in dn.h.
+ *  - No certificateExactMatch: certificate attributes have no EQUALITY.
  *  - An attribute description is "type;option;option"; options are kept as
  *    written (case-insensitive compare), see attribute_description_parse.
  */
@@ -38,7 +56,7 @@
 struct syntax {
 	const char *oid;
 	const char *description;
-	bool binary;            /* not human-readable: values transferred with ;binary etc. */
+	bool binary;            /* not human-readable (RFC 4517 X-NOT-HUMAN-READABLE) */
 	/* LUMEN_OK if the value is valid for the syntax, else LUMEN_EMALFORMED. */
 	int (*validate)(const uint8_t *value, size_t len);
 };
@@ -61,6 +79,13 @@ struct matching_rule {
 			 struct ber_view *out);
 	/* Order two normalized values: <0, 0, >0 (ordering rules; memcmp-like otherwise). */
 	int (*compare)(struct ber_view a, struct ber_view b);
+	/*
+	 * Substring rules only (NULL otherwise): normalize one piece of a
+	 * substring assertion (initial/any/final). Same errors as normalize.
+	 * Pieces keep a single edge space where normalize would trim it.
+	 */
+	int (*normalize_piece)(const uint8_t *value, size_t len, struct arena *arena,
+			       struct ber_view *out);
 };
 
 /* Built-in tables; NULL when unknown. Names and OIDs, case-insensitive. */
@@ -173,7 +198,9 @@ int attribute_description_parse(const struct schema *s, const char *text, size_t
 /*
  * True if `have` (an entry's description) is matched by `want` (a request's):
  * have's type is want's type or a subtype, and have carries every option of
- * want (options case-insensitive; "lang-" style prefixes per RFC 4512 §2.5.2).
+ * want (options case-insensitive; an option ending in '-' is a range, so
+ * "lang-en-" matches "lang-en" and "lang-en-us", RFC 4512 §2.5.2 / RFC 3866).
+ * "binary" is a transfer option and never restricts the match.
  */
 bool attribute_description_matches(const struct attribute_description *want,
 				   const struct attribute_description *have);

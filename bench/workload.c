@@ -1,0 +1,381 @@
+/*
+ * workload.c — build a workload and encode its requests (see workload.h).
+ */
+#include "workload.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "filter_text.h"
+#include "ldap_message.h"
+#include "lumen_error.h"
+
+/* Room for one expanded template. */
+#define EXPANSION_MAX (TEMPLATE_MAX_TEXT * 2)
+
+static const char *const op_names[BENCH_OP_COUNT] = {
+	[BENCH_OP_SEARCH] = "search", [BENCH_OP_AUTH] = "auth",
+	[BENCH_OP_BIND] = "bind", [BENCH_OP_COMPARE] = "compare",
+	[BENCH_OP_MODIFY] = "modify", [BENCH_OP_ADD] = "add",
+	[BENCH_OP_DELETE] = "delete",
+};
+
+const char *bench_op_name(enum bench_op op)
+{
+	return (unsigned)op < BENCH_OP_COUNT ? op_names[op] : "unknown";
+}
+
+int bench_op_from_name(const char *name, enum bench_op *op)
+{
+	for (unsigned i = 0; i < BENCH_OP_COUNT; i++) {
+		if (strcmp(name, op_names[i]) == 0) {
+			*op = (enum bench_op)i;
+			return LUMEN_OK;
+		}
+	}
+	return LUMEN_ENOTFOUND;
+}
+
+/* Encode "a,b,c" as the AttributeSelection SEQUENCE OF LDAPString. */
+static int encode_attribute_list(struct ber_writer *w, const char *list,
+				 const char **why)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	for (const char *p = list; p != NULL && *p != '\0';) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (n == 0) {
+			*why = "empty name in the attribute list";
+			return LUMEN_EMALFORMED;
+		}
+		ber_write_octets(w, BER_TAG_OCTET_STRING, p, n);
+		p = comma != NULL ? comma + 1 : NULL;
+	}
+	ber_end(w);
+	return ber_writer_error(w);
+}
+
+struct named_template {
+	struct bench_template *t;
+	const char *text;
+	const char *what;
+};
+
+static int compile_templates(struct bench_workload *wl,
+			     const struct workload_settings *s, const char **why)
+{
+	const struct named_template all[] = {
+		{ &wl->base, s->base, "bad --base template" },
+		{ &wl->filter, s->filter, "bad --filter template" },
+		{ &wl->auth_base, s->auth_base, "bad --auth-base template" },
+		{ &wl->auth_filter, s->auth_filter, "bad --auth-filter template" },
+		{ &wl->dn, s->dn, "bad --dn template" },
+		{ &wl->compare_value, s->compare_value, "bad --compare-value template" },
+		{ &wl->modify_value, s->modify_value, "bad --modify-value template" },
+		{ &wl->add_dn, s->add_dn, "bad --add-dn template" },
+		{ &wl->delete_dn, s->delete_dn, "bad --delete-dn template" },
+	};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		const char *reason;
+		int rc = bench_template_compile(all[i].t, all[i].text, &reason);
+		if (rc != LUMEN_OK) {
+			*why = all[i].what;
+			return rc;
+		}
+	}
+	return LUMEN_OK;
+}
+
+/* Try the filter templates once so a bad filter fails at start-up. */
+static int check_filter(const struct bench_template *t, const char **why)
+{
+	char text[EXPANSION_MAX];
+	size_t len;
+	struct ber_writer w;
+	int rc = ber_writer_init(&w, 256, 0);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = bench_template_expand(t, 0, text, sizeof(text), &len);
+	if (rc == LUMEN_OK)
+		rc = bench_filter_encode(&w, text, len, why);
+	ber_writer_free(&w);
+	return rc;
+}
+
+int bench_workload_init(struct bench_workload *wl, const struct workload_settings *s,
+			uint64_t first_sequence, const char **why)
+{
+	memset(wl, 0, sizeof(*wl));
+	int rc = ber_writer_init(&wl->attributes, 128, 0);
+	if (rc == LUMEN_OK)
+		rc = ber_writer_init(&wl->no_attributes, 16, 0);
+	if (rc != LUMEN_OK) {
+		*why = "out of memory";
+		goto fail;
+	}
+	for (unsigned i = 0; i < BENCH_OP_COUNT; i++) {
+		wl->weights[i] = s->weights[i];
+		wl->weight_total += s->weights[i];
+	}
+	if (wl->weight_total == 0) {
+		*why = "no operation to run";
+		rc = LUMEN_EINVAL;
+		goto fail;
+	}
+	wl->scope = s->scope;
+	wl->password = s->password;
+	wl->compare_attribute = s->compare_attribute;
+	wl->modify_attribute = s->modify_attribute;
+	atomic_init(&wl->search_sequence, 0);
+	atomic_init(&wl->add_sequence, first_sequence);
+	atomic_init(&wl->delete_sequence, first_sequence);
+	rc = compile_templates(wl, s, why);
+	if (rc == LUMEN_OK)
+		rc = encode_attribute_list(&wl->attributes, s->attributes, why);
+	if (rc == LUMEN_OK)
+		rc = encode_attribute_list(&wl->no_attributes, "1.1", why);
+	if (rc == LUMEN_OK && wl->weights[BENCH_OP_SEARCH] > 0)
+		rc = check_filter(&wl->filter, why);
+	if (rc == LUMEN_OK && wl->weights[BENCH_OP_AUTH] > 0)
+		rc = check_filter(&wl->auth_filter, why);
+	if (rc != LUMEN_OK)
+		goto fail;
+	return LUMEN_OK;
+fail:
+	bench_workload_free(wl);
+	return rc;
+}
+
+void bench_workload_free(struct bench_workload *wl)
+{
+	ber_writer_free(&wl->attributes);
+	ber_writer_free(&wl->no_attributes);
+}
+
+enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t random)
+{
+	uint64_t point = random % wl->weight_total;
+	for (unsigned i = 0; i < BENCH_OP_COUNT; i++) {
+		if (point < wl->weights[i])
+			return (enum bench_op)i;
+		point -= wl->weights[i];
+	}
+	return BENCH_OP_SEARCH;
+}
+
+/* Expanded text of a template, on the caller's stack. */
+struct expansion {
+	char text[EXPANSION_MAX];
+	size_t len;
+};
+
+static int expand(const struct bench_template *t, uint64_t draw,
+		  struct expansion *e, const char **why)
+{
+	int rc = bench_template_expand(t, draw, e->text, sizeof(e->text), &e->len);
+	if (rc != LUMEN_OK)
+		*why = "template expansion too long";
+	return rc;
+}
+
+static int encode_search(struct ber_writer *w, const struct bench_template *base,
+			 const struct bench_template *filter, int scope,
+			 const struct ber_writer *attributes, uint64_t draw,
+			 const char **why)
+{
+	struct expansion b, f;
+	int rc = expand(base, draw, &b, why);
+	if (rc == LUMEN_OK)
+		rc = expand(filter, draw, &f, why);
+	if (rc != LUMEN_OK)
+		return rc;
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_REQUEST));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, b.text, b.len);
+	ber_write_integer(w, BER_TAG_ENUMERATED, scope);
+	ber_write_integer(w, BER_TAG_ENUMERATED, 0);   /* neverDerefAliases */
+	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no size limit */
+	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no time limit */
+	ber_write_boolean(w, BER_TAG_BOOLEAN, false);
+	rc = bench_filter_encode(w, f.text, f.len, why);
+	ber_write_raw(w, attributes->buf, attributes->len);
+	ber_end(w);
+	return rc;
+}
+
+static int encode_compare(struct ber_writer *w, const struct bench_workload *wl,
+			  uint64_t draw, const char **why)
+{
+	struct expansion dn, value;
+	int rc = expand(&wl->dn, draw, &dn, why);
+	if (rc == LUMEN_OK)
+		rc = expand(&wl->compare_value, draw, &value, why);
+	if (rc != LUMEN_OK)
+		return rc;
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_COMPARE_REQUEST));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.text, dn.len);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_string(w, BER_TAG_OCTET_STRING, wl->compare_attribute);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, value.text, value.len);
+	ber_end(w);
+	ber_end(w);
+	return LUMEN_OK;
+}
+
+static int encode_modify(struct ber_writer *w, const struct bench_workload *wl,
+			 uint64_t draw, const char **why)
+{
+	struct expansion dn, value;
+	int rc = expand(&wl->dn, draw, &dn, why);
+	if (rc == LUMEN_OK)
+		rc = expand(&wl->modify_value, draw, &value, why);
+	if (rc != LUMEN_OK)
+		return rc;
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_MODIFY_REQUEST));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.text, dn.len);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_ENUMERATED, 2);   /* replace */
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_string(w, BER_TAG_OCTET_STRING, wl->modify_attribute);
+	ber_begin(w, BER_TAG_SET);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, value.text, value.len);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	return LUMEN_OK;
+}
+
+static void write_attribute(struct ber_writer *w, const char *type, size_t type_len,
+			    const char *const *values, const size_t *lengths,
+			    size_t n_values)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, type, type_len);
+	ber_begin(w, BER_TAG_SET);
+	for (size_t i = 0; i < n_values; i++)
+		ber_write_octets(w, BER_TAG_OCTET_STRING, values[i], lengths[i]);
+	ber_end(w);
+	ber_end(w);
+}
+
+/* An inetOrgPerson named by the DN's first RDN ("uid=bench.7,..."). */
+static int encode_add(struct ber_writer *w, const char *dn, size_t dn_len,
+		      const char **why)
+{
+	const char *eq = memchr(dn, '=', dn_len);
+	const char *rdn_end = memchr(dn, ',', dn_len);
+	if (rdn_end == NULL)
+		rdn_end = dn + dn_len;
+	if (eq == NULL || eq > rdn_end || eq == dn) {
+		*why = "--add-dn must start with attribute=value";
+		return LUMEN_EMALFORMED;
+	}
+	const char *type = dn;
+	size_t type_len = (size_t)(eq - dn);
+	const char *value = eq + 1;
+	size_t value_len = (size_t)(rdn_end - value);
+	static const char *const classes[] = { "top", "person",
+		"organizationalPerson", "inetOrgPerson" };
+	static const size_t class_lengths[] = { 3, 6, 20, 13 };
+
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_ADD_REQUEST));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, dn, dn_len);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	write_attribute(w, "objectClass", 11, classes, class_lengths, 4);
+	write_attribute(w, "cn", 2, &value, &value_len, 1);
+	write_attribute(w, "sn", 2, &value, &value_len, 1);
+	bool named_by_cn_or_sn = (type_len == 2 && (strncasecmp(type, "cn", 2) == 0 ||
+						    strncasecmp(type, "sn", 2) == 0));
+	if (!named_by_cn_or_sn)
+		write_attribute(w, type, type_len, &value, &value_len, 1);
+	ber_end(w);
+	ber_end(w);
+	return LUMEN_OK;
+}
+
+static void encode_bind_body(struct ber_writer *w, const char *dn, size_t dn_len,
+			     const char *password)
+{
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_BIND_REQUEST));
+	ber_write_integer(w, BER_TAG_INTEGER, 3);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, dn, dn_len);
+	ber_write_string(w, BER_TAG_CONTEXT(0), password != NULL ? password : "");
+	ber_end(w);
+}
+
+static int encode_body(struct ber_writer *w, struct bench_workload *wl,
+		       enum bench_op op, uint64_t draw, const char **why)
+{
+	struct expansion e;
+	int rc;
+	switch (op) {
+	case BENCH_OP_SEARCH:
+		return encode_search(w, &wl->base, &wl->filter, wl->scope,
+				     &wl->attributes, draw, why);
+	case BENCH_OP_AUTH:
+		return encode_search(w, &wl->auth_base, &wl->auth_filter,
+				     LDAP_SCOPE_SUBTREE, &wl->no_attributes,
+				     draw, why);
+	case BENCH_OP_BIND:
+		rc = expand(&wl->dn, draw, &e, why);
+		if (rc == LUMEN_OK)
+			encode_bind_body(w, e.text, e.len, wl->password);
+		return rc;
+	case BENCH_OP_COMPARE:
+		return encode_compare(w, wl, draw, why);
+	case BENCH_OP_MODIFY:
+		return encode_modify(w, wl, draw, why);
+	case BENCH_OP_ADD:
+		draw = atomic_fetch_add_explicit(&wl->add_sequence, 1,
+						 memory_order_relaxed);
+		rc = expand(&wl->add_dn, draw, &e, why);
+		return rc != LUMEN_OK ? rc : encode_add(w, e.text, e.len, why);
+	case BENCH_OP_DELETE:
+		draw = atomic_fetch_add_explicit(&wl->delete_sequence, 1,
+						 memory_order_relaxed);
+		rc = expand(&wl->delete_dn, draw, &e, why);
+		if (rc == LUMEN_OK)
+			ber_write_octets(w, BER_TAG_APP(LDAP_OP_DELETE_REQUEST),
+					 e.text, e.len);
+		return rc;
+	case BENCH_OP_COUNT:
+		break;
+	}
+	*why = "unknown operation";
+	return LUMEN_EINVAL;
+}
+
+int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
+		    enum bench_op op, int32_t msgid, uint64_t draw, const char **why)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, msgid);
+	int rc = encode_body(w, wl, op, draw, why);
+	ber_end(w);
+	if (rc == LUMEN_OK && ber_writer_error(w) != LUMEN_OK) {
+		rc = ber_writer_error(w);
+		*why = "cannot encode request";
+	}
+	return rc;
+}
+
+int bench_encode_bind(struct ber_writer *w, int32_t msgid, const char *dn,
+		      size_t dn_len, const char *password)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, msgid);
+	encode_bind_body(w, dn, dn_len, password);
+	ber_end(w);
+	return ber_writer_error(w);
+}
+
+int bench_encode_unbind(struct ber_writer *w, int32_t msgid)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, msgid);
+	ber_write_null(w, BER_TAG_APP(LDAP_OP_UNBIND_REQUEST));
+	ber_end(w);
+	return ber_writer_error(w);
+}

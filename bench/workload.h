@@ -1,0 +1,112 @@
+/*
+ * workload.h — what lumenbench asks for, and its LDAP encoding (bench).
+ *
+ * A workload is the set of operation kinds lumenbench may issue (one, or a
+ * weighted mix), the templates each fills in, and the parts of the requests
+ * that never change, encoded once up front (the attribute selection, the
+ * scope, constant filters). Encoding an operation then costs one template
+ * expansion and a few ber_write calls into the connection's recycled writer:
+ * nothing is allocated per operation.
+ *
+ * Ownership: a workload is built once (bench_workload_init) and freed with
+ * bench_workload_free; it owns its pre-encoded pieces.
+ * Thread-safety: read-only after init; shared by all client threads.
+ *
+ * Caveats:
+ *  - templates for the DN and the value of one operation share one draw
+ *    (template.h), so "uid=user.[1-N]" and "user.[1-N]" agree.
+ *  - add builds its entry from the DN's first RDN: objectClass
+ *    inetOrgPerson, cn, sn, and the RDN attribute itself.
+ */
+#ifndef LUMEN_BENCH_WORKLOAD_H
+#define LUMEN_BENCH_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ber.h"
+#include "template.h"
+
+/* The kinds of operation; also the keys of --mix. */
+enum bench_op {
+	BENCH_OP_SEARCH,
+	BENCH_OP_AUTH,      /* search for the entry, then bind as its DN */
+	BENCH_OP_BIND,      /* simple bind as the DN template */
+	BENCH_OP_COMPARE,
+	BENCH_OP_MODIFY,
+	BENCH_OP_ADD,
+	BENCH_OP_DELETE,
+	BENCH_OP_COUNT
+};
+
+/* "search" etc. */
+const char *bench_op_name(enum bench_op op);
+/* LUMEN_ENOTFOUND for an unknown name. */
+int bench_op_from_name(const char *name, enum bench_op *op);
+
+/* The text settings a workload is built from (see lumenbench --help). */
+struct workload_settings {
+	unsigned weights[BENCH_OP_COUNT];  /* relative; 0 = never */
+	const char *base;                  /* search base template */
+	int scope;                         /* 0 base, 1 one, 2 subtree */
+	const char *filter;                /* search filter template */
+	const char *attributes;            /* comma-separated; NULL = all */
+	const char *auth_filter;           /* filter used by auth */
+	const char *auth_base;
+	const char *dn;                    /* bind/compare/modify target */
+	const char *password;              /* bind and auth password */
+	const char *compare_attribute;
+	const char *compare_value;         /* template */
+	const char *modify_attribute;
+	const char *modify_value;          /* template */
+	const char *add_dn;                /* template; drawn sequentially */
+	const char *delete_dn;             /* template; drawn sequentially */
+};
+
+struct bench_workload {
+	unsigned weights[BENCH_OP_COUNT];
+	unsigned weight_total;
+	int scope;
+	struct bench_template base, filter, auth_base, auth_filter, dn, compare_value,
+		modify_value, add_dn, delete_dn;
+	const char *password;
+	const char *compare_attribute;
+	const char *modify_attribute;
+	struct ber_writer attributes;      /* encoded AttributeSelection */
+	struct ber_writer no_attributes;   /* "1.1": the auth search wants only DNs */
+	_Atomic uint64_t search_sequence;  /* sequential fill of the other ops */
+	_Atomic uint64_t add_sequence;
+	_Atomic uint64_t delete_sequence;
+};
+
+/*
+ * Compile the settings. LUMEN_EMALFORMED with *why naming the bad template,
+ * filter or attribute list; LUMEN_EINVAL if no operation has a weight;
+ * LUMEN_ENOMEM. On failure the workload holds nothing to free.
+ */
+int bench_workload_init(struct bench_workload *wl, const struct workload_settings *s,
+			uint64_t first_sequence, const char **why);
+void bench_workload_free(struct bench_workload *wl);
+
+/* The operation kind for a uniform random number (weighted). */
+enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t random);
+
+/*
+ * Append one whole request LDAPMessage for op (the first request of auth,
+ * its search) with message ID msgid and the given draw (ignored for add and
+ * delete, which take the next sequential number). LUMEN_ELIMIT if an
+ * expansion is too long, LUMEN_EMALFORMED if the expanded filter is bad, or
+ * the writer's error. *why gets a reason.
+ */
+int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
+		    enum bench_op op, int32_t msgid, uint64_t draw, const char **why);
+
+/* Append a simple BindRequest (dn may be empty: anonymous). Writer errors. */
+int bench_encode_bind(struct ber_writer *w, int32_t msgid, const char *dn,
+		      size_t dn_len, const char *password);
+
+/* Append an UnbindRequest. Writer errors. */
+int bench_encode_unbind(struct ber_writer *w, int32_t msgid);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * conn.h — one client connection: input framing, the queue of its
+ * outstanding operations, its output queue, back-pressure, and its
+ * authentication state (server layer).
+ *
+ * Threads: a connection belongs to one I/O thread (its libevent base). That
+ * thread reads, frames PDUs with ber_frame under the connection's PDU bound
+ * (sockbuf_max_incoming before bind, _auth after), peeks each envelope and
+ * queues one struct op per PDU on the work queue; it answers Abandon and
+ * Unbind itself. Workers encode responses and call conn_send, which writes
+ * at once when nothing is queued (non-blocking) and otherwise appends to the
+ * output queue; EV_WRITE is armed only on EAGAIN. Only the I/O thread adds
+ * or deletes the read event and tears the connection down; other threads
+ * "kick" it (event_active) when something it waits for has changed.
+ *
+ * Back-pressure: no new operation is taken (and the socket is not read)
+ * while the connection has max_pending outstanding operations, more than
+ * CONN_MAX_UNSENT bytes of unsent output, a Bind in progress, or a Bind
+ * waiting for earlier operations to end (Binds run alone).
+ *
+ * Ownership and lifetime: reference-counted. The I/O thread holds one
+ * reference until teardown; every queued operation holds one. The last
+ * conn_unref frees it, so a worker finishing after the client left is safe
+ * (its output is discarded).
+ *
+ * Thread-safety: every field below the lock is guarded by it unless marked
+ * "I/O thread"; the conn_* functions take the lock themselves unless their
+ * name ends in _locked.
+ *
+ * Caveats:
+ *  - Never call event_del on a connection's events outside its I/O thread:
+ *    libevent would wait for a running callback that waits for our lock.
+ *  - A malformed PDU, an over-long PDU or an undecodable envelope gets a
+ *    Notice of Disconnection (protocolError) and the connection is closed.
+ */
+#ifndef LUMEN_CONN_H
+#define LUMEN_CONN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "listener.h"
+
+struct io_thread;
+struct op;
+struct event;
+
+/* Stop reading once this much output waits for the client. */
+#define CONN_MAX_UNSENT (1u << 20)
+/* Most bytes one connection writes per I/O turn, so others are not starved. */
+#define CONN_WRITE_PER_TURN (256u * 1024u)
+
+struct conn {
+	pthread_mutex_t lock;
+	unsigned refs;
+	uint64_t id;                     /* conn=N */
+	int fd;
+	bool is_tcp;
+	struct io_thread *io;
+	struct conn *io_prev, *io_next;  /* I/O thread's list (I/O thread) */
+	struct event *read_event;        /* persistent, with the idle timeout */
+	struct event *write_event;       /* one-shot, armed on EAGAIN */
+	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
+	char local[LISTENER_NAME_MAX];   /* the listener's name */
+
+	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
+	size_t in_start, in_len, in_cap;
+	uint8_t *out;                    /* unsent output [out_start, out_len) */
+	size_t out_start, out_len, out_cap;
+
+	bool reading;                    /* read event added (I/O thread) */
+	bool write_armed;
+	bool closing;                    /* no new ops; close when none remain */
+	bool aborting;                   /* close at once; output discarded */
+	bool closed;                     /* torn down: fd closed, events freed */
+	bool bind_in_progress;
+	bool bind_waiting;               /* a Bind waits for earlier ops to end */
+
+	struct op *ops;                  /* outstanding (queued or running) */
+	unsigned n_pending;
+	struct op *free_ops;             /* recycled op objects with buffers */
+	unsigned n_free_ops;
+	unsigned next_op_number;         /* op=N (I/O thread) */
+
+	bool bound;                      /* authenticated as bind_dn */
+	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */
+	size_t bind_dn_len, bind_dn_cap;
+};
+
+/*
+ * Create a connection for an accepted socket on io's thread (called there),
+ * log ACCEPT, and start reading. Takes ownership of fd (closed on failure).
+ * LUMEN_ENOMEM or LUMEN_EIO (event setup failed).
+ */
+int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
+		const char *listener_name, bool is_tcp, struct conn **out);
+
+/* I/O thread: stop taking operations, close once the running ones end. */
+void conn_begin_close(struct conn *c);
+
+void conn_ref(struct conn *c);
+/* Drop a reference; the last one frees the connection. */
+void conn_unref(struct conn *c);
+
+/*
+ * Queue one encoded response (or several, back to back) for the client.
+ * Writes immediately when possible. LUMEN_OK, LUMEN_EIO (connection closed
+ * or failed: the bytes are dropped), LUMEN_ENOMEM (output queue could not
+ * grow: the connection is aborted).
+ */
+int conn_send(struct conn *c, const void *data, size_t len);
+int conn_send_locked(struct conn *c, const void *data, size_t len);
+
+/*
+ * Send a Notice of Disconnection (encoded with w, which is reset) and close
+ * the connection. Lock held; any thread.
+ */
+void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const char *reason);
+
+/* A worker is done with op: unlink it, recycle it, wake the I/O thread if
+ * it waits for this, and drop the op's reference. */
+void conn_op_done(struct conn *c, struct op *op);
+
+/* Record the outcome of a Bind (dn_len 0: anonymous). LUMEN_ENOMEM. */
+int conn_set_identity(struct conn *c, const char *ndn, size_t dn_len, bool bound);
+
+/* Copy the bound identity into the arena (empty view when anonymous). */
+int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * entry_cache.h — bounded cache of decoded entries by ID (back-mdb).
+ *
+ * Maps an entry ID to a caller object (the backend stores decoded entries)
+ * with reference counts, so an object evicted or invalidated while a search
+ * still uses it lives until the last handle is released. Bounded by a count
+ * (`cachesize`), evicted by CLOCK (a hit only sets a bit; no list moves).
+ *
+ * Staleness: every insert carries the LMDB snapshot (read txn ID) the
+ * object was decoded from, and every invalidation the ID of the committed
+ * write. A shard refuses inserts from snapshots older than its latest
+ * invalidation, so a reader that raced a writer cannot put the old entry
+ * back after the writer invalidated it.
+ *
+ * Memory: the cache takes ownership of each inserted object and calls the
+ * destroy function once no handle and no cache slot refer to it. Slots are
+ * pooled per shard: the hit path, release and a steady-state insert do not
+ * allocate.
+ * Thread-safety: all functions may be called from any thread; the table is
+ * split into shards with one mutex each, held only for a few loads and
+ * stores, so readers on different shards never meet.
+ *
+ * Errors: LUMEN_ENOTFOUND (miss), LUMEN_ENOMEM, LUMEN_EINVAL.
+ *
+ * Caveats:
+ *  - every handle must be released before entry_cache_destroy.
+ *  - objects are shared between threads: treat them as read-only.
+ *  - a hit may come from a snapshot newer than the caller's read txn
+ *    (never older than the last invalidation it saw committed).
+ */
+#ifndef LUMEN_ENTRY_CACHE_H
+#define LUMEN_ENTRY_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct entry_cache;
+struct entry_cache_handle;
+
+typedef void (*entry_cache_destroy_fn)(void *object, void *ctx);
+
+struct entry_cache_stats {
+	uint64_t hits, misses, evictions, invalidations, inserts_refused;
+	uint64_t size;      /* objects held now */
+	uint64_t capacity;
+};
+
+/*
+ * A cache of at most capacity objects (0 disables caching: every get
+ * misses and inserts hand back an uncached handle). destroy(object, ctx)
+ * frees an object. Errors: LUMEN_EINVAL (no destroy), LUMEN_ENOMEM.
+ */
+int entry_cache_create(size_t capacity, entry_cache_destroy_fn destroy, void *ctx,
+		       struct entry_cache **out);
+void entry_cache_destroy(struct entry_cache *cache);
+
+/* A handle on the object cached for id. Errors: LUMEN_ENOTFOUND (miss). */
+int entry_cache_get(struct entry_cache *cache, uint64_t id, struct entry_cache_handle **out);
+/* The object behind a handle. */
+void *entry_cache_object(const struct entry_cache_handle *handle);
+/* Drops a handle; may destroy the object if the cache no longer holds it. */
+void entry_cache_release(struct entry_cache *cache, struct entry_cache_handle *handle);
+
+/*
+ * Hands object (decoded for id from snapshot `version`) to the cache and
+ * returns a handle on it. If the object cannot be kept (stale version, id
+ * already cached, caching disabled) the handle is still valid and the
+ * object is destroyed at release. On LUMEN_ENOMEM the object has been
+ * destroyed. Errors: LUMEN_ENOMEM.
+ */
+int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
+		       struct entry_cache_handle **out);
+
+/* Forgets id after write `version` committed (call after the commit). */
+void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t version);
+
+void entry_cache_get_stats(struct entry_cache *cache, struct entry_cache_stats *out);
+
+#endif

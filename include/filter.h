@@ -1,0 +1,154 @@
+/*
+ * filter.h — search filters: compiling a decoded Filter (ldap_message.h) into
+ * an evaluable tree, evaluating it against entries (RFC 4511 §4.5.1.7), and
+ * the RFC 4515 string form (model layer).
+ *
+ * One compile path: BER filters arrive decoded as struct ldap_filter;
+ * textual filters (tools, config, tests) are parsed by filter_text_parse
+ * into the same struct ldap_filter, then filter_compile resolves attribute
+ * descriptions and matching rules and normalizes assertion values once.
+ *
+ * Memory: filter_compile and filter_text_parse take everything from the
+ * caller's arena; nothing is freed individually. A compiled filter keeps a
+ * pointer to that arena: evaluation allocates nothing, except for the rare
+ * items whose matching rule normalizes differently from the attribute's
+ * equality rule (an ordering or substrings rule with its own normalizer, an
+ * extensible match with another rule, dnAttributes, approx), which normalize the
+ * entry's values into that arena. Keep the arena alive while the filter is
+ * used; a failure there makes the item Undefined.
+ *
+ * Thread-safety: a compiled filter belongs to one operation (one thread);
+ * entries and the schema are only read.
+ *
+ * Three-valued logic (RFC 4511 §4.5.1.7): an item is Undefined when its
+ * attribute type is unknown, when it needs a matching rule the type lacks
+ * (e.g. >= without an ordering rule), or when the assertion value cannot be
+ * normalized by the rule. AND is FALSE if any child is FALSE, else Undefined
+ * if any is Undefined, else TRUE (the empty AND is TRUE); OR is TRUE if any
+ * child is TRUE, else Undefined if any is Undefined, else FALSE (the empty
+ * OR is FALSE); NOT swaps TRUE and FALSE and keeps Undefined.
+ *
+ * Matching rules of the items:
+ *  - equality, >=, <= and substrings on a type also match its subtypes
+ *    ((name=x) tests cn, sn, ...) and honour options ((cn;lang-de=x) only
+ *    tests values whose description carries lang-de);
+ *  - (objectClass=C) is TRUE when the entry belongs to C or a subclass of C
+ *    (entry_is_instance_of), so (objectClass=person) matches inetOrgPerson;
+ *  - present is TRUE if any attribute of the type or a subtype exists;
+ *    (objectClass=*) is TRUE for every entry;
+ *  - approx (~=): TRUE if matching_approx_key (matching.h, a Soundex-like
+ *    phonetic key per word) of a value equals that of the assertion, the
+ *    same key the backend's approx index uses. For types whose equality
+ *    rule is not a case*Match string rule (integers, DNs, ...) approx is
+ *    equality. Keys of entry values are computed into the arena.
+ *  - extensible: the rule named (or the type's equality rule) applied to the
+ *    type's values, or, without a type, to every attribute whose syntax is
+ *    the rule's assertion syntax; an ordering rule asserts "value < assertion"
+ *    (X.520), a substrings rule is Undefined (not supported); dnAttributes
+ *    also tests the AVAs of the entry's DN.
+ *
+ * Caveats:
+ *  - filter_text_print escapes '*', '(', ')', '\\', NUL and every byte
+ *    outside printable ASCII as \XX, so its output is ASCII and canonical.
+ *  - A compiled item with `undefined` set still carries what was resolved
+ *    (e.g. the type), so the backend can walk it; it never matches.
+ */
+#ifndef LUMEN_FILTER_H
+#define LUMEN_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "entry.h"
+#include "ldap_message.h"
+#include "schema.h"
+
+enum filter_result { FILTER_FALSE = 0, FILTER_TRUE = 1, FILTER_UNDEFINED = 2 };
+
+/* Defaults: the same bounds as ldap_decode_limits_default. */
+#define FILTER_DEFAULT_MAX_DEPTH 32
+#define FILTER_DEFAULT_MAX_NODES 1024
+
+struct filter_limits {
+	unsigned max_depth;   /* nesting of AND/OR/NOT (a lone item is depth 0) */
+	size_t max_nodes;     /* items and operators together */
+};
+
+/* One node of a compiled filter. Read-only for callers (walk it freely). */
+struct filter_node {
+	enum ldap_filter_type type;     /* the LDAP filter choice */
+	struct filter_node *next;       /* sibling under AND/OR */
+	struct filter_node *children;   /* AND/OR: first child; NOT: the child */
+	bool undefined;                 /* the item always evaluates Undefined */
+
+	/* Items (all but AND/OR/NOT); desc.type may be NULL for an extensible
+	 * match without a type, or when the type is unknown (undefined set). */
+	struct attribute_description desc;
+	const struct matching_rule *rule;   /* the rule the item applies */
+	/* true if the rule's normalizer is the type's equality normalizer, so
+	 * the entry's stored normalized values can be compared directly */
+	bool uses_stored_normalized;
+	struct ber_view value;              /* normalized assertion value */
+
+	/* SUBSTRINGS: normalized pieces (the rule's normalizer) */
+	bool has_initial, has_final;
+	struct ber_view initial, final;
+	struct ber_view *any;
+	size_t n_any;
+
+	/* EXTENSIBLE */
+	bool dn_attributes;
+	/* EQUALITY on objectClass: the class asserted (NULL if unknown) */
+	const struct object_class *object_class;
+};
+
+struct filter {
+	struct filter_node *root;
+	const struct schema *schema;
+	struct arena *arena;        /* see Memory above */
+	size_t n_nodes;
+};
+
+/*
+ * Compile a decoded filter. limits may be NULL (defaults). LUMEN_ELIMIT if
+ * the tree is deeper or larger than the limits, LUMEN_EMALFORMED for an
+ * extensible match with neither type nor rule (RFC 4511 requires one) or a
+ * substrings item with no piece, LUMEN_ENOMEM. Unknown types, unknown rules
+ * and unnormalizable values are not errors: they make the item Undefined.
+ */
+int filter_compile(const struct schema *s, const struct ldap_filter *in,
+		   const struct filter_limits *limits, struct arena *arena,
+		   struct filter *out);
+
+/* Evaluate against an entry; never fails (problems are FILTER_UNDEFINED). */
+enum filter_result filter_evaluate(const struct filter *f, const struct entry *e);
+enum filter_result filter_node_evaluate(const struct filter *f,
+					const struct filter_node *node,
+					const struct entry *e);
+
+/* ------------------------------------------------ RFC 4515 string form */
+
+/*
+ * Parse an RFC 4515 filter string into a struct ldap_filter (values
+ * unescaped into the arena). A filter without enclosing parentheses
+ * ("cn=foo") is accepted as one item, as OpenLDAP's tools do. limits may be
+ * NULL. LUMEN_EMALFORMED for a grammar error (unbalanced parentheses, bad
+ * \XX escape, empty attribute description, bad extensible form, trailing
+ * text) with *error_offset (if non-NULL) set to the byte where it was
+ * detected; LUMEN_ELIMIT beyond the depth/node bounds; LUMEN_ENOMEM.
+ */
+int filter_text_parse(const char *text, size_t len, struct arena *arena,
+		      const struct filter_limits *limits, struct ldap_filter **out,
+		      size_t *error_offset);
+/*
+ * Print a filter in canonical RFC 4515 form ("(&(cn=a*b)(!(sn=x)))") into
+ * arena memory, NUL-terminated (out->len excludes the NUL). LUMEN_ENOMEM;
+ * LUMEN_EINVAL for a tree that cannot be printed (e.g. substrings without
+ * pieces, nesting beyond BER_MAX_NESTING * 16).
+ */
+int filter_text_print(const struct ldap_filter *f, struct arena *arena,
+		      struct ber_view *out);
+
+#endif

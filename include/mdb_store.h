@@ -1,0 +1,143 @@
+/*
+ * mdb_store.h — one database's LMDB environment and its tables (back-mdb).
+ *
+ * A store owns the MDB_env of one `database mdb` and the handles of its
+ * named tables:
+ *   id2entry  entry ID (native uint64, MDB_INTEGERKEY) → encoded entry
+ *   dn2id     parent ID → children (see dn2id.h)
+ *   id2name   entry ID → parent ID, normalized and user-form RDN (dn2id.h)
+ *   subcount  entry ID → number of descendants (dn2id.h)
+ *   meta      "version" → format version, "next_id" → next entry ID
+ *   index:<attribute>  one per indexed attribute (index_table.h)
+ * The environment is opened with MDB_NOTLS so a worker's read transaction
+ * (struct mdb_reader) can be reset, renewed and reused from any thread.
+ *
+ * Memory: mdb_store_open allocates the store; mdb_store_close frees it and
+ * closes the environment. Data pointers LMDB hands out live until their
+ * transaction ends.
+ * Thread-safety: the table handles are read-only after open, except that
+ * mdb_store_index_open may add index tables at any time (it serializes
+ * itself). LMDB allows one write transaction at a time (write_batch.h owns
+ * it in the server) and any number of readers.
+ *
+ * Errors: functions return LUMEN_OK or a negative lumen_err. LMDB codes are
+ * mapped by mdb_store_map_error: MDB_MAP_FULL → LUMEN_EFULL (the operator
+ * must raise `maxsize`; mdb_store_describe says so), MDB_NOTFOUND →
+ * LUMEN_ENOTFOUND, MDB_KEYEXIST → LUMEN_EEXIST, ENOMEM → LUMEN_ENOMEM,
+ * MDB_READERS_FULL → LUMEN_ELIMIT, anything else → LUMEN_EIO.
+ *
+ * Caveats:
+ *  - mdb_store_index_open starts its own write transaction when the table is
+ *    new: never call it while the same thread holds a write transaction
+ *    (inside a write_batch apply function it would deadlock). Open every
+ *    configured index table at start-up and keep the handles.
+ *  - with dbnosync a crash may lose the last commits (never consistency).
+ *  - entry IDs start at 1 and are never reused.
+ */
+#ifndef LUMEN_MDB_STORE_H
+#define LUMEN_MDB_STORE_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumen_error.h"
+
+/* Defaults when the matching option is 0. */
+#define MDB_STORE_DEFAULT_MAXSIZE ((size_t)10 << 30)  /* 10 GiB, sparse */
+#define MDB_STORE_DEFAULT_MAXREADERS 126
+#define MDB_STORE_DEFAULT_MAXINDEXES 128
+/* Bumped whenever the on-disk layout (records, hashes, keys) changes. */
+#define MDB_STORE_FORMAT_VERSION 1
+/* Longest attribute name usable as an index table name. */
+#define MDB_STORE_INDEX_NAME_MAX 128
+
+struct mdb_store_options {
+	const char *directory;   /* must exist */
+	size_t maxsize;          /* map size in bytes; 0 = default */
+	unsigned maxreaders;     /* 0 = default */
+	unsigned maxindexes;     /* index tables at most; 0 = default */
+	bool dbnosync;           /* MDB_NOSYNC: commits do not wait for the disk */
+	bool read_only;          /* MDB_RDONLY, e.g. for an exporter */
+};
+
+struct mdb_store_index {
+	char name[MDB_STORE_INDEX_NAME_MAX + 1];
+	MDB_dbi dbi;
+};
+
+struct mdb_store {
+	MDB_env *env;
+	MDB_dbi id2entry, dn2id, id2name, subcount, meta;
+	char *directory;
+	size_t maxsize;
+	bool dbnosync;
+	/* index tables opened so far, guarded by index_lock */
+	pthread_mutex_t index_lock;
+	struct mdb_store_index *indexes;
+	size_t n_indexes, max_indexes;
+};
+
+/*
+ * Opens (creating if needed) the environment in options->directory and its
+ * tables, and checks the format version. On failure writes a message naming
+ * the directory and the reason into errbuf (if given).
+ * Errors: LUMEN_EINVAL (no directory), LUMEN_ENOTFOUND (directory missing),
+ * LUMEN_EUNSUPPORTED (other format version), LUMEN_EBUSY (locked by another
+ * process), LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int mdb_store_open(const struct mdb_store_options *options, struct mdb_store **out,
+		   char *errbuf, size_t errlen);
+/* Closes the environment; every transaction must have ended. NULL is fine. */
+void mdb_store_close(struct mdb_store *store);
+
+/* Maps an LMDB return code (or errno value) to a lumen_err; 0 → LUMEN_OK. */
+int mdb_store_map_error(int mdb_rc);
+/*
+ * A log-able sentence for err in this store's terms (for LUMEN_EFULL: which
+ * setting to raise and its current value). Returns buf.
+ */
+const char *mdb_store_describe(const struct mdb_store *store, int err, char *buf, size_t len);
+
+/*
+ * The handle of the index table of attribute name (lower-case primary
+ * name), creating the table if needed.
+ * Errors: LUMEN_EINVAL (empty or too long name), LUMEN_ELIMIT (more than
+ * maxindexes tables), LUMEN_EFULL, LUMEN_EIO.
+ */
+int mdb_store_index_open(struct mdb_store *store, const char *name, MDB_dbi *out);
+
+/*
+ * Allocates the next entry ID inside write transaction txn (rolled back with
+ * it). Errors: LUMEN_EFULL, LUMEN_EIO.
+ */
+int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id);
+/* Forces the data to disk (after a bulk load). Errors: LUMEN_EIO. */
+int mdb_store_sync(struct mdb_store *store);
+
+/* ------------------------------------------------ per-worker read txns */
+
+/*
+ * A reusable read transaction. Begin it for a batch of reads, end it when
+ * the batch is done (or refresh it between batches of a long search) so the
+ * old snapshot is not pinned.
+ */
+struct mdb_reader {
+	struct mdb_store *store;
+	MDB_txn *txn;     /* NULL until first begin */
+	bool active;
+};
+
+void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store);
+/* Starts (or renews) the snapshot. Errors: LUMEN_ELIMIT (maxreaders), LUMEN_EIO. */
+int mdb_reader_begin(struct mdb_reader *reader);
+/* Releases the snapshot; the transaction is kept for the next begin. */
+void mdb_reader_end(struct mdb_reader *reader);
+/* end + begin: moves to the newest snapshot. Errors: as mdb_reader_begin. */
+int mdb_reader_refresh(struct mdb_reader *reader);
+/* Frees the transaction (before mdb_store_close). */
+void mdb_reader_free(struct mdb_reader *reader);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * server.h — the daemon's top object: configuration-derived state, the
+ * work queue, the I/O threads and the listeners, and the run/shutdown
+ * sequence (server layer).
+ *
+ * server_create prepares everything that can fail without touching the
+ * network (normalized suffixes and rootdn, the root DSE), so `lumend -T`
+ * checks exactly what start-up checks. server_listen opens the sockets;
+ * server_run starts the workers and I/O threads, runs I/O thread 0 in the
+ * calling thread, and returns after SIGTERM/SIGINT once connections are
+ * closed and the threads are joined.
+ *
+ * Ownership: the server borrows the config (which must outlive it) and owns
+ * everything else; server_destroy frees it all and removes ldapi sockets.
+ * Thread-safety: the fields are read-only once server_run starts, except
+ * `stopping` (atomic) and the counters.
+ *
+ * Caveats:
+ *  - SIGPIPE is ignored process-wide by server_run.
+ *  - Only one server per process (signals).
+ */
+#ifndef LUMEN_SERVER_H
+#define LUMEN_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "ldap_message.h"
+#include "listener.h"
+
+struct config;
+struct config_database;
+struct io_thread;
+struct rootdse;
+struct workq;
+struct event;
+struct server_accept;
+
+struct server_database {
+	const struct config_database *config;
+	struct ber_view *suffixes;       /* normalized; bytes owned */
+	size_t n_suffixes;
+	struct ber_view rootdn;          /* normalized; ptr NULL when none */
+};
+
+struct server {
+	const struct config *config;
+	struct server_database *databases;
+	size_t n_databases;
+	struct rootdse *rootdse;
+	struct ldap_decode_limits limits;
+	struct workq *workq;
+	struct io_thread *io_threads;
+	unsigned n_io_threads;
+	unsigned next_io;                /* round-robin (main thread) */
+	struct listener_set listeners;
+	struct server_accept *accepting; /* one per listener (server.c) */
+	struct event *accept_resume;     /* re-enables accepting after EMFILE */
+	struct event *signal_events[2];
+	atomic_bool stopping;
+	atomic_uint_fast64_t next_conn_id;
+};
+
+/*
+ * Prepare a server for cfg. On failure err says what and where (the
+ * database's FILE:LINE). LUMEN_EMALFORMED (a suffix or rootdn that is not a
+ * valid DN under the schema), LUMEN_ENOMEM.
+ */
+int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen);
+
+/* Open the listeners for space-separated URLs (listener.h errors). */
+int server_listen(struct server *s, const char *urls, char *err, size_t errlen);
+
+/*
+ * Run until SIGTERM or SIGINT, then shut down gracefully: stop accepting,
+ * let running operations finish, close connections, join the threads.
+ * LUMEN_OK, LUMEN_ENOMEM or LUMEN_EIO (threads or events could not start;
+ * err says which).
+ */
+int server_run(struct server *s, char *err, size_t errlen);
+
+/* Free everything (listeners closed, ldapi sockets removed). NULL ok. */
+void server_destroy(struct server *s);
+
+/*
+ * Normalize a DN from a request with the configured schema into the arena.
+ * LUMEN_EMALFORMED / LUMEN_ENOTFOUND / LUMEN_ESCHEMA as dn_normalize,
+ * LUMEN_ENOMEM.
+ */
+int server_normalize_dn(const struct server *s, struct ber_view dn, struct arena *arena,
+			struct ber_view *ndn);
+
+/* The database holding ndn (at or below one of its suffixes), or NULL. */
+const struct server_database *server_find_database(const struct server *s,
+						   struct ber_view ndn);
+
+#endif

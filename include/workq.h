@@ -1,0 +1,65 @@
+/*
+ * workq.h — the bounded work queue and the worker threads behind it
+ * (server layer).
+ *
+ * Jobs are intrusive: the caller embeds a struct workq_job in its own object
+ * (an operation) and the queue links it, so queueing allocates nothing. Each
+ * worker thread gets its own context from worker_start (per-worker scratch:
+ * an arena, a BER writer) that is handed to every job it runs and released
+ * by worker_stop when the thread ends.
+ *
+ * Ownership: the queue owns its threads; it never owns jobs — a job's run
+ * function is responsible for its object. workq_destroy after workq_shutdown
+ * frees the queue.
+ * Thread-safety: workq_push and workq_length may be called from any thread;
+ * workq_shutdown and workq_destroy from one controlling thread.
+ *
+ * Caveats:
+ *  - workq_shutdown drains: jobs already queued still run before the
+ *    workers exit, so every job's run function is called exactly once.
+ *  - A full queue refuses the job (LUMEN_EFULL) instead of blocking the
+ *    caller: an I/O thread must never wait on workers.
+ */
+#ifndef LUMEN_WORKQ_H
+#define LUMEN_WORKQ_H
+
+#include <stddef.h>
+
+struct workq_job {
+	struct workq_job *next;   /* owned by the queue while queued */
+	void (*run)(struct workq_job *job, void *worker_context);
+};
+
+struct workq_config {
+	unsigned threads;         /* >= 1 */
+	size_t capacity;          /* max queued (not running) jobs, >= 1 */
+	/* Called in each worker thread before its first job; NULL result means
+	 * the worker cannot start (workq_create then fails). May be NULL. */
+	void *(*worker_start)(void *arg, unsigned worker_index);
+	/* Called in the worker thread as it exits. May be NULL. */
+	void (*worker_stop)(void *arg, void *worker_context);
+	void *arg;
+};
+
+struct workq;
+
+/*
+ * Create the queue and start its threads (with all signals blocked in them).
+ * LUMEN_EINVAL for a bad config, LUMEN_ENOMEM, LUMEN_EIO (a thread could not
+ * start or worker_start failed; already started threads are stopped).
+ */
+int workq_create(const struct workq_config *config, struct workq **out);
+
+/* Queue a job. LUMEN_EFULL at capacity, LUMEN_EINVAL after workq_shutdown. */
+int workq_push(struct workq *q, struct workq_job *job);
+
+/* Jobs queued and not yet taken by a worker. */
+size_t workq_length(struct workq *q);
+
+/* Refuse new jobs, run the queued ones, join the threads. Idempotent. */
+void workq_shutdown(struct workq *q);
+
+/* Shut down if needed and free the queue. NULL is allowed. */
+void workq_destroy(struct workq *q);
+
+#endif

@@ -1,0 +1,284 @@
+/*
+ * idl_cache.c — sharded CLOCK cache of index lookups (idl_cache.h).
+ *
+ * Each shard owns a fixed array of slots that doubles as the CLOCK ring;
+ * a slot keeps its IDL buffer when it is reused, so a warm cache stops
+ * allocating. Lookups copy out under the shard lock (no reference counts:
+ * the IDLs worth caching are short).
+ */
+#include "idl_cache.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumen_error.h"
+#include "stable_hash.h"
+
+#define MAX_SHARDS 16
+#define MIN_SHARD_CAPACITY 16
+#define NO_SLOT SIZE_MAX
+
+struct cache_key {
+	uint32_t table;
+	uint8_t bytes[INDEX_KEY_SIZE];
+};
+
+struct idl_slot {
+	struct cache_key key;
+	struct idl idl;          /* owned, growable */
+	size_t next;             /* bucket chain */
+	bool in_use;
+	bool referenced;         /* CLOCK bit */
+};
+
+struct idl_shard {
+	pthread_mutex_t lock;
+	struct idl_slot *slots;
+	size_t capacity, used, hand;
+	size_t *buckets;
+	size_t bucket_mask;
+	size_t *free_slots;
+	size_t n_free;
+	uint64_t last_invalidation;
+	uint64_t hits, misses, evictions, invalidations, refused;
+} __attribute__((aligned(64)));
+
+struct idl_cache {
+	size_t capacity, max_ids, n_shards;
+	struct idl_shard shards[];
+};
+
+static struct cache_key make_key(uint32_t table, const struct index_key *key)
+{
+	struct cache_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.table = table;
+	memcpy(k.bytes, key->bytes, INDEX_KEY_SIZE);
+	return k;
+}
+
+static uint64_t key_hash(const struct cache_key *k)
+{
+	uint64_t h = 0;
+
+	/* The key is already a hash of the value; fold in kind and table. */
+	for (int i = 1; i < INDEX_KEY_SIZE; i++)
+		h = (h << 8) | k->bytes[i];
+	return stable_hash_mix(h ^ ((uint64_t)k->bytes[0] << 32) ^ k->table);
+}
+
+static bool key_eq(const struct cache_key *a, const struct cache_key *b)
+{
+	return a->table == b->table && memcmp(a->bytes, b->bytes, INDEX_KEY_SIZE) == 0;
+}
+
+static int shard_init(struct idl_shard *s, size_t capacity)
+{
+	size_t buckets = 1;
+
+	while (buckets < capacity * 2)
+		buckets *= 2;
+	pthread_mutex_init(&s->lock, NULL);
+	s->capacity = capacity;
+	s->bucket_mask = buckets - 1;
+	s->slots = calloc(capacity ? capacity : 1, sizeof(*s->slots));
+	s->buckets = malloc(buckets * sizeof(*s->buckets));
+	s->free_slots = malloc((capacity ? capacity : 1) * sizeof(*s->free_slots));
+	if (s->slots == NULL || s->buckets == NULL || s->free_slots == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < buckets; i++)
+		s->buckets[i] = NO_SLOT;
+	for (size_t i = 0; i < capacity; i++) {
+		idl_init(&s->slots[i].idl);
+		s->free_slots[s->n_free++] = capacity - 1 - i;
+	}
+	return LUMEN_OK;
+}
+
+static void shard_free(struct idl_shard *s)
+{
+	for (size_t i = 0; s->slots != NULL && i < s->capacity; i++)
+		idl_release(&s->slots[i].idl);
+	free(s->slots);
+	free(s->buckets);
+	free(s->free_slots);
+	pthread_mutex_destroy(&s->lock);
+}
+
+int idl_cache_create(size_t capacity, size_t max_ids, struct idl_cache **out)
+{
+	size_t n_shards = MAX_SHARDS;
+
+	*out = NULL;
+	while (n_shards > 1 && capacity / n_shards < MIN_SHARD_CAPACITY)
+		n_shards /= 2;
+	size_t size = sizeof(struct idl_cache) + n_shards * sizeof(struct idl_shard);
+	struct idl_cache *cache = NULL;
+	if (posix_memalign((void **)&cache, 64, size) != 0)
+		return LUMEN_ENOMEM;
+	memset(cache, 0, size);
+	cache->capacity = capacity;
+	cache->max_ids = max_ids ? max_ids : IDL_CACHE_DEFAULT_MAX_IDS;
+	cache->n_shards = n_shards;
+	int rc = LUMEN_OK;
+	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
+		rc = shard_init(&cache->shards[i], capacity / n_shards + (i < capacity % n_shards));
+	if (rc != LUMEN_OK) {
+		idl_cache_destroy(cache);
+		return rc;
+	}
+	*out = cache;
+	return LUMEN_OK;
+}
+
+void idl_cache_destroy(struct idl_cache *cache)
+{
+	if (cache == NULL)
+		return;
+	for (size_t i = 0; i < cache->n_shards; i++)
+		shard_free(&cache->shards[i]);
+	free(cache);
+}
+
+static struct idl_shard *shard_of(struct idl_cache *cache, uint64_t h)
+{
+	return &cache->shards[(h >> 56) & (cache->n_shards - 1)];
+}
+
+/* Slot holding k, or NO_SLOT; *link is where the chain points at it. */
+static size_t find(struct idl_shard *s, uint64_t h, const struct cache_key *k, size_t **link)
+{
+	size_t *at = &s->buckets[h & s->bucket_mask];
+
+	while (*at != NO_SLOT && !key_eq(&s->slots[*at].key, k))
+		at = &s->slots[*at].next;
+	if (link != NULL)
+		*link = at;
+	return *at;
+}
+
+int idl_cache_get(struct idl_cache *cache, uint32_t table, const struct index_key *key,
+		  struct idl *out)
+{
+	struct cache_key k = make_key(table, key);
+	uint64_t h = key_hash(&k);
+	struct idl_shard *s = shard_of(cache, h);
+
+	pthread_mutex_lock(&s->lock);
+	size_t slot = s->capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	if (slot != NO_SLOT) {
+		s->slots[slot].referenced = true;
+		idl_copy(out, &s->slots[slot].idl);
+		s->hits++;
+	} else {
+		s->misses++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return slot != NO_SLOT ? LUMEN_OK : LUMEN_ENOTFOUND;
+}
+
+/* Unchains a used slot and marks it free (its buffer is kept). */
+static void drop_slot(struct idl_shard *s, size_t slot, uint64_t h)
+{
+	size_t *link;
+
+	find(s, h, &s->slots[slot].key, &link);
+	*link = s->slots[slot].next;
+	s->slots[slot].in_use = false;
+	s->used--;
+}
+
+/* A free slot, evicting by CLOCK if none; lock held. */
+static size_t take_slot(struct idl_shard *s)
+{
+	if (s->n_free > 0)
+		return s->free_slots[--s->n_free];
+	for (;;) {
+		size_t slot = s->hand;
+		s->hand = (s->hand + 1) % s->capacity;
+		if (s->slots[slot].referenced) {
+			s->slots[slot].referenced = false;
+			continue;
+		}
+		drop_slot(s, slot, key_hash(&s->slots[slot].key));
+		s->evictions++;
+		return slot;
+	}
+}
+
+int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_key *key,
+		  const struct idl *idl, uint64_t version)
+{
+	struct cache_key k = make_key(table, key);
+	uint64_t h = key_hash(&k);
+	struct idl_shard *s = shard_of(cache, h);
+	int rc = LUMEN_OK;
+
+	if (s->capacity == 0)
+		return LUMEN_OK;
+	pthread_mutex_lock(&s->lock);
+	if (version < s->last_invalidation || (!idl->is_range && idl->count > cache->max_ids)) {
+		s->refused++;
+		goto done;
+	}
+	size_t slot = find(s, h, &k, NULL);
+	if (slot == NO_SLOT) {
+		slot = take_slot(s);
+		s->slots[slot].key = k;
+		s->slots[slot].in_use = true;
+		s->slots[slot].referenced = false;
+		size_t *bucket = &s->buckets[h & s->bucket_mask];
+		s->slots[slot].next = *bucket;
+		*bucket = slot;
+		s->used++;
+	}
+	struct idl *copy = &s->slots[slot].idl;
+	idl_copy(copy, idl);
+	/* A copy that lost precision for want of memory is not worth keeping. */
+	if (copy->is_range != idl->is_range) {
+		drop_slot(s, slot, h);
+		s->free_slots[s->n_free++] = slot;
+		rc = LUMEN_ENOMEM;
+	}
+done:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void idl_cache_invalidate(struct idl_cache *cache, uint32_t table, const struct index_key *key,
+			  uint64_t version)
+{
+	struct cache_key k = make_key(table, key);
+	uint64_t h = key_hash(&k);
+	struct idl_shard *s = shard_of(cache, h);
+
+	pthread_mutex_lock(&s->lock);
+	if (version > s->last_invalidation)
+		s->last_invalidation = version;
+	size_t slot = s->capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	if (slot != NO_SLOT) {
+		drop_slot(s, slot, h);
+		s->free_slots[s->n_free++] = slot;
+		s->invalidations++;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void idl_cache_get_stats(struct idl_cache *cache, struct idl_cache_stats *out)
+{
+	*out = (struct idl_cache_stats){ .capacity = cache->capacity };
+	for (size_t i = 0; i < cache->n_shards; i++) {
+		struct idl_shard *s = &cache->shards[i];
+		pthread_mutex_lock(&s->lock);
+		out->hits += s->hits;
+		out->misses += s->misses;
+		out->evictions += s->evictions;
+		out->invalidations += s->invalidations;
+		out->inserts_refused += s->refused;
+		out->size += s->used;
+		pthread_mutex_unlock(&s->lock);
+	}
+}

@@ -1,0 +1,351 @@
+/*
+ * mdb_store.c — environment, named tables, entry IDs and reusable read
+ * transactions (mdb_store.h).
+ */
+#include "mdb_store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* MDB_INTEGERKEY keys are size_t; our IDs are uint64_t: they must agree. */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "entry IDs need a 64-bit size_t");
+
+/* The fixed tables; index tables come on top of these. */
+#define FIXED_TABLES 5
+#define INDEX_TABLE_PREFIX "index:"
+
+static const char meta_version_key[] = "version";
+static const char meta_next_id_key[] = "next_id";
+
+int mdb_store_map_error(int mdb_rc)
+{
+	switch (mdb_rc) {
+	case MDB_SUCCESS:
+		return LUMEN_OK;
+	case MDB_MAP_FULL:
+		return LUMEN_EFULL;
+	case MDB_NOTFOUND:
+		return LUMEN_ENOTFOUND;
+	case MDB_KEYEXIST:
+		return LUMEN_EEXIST;
+	case ENOMEM:
+		return LUMEN_ENOMEM;
+	case MDB_READERS_FULL:
+	case MDB_DBS_FULL:
+		return LUMEN_ELIMIT;
+	case EAGAIN:
+	case EBUSY:
+		return LUMEN_EBUSY;
+	case ENOENT:
+		return LUMEN_ENOTFOUND;
+	default:
+		return LUMEN_EIO;
+	}
+}
+
+static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *mdb_store_describe(const struct mdb_store *store, int err, char *buf, size_t len)
+{
+	const char *dir = store ? store->directory : "?";
+
+	switch (err) {
+	case LUMEN_EFULL:
+		snprintf(buf, len,
+			 "database %s is full (maxsize %zu bytes): raise maxsize for this database in slapd.conf",
+			 dir, store ? store->maxsize : (size_t)0);
+		break;
+	case LUMEN_ELIMIT:
+		snprintf(buf, len, "database %s: too many concurrent readers or tables (raise maxreaders)",
+			 dir);
+		break;
+	default:
+		snprintf(buf, len, "database %s: %s", dir, lumen_strerror(err));
+		break;
+	}
+	return buf;
+}
+
+static int check_format_version(struct mdb_store *store, MDB_txn *txn, bool read_only,
+				char *errbuf, size_t errlen)
+{
+	MDB_val key = { sizeof(meta_version_key) - 1, (void *)meta_version_key };
+	MDB_val data;
+	uint32_t version = MDB_STORE_FORMAT_VERSION;
+
+	int mrc = mdb_get(txn, store->meta, &key, &data);
+	if (mrc == MDB_NOTFOUND) {
+		if (read_only)
+			return LUMEN_OK;
+		data.mv_size = sizeof(version);
+		data.mv_data = &version;
+		return mdb_store_map_error(mdb_put(txn, store->meta, &key, &data, 0));
+	}
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	if (data.mv_size == sizeof(version))
+		memcpy(&version, data.mv_data, sizeof(version));
+	if (data.mv_size != sizeof(version) || version != MDB_STORE_FORMAT_VERSION) {
+		set_error(errbuf, errlen, "database %s has format version %u, this lumend reads %u",
+			  store->directory, (unsigned)version, (unsigned)MDB_STORE_FORMAT_VERSION);
+		return LUMEN_EUNSUPPORTED;
+	}
+	return LUMEN_OK;
+}
+
+static int open_fixed_tables(struct mdb_store *store, bool read_only, char *errbuf, size_t errlen)
+{
+	MDB_txn *txn = NULL;
+	unsigned create = read_only ? 0 : MDB_CREATE;
+	int rc;
+
+	int mrc = mdb_txn_begin(store->env, NULL, read_only ? MDB_RDONLY : 0, &txn);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_dbi_open(txn, "id2entry", create | MDB_INTEGERKEY, &store->id2entry);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_dbi_open(txn, "dn2id", create | MDB_INTEGERKEY | MDB_DUPSORT, &store->dn2id);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_dbi_open(txn, "id2name", create | MDB_INTEGERKEY, &store->id2name);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_dbi_open(txn, "subcount", create | MDB_INTEGERKEY, &store->subcount);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_dbi_open(txn, "meta", create, &store->meta);
+	if (mrc != MDB_SUCCESS) {
+		rc = mdb_store_map_error(mrc);
+		set_error(errbuf, errlen, "database %s: cannot open tables: %s", store->directory,
+			  mdb_strerror(mrc));
+		goto fail;
+	}
+	rc = check_format_version(store, txn, read_only, errbuf, errlen);
+	if (rc != LUMEN_OK)
+		goto fail;
+	mrc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (mrc != MDB_SUCCESS) {
+		rc = mdb_store_map_error(mrc);
+		set_error(errbuf, errlen, "database %s: cannot create tables: %s", store->directory,
+			  mdb_strerror(mrc));
+		goto fail;
+	}
+	return LUMEN_OK;
+fail:
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+static int configure_env(struct mdb_store *store, const struct mdb_store_options *options)
+{
+	unsigned maxreaders = options->maxreaders ? options->maxreaders : MDB_STORE_DEFAULT_MAXREADERS;
+	int mrc = mdb_env_create(&store->env);
+
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_env_set_mapsize(store->env, store->maxsize);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_env_set_maxreaders(store->env, maxreaders);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_env_set_maxdbs(store->env, (MDB_dbi)(FIXED_TABLES + store->max_indexes));
+	return mrc;
+}
+
+int mdb_store_open(const struct mdb_store_options *options, struct mdb_store **out,
+		   char *errbuf, size_t errlen)
+{
+	struct mdb_store *store = NULL;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (options == NULL || options->directory == NULL || options->directory[0] == '\0') {
+		set_error(errbuf, errlen, "database has no directory");
+		return LUMEN_EINVAL;
+	}
+	if (stat(options->directory, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		set_error(errbuf, errlen, "database directory %s does not exist", options->directory);
+		return LUMEN_ENOTFOUND;
+	}
+	store = calloc(1, sizeof(*store));
+	if (store == NULL)
+		return LUMEN_ENOMEM;
+	pthread_mutex_init(&store->index_lock, NULL);
+	store->maxsize = options->maxsize ? options->maxsize : MDB_STORE_DEFAULT_MAXSIZE;
+	store->dbnosync = options->dbnosync;
+	store->max_indexes = options->maxindexes ? options->maxindexes : MDB_STORE_DEFAULT_MAXINDEXES;
+	store->directory = strdup(options->directory);
+	store->indexes = calloc(store->max_indexes, sizeof(*store->indexes));
+	if (store->directory == NULL || store->indexes == NULL) {
+		rc = LUMEN_ENOMEM;
+		goto fail;
+	}
+	int mrc = configure_env(store, options);
+	if (mrc == MDB_SUCCESS) {
+		unsigned flags = MDB_NOTLS | (options->dbnosync ? MDB_NOSYNC : 0) |
+				 (options->read_only ? MDB_RDONLY : 0);
+		mrc = mdb_env_open(store->env, options->directory, flags, 0600);
+	}
+	if (mrc != MDB_SUCCESS) {
+		rc = mdb_store_map_error(mrc);
+		set_error(errbuf, errlen, "database %s: cannot open environment: %s",
+			  options->directory, mdb_strerror(mrc));
+		goto fail;
+	}
+	rc = open_fixed_tables(store, options->read_only, errbuf, errlen);
+	if (rc != LUMEN_OK)
+		goto fail;
+	*out = store;
+	return LUMEN_OK;
+fail:
+	mdb_store_close(store);
+	return rc;
+}
+
+void mdb_store_close(struct mdb_store *store)
+{
+	if (store == NULL)
+		return;
+	if (store->env != NULL)
+		mdb_env_close(store->env);
+	pthread_mutex_destroy(&store->index_lock);
+	free(store->indexes);
+	free(store->directory);
+	free(store);
+}
+
+static int open_index_table(struct mdb_store *store, const char *name, MDB_dbi *out)
+{
+	char table[sizeof(INDEX_TABLE_PREFIX) + MDB_STORE_INDEX_NAME_MAX];
+	unsigned env_flags = 0;
+	MDB_txn *txn = NULL;
+
+	mdb_env_get_flags(store->env, &env_flags);
+	bool read_only = (env_flags & MDB_RDONLY) != 0;
+	snprintf(table, sizeof(table), INDEX_TABLE_PREFIX "%s", name);
+	int mrc = mdb_txn_begin(store->env, NULL, read_only ? MDB_RDONLY : 0, &txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	mrc = mdb_dbi_open(txn, table,
+			   (read_only ? 0 : MDB_CREATE) | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP,
+			   out);
+	if (mrc != MDB_SUCCESS) {
+		mdb_txn_abort(txn);
+		return mdb_store_map_error(mrc);
+	}
+	return mdb_store_map_error(mdb_txn_commit(txn));
+}
+
+int mdb_store_index_open(struct mdb_store *store, const char *name, MDB_dbi *out)
+{
+	size_t len = name ? strlen(name) : 0;
+	int rc = LUMEN_OK;
+
+	if (len == 0 || len > MDB_STORE_INDEX_NAME_MAX)
+		return LUMEN_EINVAL;
+	pthread_mutex_lock(&store->index_lock);
+	for (size_t i = 0; i < store->n_indexes; i++) {
+		if (strcmp(store->indexes[i].name, name) == 0) {
+			*out = store->indexes[i].dbi;
+			goto done;
+		}
+	}
+	if (store->n_indexes == store->max_indexes) {
+		rc = LUMEN_ELIMIT;
+		goto done;
+	}
+	struct mdb_store_index *slot = &store->indexes[store->n_indexes];
+	rc = open_index_table(store, name, &slot->dbi);
+	if (rc != LUMEN_OK)
+		goto done;
+	memcpy(slot->name, name, len + 1);
+	store->n_indexes++;
+	*out = slot->dbi;
+done:
+	pthread_mutex_unlock(&store->index_lock);
+	return rc;
+}
+
+int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id)
+{
+	MDB_val key = { sizeof(meta_next_id_key) - 1, (void *)meta_next_id_key };
+	MDB_val data;
+	uint64_t next = 1;
+
+	int mrc = mdb_get(txn, store->meta, &key, &data);
+	if (mrc == MDB_SUCCESS && data.mv_size == sizeof(next))
+		memcpy(&next, data.mv_data, sizeof(next));
+	else if (mrc != MDB_NOTFOUND && mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	uint64_t following = next + 1;
+	data.mv_size = sizeof(following);
+	data.mv_data = &following;
+	mrc = mdb_put(txn, store->meta, &key, &data, 0);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	*id = next;
+	return LUMEN_OK;
+}
+
+int mdb_store_sync(struct mdb_store *store)
+{
+	return mdb_store_map_error(mdb_env_sync(store->env, 1));
+}
+
+void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store)
+{
+	reader->store = store;
+	reader->txn = NULL;
+	reader->active = false;
+}
+
+int mdb_reader_begin(struct mdb_reader *reader)
+{
+	int mrc;
+
+	if (reader->active)
+		return LUMEN_OK;
+	if (reader->txn == NULL)
+		mrc = mdb_txn_begin(reader->store->env, NULL, MDB_RDONLY, &reader->txn);
+	else
+		mrc = mdb_txn_renew(reader->txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	reader->active = true;
+	return LUMEN_OK;
+}
+
+void mdb_reader_end(struct mdb_reader *reader)
+{
+	if (!reader->active)
+		return;
+	mdb_txn_reset(reader->txn);
+	reader->active = false;
+}
+
+int mdb_reader_refresh(struct mdb_reader *reader)
+{
+	mdb_reader_end(reader);
+	return mdb_reader_begin(reader);
+}
+
+void mdb_reader_free(struct mdb_reader *reader)
+{
+	if (reader->txn != NULL)
+		mdb_txn_abort(reader->txn);
+	reader->txn = NULL;
+	reader->active = false;
+}

@@ -1,0 +1,236 @@
+/*
+ * dn.c — normalized DN strings (dn.h): building them from a parsed DN, and
+ * the schema-free operations the backend runs on them.
+ *
+ * The ndn is printed in two passes, measure then write, so it costs exactly
+ * one arena allocation (plus a sort array for the rare multi-valued RDN).
+ */
+#include "dn.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "lumen_error.h"
+
+static const char hex_digits[] = "0123456789ABCDEF";
+
+/* Bytes of a normalized value that the ndn writes as \XX. */
+static bool ndn_needs_escape(const uint8_t *v, size_t len, size_t i)
+{
+	uint8_t c = v[i];
+
+	switch (c) {
+	case ',': case '+': case '"': case '\\': case '<': case '>': case ';': case '\0':
+		return true;
+	case '#':
+		return i == 0;
+	case ' ':
+		return i == 0 || i == len - 1;
+	default:
+		return false;
+	}
+}
+
+static size_t ndn_value_length(struct ber_view v)
+{
+	size_t n = v.len;
+	for (size_t i = 0; i < v.len; i++)
+		if (ndn_needs_escape(v.ptr, v.len, i))
+			n += 2;
+	return n;
+}
+
+static char *ndn_write_value(char *out, struct ber_view v)
+{
+	for (size_t i = 0; i < v.len; i++) {
+		if (ndn_needs_escape(v.ptr, v.len, i)) {
+			*out++ = '\\';
+			*out++ = hex_digits[v.ptr[i] >> 4];
+			*out++ = hex_digits[v.ptr[i] & 15];
+		} else {
+			*out++ = (char)v.ptr[i];
+		}
+	}
+	return out;
+}
+
+static char *ndn_write_type(char *out, const struct attribute_type *type)
+{
+	for (const char *name = attribute_type_name(type); *name != '\0'; name++) {
+		char c = *name;
+		*out++ = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+	}
+	return out;
+}
+
+/* The canonical AVA order: type name (case-insensitive), then value bytes. */
+static int ava_compare(const struct dn_ava *a, const struct dn_ava *b)
+{
+	if (a->type != b->type) {
+		int c = strcasecmp(attribute_type_name(a->type), attribute_type_name(b->type));
+		if (c != 0)
+			return c;
+	}
+	size_t n = a->normalized.len < b->normalized.len ? a->normalized.len : b->normalized.len;
+	int c = n > 0 ? memcmp(a->normalized.ptr, b->normalized.ptr, n) : 0;
+	if (c != 0)
+		return c;
+	return (a->normalized.len > b->normalized.len) - (a->normalized.len < b->normalized.len);
+}
+
+/*
+ * AVAs of one RDN in canonical order. A single AVA needs no array; several
+ * are insertion-sorted (DN_MAX_AVAS bounds the cost). LUMEN_EMALFORMED for
+ * a repeated AVA, LUMEN_ENOMEM.
+ */
+static int rdn_sorted(const struct dn_rdn *rdn, struct arena *arena,
+		      const struct dn_ava ***sorted)
+{
+	const struct dn_ava **order = arena_alloc(arena, rdn->n_avas * sizeof(*order));
+	if (order == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < rdn->n_avas; i++) {
+		const struct dn_ava *ava = &rdn->avas[i];
+		size_t j = i;
+		while (j > 0 && ava_compare(order[j - 1], ava) > 0) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = ava;
+	}
+	for (size_t i = 1; i < rdn->n_avas; i++)
+		if (ava_compare(order[i - 1], order[i]) == 0)
+			return LUMEN_EMALFORMED;
+	*sorted = order;
+	return LUMEN_OK;
+}
+
+static size_t ndn_ava_length(const struct dn_ava *ava)
+{
+	return strlen(attribute_type_name(ava->type)) + 1 + ndn_value_length(ava->normalized);
+}
+
+static char *ndn_write_ava(char *out, const struct dn_ava *ava)
+{
+	out = ndn_write_type(out, ava->type);
+	*out++ = '=';
+	return ndn_write_value(out, ava->normalized);
+}
+
+/*
+ * Errors: LUMEN_EMALFORMED (an RDN repeats an AVA), LUMEN_ENOMEM.
+ */
+int dn_normalize_parsed(const struct dn *dn, struct arena *arena, struct ber_view *ndn)
+{
+	size_t total = 0;
+
+	ndn->ptr = NULL;
+	ndn->len = 0;
+	for (size_t i = 0; i < dn->n_rdns; i++)
+		for (size_t j = 0; j < dn->rdns[i].n_avas; j++)
+			total += ndn_ava_length(&dn->rdns[i].avas[j]) + 1;
+	if (total == 0)
+		return LUMEN_OK;
+
+	char *buf = arena_alloc(arena, total);
+	if (buf == NULL)
+		return LUMEN_ENOMEM;
+	char *out = buf;
+	for (size_t i = 0; i < dn->n_rdns; i++) {
+		const struct dn_rdn *rdn = &dn->rdns[i];
+		if (i > 0)
+			*out++ = ',';
+		if (rdn->n_avas == 1) {
+			out = ndn_write_ava(out, &rdn->avas[0]);
+			continue;
+		}
+		const struct dn_ava **sorted;
+		int rc = rdn_sorted(rdn, arena, &sorted);
+		if (rc != LUMEN_OK)
+			return rc;
+		for (size_t j = 0; j < rdn->n_avas; j++) {
+			if (j > 0)
+				*out++ = '+';
+			out = ndn_write_ava(out, sorted[j]);
+		}
+	}
+	ndn->ptr = (const uint8_t *)buf;
+	ndn->len = (size_t)(out - buf);
+	return LUMEN_OK;
+}
+
+/* Errors: those of dn_parse and dn_normalize_parsed. */
+int dn_normalize(const struct schema *s, const char *text, size_t len,
+		 struct arena *arena, struct ber_view *ndn)
+{
+	struct dn dn;
+	int rc = dn_parse(s, text, len, arena, &dn);
+
+	if (rc != LUMEN_OK) {
+		ndn->ptr = NULL;
+		ndn->len = 0;
+		return rc;
+	}
+	return dn_normalize_parsed(&dn, arena, ndn);
+}
+
+/* ----------------------------------------------- operations on ndn strings */
+
+/*
+ * A separator at position i is escaped iff an odd run of backslashes comes
+ * right before it (each backslash escapes the character after it).
+ */
+static bool is_escaped(const uint8_t *s, size_t i)
+{
+	size_t run = 0;
+	while (i > run && s[i - run - 1] == '\\')
+		run++;
+	return run % 2 == 1;
+}
+
+void dn_split_first(struct ber_view ndn, struct ber_view *rdn, struct ber_view *parent)
+{
+	for (size_t i = 0; i < ndn.len; i++) {
+		if (ndn.ptr[i] == '\\') {
+			i++; /* the escaped character (or first hex digit) is never a separator */
+			continue;
+		}
+		if (ndn.ptr[i] == ',') {
+			rdn->ptr = ndn.ptr;
+			rdn->len = i;
+			parent->ptr = ndn.ptr + i + 1;
+			parent->len = ndn.len - i - 1;
+			return;
+		}
+	}
+	*rdn = ndn;
+	parent->ptr = ndn.ptr != NULL ? ndn.ptr + ndn.len : NULL;
+	parent->len = 0;
+}
+
+bool dn_is_within(struct ber_view ndn, struct ber_view suffix)
+{
+	if (suffix.len == 0)
+		return true;
+	if (ndn.len < suffix.len)
+		return false;
+	size_t offset = ndn.len - suffix.len;
+	if (memcmp(ndn.ptr + offset, suffix.ptr, suffix.len) != 0)
+		return false;
+	if (offset == 0)
+		return true;
+	return offset >= 2 && ndn.ptr[offset - 1] == ',' && !is_escaped(ndn.ptr, offset - 1);
+}
+
+size_t dn_rdn_count(struct ber_view ndn)
+{
+	size_t count = ndn.len > 0 ? 1 : 0;
+
+	for (size_t i = 0; i < ndn.len; i++) {
+		if (ndn.ptr[i] == '\\')
+			i++;
+		else if (ndn.ptr[i] == ',')
+			count++;
+	}
+	return count;
+}

@@ -1,0 +1,357 @@
+/*
+ * entry_codec.c — the id2entry binary form of an entry (entry.h): encode,
+ * strict decode into one allocation, a walker over a record that decodes
+ * nothing, and entry_dup (a compact deep copy, laid out the same way).
+ */
+#include "entry.h"
+
+#include <stdalign.h>
+#include <string.h>
+
+#include "entry_private.h"
+
+#define RECORD_MAGIC_0 'L'
+#define RECORD_MAGIC_1 '1'
+
+/* --------------------------------------------------------------- encode */
+
+int entry_attribute_write(const struct entry_attribute *a, struct ber_writer *w)
+{
+	if (a->encoded.len > 0) {
+		ber_write_raw(w, a->encoded.ptr, a->encoded.len);
+		return ber_writer_error(w);
+	}
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, a->name.ptr, a->name.len);
+	ber_begin(w, BER_TAG_SET);
+	for (size_t i = 0; i < a->n_values; i++)
+		ber_write_octets(w, BER_TAG_OCTET_STRING, a->values[i].value.ptr,
+				 a->values[i].value.len);
+	ber_end(w);
+	ber_end(w);
+	return ber_writer_error(w);
+}
+
+int entry_encode(const struct entry *e, struct ber_writer *w)
+{
+	static const uint8_t magic[2] = { RECORD_MAGIC_0, RECORD_MAGIC_1 };
+	ber_write_raw(w, magic, sizeof(magic));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, e->dn.ptr, e->dn.len);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, e->ndn.ptr, e->ndn.len);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	for (size_t i = 0; i < e->n_attributes; i++)
+		entry_attribute_write(&e->attributes[i], w);
+	ber_end(w);
+	return ber_writer_error(w);
+}
+
+/* --------------------------------------------------------------- walker */
+
+/* Inside a record every element is complete: running short is corruption. */
+static int as_malformed(int rc)
+{
+	return rc == LUMEN_OK ? LUMEN_OK : LUMEN_EMALFORMED;
+}
+
+int entry_record_open(const void *bytes, size_t len, struct entry_record *rec)
+{
+	const uint8_t *p = bytes;
+	if (len < 2 || p[0] != RECORD_MAGIC_0 || p[1] != RECORD_MAGIC_1)
+		return LUMEN_EMALFORMED;
+	struct ber_reader r;
+	ber_reader_init(&r, p + 2, len - 2);
+	int rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &rec->dn);
+	if (rc == LUMEN_OK)
+		rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &rec->ndn);
+	if (rc == LUMEN_OK)
+		rc = ber_enter(&r, BER_TAG_SEQUENCE, &rec->attributes);
+	if (rc == LUMEN_OK && !ber_reader_at_end(&r))
+		rc = LUMEN_EMALFORMED;
+	return as_malformed(rc);
+}
+
+int entry_record_next(struct entry_record *rec, struct entry_record_attribute *out)
+{
+	if (ber_reader_at_end(&rec->attributes))
+		return 0;
+	const uint8_t *start = rec->attributes.pos;
+	struct ber_reader attr, values;
+	int rc = ber_enter(&rec->attributes, BER_TAG_SEQUENCE, &attr);
+	if (rc == LUMEN_OK)
+		rc = ber_read_octets(&attr, BER_TAG_OCTET_STRING, &out->description);
+	if (rc == LUMEN_OK)
+		rc = ber_enter(&attr, BER_TAG_SET, &values);
+	if (rc == LUMEN_OK && !ber_reader_at_end(&attr))
+		rc = LUMEN_EMALFORMED;
+	if (rc != LUMEN_OK)
+		return as_malformed(rc);
+	out->encoded = (struct ber_view){ start, (size_t)(rec->attributes.pos - start) };
+	out->values = (struct ber_view){ values.pos, (size_t)(values.end - values.pos) };
+	return 1;
+}
+
+/* --------------------------------------------------------------- decode */
+
+/* What the first pass learns about one stored attribute. */
+struct staged_attribute {
+	struct entry_record_attribute stored;
+	struct attribute_description desc;
+	size_t first_value;   /* into the staged value array */
+	size_t n_values;
+};
+
+struct staged_record {
+	struct entry_record rec;
+	struct staged_attribute *attributes;
+	size_t n_attributes;
+	struct entry_value *values;   /* views into the caller's bytes / scratch */
+	size_t n_values;
+	size_t extra_bytes;           /* normalized forms that differ from the value */
+};
+
+/* Count attributes and values so the second pass can size its arrays. */
+static int count_record(struct entry_record rec, size_t *n_attributes, size_t *n_values)
+{
+	struct entry_record_attribute a;
+	int more;
+	*n_attributes = *n_values = 0;
+	while ((more = entry_record_next(&rec, &a)) == 1) {
+		if (++*n_attributes > ENTRY_MAX_ATTRIBUTES)
+			return LUMEN_ELIMIT;
+		struct ber_reader r;
+		ber_reader_init(&r, a.values.ptr, a.values.len);
+		size_t count = 0;
+		while (!ber_reader_at_end(&r)) {
+			struct ber_view v;
+			int rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &v);
+			if (rc != LUMEN_OK)
+				return LUMEN_EMALFORMED;
+			if (++count > ENTRY_MAX_VALUES)
+				return LUMEN_ELIMIT;
+		}
+		if (count == 0)
+			return LUMEN_EMALFORMED;
+		*n_values += count;
+	}
+	return more;  /* 0 or LUMEN_EMALFORMED */
+}
+
+static int stage_attribute(const struct schema *s, struct staged_record *st,
+			   struct staged_attribute *sa, struct arena *scratch)
+{
+	struct ber_view d = sa->stored.description;
+	if (d.len == 0)
+		return LUMEN_EMALFORMED;
+	int rc = attribute_description_parse(s, (const char *)d.ptr, d.len, &sa->desc);
+	if (rc != LUMEN_OK)
+		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
+	sa->first_value = st->n_values;
+	struct ber_reader r;
+	ber_reader_init(&r, sa->stored.values.ptr, sa->stored.values.len);
+	while (!ber_reader_at_end(&r)) {
+		struct entry_value *v = &st->values[st->n_values++];
+		if (ber_read_octets(&r, BER_TAG_OCTET_STRING, &v->value) != LUMEN_OK)
+			return LUMEN_EMALFORMED;
+		rc = entry_normalize_value(sa->desc.type, v->value, scratch, &v->normalized);
+		if (rc == LUMEN_ENOMEM)
+			return rc;
+		/* Stored before a schema change: keep the value, it matches nothing. */
+		if (rc != LUMEN_OK)
+			v->normalized = (struct ber_view){ NULL, 0 };
+		else if (v->normalized.len == v->value.len &&
+			 (v->value.len == 0 ||
+			  memcmp(v->normalized.ptr, v->value.ptr, v->value.len) == 0))
+			v->normalized = v->value;  /* alias: no second copy */
+		else
+			st->extra_bytes += v->normalized.len;
+		sa->n_values++;
+	}
+	return LUMEN_OK;
+}
+
+static int stage_record(const struct schema *s, const void *bytes, size_t len,
+			struct arena *scratch, struct staged_record *st)
+{
+	memset(st, 0, sizeof(*st));
+	int rc = entry_record_open(bytes, len, &st->rec);
+	if (rc != LUMEN_OK)
+		return rc;
+	size_t n_attributes, n_values;
+	rc = count_record(st->rec, &n_attributes, &n_values);
+	if (rc != LUMEN_OK)
+		return rc;
+	st->attributes = arena_calloc(scratch, n_attributes ? n_attributes : 1, sizeof(*st->attributes));
+	st->values = arena_calloc(scratch, n_values ? n_values : 1, sizeof(*st->values));
+	if (st->attributes == NULL || st->values == NULL)
+		return LUMEN_ENOMEM;
+	struct entry_record walk = st->rec;
+	for (size_t i = 0; i < n_attributes; i++) {
+		struct staged_attribute *sa = &st->attributes[i];
+		if (entry_record_next(&walk, &sa->stored) != 1)
+			return LUMEN_EMALFORMED;
+		rc = stage_attribute(s, st, sa, scratch);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	st->n_attributes = n_attributes;
+	return LUMEN_OK;
+}
+
+/* Move a view that pointed into `from` to the same offset in `to`. */
+static struct ber_view rebase(struct ber_view v, const uint8_t *from, const uint8_t *to)
+{
+	if (v.ptr == NULL)
+		return v;
+	return (struct ber_view){ to + (v.ptr - from), v.len };
+}
+
+static int build_entry(const struct schema *s, const uint8_t *bytes, size_t len,
+		       const struct staged_record *st, struct entry **out)
+{
+	size_t align = alignof(max_align_t);
+	size_t size = len + st->extra_bytes + st->rec.dn.len + st->rec.ndn.len + 2 +
+		      st->n_attributes * sizeof(struct entry_attribute) +
+		      st->n_values * sizeof(struct entry_value) + 4 * align;
+	struct entry *e;
+	int rc = entry_new_sized(s, size, &e);
+	if (rc != LUMEN_OK)
+		return rc;
+	struct ber_view record_copy;
+	e->attributes = entry_mem_alloc(e, st->n_attributes * sizeof(*e->attributes) + 1,
+					alignof(struct entry_attribute));
+	struct entry_value *values = entry_mem_alloc(e, st->n_values * sizeof(*values) + 1,
+						     alignof(struct entry_value));
+	if (e->attributes == NULL || values == NULL)
+		goto nomem;
+	rc = entry_mem_copy(e, (struct ber_view){ bytes, len }, false, &record_copy);
+	if (rc == LUMEN_OK)
+		rc = entry_store_dn(e, st->rec.dn, st->rec.ndn);
+	if (rc != LUMEN_OK)
+		goto nomem;
+	const uint8_t *to = record_copy.ptr;
+	for (size_t i = 0; i < st->n_values; i++) {
+		struct entry_value v = st->values[i];
+		bool aliased = v.normalized.ptr == v.value.ptr;
+		values[i].value = rebase(v.value, bytes, to);
+		if (aliased)
+			values[i].normalized = values[i].value;
+		else if (entry_mem_copy(e, v.normalized, false, &values[i].normalized) != LUMEN_OK)
+			goto nomem;
+	}
+	for (size_t i = 0; i < st->n_attributes; i++) {
+		const struct staged_attribute *sa = &st->attributes[i];
+		struct entry_attribute *a = &e->attributes[i];
+		a->desc.type = sa->desc.type;
+		a->desc.options = rebase(sa->desc.options, bytes, to);
+		a->name = rebase(sa->stored.description, bytes, to);
+		a->values = &values[sa->first_value];
+		a->n_values = a->cap_values = sa->n_values;
+		a->encoded = rebase(sa->stored.encoded, bytes, to);
+	}
+	e->n_attributes = e->cap_attributes = st->n_attributes;
+	entry_refresh_classes(e);
+	*out = e;
+	return LUMEN_OK;
+nomem:
+	entry_free(e);
+	return LUMEN_ENOMEM;
+}
+
+int entry_decode(const struct schema *s, const void *bytes, size_t len,
+		 struct arena *scratch, struct entry **out)
+{
+	struct arena own;
+	struct staged_record st;
+	*out = NULL;
+	if (scratch == NULL) {
+		arena_init(&own, 0);
+		scratch = &own;
+	}
+	int rc = stage_record(s, bytes, len, scratch, &st);
+	if (rc == LUMEN_OK)
+		rc = build_entry(s, bytes, len, &st, out);
+	if (scratch == &own)
+		arena_free(&own);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ dup */
+
+static size_t dup_size(const struct entry *e)
+{
+	size_t size = e->dn.len + e->ndn.len + 2 +
+		      e->n_attributes * sizeof(struct entry_attribute) + alignof(max_align_t);
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		size += a->name.len + 1 + a->n_values * sizeof(struct entry_value) +
+			alignof(max_align_t);
+		for (size_t j = 0; j < a->n_values; j++) {
+			size += a->values[j].value.len;
+			if (a->values[j].normalized.ptr != a->values[j].value.ptr)
+				size += a->values[j].normalized.len;
+		}
+	}
+	return size;
+}
+
+static int dup_attribute(struct entry *e, const struct entry_attribute *from,
+			 struct entry_attribute *to)
+{
+	memset(to, 0, sizeof(*to));
+	int rc = entry_mem_copy(e, from->name, true, &to->name);
+	if (rc != LUMEN_OK)
+		return rc;
+	to->desc.type = from->desc.type;
+	to->desc.options = rebase(from->desc.options, from->name.ptr, to->name.ptr);
+	to->values = entry_mem_alloc(e, from->n_values * sizeof(*to->values) + 1,
+				     alignof(struct entry_value));
+	if (to->values == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t j = 0; j < from->n_values; j++) {
+		const struct entry_value *v = &from->values[j];
+		rc = entry_mem_copy(e, v->value, false, &to->values[j].value);
+		if (rc != LUMEN_OK)
+			return rc;
+		if (v->normalized.ptr == v->value.ptr || v->normalized.ptr == NULL)
+			to->values[j].normalized = v->normalized.ptr ? to->values[j].value
+								     : v->normalized;
+		else if ((rc = entry_mem_copy(e, v->normalized, false, &to->values[j].normalized)) != LUMEN_OK)
+			return rc;
+	}
+	to->n_values = to->cap_values = from->n_values;
+	return LUMEN_OK;
+}
+
+int entry_dup(const struct entry *e, struct entry **out)
+{
+	struct entry *copy;
+	*out = NULL;
+	int rc = entry_new_sized(e->schema, dup_size(e), &copy);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = entry_store_dn(copy, e->dn, e->ndn);
+	if (rc != LUMEN_OK)
+		goto fail;
+	copy->attributes = entry_mem_alloc(copy, e->n_attributes * sizeof(*copy->attributes) + 1,
+					   alignof(struct entry_attribute));
+	if (copy->attributes == NULL) {
+		rc = LUMEN_ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		rc = dup_attribute(copy, &e->attributes[i], &copy->attributes[i]);
+		if (rc != LUMEN_OK)
+			goto fail;
+		copy->n_attributes = i + 1;
+	}
+	copy->cap_attributes = e->n_attributes;
+	memcpy(copy->class_bits, e->class_bits, e->n_class_words * sizeof(uint64_t));
+	copy->structural = e->structural;
+	copy->two_structural = e->two_structural;
+	copy->unknown_class = e->unknown_class;
+	*out = copy;
+	return LUMEN_OK;
+fail:
+	entry_free(copy);
+	return rc;
+}

@@ -1,0 +1,436 @@
+/*
+ * filter.c — compiling decoded filters and evaluating them against entries
+ * (filter.h). Compilation does all schema lookups and normalizes assertion
+ * values once; evaluation compares bytes of normalized values and only
+ * normalizes entry values itself for the rare rules listed in filter.h.
+ */
+#include "filter.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "dn.h"
+#include "matching.h"
+
+struct compile_state {
+	const struct schema *schema;
+	struct arena *arena;
+	struct filter_limits limits;
+	size_t n_nodes;
+};
+
+static bool is_object_class_type(const struct attribute_type *type)
+{
+	return type != NULL && type->oid != NULL && strcmp(type->oid, "2.5.4.0") == 0;
+}
+
+/* Same normalizer means stored equality-normalized values can be compared. */
+static bool shares_equality_normalizer(const struct attribute_type *type,
+				       const struct matching_rule *rule)
+{
+	return type != NULL && type->equality != NULL && rule != NULL &&
+	       type->equality->normalize == rule->normalize;
+}
+
+/* Approx uses the phonetic key only for the case*Match string rules. */
+static bool approx_uses_key(const struct matching_rule *equality)
+{
+	return equality->name != NULL && strncasecmp(equality->name, "case", 4) == 0;
+}
+
+/* An unknown or malformed description leaves desc.type NULL: Undefined. */
+static void resolve_description(struct compile_state *st, struct ber_view attr,
+				struct filter_node *node)
+{
+	if (attribute_description_parse(st->schema, (const char *)attr.ptr, attr.len,
+					 &node->desc) != LUMEN_OK) {
+		node->desc.type = NULL;
+		node->undefined = true;
+	}
+}
+
+/* Normalize an assertion value; a value the rule rejects makes the item Undefined. */
+static int normalize_assertion(struct compile_state *st, struct filter_node *node,
+			       int (*normalize)(const uint8_t *, size_t, struct arena *,
+						struct ber_view *),
+			       struct ber_view in, struct ber_view *out)
+{
+	int rc = normalize(in.ptr, in.len, st->arena, out);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	if (rc != LUMEN_OK)
+		node->undefined = true;
+	return LUMEN_OK;
+}
+
+static int compile_ava(struct compile_state *st, const struct ldap_filter *in,
+		       struct filter_node *node)
+{
+	resolve_description(st, in->u.ava.attr, node);
+	const struct attribute_type *type = node->desc.type;
+	if (type == NULL)
+		return LUMEN_OK;
+	bool ordering = in->type == LDAP_FILTER_GREATER_OR_EQUAL ||
+			in->type == LDAP_FILTER_LESS_OR_EQUAL;
+	node->rule = ordering ? type->ordering : type->equality;
+	if (node->rule == NULL) {
+		node->undefined = true;
+		return LUMEN_OK;
+	}
+	node->uses_stored_normalized = shares_equality_normalizer(type, node->rule);
+	if (in->type == LDAP_FILTER_APPROX && approx_uses_key(node->rule)) {
+		int rc = matching_approx_key(in->u.ava.value.ptr, in->u.ava.value.len,
+					     st->arena, &node->value);
+		if (rc == LUMEN_OK) {
+			node->uses_stored_normalized = false;
+			return LUMEN_OK;
+		}
+		if (rc == LUMEN_ENOMEM)
+			return rc;
+		/* no key for this value: approx falls back to equality */
+	}
+	if (in->type == LDAP_FILTER_EQUALITY && is_object_class_type(type))
+		node->object_class = schema_object_class(st->schema,
+			(const char *)in->u.ava.value.ptr, in->u.ava.value.len);
+	return normalize_assertion(st, node, node->rule->normalize, in->u.ava.value,
+				   &node->value);
+}
+
+static int compile_substrings(struct compile_state *st, const struct ldap_filter *in,
+			      struct filter_node *node)
+{
+	if (!in->u.substrings.has_initial && !in->u.substrings.has_final &&
+	    in->u.substrings.n_any == 0)
+		return LUMEN_EMALFORMED;
+	resolve_description(st, in->u.substrings.attr, node);
+	const struct attribute_type *type = node->desc.type;
+	if (type == NULL)
+		return LUMEN_OK;
+	node->rule = type->substr;
+	if (node->rule == NULL) {
+		node->undefined = true;
+		return LUMEN_OK;
+	}
+	node->uses_stored_normalized = shares_equality_normalizer(type, node->rule);
+	int (*piece)(const uint8_t *, size_t, struct arena *, struct ber_view *) =
+		node->rule->normalize_piece ? node->rule->normalize_piece : node->rule->normalize;
+	int rc = LUMEN_OK;
+	node->has_initial = in->u.substrings.has_initial;
+	node->has_final = in->u.substrings.has_final;
+	if (node->has_initial)
+		rc = normalize_assertion(st, node, piece, in->u.substrings.initial, &node->initial);
+	if (rc == LUMEN_OK && node->has_final)
+		rc = normalize_assertion(st, node, piece, in->u.substrings.final, &node->final);
+	if (rc != LUMEN_OK)
+		return rc;
+	node->n_any = in->u.substrings.n_any;
+	if (node->n_any > 0) {
+		node->any = arena_calloc(st->arena, node->n_any, sizeof(*node->any));
+		if (node->any == NULL)
+			return LUMEN_ENOMEM;
+	}
+	for (size_t i = 0; rc == LUMEN_OK && i < node->n_any; i++)
+		rc = normalize_assertion(st, node, piece, in->u.substrings.any[i], &node->any[i]);
+	return rc;
+}
+
+static int compile_extensible(struct compile_state *st, const struct ldap_filter *in,
+			      struct filter_node *node)
+{
+	if (!in->u.extensible.has_rule && !in->u.extensible.has_attr)
+		return LUMEN_EMALFORMED;
+	node->dn_attributes = in->u.extensible.dn_attributes;
+	if (in->u.extensible.has_attr) {
+		resolve_description(st, in->u.extensible.attr, node);
+		if (node->desc.type == NULL)
+			return LUMEN_OK;
+	}
+	if (in->u.extensible.has_rule)
+		node->rule = matching_rule_find((const char *)in->u.extensible.rule.ptr,
+						in->u.extensible.rule.len);
+	else
+		node->rule = node->desc.type->equality;
+	if (node->rule == NULL || node->rule->usage == MATCHING_SUBSTRINGS) {
+		node->undefined = true;
+		return LUMEN_OK;
+	}
+	node->uses_stored_normalized = shares_equality_normalizer(node->desc.type, node->rule);
+	return normalize_assertion(st, node, node->rule->normalize, in->u.extensible.value,
+				   &node->value);
+}
+
+static int compile_node(struct compile_state *st, const struct ldap_filter *in,
+			unsigned depth, struct filter_node **out);
+
+static int compile_children(struct compile_state *st, const struct ldap_filter *first,
+			    unsigned depth, struct filter_node **out)
+{
+	struct filter_node **tail = out;
+	for (const struct ldap_filter *c = first; c != NULL; c = c->next) {
+		int rc = compile_node(st, c, depth, tail);
+		if (rc != LUMEN_OK)
+			return rc;
+		tail = &(*tail)->next;
+	}
+	return LUMEN_OK;
+}
+
+static int compile_node(struct compile_state *st, const struct ldap_filter *in,
+			unsigned depth, struct filter_node **out)
+{
+	if (depth > st->limits.max_depth || ++st->n_nodes > st->limits.max_nodes)
+		return LUMEN_ELIMIT;
+	struct filter_node *node = arena_calloc(st->arena, 1, sizeof(*node));
+	if (node == NULL)
+		return LUMEN_ENOMEM;
+	node->type = in->type;
+	*out = node;
+	switch (in->type) {
+	case LDAP_FILTER_AND:
+	case LDAP_FILTER_OR:
+		return compile_children(st, in->u.children, depth + 1, &node->children);
+	case LDAP_FILTER_NOT:
+		if (in->u.child == NULL)
+			return LUMEN_EMALFORMED;
+		return compile_node(st, in->u.child, depth + 1, &node->children);
+	case LDAP_FILTER_EQUALITY:
+	case LDAP_FILTER_GREATER_OR_EQUAL:
+	case LDAP_FILTER_LESS_OR_EQUAL:
+	case LDAP_FILTER_APPROX:
+		return compile_ava(st, in, node);
+	case LDAP_FILTER_SUBSTRINGS:
+		return compile_substrings(st, in, node);
+	case LDAP_FILTER_PRESENT:
+		resolve_description(st, in->u.present, node);
+		return LUMEN_OK;
+	case LDAP_FILTER_EXTENSIBLE:
+		return compile_extensible(st, in, node);
+	}
+	return LUMEN_EMALFORMED;
+}
+
+int filter_compile(const struct schema *s, const struct ldap_filter *in,
+		   const struct filter_limits *limits, struct arena *arena,
+		   struct filter *out)
+{
+	struct compile_state st = {
+		.schema = s,
+		.arena = arena,
+		.limits = { FILTER_DEFAULT_MAX_DEPTH, FILTER_DEFAULT_MAX_NODES },
+	};
+	if (limits != NULL)
+		st.limits = *limits;
+	memset(out, 0, sizeof(*out));
+	if (in == NULL)
+		return LUMEN_EINVAL;
+	int rc = compile_node(&st, in, 0, &out->root);
+	if (rc != LUMEN_OK) {
+		out->root = NULL;
+		return rc;
+	}
+	out->schema = s;
+	out->arena = arena;
+	out->n_nodes = st.n_nodes;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+/* Outcome of testing one value: matched, not matched, or could not tell. */
+static bool bytes_equal(struct ber_view a, struct ber_view b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+/*
+ * The form of an entry value the node's rule compares: the stored
+ * normalized form when the normalizers agree, else computed into the arena.
+ * LUMEN_EMALFORMED when the rule rejects the value (it then cannot match).
+ */
+static int value_form(const struct filter *f, const struct filter_node *node,
+		      const struct matching_rule *rule, bool stored,
+		      const struct entry_value *v, struct ber_view *out)
+{
+	if (node->type == LDAP_FILTER_APPROX && !node->uses_stored_normalized &&
+	    node->rule != NULL && approx_uses_key(node->rule))
+		return matching_approx_key(v->value.ptr, v->value.len, f->arena, out);
+	if (stored) {
+		*out = v->normalized;
+		return v->normalized.ptr != NULL ? LUMEN_OK : LUMEN_EMALFORMED;
+	}
+	return rule->normalize(v->value.ptr, v->value.len, f->arena, out);
+}
+
+static int rule_compare(const struct matching_rule *rule, struct ber_view a, struct ber_view b)
+{
+	return rule->compare ? rule->compare(a, b) : matching_compare_bytes(a, b);
+}
+
+/* Does one prepared value satisfy the item? */
+static bool value_matches(const struct filter_node *node, struct ber_view form)
+{
+	switch (node->type) {
+	case LDAP_FILTER_EQUALITY:
+	case LDAP_FILTER_APPROX:
+		return bytes_equal(form, node->value);
+	case LDAP_FILTER_GREATER_OR_EQUAL:
+		return rule_compare(node->rule, form, node->value) >= 0;
+	case LDAP_FILTER_LESS_OR_EQUAL:
+		return rule_compare(node->rule, form, node->value) <= 0;
+	case LDAP_FILTER_SUBSTRINGS:
+		return matching_substrings(form, node->has_initial ? &node->initial : NULL,
+					   node->any, node->n_any,
+					   node->has_final ? &node->final : NULL);
+	case LDAP_FILTER_EXTENSIBLE:
+		if (node->rule->usage == MATCHING_ORDERING)
+			return rule_compare(node->rule, form, node->value) < 0;
+		return bytes_equal(form, node->value);
+	default:
+		return false;
+	}
+}
+
+/* Test every value of one attribute. */
+static enum filter_result attribute_matches(const struct filter *f,
+					    const struct filter_node *node,
+					    const struct entry_attribute *a, bool stored)
+{
+	for (size_t i = 0; i < a->n_values; i++) {
+		struct ber_view form;
+		int rc = value_form(f, node, node->rule, stored, &a->values[i], &form);
+		if (rc == LUMEN_ENOMEM)
+			return FILTER_UNDEFINED;
+		if (rc == LUMEN_OK && value_matches(node, form))
+			return FILTER_TRUE;
+	}
+	return FILTER_FALSE;
+}
+
+/* Without a type, an extensible rule applies to attributes of its syntax. */
+static bool rule_applies_to(const struct matching_rule *rule, const struct attribute_type *type)
+{
+	if (type->equality == rule || type->ordering == rule)
+		return true;
+	return type->syntax != NULL && rule->syntax_oid != NULL &&
+	       strcmp(type->syntax->oid, rule->syntax_oid) == 0;
+}
+
+static enum filter_result dn_matches(const struct filter *f, const struct filter_node *node,
+				     const struct entry *e)
+{
+	struct dn dn;
+	if (dn_parse(f->schema, (const char *)e->dn.ptr, e->dn.len, f->arena, &dn) != LUMEN_OK)
+		return FILTER_UNDEFINED;
+	for (size_t i = 0; i < dn.n_rdns; i++) {
+		for (size_t j = 0; j < dn.rdns[i].n_avas; j++) {
+			const struct dn_ava *ava = &dn.rdns[i].avas[j];
+			const struct attribute_type *t = ava->type;
+			if (t == NULL)
+				continue;
+			if (node->desc.type ? !attribute_type_is_subtype(t, node->desc.type)
+					    : !rule_applies_to(node->rule, t))
+				continue;
+			struct entry_value v = { ava->value, ava->normalized };
+			struct ber_view form;
+			bool stored = shares_equality_normalizer(t, node->rule);
+			if (value_form(f, node, node->rule, stored, &v, &form) == LUMEN_OK &&
+			    value_matches(node, form))
+				return FILTER_TRUE;
+		}
+	}
+	return FILTER_FALSE;
+}
+
+static enum filter_result extensible_matches(const struct filter *f,
+					     const struct filter_node *node,
+					     const struct entry *e)
+{
+	enum filter_result result = FILTER_FALSE;
+	for (size_t i = 0; i < e->n_attributes && result != FILTER_TRUE; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		bool stored;
+		if (node->desc.type != NULL) {
+			if (!attribute_description_matches(&node->desc, &a->desc))
+				continue;
+			stored = shares_equality_normalizer(a->desc.type, node->rule);
+		} else {
+			if (!rule_applies_to(node->rule, a->desc.type))
+				continue;
+			stored = shares_equality_normalizer(a->desc.type, node->rule);
+		}
+		enum filter_result r = attribute_matches(f, node, a, stored);
+		if (r != FILTER_FALSE)
+			result = r;
+	}
+	if (result == FILTER_FALSE && node->dn_attributes)
+		result = dn_matches(f, node, e);
+	return result;
+}
+
+static enum filter_result item_matches(const struct filter *f, const struct filter_node *node,
+				       const struct entry *e)
+{
+	if (node->undefined)
+		return FILTER_UNDEFINED;
+	if (node->type == LDAP_FILTER_EXTENSIBLE)
+		return extensible_matches(f, node, e);
+	if (node->type == LDAP_FILTER_PRESENT && is_object_class_type(node->desc.type))
+		return FILTER_TRUE;
+	if (node->object_class != NULL && entry_is_instance_of(e, node->object_class))
+		return FILTER_TRUE;
+	enum filter_result result = FILTER_FALSE;
+	for (size_t i = 0; i < e->n_attributes && result != FILTER_TRUE; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		if (!attribute_description_matches(&node->desc, &a->desc))
+			continue;
+		if (node->type == LDAP_FILTER_PRESENT)
+			return FILTER_TRUE;
+		/* a subtype may normalize differently from the asserted type */
+		bool stored = node->uses_stored_normalized &&
+			      shares_equality_normalizer(a->desc.type, node->rule);
+		enum filter_result r = attribute_matches(f, node, a, stored);
+		if (r != FILTER_FALSE)
+			result = r;
+	}
+	return result;
+}
+
+enum filter_result filter_node_evaluate(const struct filter *f, const struct filter_node *node,
+					const struct entry *e)
+{
+	enum filter_result result, r;
+	switch (node->type) {
+	case LDAP_FILTER_AND:
+		result = FILTER_TRUE;
+		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
+			r = filter_node_evaluate(f, c, e);
+			if (r == FILTER_FALSE)
+				return FILTER_FALSE;
+			if (r == FILTER_UNDEFINED)
+				result = FILTER_UNDEFINED;
+		}
+		return result;
+	case LDAP_FILTER_OR:
+		result = FILTER_FALSE;
+		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
+			r = filter_node_evaluate(f, c, e);
+			if (r == FILTER_TRUE)
+				return FILTER_TRUE;
+			if (r == FILTER_UNDEFINED)
+				result = FILTER_UNDEFINED;
+		}
+		return result;
+	case LDAP_FILTER_NOT:
+		r = filter_node_evaluate(f, node->children, e);
+		return r == FILTER_UNDEFINED ? r : (r == FILTER_TRUE ? FILTER_FALSE : FILTER_TRUE);
+	default:
+		return item_matches(f, node, e);
+	}
+}
+
+enum filter_result filter_evaluate(const struct filter *f, const struct entry *e)
+{
+	if (f == NULL || f->root == NULL)
+		return FILTER_UNDEFINED;
+	return filter_node_evaluate(f, f->root, e);
+}

@@ -1,0 +1,148 @@
+/*
+ * password.c — password schemes: cleartext and the {SHA*}/{SSHA*} family.
+ */
+#include "password.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "base64.h"
+#include "lumen_error.h"
+
+struct scheme {
+	const char *name;
+	const char *digest;   /* OpenSSL digest name */
+	size_t digest_len;
+	bool salted;
+};
+
+static const struct scheme schemes[] = {
+	{ "SHA", "SHA1", 20, false },
+	{ "SHA256", "SHA256", 32, false },
+	{ "SHA512", "SHA512", 64, false },
+	{ "SSHA", "SHA1", 20, true },
+	{ "SSHA256", "SHA256", 32, true },
+	{ "SSHA512", "SHA512", 64, true },
+};
+
+/* Longest base64 value we accept: digest + a generous salt. */
+#define PASSWORD_MAX_DECODED (64 + 64)
+
+static const struct scheme *find_scheme(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (strlen(schemes[i].name) == len && strncasecmp(name, schemes[i].name, len) == 0)
+			return &schemes[i];
+	return NULL;
+}
+
+/* digest(part1 + part2) into out (EVP_MAX_MD_SIZE bytes). */
+static int digest_two(const char *digest, const void *part1, size_t len1,
+		      const void *part2, size_t len2, unsigned char *out)
+{
+	int rc = LUMEN_EIO;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	const EVP_MD *md = EVP_get_digestbyname(digest);
+	if (ctx == NULL || md == NULL)
+		goto done;
+	if (EVP_DigestInit_ex(ctx, md, NULL) != 1 ||
+	    EVP_DigestUpdate(ctx, part1, len1) != 1 ||
+	    (len2 > 0 && EVP_DigestUpdate(ctx, part2, len2) != 1) ||
+	    EVP_DigestFinal_ex(ctx, out, NULL) != 1)
+		goto done;
+	rc = LUMEN_OK;
+done:
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+/* Cleartext: compare SHA-256 digests so timing reveals neither contents
+ * nor lengths. */
+static int check_cleartext(const char *stored, size_t stored_len, const void *given,
+			   size_t given_len, bool *match)
+{
+	unsigned char a[EVP_MAX_MD_SIZE], b[EVP_MAX_MD_SIZE];
+	int rc = digest_two("SHA256", stored, stored_len, NULL, 0, a);
+	if (rc == LUMEN_OK)
+		rc = digest_two("SHA256", given, given_len, NULL, 0, b);
+	if (rc == LUMEN_OK)
+		*match = CRYPTO_memcmp(a, b, 32) == 0 && stored_len == given_len;
+	return rc;
+}
+
+static int check_scheme(const struct scheme *sc, const char *encoded, size_t encoded_len,
+			const void *given, size_t given_len, bool *match)
+{
+	uint8_t decoded[PASSWORD_MAX_DECODED];
+	unsigned char computed[EVP_MAX_MD_SIZE];
+	size_t decoded_len = 0;
+
+	if (base64_decoded_max(encoded_len) > sizeof(decoded) ||
+	    base64_decode(encoded, encoded_len, decoded, &decoded_len) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	if (sc->salted ? decoded_len <= sc->digest_len : decoded_len != sc->digest_len)
+		return LUMEN_EMALFORMED;
+	int rc = digest_two(sc->digest, given, given_len, decoded + sc->digest_len,
+			    decoded_len - sc->digest_len, computed);
+	if (rc == LUMEN_OK)
+		*match = CRYPTO_memcmp(computed, decoded, sc->digest_len) == 0;
+	OPENSSL_cleanse(computed, sizeof(computed));
+	return rc;
+}
+
+int password_check(const char *stored, size_t stored_len, const void *given,
+		   size_t given_len, bool *match)
+{
+	*match = false;
+	const char *close = stored_len > 0 && stored[0] == '{'
+				    ? memchr(stored, '}', stored_len) : NULL;
+	if (close == NULL)
+		return check_cleartext(stored, stored_len, given, given_len, match);
+	const struct scheme *sc = find_scheme(stored + 1, (size_t)(close - stored - 1));
+	if (sc == NULL)
+		return LUMEN_EUNSUPPORTED;
+	size_t prefix = (size_t)(close - stored) + 1;
+	return check_scheme(sc, stored + prefix, stored_len - prefix, given, given_len, match);
+}
+
+int password_hash_with_salt(const char *scheme, const void *password, size_t len,
+			    const void *salt, size_t salt_len, char *out, size_t out_size)
+{
+	uint8_t raw[EVP_MAX_MD_SIZE + PASSWORD_MAX_DECODED];
+	const struct scheme *sc = find_scheme(scheme, strlen(scheme));
+	if (sc == NULL)
+		return LUMEN_EUNSUPPORTED;
+	if (!sc->salted)
+		salt_len = 0;
+	if (salt_len > PASSWORD_MAX_DECODED - sc->digest_len)
+		return LUMEN_ELIMIT;
+	int rc = digest_two(sc->digest, password, len, salt, salt_len, raw);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (salt_len > 0)
+		memcpy(raw + sc->digest_len, salt, salt_len);
+	size_t raw_len = sc->digest_len + salt_len;
+	size_t name_len = strlen(sc->name);
+	if (out_size < name_len + 2 + base64_encoded_length(raw_len) + 1)
+		return LUMEN_ELIMIT;
+	out[0] = '{';
+	memcpy(out + 1, sc->name, name_len);
+	out[name_len + 1] = '}';
+	base64_encode(raw, raw_len, out + name_len + 2);
+	out[name_len + 2 + base64_encoded_length(raw_len)] = '\0';
+	return LUMEN_OK;
+}
+
+int password_hash(const char *scheme, const void *password, size_t len,
+		  char *out, size_t out_size)
+{
+	unsigned char salt[PASSWORD_SALT_LENGTH];
+	if (RAND_bytes(salt, sizeof(salt)) != 1)
+		return LUMEN_EIO;
+	return password_hash_with_salt(scheme, password, len, salt, sizeof(salt), out,
+				       out_size);
+}

@@ -1,0 +1,356 @@
+/*
+ * schema.c — the schema registry: creation, name/OID tables, lookups,
+ * accessors, and attribute descriptions (RFC 4512 §2.5). Parsing lives in
+ * schema_parse.c, reference resolution in schema_finalize.c.
+ * Contract: include/schema.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lumen_error.h"
+#include "schema_internal.h"
+
+int schema_error(char *err, size_t errlen, const struct schema_origin *origin, int rc,
+		 const char *fmt, ...)
+{
+	if (err == NULL || errlen == 0)
+		return rc;
+	int n = snprintf(err, errlen, "%s:%u: ", origin->file, origin->line);
+	if (n >= 0 && (size_t)n < errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ name table */
+
+static size_t hash_nocase(const char *key, size_t len)
+{
+	size_t h = 1469598103934665603ull;   /* FNV-1a over lower-cased bytes */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)key[i];
+		h ^= (c >= 'A' && c <= 'Z') ? c + 32u : c;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static struct name_slot *name_table_find(const struct name_table *t, const char *key,
+					 size_t len)
+{
+	if (t->capacity == 0)
+		return NULL;
+	size_t mask = t->capacity - 1;
+	for (size_t i = hash_nocase(key, len) & mask;; i = (i + 1) & mask) {
+		struct name_slot *slot = &t->slots[i];
+		if (slot->key == NULL ||
+		    (slot->key_len == len && strncasecmp(slot->key, key, len) == 0))
+			return slot;
+	}
+}
+
+void *name_table_get(const struct name_table *t, const char *key, size_t len)
+{
+	struct name_slot *slot = name_table_find(t, key, len);
+	return slot != NULL && slot->key != NULL ? slot->value : NULL;
+}
+
+static int name_table_grow(struct name_table *t)
+{
+	size_t capacity = t->capacity ? t->capacity * 2 : 64;
+	struct name_table grown = { calloc(capacity, sizeof(struct name_slot)), capacity, 0 };
+
+	if (grown.slots == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < t->capacity; i++) {
+		struct name_slot *old = &t->slots[i];
+		if (old->key != NULL) {
+			*name_table_find(&grown, old->key, old->key_len) = *old;
+			grown.count++;
+		}
+	}
+	free(t->slots);
+	*t = grown;
+	return LUMEN_OK;
+}
+
+int name_table_put(struct name_table *t, const char *key, size_t len, void *value)
+{
+	/* Keep the load under 3/4 so probing stays short and always terminates. */
+	if ((t->count + 1) * 4 > t->capacity * 3) {
+		int rc = name_table_grow(t);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	struct name_slot *slot = name_table_find(t, key, len);
+	if (slot->key != NULL)
+		return LUMEN_EEXIST;
+	slot->key = key;
+	slot->key_len = len;
+	slot->value = value;
+	t->count++;
+	return LUMEN_OK;
+}
+
+/* ---------------------------------------------------------- create/free */
+
+int schema_create(struct schema **out)
+{
+	struct schema *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return LUMEN_ENOMEM;
+	arena_init(&s->arena, 0);
+	*out = s;
+	return LUMEN_OK;
+}
+
+void schema_free(struct schema *s)
+{
+	if (s == NULL)
+		return;
+	free(s->types);
+	free(s->classes);
+	free(s->type_names.slots);
+	free(s->class_names.slots);
+	free(s->oid_macros.slots);
+	arena_free(&s->arena);
+	free(s);
+}
+
+/* Register oid and every name; on a clash name the clashing key. */
+static int register_keys(struct name_table *table, const char *oid,
+			 const char *const *names, size_t n_names, void *value,
+			 const struct schema_origin *origin, const char *what,
+			 char *err, size_t errlen)
+{
+	int rc = name_table_put(table, oid, strlen(oid), value);
+	if (rc == LUMEN_EEXIST)
+		return schema_error(err, errlen, origin, rc, "duplicate %s OID %s", what, oid);
+	for (size_t i = 0; rc == LUMEN_OK && i < n_names; i++) {
+		rc = name_table_put(table, names[i], strlen(names[i]), value);
+		if (rc == LUMEN_EEXIST)
+			return schema_error(err, errlen, origin, rc, "duplicate %s name '%s'",
+					    what, names[i]);
+	}
+	if (rc != LUMEN_OK)
+		return schema_error(err, errlen, origin, rc, "out of memory");
+	return LUMEN_OK;
+}
+
+static int grow_array(void **array, size_t *cap, size_t count)
+{
+	if (count < *cap)
+		return LUMEN_OK;
+	size_t cap2 = *cap ? *cap * 2 : 64;
+	void *grown = realloc(*array, cap2 * sizeof(void *));
+	if (grown == NULL)
+		return LUMEN_ENOMEM;
+	*array = grown;
+	*cap = cap2;
+	return LUMEN_OK;
+}
+
+int schema_add_attribute_type(struct schema *s, struct attribute_type_def *def,
+			      char *err, size_t errlen)
+{
+	int rc = grow_array((void **)&s->types, &s->cap_types, s->n_types);
+	if (rc != LUMEN_OK)
+		return schema_error(err, errlen, &def->origin, rc, "out of memory");
+	rc = register_keys(&s->type_names, def->type.oid, def->type.names, def->type.n_names,
+			   def, &def->origin, "attribute type", err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	def->type.index = (unsigned)s->n_types;
+	s->types[s->n_types++] = def;
+	return LUMEN_OK;
+}
+
+int schema_add_object_class(struct schema *s, struct object_class_def *def,
+			    char *err, size_t errlen)
+{
+	int rc = grow_array((void **)&s->classes, &s->cap_classes, s->n_classes);
+	if (rc != LUMEN_OK)
+		return schema_error(err, errlen, &def->origin, rc, "out of memory");
+	rc = register_keys(&s->class_names, def->object_class.oid, def->object_class.names,
+			   def->object_class.n_names, def, &def->origin, "object class",
+			   err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	def->object_class.index = (unsigned)s->n_classes;
+	s->classes[s->n_classes++] = def;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------- lookups */
+
+const struct attribute_type *schema_attribute_type(const struct schema *s,
+						   const char *name_or_oid, size_t len)
+{
+	struct attribute_type_def *def = name_table_get(&s->type_names, name_or_oid, len);
+	return def != NULL ? &def->type : NULL;
+}
+
+const struct object_class *schema_object_class(const struct schema *s,
+					       const char *name_or_oid, size_t len)
+{
+	struct object_class_def *def = name_table_get(&s->class_names, name_or_oid, len);
+	return def != NULL ? &def->object_class : NULL;
+}
+
+size_t schema_attribute_type_count(const struct schema *s)
+{
+	return s->n_types;
+}
+
+const struct attribute_type *schema_attribute_type_at(const struct schema *s, size_t i)
+{
+	return i < s->n_types ? &s->types[i]->type : NULL;
+}
+
+size_t schema_object_class_count(const struct schema *s)
+{
+	return s->n_classes;
+}
+
+const struct object_class *schema_object_class_at(const struct schema *s, size_t i)
+{
+	return i < s->n_classes ? &s->classes[i]->object_class : NULL;
+}
+
+const char *attribute_type_name(const struct attribute_type *at)
+{
+	return at->n_names > 0 ? at->names[0] : at->oid;
+}
+
+bool attribute_type_is_subtype(const struct attribute_type *at,
+			       const struct attribute_type *sup)
+{
+	for (; at != NULL; at = at->sup)
+		if (at == sup)
+			return true;
+	return false;
+}
+
+bool attribute_type_is_operational(const struct attribute_type *at)
+{
+	return at->usage != ATTRIBUTE_USER_APPLICATIONS;
+}
+
+const char *object_class_name(const struct object_class *oc)
+{
+	return oc->n_names > 0 ? oc->names[0] : oc->oid;
+}
+
+bool object_class_is_subclass(const struct object_class *oc, const struct object_class *sup)
+{
+	if (oc == sup)
+		return true;
+	for (size_t i = 0; i < oc->n_sups; i++)
+		if (object_class_is_subclass(oc->sups[i], sup))
+			return true;
+	return false;
+}
+
+/* -------------------------------------------------- attribute descriptions */
+
+static bool is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-';
+}
+
+int attribute_description_parse(const struct schema *s, const char *text, size_t len,
+				 struct attribute_description *ad)
+{
+	size_t type_len = 0;
+
+	ad->type = NULL;
+	ad->options.ptr = NULL;
+	ad->options.len = 0;
+	while (type_len < len && text[type_len] != ';')
+		type_len++;
+	if (type_len == 0)
+		return LUMEN_EMALFORMED;
+	/* descr (keychar run) or numericoid (digits and dots). */
+	for (size_t i = 0; i < type_len; i++)
+		if (!is_key_char(text[i]) && text[i] != '.')
+			return LUMEN_EMALFORMED;
+	/* Options: ';'-separated non-empty keychar runs. */
+	for (size_t i = type_len; i < len; i++) {
+		if (text[i] == ';') {
+			if (i + 1 == len || text[i + 1] == ';')
+				return LUMEN_EMALFORMED;
+		} else if (!is_key_char(text[i])) {
+			return LUMEN_EMALFORMED;
+		}
+	}
+	if (type_len < len) {
+		ad->options.ptr = (const uint8_t *)text + type_len + 1;
+		ad->options.len = len - type_len - 1;
+	}
+	ad->type = schema_attribute_type(s, text, type_len);
+	return ad->type != NULL ? LUMEN_OK : LUMEN_ENOTFOUND;
+}
+
+/* Next ';'-separated option of *rest, consumed; false at the end. */
+static bool next_option(struct ber_view *rest, struct ber_view *option)
+{
+	if (rest->len == 0)
+		return false;
+	size_t n = 0;
+	while (n < rest->len && rest->ptr[n] != ';')
+		n++;
+	option->ptr = rest->ptr;
+	option->len = n;
+	rest->ptr += n < rest->len ? n + 1 : n;
+	rest->len -= n < rest->len ? n + 1 : n;
+	return true;
+}
+
+static bool views_equal_nocase(struct ber_view a, const uint8_t *b, size_t b_len)
+{
+	return a.len == b_len && strncasecmp((const char *)a.ptr, (const char *)b, b_len) == 0;
+}
+
+/*
+ * A wanted option is satisfied by an equal option, or, when it is a range
+ * ending in '-' (RFC 4512 §2.5.2, RFC 3866 "lang-en-"), by one it prefixes
+ * or by the range without its final '-'.
+ */
+static bool option_satisfied(struct ber_view want, struct ber_view have_options)
+{
+	struct ber_view rest = have_options, have;
+	bool range = want.len > 1 && want.ptr[want.len - 1] == '-';
+
+	/* binary is a transfer option, not a subtype: it never restricts. */
+	if (views_equal_nocase(want, (const uint8_t *)"binary", 6))
+		return true;
+	while (next_option(&rest, &have)) {
+		if (views_equal_nocase(want, have.ptr, have.len))
+			return true;
+		if (range && have.len >= want.len - 1 &&
+		    strncasecmp((const char *)have.ptr, (const char *)want.ptr, want.len - 1) == 0 &&
+		    (have.len == want.len - 1 || have.ptr[want.len - 1] == '-'))
+			return true;
+	}
+	return false;
+}
+
+bool attribute_description_matches(const struct attribute_description *want,
+				   const struct attribute_description *have)
+{
+	struct ber_view rest = want->options, option;
+
+	if (want->type == NULL || have->type == NULL ||
+	    !attribute_type_is_subtype(have->type, want->type))
+		return false;
+	while (next_option(&rest, &option))
+		if (!option_satisfied(option, have->options))
+			return false;
+	return true;
+}

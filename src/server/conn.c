@@ -1,0 +1,528 @@
+/*
+ * conn.c — connection lifecycle and input side: reading, PDU framing,
+ * queueing operations, Abandon/Unbind, back-pressure, teardown.
+ * The output side is in conn_output.c.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "io_thread.h"
+#include "ldap_message.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "ops.h"
+#include "server.h"
+#include "workq.h"
+
+#define CONN_INITIAL_INPUT 16384u
+#define CONN_FREE_OPS_KEPT 8u
+
+static void on_read(evutil_socket_t fd, short what, void *arg);
+void conn_on_write(evutil_socket_t fd, short what, void *arg);
+
+static const struct config *conn_config(const struct conn *c)
+{
+	return c->io->server->config;
+}
+
+static size_t max_pdu(const struct conn *c)
+{
+	const struct config *cfg = conn_config(c);
+	return c->bound ? cfg->max_incoming_auth : cfg->max_incoming;
+}
+
+static unsigned max_pending(const struct conn *c)
+{
+	const struct config *cfg = conn_config(c);
+	return c->bound ? cfg->max_pending_auth : cfg->max_pending;
+}
+
+static size_t unsent(const struct conn *c)
+{
+	return c->out_len - c->out_start;
+}
+
+/* May the I/O thread take another operation from this connection now? */
+static bool accepting_ops(const struct conn *c)
+{
+	return !c->closing && !c->aborting && !c->closed && !c->bind_in_progress &&
+	       !(c->bind_waiting && c->n_pending > 0) && c->n_pending < max_pending(c) &&
+	       unsent(c) < CONN_MAX_UNSENT;
+}
+
+static const struct timeval *idle_timeout(const struct conn *c, struct timeval *tv)
+{
+	unsigned seconds = conn_config(c)->idletimeout;
+	if (seconds == 0)
+		return NULL;
+	tv->tv_sec = seconds;
+	tv->tv_usec = 0;
+	return tv;
+}
+
+/* I/O thread: make the read event match what the connection can take. */
+static void update_reading(struct conn *c)
+{
+	bool want = accepting_ops(c);
+	if (want && !c->reading) {
+		struct timeval tv;
+		if (event_add(c->read_event, idle_timeout(c, &tv)) == 0)
+			c->reading = true;
+	} else if (!want && c->reading) {
+		event_del(c->read_event);
+		c->reading = false;
+	}
+}
+
+int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
+		const char *listener_name, bool is_tcp, struct conn **out)
+{
+	struct server *s = io->server;
+	struct conn *c = calloc(1, sizeof(*c));
+	*out = NULL;
+	if (c == NULL) {
+		close(fd);
+		return LUMEN_ENOMEM;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	c->refs = 1;
+	c->fd = fd;
+	c->io = io;
+	c->is_tcp = is_tcp;
+	c->id = atomic_fetch_add(&s->next_conn_id, 1);
+	listener_format_address(peer, peer_len, c->peer, sizeof(c->peer));
+	snprintf(c->local, sizeof(c->local), "%s", listener_name);
+	if (is_tcp) {
+		/* Nagle would hold small responses back by tens of milliseconds. */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	c->in_cap = CONN_INITIAL_INPUT;
+	c->in = malloc(c->in_cap);
+	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
+	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
+	if (c->in == NULL || c->read_event == NULL || c->write_event == NULL) {
+		if (c->read_event != NULL)
+			event_free(c->read_event);
+		if (c->write_event != NULL)
+			event_free(c->write_event);
+		c->read_event = c->write_event = NULL;
+		c->closed = true;
+		close(fd);
+		conn_unref(c);
+		return LUMEN_ENOMEM;
+	}
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d ACCEPT from %s (%s)",
+		   (unsigned long long)c->id, fd, c->peer, c->local);
+	pthread_mutex_lock(&c->lock);
+	update_reading(c);
+	pthread_mutex_unlock(&c->lock);
+	*out = c;
+	return LUMEN_OK;
+}
+
+void conn_ref(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->refs++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void free_conn(struct conn *c)
+{
+	while (c->free_ops != NULL) {
+		struct op *op = c->free_ops;
+		c->free_ops = op->next;
+		free(op->pdu);
+		free(op);
+	}
+	free(c->in);
+	free(c->out);
+	free(c->bind_dn);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void conn_unref(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	unsigned left = --c->refs;
+	pthread_mutex_unlock(&c->lock);
+	if (left == 0)
+		free_conn(c);
+}
+
+/* Wake the I/O thread: it re-examines buffered input and its state. */
+static void kick_locked(struct conn *c)
+{
+	if (!c->closed)
+		event_active(c->read_event, EV_READ, 0);
+}
+
+/* Mark queued operations so workers drop them unanswered. */
+static void abandon_queued_locked(struct conn *c)
+{
+	for (struct op *op = c->ops; op != NULL; op = op->next)
+		if (!op->running)
+			op->abandoned = true;
+}
+
+void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const char *reason)
+{
+	if (c->closed || c->aborting)
+		return;
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: %s", (unsigned long long)c->id,
+		   c->fd, reason);
+	ber_writer_reset(w);
+	ldap_encode_notice_of_disconnection(w, code, reason);
+	if (ber_writer_error(w) == LUMEN_OK)
+		conn_send_locked(c, w->buf, w->len);
+	c->aborting = true;
+	abandon_queued_locked(c);
+	if (!io_thread_is_current(c->io))
+		kick_locked(c);
+}
+
+/* I/O thread, lock held: close the socket and free the events; unlocks and
+ * drops the I/O thread's reference. */
+static void teardown_locked(struct conn *c)
+{
+	c->closed = true;
+	abandon_queued_locked(c);
+	event_free(c->read_event);
+	event_free(c->write_event);
+	c->read_event = c->write_event = NULL;
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
+	close(c->fd);
+	c->fd = -1;
+	pthread_mutex_unlock(&c->lock);
+	io_thread_conn_gone(c->io, c);
+	conn_unref(c);
+}
+
+void conn_begin_close(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->closing = true;
+	abandon_queued_locked(c);
+	if (c->n_pending == 0) {
+		teardown_locked(c);
+		return;
+	}
+	update_reading(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static struct op *take_op(struct conn *c, size_t pdu_len)
+{
+	struct op *op = c->free_ops;
+	if (op != NULL) {
+		c->free_ops = op->next;
+		c->n_free_ops--;
+	} else {
+		op = calloc(1, sizeof(*op));
+		if (op == NULL)
+			return NULL;
+	}
+	if (op->pdu_cap < pdu_len) {
+		uint8_t *bigger = realloc(op->pdu, pdu_len);
+		if (bigger == NULL) {
+			free(op->pdu);
+			free(op);
+			return NULL;
+		}
+		op->pdu = bigger;
+		op->pdu_cap = pdu_len;
+	}
+	return op;
+}
+
+/* Recycle an op object; large PDU buffers are not worth keeping. */
+static void recycle_op(struct conn *c, struct op *op)
+{
+	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > 64u * 1024u) {
+		free(op->pdu);
+		free(op);
+		return;
+	}
+	op->next = c->free_ops;
+	c->free_ops = op;
+	c->n_free_ops++;
+}
+
+static void link_op(struct conn *c, struct op *op)
+{
+	op->prev = NULL;
+	op->next = c->ops;
+	if (c->ops != NULL)
+		c->ops->prev = op;
+	c->ops = op;
+	c->n_pending++;
+}
+
+static void unlink_op(struct conn *c, struct op *op)
+{
+	if (op->prev != NULL)
+		op->prev->next = op->next;
+	else
+		c->ops = op->next;
+	if (op->next != NULL)
+		op->next->prev = op->prev;
+	c->n_pending--;
+}
+
+/* The work queue is full: answer busy instead of waiting for it. */
+static void answer_busy_locked(struct conn *c, int32_t message_id, int tag)
+{
+	int response = ops_response_tag(tag);
+	struct ber_writer *w = &c->io->writer;
+	if (response < 0)
+		return;
+	ber_writer_reset(w);
+	if (response == LDAP_OP_BIND_RESPONSE)
+		ldap_encode_bind_response(w, message_id, LDAP_BUSY, NULL, "server busy", NULL);
+	else if (response == LDAP_OP_EXTENDED_RESPONSE)
+		ldap_encode_extended_response(w, message_id, LDAP_BUSY, "server busy", NULL, NULL);
+	else
+		ldap_encode_result(w, message_id, response, LDAP_BUSY, NULL, "server busy", NULL, 0);
+	if (ber_writer_error(w) == LUMEN_OK)
+		conn_send_locked(c, w->buf, w->len);
+}
+
+static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
+		    int tag, unsigned number)
+{
+	struct op *op = take_op(c, len);
+	if (op == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(op->pdu, pdu, len);
+	op->pdu_len = len;
+	op->conn = c;
+	op->message_id = message_id;
+	op->tag = tag;
+	op->number = number;
+	op->running = false;
+	op->abandoned = false;
+	op->job.run = ops_run_job;
+	clock_gettime(CLOCK_MONOTONIC, &op->queued_at);
+	link_op(c, op);
+	c->refs++;
+	if (tag == LDAP_OP_BIND_REQUEST)
+		c->bind_in_progress = true;
+	int rc = workq_push(c->io->server->workq, &op->job);
+	if (rc != LUMEN_OK) {
+		unlink_op(c, op);
+		c->refs--;
+		if (tag == LDAP_OP_BIND_REQUEST)
+			c->bind_in_progress = false;
+		recycle_op(c, op);
+		answer_busy_locked(c, message_id, tag);
+	}
+	return LUMEN_OK;
+}
+
+static void handle_abandon(struct conn *c, const uint8_t *pdu, size_t len, unsigned number)
+{
+	struct ldap_message msg;
+	struct io_thread *io = c->io;
+	arena_reset(&io->arena);
+	if (ldap_message_decode(pdu, len, &io->arena, &io->server->limits, &msg, NULL) != LUMEN_OK) {
+		conn_abort_locked(c, &io->writer, LDAP_PROTOCOL_ERROR, "malformed Abandon request");
+		return;
+	}
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u ABANDON msg=%d", (unsigned long long)c->id,
+		   number, (int)msg.u.abandon_id);
+	for (struct op *op = c->ops; op != NULL; op = op->next)
+		if (op->message_id == msg.u.abandon_id)
+			op->abandoned = true;
+}
+
+/* One framed PDU: answer it here (Abandon, Unbind) or queue it. */
+static int dispatch_pdu(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
+			int tag)
+{
+	unsigned number = c->next_op_number++;
+	switch (tag) {
+	case LDAP_OP_UNBIND_REQUEST:
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u UNBIND", (unsigned long long)c->id,
+			   number);
+		c->closing = true;
+		abandon_queued_locked(c);
+		return LUMEN_OK;
+	case LDAP_OP_ABANDON_REQUEST:
+		handle_abandon(c, pdu, len, number);
+		return LUMEN_OK;
+	default:
+		return queue_op(c, pdu, len, message_id, tag, number);
+	}
+}
+
+/* Frame and dispatch whole PDUs from the input buffer while allowed. */
+static void process_input(struct conn *c)
+{
+	struct ber_writer *w = &c->io->writer;
+	while (c->in_len > c->in_start && accepting_ops(c)) {
+		const uint8_t *pdu = c->in + c->in_start;
+		size_t avail = c->in_len - c->in_start, total = 0;
+		int rc = ber_frame(pdu, avail, max_pdu(c), &total);
+		if (rc == LUMEN_EINCOMPLETE)
+			break;
+		if (rc != LUMEN_OK) {
+			conn_abort_locked(c, w, LDAP_PROTOCOL_ERROR,
+					  rc == LUMEN_ELIMIT ? "PDU exceeds the size limit"
+							     : "malformed PDU");
+			return;
+		}
+		int32_t message_id = 0;
+		int tag = -1;
+		if (ldap_message_peek(pdu, total, &message_id, &tag) != LUMEN_OK) {
+			conn_abort_locked(c, w, LDAP_PROTOCOL_ERROR, "malformed LDAPMessage");
+			return;
+		}
+		if (tag == LDAP_OP_BIND_REQUEST && c->n_pending > 0) {
+			c->bind_waiting = true;     /* a Bind runs alone */
+			break;
+		}
+		c->bind_waiting = false;
+		if (dispatch_pdu(c, pdu, total, message_id, tag) != LUMEN_OK) {
+			conn_abort_locked(c, w, LDAP_OTHER, "out of memory");
+			return;
+		}
+		c->in_start += total;
+	}
+	if (c->in_start == c->in_len)
+		c->in_start = c->in_len = 0;
+}
+
+/* Make room for reading: compact, then grow up to the PDU bound. */
+static int make_input_room(struct conn *c)
+{
+	if (c->in_start > 0 && c->in_len == c->in_cap) {
+		memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
+		c->in_len -= c->in_start;
+		c->in_start = 0;
+	}
+	if (c->in_len < c->in_cap)
+		return LUMEN_OK;
+	size_t bound = max_pdu(c) + 16;   /* header octets beyond the contents */
+	if (c->in_cap >= bound)
+		return LUMEN_ELIMIT;
+	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
+	uint8_t *bigger = realloc(c->in, cap);
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	c->in = bigger;
+	c->in_cap = cap;
+	return LUMEN_OK;
+}
+
+/* Read once. LUMEN_OK (data or nothing yet), LUMEN_EIO (EOF or error). */
+static int fill_input(struct conn *c)
+{
+	int rc = make_input_room(c);
+	if (rc == LUMEN_ELIMIT)
+		return LUMEN_OK;                  /* framing reports the oversize PDU */
+	if (rc != LUMEN_OK)
+		return rc;
+	ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+	if (n > 0) {
+		c->in_len += (size_t)n;
+		return LUMEN_OK;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return LUMEN_OK;
+	return LUMEN_EIO;
+}
+
+static bool is_idle(const struct conn *c)
+{
+	return c->n_pending == 0 && unsent(c) == 0;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	pthread_mutex_lock(&c->lock);
+	if ((what & EV_TIMEOUT) && is_idle(c) && !c->closing) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d idle timeout", (unsigned long long)c->id,
+			   c->fd);
+		teardown_locked(c);
+		return;
+	}
+	if ((what & EV_READ) && accepting_ops(c) && fill_input(c) != LUMEN_OK) {
+		teardown_locked(c);             /* client went away */
+		return;
+	}
+	process_input(c);
+	if (c->aborting || (c->closing && c->n_pending == 0)) {
+		teardown_locked(c);
+		return;
+	}
+	update_reading(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void conn_op_done(struct conn *c, struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	unlink_op(c, op);
+	if (op->tag == LDAP_OP_BIND_REQUEST)
+		c->bind_in_progress = false;
+	recycle_op(c, op);
+	c->refs--;                          /* the op's reference */
+	bool last = c->refs == 0;           /* the I/O thread already let go */
+	/* Wake the I/O thread if it waits for ops to end or has input left. */
+	if (!last && (c->closing || c->aborting || !c->reading || c->in_len > c->in_start))
+		kick_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		free_conn(c);
+}
+
+int conn_set_identity(struct conn *c, const char *ndn, size_t dn_len, bool bound)
+{
+	int rc = LUMEN_OK;
+	pthread_mutex_lock(&c->lock);
+	if (dn_len + 1 > c->bind_dn_cap) {
+		char *bigger = realloc(c->bind_dn, dn_len + 1);
+		if (bigger == NULL) {
+			rc = LUMEN_ENOMEM;
+			dn_len = 0;
+			bound = false;
+		} else {
+			c->bind_dn = bigger;
+			c->bind_dn_cap = dn_len + 1;
+		}
+	}
+	if (dn_len > 0)
+		memcpy(c->bind_dn, ndn, dn_len);
+	c->bind_dn_len = dn_len;
+	c->bound = bound;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn)
+{
+	int rc = LUMEN_OK;
+	pthread_mutex_lock(&c->lock);
+	ndn->len = c->bind_dn_len;
+	ndn->ptr = (const uint8_t *)"";
+	if (c->bind_dn_len > 0) {
+		ndn->ptr = arena_memdup(arena, c->bind_dn, c->bind_dn_len);
+		if (ndn->ptr == NULL)
+			rc = LUMEN_ENOMEM;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

@@ -1,0 +1,130 @@
+/*
+ * conn_output.c — the output side of a connection: immediate non-blocking
+ * writes, the queue of unsent bytes, and the EV_WRITE handler.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "conn.h"
+#include "io_thread.h"
+#include "lumen_error.h"
+
+void conn_on_write(evutil_socket_t fd, short what, void *arg);
+
+/* writev that retries EINTR; returns bytes written, 0 on EAGAIN, -1 on error. */
+static ssize_t write_vector(int fd, struct iovec *iov, int n)
+{
+	for (;;) {
+		ssize_t w = writev(fd, iov, n);
+		if (w >= 0)
+			return w;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return -1;
+	}
+}
+
+static int append_output(struct conn *c, const uint8_t *data, size_t len)
+{
+	if (c->out_start > 0 && c->out_len + len > c->out_cap) {
+		memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
+		c->out_len -= c->out_start;
+		c->out_start = 0;
+	}
+	if (c->out_len + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 16384;
+		while (cap < c->out_len + len)
+			cap *= 2;
+		uint8_t *bigger = realloc(c->out, cap);
+		if (bigger == NULL)
+			return LUMEN_ENOMEM;
+		c->out = bigger;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return LUMEN_OK;
+}
+
+/* The peer is gone or the queue cannot grow: stop everything. */
+static void fail_output(struct conn *c)
+{
+	c->aborting = true;
+	c->out_start = c->out_len = 0;
+	if (!c->closed)
+		event_active(c->read_event, EV_READ, 0);
+}
+
+int conn_send_locked(struct conn *c, const void *data, size_t len)
+{
+	if (c->closed || c->aborting)
+		return LUMEN_EIO;
+	const uint8_t *bytes = data;
+	struct iovec iov[2];
+	int n = 0;
+	size_t queued = c->out_len - c->out_start;
+	if (queued > 0)
+		iov[n++] = (struct iovec){ c->out + c->out_start, queued };
+	iov[n++] = (struct iovec){ (void *)bytes, len };
+	ssize_t w = write_vector(c->fd, iov, n);
+	if (w < 0) {
+		fail_output(c);
+		return LUMEN_EIO;
+	}
+	size_t written = (size_t)w;
+	size_t from_queue = written < queued ? written : queued;
+	c->out_start += from_queue;
+	written -= from_queue;
+	if (c->out_start == c->out_len)
+		c->out_start = c->out_len = 0;
+	if (written == len)
+		return LUMEN_OK;
+	if (append_output(c, bytes + written, len - written) != LUMEN_OK) {
+		fail_output(c);
+		return LUMEN_ENOMEM;
+	}
+	if (!c->write_armed && event_add(c->write_event, NULL) == 0)
+		c->write_armed = true;
+	return LUMEN_OK;
+}
+
+int conn_send(struct conn *c, const void *data, size_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = conn_send_locked(c, data, len);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void conn_on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)what;
+	pthread_mutex_lock(&c->lock);
+	c->write_armed = false;
+	size_t queued = c->out_len - c->out_start;
+	if (queued > CONN_WRITE_PER_TURN)
+		queued = CONN_WRITE_PER_TURN;
+	struct iovec iov = { c->out + c->out_start, queued };
+	ssize_t w = queued > 0 ? write_vector(fd, &iov, 1) : 0;
+	if (w < 0) {
+		fail_output(c);
+	} else {
+		c->out_start += (size_t)w;
+		if (c->out_start == c->out_len)
+			c->out_start = c->out_len = 0;
+		if (c->out_len > c->out_start && event_add(c->write_event, NULL) == 0)
+			c->write_armed = true;
+		/* Reading may have paused for unsent output: let the loop re-check. */
+		if (!c->reading && !c->closed)
+			event_active(c->read_event, EV_READ, 0);
+	}
+	pthread_mutex_unlock(&c->lock);
+}

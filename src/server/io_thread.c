@@ -1,0 +1,205 @@
+/*
+ * io_thread.c — I/O threads: event loops, connection hand-off, graceful stop.
+ */
+#include "io_thread.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "conn.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "ops.h"
+#include "server.h"
+
+/* Bytes the I/O thread's scratch arena may use (Abandon decoding). */
+#define IO_ARENA_MAX (64u * 1024u)
+
+struct accepted_socket {
+	struct accepted_socket *next;
+	int fd;
+	bool is_tcp;
+	socklen_t peer_len;
+	struct sockaddr_storage peer;
+	char listener_name[LISTENER_NAME_MAX];
+};
+
+static void maybe_exit_loop(struct io_thread *io)
+{
+	if (io->stopping && io->n_conns == 0)
+		event_base_loopexit(io->base, NULL);
+}
+
+static void adopt_incoming(struct io_thread *io, struct accepted_socket *list)
+{
+	while (list != NULL) {
+		struct accepted_socket *a = list;
+		list = a->next;
+		struct conn *c = NULL;
+		if (io->stopping) {
+			close(a->fd);
+		} else if (conn_create(io, a->fd, (struct sockaddr *)&a->peer, a->peer_len,
+				       a->listener_name, a->is_tcp, &c) == LUMEN_OK) {
+			c->io_next = io->conns;
+			if (io->conns != NULL)
+				io->conns->io_prev = c;
+			io->conns = c;
+			io->n_conns++;
+		} else {
+			log_printf(0, "cannot set up a connection: out of memory");
+		}
+		free(a);
+	}
+}
+
+/* Close every connection gracefully; conn_begin_close may free it at once. */
+static void close_all(struct io_thread *io)
+{
+	struct conn *c = io->conns;
+	while (c != NULL) {
+		struct conn *next = c->io_next;
+		conn_begin_close(c);
+		c = next;
+	}
+}
+
+static void on_control(evutil_socket_t fd, short what, void *arg)
+{
+	struct io_thread *io = arg;
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&io->lock);
+	struct accepted_socket *list = io->incoming;
+	io->incoming = NULL;
+	bool stop = io->stop_requested && !io->stopping;
+	pthread_mutex_unlock(&io->lock);
+	adopt_incoming(io, list);
+	if (stop) {
+		io->stopping = true;
+		close_all(io);
+	}
+	maybe_exit_loop(io);
+}
+
+int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
+{
+	memset(io, 0, sizeof(*io));
+	io->server = server;
+	io->index = index;
+	pthread_mutex_init(&io->lock, NULL);
+	arena_init(&io->arena, IO_ARENA_MAX);
+	if (ber_writer_init(&io->writer, 256, 0) != LUMEN_OK)
+		return LUMEN_ENOMEM;
+	io->base = event_base_new();
+	if (io->base == NULL)
+		return LUMEN_EIO;
+	io->control = event_new(io->base, -1, 0, on_control, io);
+	if (io->control == NULL)
+		return LUMEN_ENOMEM;
+	return LUMEN_OK;
+}
+
+static void *io_thread_main(void *arg)
+{
+	struct io_thread *io = arg;
+	event_base_dispatch(io->base);
+	return NULL;
+}
+
+int io_thread_start(struct io_thread *io)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&io->thread, NULL, io_thread_main, io);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err != 0)
+		return LUMEN_EIO;
+	io->own_thread = true;
+	return LUMEN_OK;
+}
+
+void io_thread_run_here(struct io_thread *io)
+{
+	io->thread = pthread_self();
+	event_base_dispatch(io->base);
+}
+
+int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer,
+		       socklen_t peer_len, const char *listener_name, bool is_tcp)
+{
+	struct accepted_socket *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		close(fd);
+		return LUMEN_ENOMEM;
+	}
+	a->fd = fd;
+	a->is_tcp = is_tcp;
+	a->peer_len = peer_len <= sizeof(a->peer) ? peer_len : sizeof(a->peer);
+	memcpy(&a->peer, peer, a->peer_len);
+	snprintf(a->listener_name, sizeof(a->listener_name), "%s", listener_name);
+	pthread_mutex_lock(&io->lock);
+	a->next = io->incoming;
+	io->incoming = a;
+	pthread_mutex_unlock(&io->lock);
+	event_active(io->control, EV_READ, 0);
+	return LUMEN_OK;
+}
+
+void io_thread_request_stop(struct io_thread *io)
+{
+	pthread_mutex_lock(&io->lock);
+	io->stop_requested = true;
+	pthread_mutex_unlock(&io->lock);
+	event_active(io->control, EV_READ, 0);
+}
+
+void io_thread_conn_gone(struct io_thread *io, struct conn *c)
+{
+	if (c->io_prev != NULL)
+		c->io_prev->io_next = c->io_next;
+	else if (io->conns == c)
+		io->conns = c->io_next;
+	if (c->io_next != NULL)
+		c->io_next->io_prev = c->io_prev;
+	c->io_prev = c->io_next = NULL;
+	io->n_conns--;
+	maybe_exit_loop(io);
+}
+
+bool io_thread_is_current(const struct io_thread *io)
+{
+	return pthread_equal(pthread_self(), io->thread) != 0;
+}
+
+void io_thread_join(struct io_thread *io)
+{
+	if (io->own_thread)
+		pthread_join(io->thread, NULL);
+	io->own_thread = false;
+}
+
+void io_thread_destroy(struct io_thread *io)
+{
+	io_thread_join(io);
+	/* Sockets handed off but never adopted (stop raced with accept). */
+	while (io->incoming != NULL) {
+		struct accepted_socket *a = io->incoming;
+		io->incoming = a->next;
+		close(a->fd);
+		free(a);
+	}
+	if (io->control != NULL)
+		event_free(io->control);
+	if (io->base != NULL)
+		event_base_free(io->base);
+	io->control = NULL;
+	io->base = NULL;
+	ber_writer_free(&io->writer);
+	arena_free(&io->arena);
+	pthread_mutex_destroy(&io->lock);
+}

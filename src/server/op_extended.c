@@ -1,0 +1,70 @@
+/*
+ * op_extended.c — Extended operations, dispatched by OID.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "ops.h"
+#include "server.h"
+
+struct extended_handler {
+	const char *oid;
+	const char *log_name;
+	void (*run)(struct op_context *ctx, const struct ldap_extended_request *req);
+};
+
+/* RFC 4532: the authorization identity, "" when anonymous. */
+static void who_am_i(struct op_context *ctx, const struct ldap_extended_request *req)
+{
+	struct ber_view ndn;
+	if (req->has_value) {
+		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, "WhoAmI takes no request value",
+				 NULL, NULL);
+		return;
+	}
+	if (conn_identity(ctx->conn, ctx->arena, &ndn) != LUMEN_OK) {
+		op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
+		return;
+	}
+	struct ber_view authz = { (const uint8_t *)"", 0 };
+	if (ndn.len > 0) {
+		uint8_t *buf = arena_alloc(ctx->arena, ndn.len + 3);
+		if (buf == NULL) {
+			op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
+			return;
+		}
+		memcpy(buf, "dn:", 3);
+		memcpy(buf + 3, ndn.ptr, ndn.len);
+		authz = (struct ber_view){ buf, ndn.len + 3 };
+	}
+	op_send_extended(ctx, LDAP_SUCCESS, NULL, NULL, &authz);
+}
+
+/* Each supported OID is a row; advertise it in rootdse.c as well. */
+static const struct extended_handler extended_handlers[] = {
+	{ LDAP_OID_WHOAMI, "WHOAMI", who_am_i },
+};
+
+void op_extended(struct op_context *ctx)
+{
+	const struct ldap_extended_request *req = &ctx->msg->u.extended;
+	const char *oid = op_log_string(ctx, req->oid);
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u EXT oid=%s",
+		   (unsigned long long)ctx->conn->id, ctx->op->number, oid);
+	for (size_t i = 0; i < sizeof(extended_handlers) / sizeof(extended_handlers[0]); i++) {
+		if (ber_view_eq_str(req->oid, extended_handlers[i].oid)) {
+			log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u %s",
+				   (unsigned long long)ctx->conn->id, ctx->op->number,
+				   extended_handlers[i].log_name);
+			extended_handlers[i].run(ctx, req);
+			return;
+		}
+	}
+	char diagnostic[160];
+	snprintf(diagnostic, sizeof(diagnostic), "unsupported extended operation %.100s", oid);
+	op_send_extended(ctx, LDAP_PROTOCOL_ERROR, diagnostic, NULL, NULL);
+}

@@ -1,0 +1,216 @@
+/*
+ * ops.c — running queued operations: decode, dispatch by protocolOp,
+ * answer, log the RESULT line.
+ */
+#include "ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "server.h"
+
+struct op_handler {
+	int request;          /* protocolOp of the request */
+	int response;         /* protocolOp of its final response, or -1 */
+	const char *log_name; /* as in slapd's access log */
+	void (*run)(struct op_context *ctx);
+};
+
+/* Adding an operation (or the backend behind one) is changing a row. */
+static const struct op_handler handlers[] = {
+	{ LDAP_OP_BIND_REQUEST, LDAP_OP_BIND_RESPONSE, "BIND", op_bind },
+	{ LDAP_OP_SEARCH_REQUEST, LDAP_OP_SEARCH_DONE, "SRCH", op_search },
+	{ LDAP_OP_MODIFY_REQUEST, LDAP_OP_MODIFY_RESPONSE, "MOD", op_without_backend },
+	{ LDAP_OP_ADD_REQUEST, LDAP_OP_ADD_RESPONSE, "ADD", op_without_backend },
+	{ LDAP_OP_DELETE_REQUEST, LDAP_OP_DELETE_RESPONSE, "DEL", op_without_backend },
+	{ LDAP_OP_MODDN_REQUEST, LDAP_OP_MODDN_RESPONSE, "MODRDN", op_without_backend },
+	{ LDAP_OP_COMPARE_REQUEST, LDAP_OP_COMPARE_RESPONSE, "CMP", op_without_backend },
+	{ LDAP_OP_EXTENDED_REQUEST, LDAP_OP_EXTENDED_RESPONSE, "EXT", op_extended },
+};
+
+static const struct op_handler *find_handler(int request)
+{
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
+		if (handlers[i].request == request)
+			return &handlers[i];
+	return NULL;
+}
+
+int ops_response_tag(int request_tag)
+{
+	const struct op_handler *h = find_handler(request_tag);
+	return h != NULL ? h->response : -1;
+}
+
+void *ops_worker_start(void *server, unsigned index)
+{
+	struct worker_context *w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	w->server = server;
+	w->index = index;
+	arena_init(&w->arena, OPS_ARENA_MAX);
+	if (ber_writer_init(&w->writer, 4096, 0) != LUMEN_OK) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void ops_worker_stop(void *server, void *worker_context)
+{
+	struct worker_context *w = worker_context;
+	(void)server;
+	arena_free(&w->arena);
+	ber_writer_free(&w->writer);
+	free(w);
+}
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void log_result(struct op_context *ctx, int code, const char *diagnostic)
+{
+	struct timespec now;
+	if (!log_enabled(LOG_LEVEL_STATS))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double qtime = seconds_between(&ctx->op->queued_at, &ctx->started_at);
+	double etime = seconds_between(&ctx->op->queued_at, &now);
+	const char *text = diagnostic != NULL ? diagnostic : "";
+	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
+	int response = ops_response_tag(ctx->op->tag);
+	if (response == LDAP_OP_SEARCH_DONE)
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SEARCH RESULT tag=%d err=%d "
+			   "qtime=%.6f etime=%.6f nentries=%lu text=%s", conn_id,
+			   ctx->op->number, 0x60 | response, code, qtime, etime,
+			   ctx->n_entries, text);
+	else if (response == LDAP_OP_EXTENDED_RESPONSE)
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT oid= err=%d qtime=%.6f "
+			   "etime=%.6f text=%s", conn_id, ctx->op->number, code, qtime, etime,
+			   text);
+	else
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT tag=%d err=%d qtime=%.6f "
+			   "etime=%.6f text=%s", conn_id, ctx->op->number, 0x60 | response, code,
+			   qtime, etime, text);
+}
+
+static void send_batch(struct op_context *ctx)
+{
+	int rc = ber_writer_error(ctx->out);
+	if (rc != LUMEN_OK) {
+		log_printf(0, "conn=%llu op=%u cannot encode the response: %s",
+			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));
+		return;
+	}
+	/* An operation abandoned while it ran is never answered (RFC 4511 §4.11). */
+	pthread_mutex_lock(&ctx->conn->lock);
+	if (!ctx->op->abandoned)
+		conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
+	pthread_mutex_unlock(&ctx->conn->lock);
+}
+
+void op_send_result(struct op_context *ctx, int code, const char *matched,
+		    const char *diagnostic)
+{
+	int response = ops_response_tag(ctx->op->tag);
+	if (response == LDAP_OP_BIND_RESPONSE)
+		ldap_encode_bind_response(ctx->out, ctx->op->message_id, code, matched,
+					  diagnostic, NULL);
+	else if (response == LDAP_OP_EXTENDED_RESPONSE)
+		ldap_encode_extended_response(ctx->out, ctx->op->message_id, code, diagnostic,
+					      NULL, NULL);
+	else
+		ldap_encode_result(ctx->out, ctx->op->message_id, response, code, matched,
+				   diagnostic, NULL, 0);
+	log_result(ctx, code, diagnostic);
+	send_batch(ctx);
+}
+
+void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
+		      const char *name, const struct ber_view *value)
+{
+	ldap_encode_extended_response(ctx->out, ctx->op->message_id, code, diagnostic, name,
+				      value);
+	log_result(ctx, code, diagnostic);
+	send_batch(ctx);
+}
+
+const char *op_log_string(struct op_context *ctx, struct ber_view v)
+{
+	char *out = arena_alloc(ctx->arena, v.len * 3 + 1);
+	if (out == NULL)
+		return "";
+	size_t o = 0;
+	for (size_t i = 0; i < v.len; i++) {
+		uint8_t b = v.ptr[i];
+		if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\') {
+			out[o++] = (char)b;
+		} else {
+			static const char hex[] = "0123456789ABCDEF";
+			out[o++] = '\\';
+			out[o++] = hex[b >> 4];
+			out[o++] = hex[b & 15];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* The PDU does not decode: tell the client and close, as for bad framing. */
+static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
+{
+	const char *reason = diagnostic != NULL ? diagnostic : "malformed request";
+	if (rc == LUMEN_ELIMIT && ops_response_tag(ctx->op->tag) >= 0) {
+		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, reason);
+		return;
+	}
+	pthread_mutex_lock(&ctx->conn->lock);
+	conn_abort_locked(ctx->conn, ctx->out, LDAP_PROTOCOL_ERROR,
+			  rc == LUMEN_EUNSUPPORTED ? "unknown operation" : reason);
+	pthread_mutex_unlock(&ctx->conn->lock);
+}
+
+static void run_op(struct op *op, struct worker_context *w)
+{
+	struct ldap_message msg;
+	const char *diagnostic = NULL;
+	struct op_context ctx = {
+		.server = w->server, .conn = op->conn, .op = op, .msg = &msg,
+		.arena = &w->arena, .out = &w->writer,
+	};
+	clock_gettime(CLOCK_MONOTONIC, &ctx.started_at);
+	arena_reset(&w->arena);
+	ber_writer_reset(&w->writer);
+	int rc = ldap_message_decode(op->pdu, op->pdu_len, &w->arena, &w->server->limits,
+				     &msg, &diagnostic);
+	const struct op_handler *h = find_handler(op->tag);
+	if (rc == LUMEN_OK && h == NULL)
+		rc = LUMEN_EUNSUPPORTED;   /* a response or unknown op from a client */
+	if (rc != LUMEN_OK) {
+		reject_pdu(&ctx, rc, diagnostic);
+		return;
+	}
+	ctx.log_name = h->log_name;
+	h->run(&ctx);
+}
+
+void ops_run_job(struct workq_job *job, void *worker_context)
+{
+	struct op *op = (struct op *)job;
+	struct conn *c = op->conn;
+	pthread_mutex_lock(&c->lock);
+	bool skip = op->abandoned || c->closed || c->aborting;
+	op->running = !skip;
+	pthread_mutex_unlock(&c->lock);
+	if (!skip)
+		run_op(op, worker_context);
+	conn_op_done(c, op);
+}

@@ -1,0 +1,345 @@
+/*
+ * server.c — server start-up, accepting, signals and graceful shutdown.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "config.h"
+#include "dn.h"
+#include "io_thread.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "ops.h"
+#include "rootdse.h"
+#include "workq.h"
+
+/* Queued (not yet running) operations across all connections. */
+#define SERVER_QUEUE_CAPACITY 65536
+/* How long accepting pauses when the process is out of descriptors. */
+#define ACCEPT_PAUSE_MS 100
+/* slapd numbers connections from 1000; log readers are used to it. */
+#define FIRST_CONNECTION_ID 1000
+
+int server_normalize_dn(const struct server *s, struct ber_view dn, struct arena *arena,
+			struct ber_view *ndn)
+{
+	return dn_normalize(s->config->schema, (const char *)dn.ptr, dn.len, arena, ndn);
+}
+
+const struct server_database *server_find_database(const struct server *s, struct ber_view ndn)
+{
+	for (size_t i = 0; i < s->n_databases; i++)
+		for (size_t j = 0; j < s->databases[i].n_suffixes; j++)
+			if (dn_is_within(ndn, s->databases[i].suffixes[j]))
+				return &s->databases[i];
+	return NULL;
+}
+
+/* Normalize a configured DN into malloc'ed bytes. */
+static int normalize_configured(const struct server *s, const char *dn, struct arena *arena,
+				struct ber_view *out)
+{
+	struct ber_view ndn;
+	arena_reset(arena);
+	int rc = dn_normalize(s->config->schema, dn, strlen(dn), arena, &ndn);
+	if (rc != LUMEN_OK)
+		return rc;
+	uint8_t *copy = malloc(ndn.len + 1);
+	if (copy == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(copy, ndn.ptr, ndn.len);
+	copy[ndn.len] = '\0';
+	*out = (struct ber_view){ copy, ndn.len };
+	return LUMEN_OK;
+}
+
+static int prepare_database(struct server *s, const struct config_database *cfg,
+			    struct server_database *db, struct arena *arena, char *err,
+			    size_t errlen)
+{
+	int rc = LUMEN_OK;
+	db->config = cfg;
+	if (cfg->n_suffixes == 0) {
+		snprintf(err, errlen, "%s: database mdb: expected at least one \"suffix\"",
+			 cfg->origin);
+		return LUMEN_EMALFORMED;
+	}
+	db->suffixes = calloc(cfg->n_suffixes, sizeof(*db->suffixes));
+	if (db->suffixes == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < cfg->n_suffixes && rc == LUMEN_OK; i++) {
+		rc = normalize_configured(s, cfg->suffixes[i], arena, &db->suffixes[i]);
+		if (rc == LUMEN_OK)
+			db->n_suffixes++;
+		else
+			snprintf(err, errlen, "%s: suffix \"%s\": not a valid DN (%s)", cfg->origin,
+				 cfg->suffixes[i], lumen_strerror(rc));
+	}
+	if (rc == LUMEN_OK && cfg->rootdn != NULL) {
+		rc = normalize_configured(s, cfg->rootdn, arena, &db->rootdn);
+		if (rc != LUMEN_OK)
+			snprintf(err, errlen, "%s: rootdn \"%s\": not a valid DN (%s)", cfg->origin,
+				 cfg->rootdn, lumen_strerror(rc));
+	}
+	return rc;
+}
+
+int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen)
+{
+	struct arena arena;
+	int rc = LUMEN_ENOMEM;
+	struct server *s = calloc(1, sizeof(*s));
+	*out = NULL;
+	if (s == NULL)
+		return LUMEN_ENOMEM;
+	arena_init(&arena, 0);
+	s->config = cfg;
+	atomic_init(&s->stopping, false);
+	atomic_init(&s->next_conn_id, FIRST_CONNECTION_ID);
+	ldap_decode_limits_default(&s->limits);
+	s->databases = calloc(cfg->n_databases + 1, sizeof(*s->databases));
+	if (s->databases == NULL)
+		goto fail;
+	for (size_t i = 0; i < cfg->n_databases; i++) {
+		rc = prepare_database(s, &cfg->databases[i], &s->databases[i], &arena, err, errlen);
+		s->n_databases++;
+		if (rc != LUMEN_OK)
+			goto fail;
+	}
+	rc = rootdse_create(cfg, &s->rootdse);
+	if (rc != LUMEN_OK)
+		goto fail;
+	arena_free(&arena);
+	*out = s;
+	return LUMEN_OK;
+fail:
+	if (rc == LUMEN_ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	arena_free(&arena);
+	server_destroy(s);
+	return rc;
+}
+
+int server_listen(struct server *s, const char *urls, char *err, size_t errlen)
+{
+	return listeners_open(urls, &s->listeners, err, errlen);
+}
+
+/* What an accept callback needs: the server and the listener it serves. */
+struct server_accept {
+	struct server *server;
+	struct listener *listener;
+	struct event *event;
+};
+
+static void set_accepting(struct server *s, bool on)
+{
+	for (size_t i = 0; i < s->listeners.n; i++) {
+		struct event *ev = s->accepting[i].event;
+		if (ev == NULL)
+			continue;
+		if (on)
+			event_add(ev, NULL);
+		else
+			event_del(ev);
+	}
+}
+
+static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	(void)fd;
+	(void)what;
+	if (!atomic_load(&s->stopping))
+		set_accepting(s, true);
+}
+
+/* Out of descriptors or memory: pause instead of spinning on accept. */
+static bool accept_should_pause(int error)
+{
+	return error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;
+}
+
+static void on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct server_accept *a = arg;
+	struct server *s = a->server;
+	(void)what;
+	/* A bounded burst, so one busy listener cannot starve connections. */
+	for (int burst = 0; burst < 64; burst++) {
+		struct sockaddr_storage peer;
+		socklen_t peer_len = sizeof(peer);
+		int cfd = accept4(fd, (struct sockaddr *)&peer, &peer_len,
+				  SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			if (accept_should_pause(errno)) {
+				log_printf(0, "accept: %s; pausing for %d ms", strerror(errno),
+					   ACCEPT_PAUSE_MS);
+				struct timeval tv = { 0, ACCEPT_PAUSE_MS * 1000 };
+				set_accepting(s, false);
+				event_add(s->accept_resume, &tv);
+			}
+			return;
+		}
+		struct io_thread *io = &s->io_threads[s->next_io];
+		s->next_io = (s->next_io + 1) % s->n_io_threads;
+		io_thread_hand_off(io, cfd, (struct sockaddr *)&peer, peer_len, a->listener->name,
+				   a->listener->kind == LISTENER_TCP);
+	}
+}
+
+static void begin_shutdown(struct server *s)
+{
+	if (atomic_exchange(&s->stopping, true))
+		return;
+	log_printf(0, "lumend shutting down");
+	set_accepting(s, false);
+	event_del(s->accept_resume);
+	/* Stop accepting for good: the sockets go, and so do ldapi paths. */
+	for (size_t i = 0; i < s->listeners.n; i++) {
+		if (s->accepting[i].event != NULL)
+			event_free(s->accepting[i].event);
+		s->accepting[i].event = NULL;
+	}
+	listeners_close(&s->listeners);
+	for (unsigned i = 0; i < s->n_io_threads; i++)
+		io_thread_request_stop(&s->io_threads[i]);
+}
+
+static void on_signal(evutil_socket_t signal_number, short what, void *arg)
+{
+	(void)what;
+	log_printf(0, "received signal %d", (int)signal_number);
+	begin_shutdown(arg);
+}
+
+/* Events of I/O thread 0: accepting, the EMFILE pause, the signals. */
+static int setup_main_events(struct server *s, char *err, size_t errlen)
+{
+	struct event_base *base = s->io_threads[0].base;
+	s->accepting = calloc(s->listeners.n + 1, sizeof(*s->accepting));
+	s->accept_resume = evtimer_new(base, on_accept_resume, s);
+	s->signal_events[0] = evsignal_new(base, SIGTERM, on_signal, s);
+	s->signal_events[1] = evsignal_new(base, SIGINT, on_signal, s);
+	if (s->accepting == NULL || s->accept_resume == NULL || s->signal_events[0] == NULL ||
+	    s->signal_events[1] == NULL) {
+		snprintf(err, errlen, "cannot set up the main event loop: out of memory");
+		return LUMEN_ENOMEM;
+	}
+	for (size_t i = 0; i < s->listeners.n; i++) {
+		struct server_accept *a = &s->accepting[i];
+		a->server = s;
+		a->listener = &s->listeners.items[i];
+		a->event = event_new(base, a->listener->fd, EV_READ | EV_PERSIST, on_accept, a);
+		if (a->event == NULL || event_add(a->event, NULL) != 0) {
+			snprintf(err, errlen, "cannot watch listener %s", a->listener->name);
+			return LUMEN_EIO;
+		}
+	}
+	if (event_add(s->signal_events[0], NULL) != 0 || event_add(s->signal_events[1], NULL) != 0) {
+		snprintf(err, errlen, "cannot watch SIGTERM/SIGINT");
+		return LUMEN_EIO;
+	}
+	return LUMEN_OK;
+}
+
+static int start_threads(struct server *s, char *err, size_t errlen)
+{
+	const struct config *cfg = s->config;
+	struct workq_config wq = {
+		.threads = cfg->threads, .capacity = SERVER_QUEUE_CAPACITY,
+		.worker_start = ops_worker_start, .worker_stop = ops_worker_stop, .arg = s,
+	};
+	int rc = workq_create(&wq, &s->workq);
+	if (rc != LUMEN_OK) {
+		snprintf(err, errlen, "cannot start %u worker threads: %s", cfg->threads,
+			 lumen_strerror(rc));
+		return rc;
+	}
+	s->io_threads = calloc(cfg->listener_threads, sizeof(*s->io_threads));
+	if (s->io_threads == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return LUMEN_ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->listener_threads; i++) {
+		rc = io_thread_init(&s->io_threads[i], s, i);
+		s->n_io_threads++;
+		if (rc != LUMEN_OK) {
+			snprintf(err, errlen, "cannot create I/O thread %u: %s", i, lumen_strerror(rc));
+			return rc;
+		}
+	}
+	s->io_threads[0].thread = pthread_self();
+	rc = setup_main_events(s, err, errlen);
+	for (unsigned i = 1; rc == LUMEN_OK && i < s->n_io_threads; i++) {
+		rc = io_thread_start(&s->io_threads[i]);
+		if (rc != LUMEN_OK)
+			snprintf(err, errlen, "cannot start I/O thread %u", i);
+	}
+	return rc;
+}
+
+int server_run(struct server *s, char *err, size_t errlen)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (evthread_use_pthreads() != 0) {
+		snprintf(err, errlen, "libevent has no thread support");
+		return LUMEN_EIO;
+	}
+	int rc = start_threads(s, err, errlen);
+	if (rc != LUMEN_OK) {
+		begin_shutdown(s);
+		return rc;
+	}
+	log_printf(0, "lumend %s ready: %u workers, %u I/O threads", LUMEN_VENDOR_VERSION,
+		   s->config->threads, s->n_io_threads);
+	io_thread_run_here(&s->io_threads[0]);
+	/* Thread 0's loop ends only once stopping; wait for the others. */
+	for (unsigned i = 1; i < s->n_io_threads; i++)
+		io_thread_join(&s->io_threads[i]);
+	workq_shutdown(s->workq);
+	return LUMEN_OK;
+}
+
+void server_destroy(struct server *s)
+{
+	if (s == NULL)
+		return;
+	if (s->io_threads != NULL && s->n_io_threads > 0 && !atomic_load(&s->stopping))
+		begin_shutdown(s);
+	for (size_t i = 0; s->accepting != NULL && i < s->listeners.n; i++)
+		if (s->accepting[i].event != NULL)
+			event_free(s->accepting[i].event);
+	listeners_close(&s->listeners);
+	free(s->accepting);
+	if (s->accept_resume != NULL)
+		event_free(s->accept_resume);
+	for (int i = 0; i < 2; i++)
+		if (s->signal_events[i] != NULL)
+			event_free(s->signal_events[i]);
+	/* Workers first: a finishing op may still touch its connection. */
+	workq_destroy(s->workq);
+	for (unsigned i = 0; i < s->n_io_threads; i++)
+		io_thread_destroy(&s->io_threads[i]);
+	free(s->io_threads);
+	for (size_t i = 0; s->databases != NULL && i < s->n_databases; i++) {
+		struct server_database *db = &s->databases[i];
+		for (size_t j = 0; j < db->n_suffixes; j++)
+			free((void *)db->suffixes[j].ptr);
+		free(db->suffixes);
+		free((void *)db->rootdn.ptr);
+	}
+	free(s->databases);
+	rootdse_free(s->rootdse);
+	free(s);
+}

@@ -1,0 +1,351 @@
+/*
+ * test_bench_template.c — bench/template.c, bench/filter_text.c and the
+ * request encoding of bench/workload.c: range expansion, random and
+ * sequential draws, RFC 4515 escapes, malformed input with clear errors.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "filter_text.h"
+#include "ldap_message.h"
+#include "lumen_error.h"
+#include "template.h"
+#include "workload.h"
+
+static struct bench_template t;
+
+static const char *expand(uint64_t draw)
+{
+	static char out[TEMPLATE_MAX_TEXT * 2];
+	size_t len;
+	ck_assert_int_eq(bench_template_expand(&t, draw, out, sizeof(out), &len), LUMEN_OK);
+	ck_assert_uint_eq(len, strlen(out));
+	return out;
+}
+
+START_TEST(expansions)
+{
+	static const struct { const char *text; uint64_t draw; const char *want; } cases[] = {
+		{ "(uid=user.[1-100000])", 0, "(uid=user.1)" },
+		{ "(uid=user.[1-100000])", 99999, "(uid=user.100000)" },
+		{ "(uid=user.[1-100000])", 100000, "(uid=user.1)" },
+		{ "[5-5]", 12345, "5" },
+		{ "id[0001-9999]", 6, "id0007" },
+		{ "[0-9]x[100-109]", 3, "3x103" },        /* one draw, all ranges */
+		{ "plain text", 7, "plain text" },
+		{ "", 7, "" },
+		{ "(cn=\\5b[1-3]\\5d)", 1, "(cn=\\5b2\\5d)" }, /* escapes pass through */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(bench_template_compile(&t, cases[i].text, NULL), LUMEN_OK);
+		ck_assert_str_eq(expand(cases[i].draw), cases[i].want);
+	}
+	ck_assert_int_eq(bench_template_compile(&t, "a[1-10]b[1-1000]", NULL), LUMEN_OK);
+	ck_assert_uint_eq(bench_template_span(&t), 1000);
+	ck_assert(!bench_template_is_constant(&t));
+	ck_assert_int_eq(bench_template_compile(&t, "abc", NULL), LUMEN_OK);
+	ck_assert(bench_template_is_constant(&t));
+}
+END_TEST
+
+START_TEST(malformed_templates)
+{
+	static const struct { const char *text; int rc; const char *why; } cases[] = {
+		{ "user.[1-", LUMEN_EMALFORMED, "unclosed '[' in template" },
+		{ "user.[", LUMEN_EMALFORMED, "unclosed '[' in template" },
+		{ "user.[1-5", LUMEN_EMALFORMED, "unclosed '[' in template" },
+		{ "user.[15]", LUMEN_EMALFORMED, "range needs the form [low-high]" },
+		{ "user.[a-5]", LUMEN_EMALFORMED, "range bound is not a decimal number" },
+		{ "user.[1-b]", LUMEN_EMALFORMED, "range bound is not a decimal number" },
+		{ "user.[-5]", LUMEN_EMALFORMED, "range bound is not a decimal number" },
+		{ "user.[9-1]", LUMEN_EMALFORMED, "range low bound is above its high bound" },
+		{ "user.[1-2x]", LUMEN_EMALFORMED, "range needs the form [low-high]" },
+		{ "user.1]", LUMEN_EMALFORMED, "']' without '[' in template" },
+		{ "[1-9999999999999999999]", LUMEN_ELIMIT, "range bound has too many digits" },
+		{ NULL, LUMEN_EINVAL, "no template" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = NULL;
+		ck_assert_int_eq(bench_template_compile(&t, cases[i].text, &why), cases[i].rc);
+		ck_assert_str_eq(why, cases[i].why);
+	}
+	char longer[TEMPLATE_MAX_TEXT + 2];
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	ck_assert_int_eq(bench_template_compile(&t, longer, NULL), LUMEN_ELIMIT);
+	char many[TEMPLATE_MAX_SEGMENTS * 8 + 1] = "";
+	for (unsigned i = 0; i <= TEMPLATE_MAX_SEGMENTS; i++)
+		strcat(many, "a[1-2]");
+	ck_assert_int_eq(bench_template_compile(&t, many, NULL), LUMEN_ELIMIT);
+}
+END_TEST
+
+START_TEST(expansion_too_long)
+{
+	char small[8];
+	size_t len = 99;
+	ck_assert_int_eq(bench_template_compile(&t, "user.[1000-1000]", NULL), LUMEN_OK);
+	ck_assert_int_eq(bench_template_expand(&t, 0, small, sizeof(small), &len),
+			 LUMEN_ELIMIT);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(small, "");
+}
+END_TEST
+
+START_TEST(random_and_sequential_draws)
+{
+	_Atomic uint64_t sequence;
+	atomic_init(&sequence, 0);
+	struct bench_draw seq, seq2, rnd, same, other;
+	bench_draw_init(&seq, BENCH_FILL_SEQUENTIAL, 1, &sequence);
+	bench_draw_init(&seq2, BENCH_FILL_SEQUENTIAL, 2, &sequence);
+	ck_assert_int_eq(bench_template_compile(&t, "[1-10]", NULL), LUMEN_OK);
+	/* Sequential draws share one counter, so two threads never repeat. */
+	ck_assert_str_eq(expand(bench_draw_next(&seq)), "1");
+	ck_assert_str_eq(expand(bench_draw_next(&seq2)), "2");
+	ck_assert_str_eq(expand(bench_draw_next(&seq)), "3");
+
+	bench_draw_init(&rnd, BENCH_FILL_RANDOM, 7, NULL);
+	bench_draw_init(&same, BENCH_FILL_RANDOM, 7, NULL);
+	bench_draw_init(&other, BENCH_FILL_RANDOM, 8, NULL);
+	unsigned seen[10] = { 0 };
+	bool differs = false;
+	for (int i = 0; i < 10000; i++) {
+		uint64_t a = bench_draw_next(&rnd);
+		ck_assert_uint_eq(a, bench_draw_next(&same));   /* deterministic */
+		differs |= a != bench_draw_next(&other);
+		seen[a % 10]++;
+	}
+	ck_assert(differs);
+	for (int i = 0; i < 10; i++)   /* roughly uniform: 1000 +- 20 % */
+		ck_assert_msg(seen[i] > 800 && seen[i] < 1200, "value %d seen %u", i, seen[i]);
+}
+END_TEST
+
+/* Encode text as a filter and decode it back with the proto decoder. */
+static struct ldap_filter *round_trip(const char *text, struct ber_writer *w,
+				      struct arena *arena)
+{
+	struct ldap_decode_limits limits;
+	struct ldap_filter *f = NULL;
+	const char *why = NULL;
+	ldap_decode_limits_default(&limits);
+	ber_writer_reset(w);
+	ck_assert_int_eq(bench_filter_encode(w, text, strlen(text), &why), LUMEN_OK);
+	struct ber_reader r;
+	ber_reader_init(&r, w->buf, w->len);
+	ck_assert_int_eq(ldap_filter_decode(&r, arena, &limits, &f, &why), LUMEN_OK);
+	return f;
+}
+
+static bool view_is(struct ber_view v, const char *s, size_t n)
+{
+	return v.len == n && memcmp(v.ptr, s, n) == 0;
+}
+
+START_TEST(filters_and_escapes)
+{
+	struct ber_writer w;
+	struct arena arena;
+	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
+	arena_init(&arena, 0);
+
+	struct ldap_filter *f = round_trip("(uid=user.7)", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
+	ck_assert(view_is(f->u.ava.attr, "uid", 3));
+	ck_assert(view_is(f->u.ava.value, "user.7", 6));
+
+	/* \2a is a literal '*': equality, not substrings; \00 is a NUL. */
+	f = round_trip("(cn=a\\2ab\\28\\29\\5c\\00)", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
+	ck_assert(view_is(f->u.ava.value, "a*b()\\\0", 7));
+
+	f = round_trip("(&(objectClass=person)(|(cn=ab*cd*ef)(!(sn=*))))", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_AND);
+	ck_assert_int_eq(f->u.children->type, LDAP_FILTER_EQUALITY);
+	struct ldap_filter *or = f->u.children->next;
+	ck_assert_int_eq(or->type, LDAP_FILTER_OR);
+	struct ldap_filter *sub = or->u.children;
+	ck_assert_int_eq(sub->type, LDAP_FILTER_SUBSTRINGS);
+	ck_assert(sub->u.substrings.has_initial && sub->u.substrings.has_final);
+	ck_assert_uint_eq(sub->u.substrings.n_any, 1);
+	ck_assert(view_is(sub->u.substrings.any[0], "cd", 2));
+	ck_assert_int_eq(sub->next->type, LDAP_FILTER_NOT);
+	ck_assert_int_eq(sub->next->u.child->type, LDAP_FILTER_PRESENT);
+
+	f = round_trip("(age>=21)", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_GREATER_OR_EQUAL);
+	f = round_trip("(cn~=smith)", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_APPROX);
+	f = round_trip("(cn:dn:2.5.13.2:=x)", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_EXTENSIBLE);
+	ck_assert(f->u.extensible.dn_attributes && f->u.extensible.has_rule);
+	ck_assert(view_is(f->u.extensible.rule, "2.5.13.2", 8));
+	f = round_trip("uid=bare", &w, &arena);
+	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
+
+	arena_free(&arena);
+	ber_writer_free(&w);
+}
+END_TEST
+
+START_TEST(malformed_filters)
+{
+	static const struct { const char *text; int rc; const char *why; } cases[] = {
+		{ "", LUMEN_EMALFORMED, "expected '('" },
+		{ "(uid=x", LUMEN_EMALFORMED, "missing ')'" },
+		{ "(uid=x))", LUMEN_EMALFORMED, "text after the filter" },
+		{ "(uidx)", LUMEN_EMALFORMED, "filter item has no '='" },
+		{ "(=x)", LUMEN_EMALFORMED, "filter item has no attribute" },
+		{ "(uid=\\4)", LUMEN_EMALFORMED, "'\\' must be followed by two hex digits" },
+		{ "(uid=\\zz)", LUMEN_EMALFORMED, "'\\' must be followed by two hex digits" },
+		{ "(uid=a(b)", LUMEN_EMALFORMED, "unescaped '(' in a value" },
+		{ "(cn=a**b)", LUMEN_EMALFORMED, "'**' in a substring filter" },
+		{ "(&(uid=a)", LUMEN_EMALFORMED, "missing ')'" },
+		{ "(!uid=a)", LUMEN_EMALFORMED, "expected '('" },
+		{ "(u d=a)", LUMEN_EMALFORMED, "bad attribute description" },
+		{ "(:=x)", LUMEN_EMALFORMED, "extensible match needs an attribute or a rule" },
+	};
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = NULL;
+		ber_writer_reset(&w);
+		ck_assert_msg(bench_filter_encode(&w, cases[i].text, strlen(cases[i].text),
+						  &why) == cases[i].rc, "%s", cases[i].text);
+		ck_assert_str_eq(why, cases[i].why);
+	}
+	char deep[2 * (FILTER_TEXT_MAX_DEPTH + 1) + 8] = "";
+	for (int i = 0; i <= FILTER_TEXT_MAX_DEPTH; i++)
+		strcat(deep, "(!");
+	const char *why = NULL;
+	ber_writer_reset(&w);
+	ck_assert_int_eq(bench_filter_encode(&w, deep, strlen(deep), &why), LUMEN_ELIMIT);
+	ck_assert_str_eq(why, "filter nested too deeply");
+	ber_writer_free(&w);
+}
+END_TEST
+
+static struct workload_settings default_settings(void)
+{
+	return (struct workload_settings){
+		.weights = { [BENCH_OP_SEARCH] = 1 },
+		.base = "ou=people,dc=example,dc=com", .scope = 2,
+		.filter = "(uid=user.[1-100])", .attributes = "cn,mail",
+		.auth_base = "ou=people,dc=example,dc=com", .auth_filter = "(uid=user.[1-100])",
+		.dn = "uid=user.[1-100],ou=people,dc=example,dc=com", .password = "pw",
+		.compare_attribute = "employeeNumber", .compare_value = "[1-100]",
+		.modify_attribute = "description", .modify_value = "v[1-100]",
+		.add_dn = "uid=bench.[1-1000],ou=people,dc=example,dc=com",
+		.delete_dn = "uid=bench.[1-1000],ou=people,dc=example,dc=com",
+	};
+}
+
+START_TEST(requests_decode)
+{
+	struct workload_settings s = default_settings();
+	struct bench_workload wl;
+	struct ber_writer w;
+	struct arena arena;
+	struct ldap_decode_limits limits;
+	struct ldap_message m;
+	const char *why = NULL;
+	ldap_decode_limits_default(&limits);
+	arena_init(&arena, 0);
+	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_OK);
+
+	ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_SEARCH, 5, 41, &why), LUMEN_OK);
+	ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why), LUMEN_OK);
+	ck_assert_int_eq(m.message_id, 5);
+	ck_assert_int_eq(m.op, LDAP_OP_SEARCH_REQUEST);
+	ck_assert(view_is(m.u.search.filter->u.ava.value, "user.42", 7));
+	ck_assert_uint_eq(m.u.search.n_attributes, 2);
+
+	/* One draw: the compare's DN and value name the same entry. */
+	ber_writer_reset(&w);
+	ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_COMPARE, 6, 9, &why), LUMEN_OK);
+	ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why), LUMEN_OK);
+	ck_assert(view_is(m.u.compare.entry, "uid=user.10,ou=people,dc=example,dc=com", 39));
+	ck_assert(view_is(m.u.compare.value, "10", 2));
+
+	/* Adds take sequential numbers, whatever the draw. */
+	for (int i = 1; i <= 2; i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "uid=bench.%d,ou=people,dc=example,dc=com", i);
+		ber_writer_reset(&w);
+		ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_ADD, 7, 999, &why), LUMEN_OK);
+		ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why),
+				 LUMEN_OK);
+		ck_assert(view_is(m.u.add.entry, want, strlen(want)));
+		ck_assert_uint_eq(m.u.add.n_attributes, 4);   /* objectClass cn sn uid */
+	}
+	bench_workload_free(&wl);
+	ber_writer_free(&w);
+	arena_free(&arena);
+}
+END_TEST
+
+START_TEST(bad_workloads)
+{
+	struct bench_workload wl;
+	const char *why = NULL;
+	struct workload_settings s = default_settings();
+	s.filter = "(uid=user.[1-100]";
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
+	ck_assert_str_eq(why, "missing ')'");
+	s = default_settings();
+	s.dn = "uid=user.[1-";
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
+	ck_assert_str_eq(why, "bad --dn template");
+	s = default_settings();
+	s.attributes = "cn,,mail";
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
+	ck_assert_str_eq(why, "empty name in the attribute list");
+	s = default_settings();
+	s.weights[BENCH_OP_SEARCH] = 0;
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EINVAL);
+	ck_assert_str_eq(why, "no operation to run");
+}
+END_TEST
+
+START_TEST(mix_picks_by_weight)
+{
+	struct workload_settings s = default_settings();
+	struct bench_workload wl;
+	const char *why;
+	s.weights[BENCH_OP_SEARCH] = 65;
+	s.weights[BENCH_OP_AUTH] = 30;
+	s.weights[BENCH_OP_MODIFY] = 5;
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_OK);
+	unsigned counts[BENCH_OP_COUNT] = { 0 };
+	for (uint64_t r = 0; r < 1000; r++)
+		counts[bench_workload_pick(&wl, r)]++;
+	ck_assert_uint_eq(counts[BENCH_OP_SEARCH], 650);
+	ck_assert_uint_eq(counts[BENCH_OP_AUTH], 300);
+	ck_assert_uint_eq(counts[BENCH_OP_MODIFY], 50);
+	bench_workload_free(&wl);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("bench_template");
+	TCase *tc = tcase_create("template");
+	tcase_add_test(tc, expansions);
+	tcase_add_test(tc, malformed_templates);
+	tcase_add_test(tc, expansion_too_long);
+	tcase_add_test(tc, random_and_sequential_draws);
+	tcase_add_test(tc, filters_and_escapes);
+	tcase_add_test(tc, malformed_filters);
+	tcase_add_test(tc, requests_decode);
+	tcase_add_test(tc, bad_workloads);
+	tcase_add_test(tc, mix_picks_by_weight);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

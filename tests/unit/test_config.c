@@ -1,0 +1,366 @@
+/*
+ * test_config.c — slapd.conf parsing: every directive, includes, schema
+ * lines, and one test per kind of error (each names FILE:LINE).
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "lumen_error.h"
+#include "schema.h"
+
+static char dir[PATH_MAX];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lumen-test-config-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Write dir/name and return its path in a static buffer. */
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static const char full_config[] =
+	"# a comment\n"
+	"pidfile /tmp/x.pid\n"
+	"argsfile \"/tmp/with space.args\"\n"
+	"threads 8\n"
+	"listener-threads 2\n"
+	"loglevel stats conns\n"
+	"sizelimit 1000\n"
+	"timelimit unlimited\n"
+	"idletimeout 30\n"
+	"sockbuf_max_incoming 128K\n"
+	"sockbuf_max_incoming_auth 8388608\n"
+	"conn_max_pending 10\n"
+	"conn_max_pending_auth 20\n"
+	"allow bind_anon_dn\n"
+	"\n"
+	"database mdb\n"
+	"suffix \"dc=example,dc=com\"\n"
+	"suffix dc=other\n"
+	"rootdn \"cn=admin,dc=example,dc=com\"\n"
+	"rootpw \"se cret#1\"\n"
+	"directory /var/lib/lumen\n"
+	"maxsize 1G\n"
+	"maxreaders 200\n"
+	"dbnosync\n"
+	"index objectClass eq\n"
+	"index cn,sn,mail\n"
+	"  pres,eq,sub,approx\n"
+	"index uid\n"
+	"cachesize 5000\n"
+	"idlcachesize 7000\n"
+	"sizelimit 10\n";
+
+START_TEST(test_every_directive)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	const char *path = write_file("slapd.conf", full_config);
+	int rc = config_load(path, &cfg, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_str_eq(cfg->pidfile, "/tmp/x.pid");
+	ck_assert_str_eq(cfg->argsfile, "/tmp/with space.args");
+	ck_assert_uint_eq(cfg->threads, 8);
+	ck_assert_uint_eq(cfg->listener_threads, 2);
+	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS | LOG_LEVEL_CONNS);
+	ck_assert_int_eq(cfg->sizelimit, 1000);
+	ck_assert_int_eq(cfg->timelimit, CONFIG_LIMIT_UNLIMITED);
+	ck_assert_uint_eq(cfg->idletimeout, 30);
+	ck_assert_uint_eq(cfg->max_incoming, 128 * 1024);
+	ck_assert_uint_eq(cfg->max_incoming_auth, 8388608);
+	ck_assert_uint_eq(cfg->max_pending, 10);
+	ck_assert_uint_eq(cfg->max_pending_auth, 20);
+	ck_assert(cfg->allow_bind_anon_dn);
+	ck_assert_uint_eq(cfg->n_databases, 1);
+	const struct config_database *db = &cfg->databases[0];
+	ck_assert_str_eq(db->type, "mdb");
+	ck_assert_uint_eq(db->n_suffixes, 2);
+	ck_assert_str_eq(db->suffixes[0], "dc=example,dc=com");
+	ck_assert_str_eq(db->suffixes[1], "dc=other");
+	ck_assert_str_eq(db->rootdn, "cn=admin,dc=example,dc=com");
+	ck_assert_str_eq(db->rootpw, "se cret#1");
+	ck_assert_str_eq(db->directory, "/var/lib/lumen");
+	ck_assert_uint_eq(db->maxsize, 1ull << 30);
+	ck_assert_uint_eq(db->maxreaders, 200);
+	ck_assert(db->dbnosync);
+	ck_assert_uint_eq(db->n_indexes, 3);
+	ck_assert_uint_eq(db->indexes[0].n_attributes, 1);
+	ck_assert_str_eq(db->indexes[0].attributes[0], "objectClass");
+	ck_assert_uint_eq(db->indexes[0].kinds, INDEX_KIND_EQUALITY);
+	ck_assert_uint_eq(db->indexes[1].n_attributes, 3);
+	ck_assert_str_eq(db->indexes[1].attributes[2], "mail");
+	ck_assert_uint_eq(db->indexes[1].kinds, INDEX_KIND_PRESENT | INDEX_KIND_EQUALITY |
+						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
+	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
+	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:26"));
+	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:16"));
+	ck_assert_uint_eq(db->cachesize, 5000);
+	ck_assert_uint_eq(db->idlcachesize, 7000);
+	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);
+	ck_assert_int_eq(config_database_timelimit(cfg, db), CONFIG_LIMIT_UNLIMITED);
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	int rc = config_load(write_file("empty.conf", "# nothing\n"), &cfg, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(cfg->threads, CONFIG_DEFAULT_THREADS);
+	ck_assert_uint_eq(cfg->listener_threads, CONFIG_DEFAULT_LISTENER_THREADS);
+	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS);
+	ck_assert_int_eq(cfg->sizelimit, CONFIG_DEFAULT_SIZELIMIT);
+	ck_assert_int_eq(cfg->timelimit, CONFIG_DEFAULT_TIMELIMIT);
+	ck_assert_uint_eq(cfg->max_incoming, 256 * 1024);
+	ck_assert_uint_eq(cfg->max_incoming_auth, 4 * 1024 * 1024);
+	ck_assert(!cfg->allow_bind_anon_dn);
+	ck_assert_ptr_null(cfg->pidfile);
+	ck_assert_uint_eq(cfg->n_databases, 0);
+	ck_assert_ptr_nonnull(cfg->schema);
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
+static const char small_schema[] =
+	"# a schema file\n"
+	"objectidentifier TestRoot 1.3.6.1.4.1.99999\n"
+	"attributetype ( TestRoot:1 NAME 'testName'\n"
+	"\tEQUALITY caseIgnoreMatch\n"
+	"\tSYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )\n"
+	"objectclass ( TestRoot:2 NAME 'testThing' AUXILIARY\n"
+	"  MUST testName )\n";
+
+START_TEST(test_include_relative_to_including_file)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	char sub[PATH_MAX + 8];
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	write_file("sub/test.schema", small_schema);
+	write_file("sub/more.conf", "include test.schema\nthreads 3\n");
+	const char *path = write_file("main.conf", "include sub/more.conf\nloglevel none\n");
+	int rc = config_load(path, &cfg, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(cfg->threads, 3);
+	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_NONE);
+	const struct attribute_type *at = schema_attribute_type(cfg->schema, "testname", 8);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_str_eq(at->oid, "1.3.6.1.4.1.99999.1");
+	ck_assert_ptr_nonnull(schema_object_class(cfg->schema, "testThing", 9));
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_include_relative_to_working_directory)
+{
+	struct config *cfg = NULL;
+	char err[512], cwd[PATH_MAX];
+	make_dir();
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	write_file("inc.conf", "threads 5\n");
+	const char *path = write_file("main.conf", "include inc.conf\n");
+	char main_path[PATH_MAX + 64];
+	snprintf(main_path, sizeof(main_path), "%s", path);
+	ck_assert_int_eq(chdir(dir), 0);
+	int rc = config_load("main.conf", &cfg, err, sizeof(err));
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(cfg->threads, 5);
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
+struct bad_config {
+	const char *name;
+	const char *text;
+	int rc;
+	const char *expect;       /* substring of the error, after "FILE:" */
+};
+
+static const struct bad_config bad_configs[] = {
+	{ "unknown directive", "threads 2\nfrobnicate 1\n", LUMEN_EMALFORMED,
+	  "main.conf:2: unknown directive \"frobnicate\"" },
+	{ "bad number", "threads lots\n", LUMEN_EMALFORMED,
+	  "main.conf:1: threads: expected an integer between 1 and 1024, got \"lots\"" },
+	{ "number out of range", "threads 0\n", LUMEN_EMALFORMED, "main.conf:1: threads: expected" },
+	{ "number with junk", "idletimeout 10s\n", LUMEN_EMALFORMED,
+	  "main.conf:1: idletimeout: expected" },
+	{ "negative number", "listener-threads -1\n", LUMEN_EMALFORMED,
+	  "main.conf:1: listener-threads: expected" },
+	{ "missing argument", "\n\npidfile\n", LUMEN_EMALFORMED,
+	  "main.conf:3: pidfile: wrong number of arguments, expected \"pidfile <file>\"" },
+	{ "too many arguments", "threads 1 2\n", LUMEN_EMALFORMED,
+	  "main.conf:1: threads: wrong number of arguments" },
+	{ "bad loglevel", "loglevel stats bogus\n", LUMEN_EMALFORMED,
+	  "main.conf:1: loglevel: expected numbers or level names" },
+	{ "bad sizelimit", "sizelimit many\n", LUMEN_EMALFORMED,
+	  "main.conf:1: sizelimit: expected a non-negative integer or \"unlimited\"" },
+	{ "unterminated quote", "pidfile \"/tmp/x\n", LUMEN_EMALFORMED,
+	  "main.conf:1: unterminated quoted argument" },
+	{ "database directive in global section", "suffix dc=x\n", LUMEN_EMALFORMED,
+	  "main.conf:1: suffix: allowed only inside a database section" },
+	{ "global directive in database section", "database mdb\nthreads 2\n", LUMEN_EMALFORMED,
+	  "main.conf:2: threads: a global directive" },
+	{ "unknown backend", "database bdb\n", LUMEN_EMALFORMED,
+	  "main.conf:1: database: expected \"mdb\"" },
+	{ "bad index kind", "database mdb\nindex cn eq,fuzzy\n", LUMEN_EMALFORMED,
+	  "main.conf:2: index: expected index kinds from pres,eq,sub,approx, got \"fuzzy\"" },
+	{ "empty index attribute list", "database mdb\nindex , eq\n", LUMEN_EMALFORMED,
+	  "main.conf:2: index: expected a comma-separated attribute list" },
+	{ "bad maxsize", "database mdb\nmaxsize 10X\n", LUMEN_EMALFORMED,
+	  "main.conf:2: maxsize: expected an integer" },
+	{ "empty rootpw", "database mdb\nrootpw \"\"\n", LUMEN_EMALFORMED,
+	  "main.conf:2: rootpw: expected a non-empty password" },
+	{ "bad allow", "allow everything\n", LUMEN_EMALFORMED,
+	  "main.conf:1: allow: expected bind_anon_dn" },
+	{ "dbnosync takes no argument", "database mdb\ndbnosync yes\n", LUMEN_EMALFORMED,
+	  "main.conf:2: dbnosync: wrong number of arguments" },
+	{ "missing include", "threads 2\ninclude nowhere.conf\n", LUMEN_EIO,
+	  "main.conf:2: include: cannot read \"nowhere.conf\"" },
+	{ "error inside include names the included file", "include bad.conf\n",
+	  LUMEN_EMALFORMED, "bad.conf:2: unknown directive \"nope\"" },
+	{ "schema error names file and line", "threads 1\nattributetype ( 1.2.3 NAME 'x'\n",
+	  LUMEN_EMALFORMED, "main.conf:2" },
+	{ "include loop", "include loop.conf\n", LUMEN_ELIMIT, "include: nested more than 16" },
+};
+
+START_TEST(test_bad_config)
+{
+	const struct bad_config *t = &bad_configs[_i];
+	struct config *cfg = (struct config *)1;
+	char err[512];
+	make_dir();
+	write_file("bad.conf", "threads 1\nnope\n");
+	write_file("loop.conf", "include loop.conf\n");
+	char cwd[PATH_MAX];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	write_file("main.conf", t->text);
+	int rc = config_load("main.conf", &cfg, err, sizeof(err));
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_msg(rc == t->rc, "%s: rc %d, expected %d (%s)", t->name, rc, t->rc, err);
+	ck_assert_ptr_null(cfg);
+	ck_assert_msg(strstr(err, t->expect) != NULL, "%s: error \"%s\" lacks \"%s\"", t->name,
+		      err, t->expect);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	int rc = config_load("/nonexistent/lumen.conf", &cfg, err, sizeof(err));
+	ck_assert_int_eq(rc, LUMEN_EIO);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/lumen.conf: cannot read"));
+}
+END_TEST
+
+START_TEST(test_continuation_and_comments)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	const char *path = write_file("c.conf",
+				      "loglevel\n"
+				      "# comment between\n"
+				      "  stats\n"
+				      "\tsync\r\n"
+				      "database mdb\n"
+				      "suffix dc=a\n"
+				      "rootpw pass#word\n");
+	int rc = config_load(path, &cfg, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS | LOG_LEVEL_SYNC);
+	ck_assert_str_eq(cfg->databases[0].rootpw, "pass#word");
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
+struct loglevel_case {
+	const char *words[3];
+	size_t n;
+	int rc;
+	unsigned level;
+};
+
+static const struct loglevel_case loglevel_cases[] = {
+	{ { "stats" }, 1, LUMEN_OK, 0x100 },
+	{ { "STATS", "conns" }, 2, LUMEN_OK, 0x108 },
+	{ { "256" }, 1, LUMEN_OK, 256 },
+	{ { "0x100", "trace" }, 2, LUMEN_OK, 0x101 },
+	{ { "any" }, 1, LUMEN_OK, LOG_LEVEL_ANY },
+	{ { "-1" }, 1, LUMEN_OK, LOG_LEVEL_ANY },
+	{ { "none" }, 1, LUMEN_OK, LOG_LEVEL_NONE },
+	{ { "0" }, 1, LUMEN_OK, 0 },
+	{ { "stat" }, 1, LUMEN_EMALFORMED, 0 },
+	{ { "12abc" }, 1, LUMEN_EMALFORMED, 0 },
+	{ { "-2" }, 1, LUMEN_EMALFORMED, 0 },
+	{ { "" }, 1, LUMEN_EMALFORMED, 0 },
+	{ { NULL }, 0, LUMEN_EMALFORMED, 0 },
+};
+
+START_TEST(test_loglevel)
+{
+	const struct loglevel_case *t = &loglevel_cases[_i];
+	unsigned level = 12345;
+	int rc = config_parse_loglevel(t->words, t->n, &level);
+	ck_assert_int_eq(rc, t->rc);
+	if (rc == LUMEN_OK)
+		ck_assert_uint_eq(level, t->level);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, test_every_directive);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_include_relative_to_including_file);
+	tcase_add_test(tc, test_include_relative_to_working_directory);
+	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_continuation_and_comments);
+	tcase_add_loop_test(tc, test_loglevel, 0,
+			    sizeof(loglevel_cases) / sizeof(loglevel_cases[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -1,0 +1,235 @@
+/*
+ * test_entry_cache.c — hits, misses, CLOCK eviction, invalidation with
+ * versions, reference counting and concurrent use.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "entry_cache.h"
+#include "lumen_error.h"
+
+struct object {
+	uint64_t id;
+	uint64_t magic;
+};
+
+#define MAGIC 0x5eed5eed5eed5eedull
+
+static atomic_ulong created, destroyed;
+
+static void destroy_object(void *p, void *ctx)
+{
+	struct object *o = p;
+	(void)ctx;
+	ck_assert_uint_eq(o->magic, MAGIC);
+	o->magic = 0;
+	free(o);
+	atomic_fetch_add(&destroyed, 1);
+}
+
+static struct object *new_object(uint64_t id)
+{
+	struct object *o = malloc(sizeof(*o));
+	ck_assert_ptr_nonnull(o);
+	o->id = id;
+	o->magic = MAGIC;
+	atomic_fetch_add(&created, 1);
+	return o;
+}
+
+static struct entry_cache *cache;
+
+static void setup(void)
+{
+	atomic_store(&created, 0);
+	atomic_store(&destroyed, 0);
+	ck_assert_int_eq(entry_cache_create(4, destroy_object, NULL, &cache), LUMEN_OK);
+}
+
+static void teardown(void)
+{
+	entry_cache_destroy(cache);
+	cache = NULL;
+	ck_assert_uint_eq(atomic_load(&created), atomic_load(&destroyed));
+}
+
+static void put(uint64_t id, uint64_t version)
+{
+	struct entry_cache_handle *h;
+	ck_assert_int_eq(entry_cache_insert(cache, id, new_object(id), version, &h), LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, id);
+	entry_cache_release(cache, h);
+}
+
+static bool cached(uint64_t id)
+{
+	struct entry_cache_handle *h;
+	int rc = entry_cache_get(cache, id, &h);
+	if (rc == LUMEN_ENOTFOUND)
+		return false;
+	ck_assert_int_eq(rc, LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, id);
+	entry_cache_release(cache, h);
+	return true;
+}
+
+static struct entry_cache_stats stats(void)
+{
+	struct entry_cache_stats s;
+	entry_cache_get_stats(cache, &s);
+	return s;
+}
+
+START_TEST(hit_miss_evict)
+{
+	for (uint64_t id = 1; id <= 4; id++)
+		put(id, 1);
+	ck_assert_uint_eq(stats().size, 4);
+	ck_assert(cached(1));    /* sets 1's CLOCK bit */
+	put(5, 1);               /* the hand passes 1, evicts 2 */
+	ck_assert(!cached(2));
+	ck_assert(cached(1));
+	ck_assert(cached(5));
+	struct entry_cache_stats s = stats();
+	ck_assert_uint_eq(s.hits, 3);
+	ck_assert_uint_eq(s.misses, 1);
+	ck_assert_uint_eq(s.evictions, 1);
+	ck_assert_uint_eq(s.size, 4);
+	ck_assert_uint_eq(s.capacity, 4);
+	ck_assert_uint_eq(atomic_load(&destroyed), 1);
+}
+END_TEST
+
+START_TEST(evicted_object_lives_while_held)
+{
+	struct entry_cache_handle *held;
+
+	put(1, 1);
+	ck_assert_int_eq(entry_cache_get(cache, 1, &held), LUMEN_OK);
+	for (uint64_t id = 2; id <= 9; id++)
+		put(id, 1);
+	ck_assert(!cached(1));
+	ck_assert_uint_eq(((struct object *)entry_cache_object(held))->magic, MAGIC);
+	uint64_t before = atomic_load(&destroyed);
+	entry_cache_release(cache, held);
+	ck_assert_uint_eq(atomic_load(&destroyed), before + 1);
+}
+END_TEST
+
+START_TEST(invalidate_and_versions)
+{
+	struct entry_cache_handle *h;
+
+	put(1, 10);
+	entry_cache_invalidate(cache, 1, 12);
+	ck_assert(!cached(1));
+	ck_assert_uint_eq(stats().invalidations, 1);
+	ck_assert_uint_eq(atomic_load(&destroyed), 1);
+
+	/* a reader whose snapshot predates the write must not re-insert */
+	ck_assert_int_eq(entry_cache_insert(cache, 1, new_object(1), 11, &h), LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, 1);
+	entry_cache_release(cache, h);
+	ck_assert(!cached(1));
+	ck_assert_uint_eq(stats().inserts_refused, 1);
+	put(1, 12);
+	ck_assert(cached(1));
+
+	/* a second insert of a cached ID keeps the first object */
+	ck_assert_int_eq(entry_cache_insert(cache, 1, new_object(1), 13, &h), LUMEN_OK);
+	entry_cache_release(cache, h);
+	ck_assert_uint_eq(stats().size, 1);
+	ck_assert_uint_eq(stats().inserts_refused, 2);
+
+	/* invalidating an absent ID only records the version */
+	entry_cache_invalidate(cache, 77, 20);
+	ck_assert_uint_eq(stats().invalidations, 1);
+}
+END_TEST
+
+START_TEST(disabled_cache)
+{
+	struct entry_cache *off;
+	struct entry_cache_handle *h;
+
+	ck_assert_int_eq(entry_cache_create(0, destroy_object, NULL, &off), LUMEN_OK);
+	ck_assert_int_eq(entry_cache_insert(off, 1, new_object(1), 1, &h), LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, 1);
+	entry_cache_release(off, h);
+	ck_assert_int_eq(entry_cache_get(off, 1, &h), LUMEN_ENOTFOUND);
+	entry_cache_destroy(off);
+	ck_assert_int_eq(entry_cache_create(4, NULL, NULL, &off), LUMEN_EINVAL);
+	ck_assert_ptr_null(off);
+}
+END_TEST
+
+enum { THREADS = 4, ROUNDS = 20000, IDS = 300 };
+
+static struct entry_cache *shared;
+
+static void *worker(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		uint64_t id = (uint64_t)(rand_r(&seed) % IDS) + 1;
+		struct entry_cache_handle *h;
+		int op = rand_r(&seed) % 10;
+		if (op == 0) {
+			entry_cache_invalidate(shared, id, (uint64_t)i);
+			continue;
+		}
+		if (entry_cache_get(shared, id, &h) != LUMEN_OK &&
+		    entry_cache_insert(shared, id, new_object(id), (uint64_t)i, &h) != LUMEN_OK)
+			return (void *)1;
+		struct object *o = entry_cache_object(h);
+		if (o->id != id || o->magic != MAGIC)
+			return (void *)1;
+		entry_cache_release(shared, h);
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_use)
+{
+	pthread_t threads[THREADS];
+
+	ck_assert_int_eq(entry_cache_create(128, destroy_object, NULL, &shared), LUMEN_OK);
+	for (uintptr_t i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, worker, (void *)(i + 1)), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *result;
+		pthread_join(threads[i], &result);
+		ck_assert_ptr_null(result);
+	}
+	struct entry_cache_stats s;
+	entry_cache_get_stats(shared, &s);
+	ck_assert_uint_le(s.size, 128);
+	ck_assert_uint_gt(s.hits, 0);
+	ck_assert_uint_gt(s.evictions, 0);
+	ck_assert_uint_eq(atomic_load(&created) - atomic_load(&destroyed), s.size);
+	entry_cache_destroy(shared);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("entry_cache");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, hit_miss_evict);
+	tcase_add_test(tc, evicted_object_lives_while_held);
+	tcase_add_test(tc, invalidate_and_versions);
+	tcase_add_test(tc, disabled_cache);
+	tcase_add_test(tc, concurrent_use);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -1,0 +1,235 @@
+/* test_filter.c — compiling filters and evaluating them with three-valued logic. */
+#include <check.h>
+#include <string.h>
+
+#include "filter.h"
+#include "entry_fixture.h"
+
+static struct arena arena;
+static struct entry *babs, *numbers;
+
+static void setup(void)
+{
+	fixture_schema_setup();
+	arena_init(&arena, 0);
+	babs = fixture_entry("uid=bjensen,ou=People,dc=example,dc=com",
+			     "objectClass: top\n"
+			     "objectClass: inetOrgPerson\n"
+			     "cn: Barbara Jensen\n"
+			     "cn: Babs Jensen\n"
+			     "cn;lang-de: Bärbel Jensen\n"
+			     "sn: Jensen\n"
+			     "uid: bjensen\n"
+			     "mail: bjensen@example.com\n"
+			     "telephoneNumber: +1 408 555 1212\n"
+			     "description: ÄRGER im Büro\n");
+	numbers = fixture_entry("cn=n,dc=example,dc=com",
+				"objectClass: device\n"
+				"cn: n\n"
+				"uidNumber: 999\n"
+				"gidNumber: 1000\n");
+}
+
+static void teardown(void)
+{
+	entry_free(babs);
+	entry_free(numbers);
+	arena_free(&arena);
+	fixture_schema_teardown();
+}
+
+static int compile_text(const char *text, struct filter *f)
+{
+	struct ldap_filter *parsed = NULL;
+	int rc = filter_text_parse(text, strlen(text), &arena, NULL, &parsed, NULL);
+	ck_assert_msg(rc == LUMEN_OK, "parse %s", text);
+	return filter_compile(fixture_schema, parsed, NULL, &arena, f);
+}
+
+static enum filter_result eval(const char *text, const struct entry *e)
+{
+	struct filter f;
+	int rc = compile_text(text, &f);
+	ck_assert_msg(rc == LUMEN_OK, "compile %s: %s", text, lumen_strerror(rc));
+	return filter_evaluate(&f, e);
+}
+
+#define T FILTER_TRUE
+#define F FILTER_FALSE
+#define U FILTER_UNDEFINED
+
+static const struct {
+	const char *filter;
+	int on_babs;
+	int on_numbers;
+} cases[] = {
+	/* equality, case folding (beyond ASCII), insignificant spaces */
+	{ "(cn=babs jensen)", T, F },
+	{ "(cn=  BABS   JENSEN )", T, F },
+	{ "(cn=Babs)", F, F },
+	{ "(description=ärger IM büro)", T, F },
+	{ "(uid=BJENSEN)", T, F },
+	{ "(telephoneNumber=+14085551212)", T, F },
+	/* subtypes and options */
+	{ "(name=jensen)", T, F },
+	{ "(name=n)", F, T },
+	{ "(cn;lang-de=bärbel jensen)", T, F },
+	{ "(cn;lang-de=babs jensen)", F, F },
+	{ "(cn=bärbel jensen)", T, F },
+	/* objectClass with superclasses */
+	{ "(objectClass=person)", T, F },
+	{ "(objectClass=organizationalPerson)", T, F },
+	{ "(objectClass=2.5.6.6)", T, F },
+	{ "(objectClass=top)", T, T },
+	{ "(objectClass=INETORGPERSON)", T, F },
+	{ "(objectClass=device)", F, T },
+	{ "(objectClass=noSuchClass)", F, F },
+	/* presence */
+	{ "(cn=*)", T, T },
+	{ "(name=*)", T, T },
+	{ "(uidNumber=*)", F, T },
+	{ "(objectClass=*)", T, T },
+	{ "(cn;lang-de=*)", T, F },
+	{ "(noSuchAttribute=*)", U, U },
+	/* substrings */
+	{ "(cn=b*)", T, F },
+	{ "(cn=*jens*)", T, F },
+	{ "(cn=*JENSEN)", T, F },
+	{ "(cn=bar*ra*sen)", T, F },
+	{ "(cn=bar*sen*ra)", F, F },
+	{ "(cn=*ärbel*)", T, F },
+	{ "(uidNumber=9*)", U, U },     /* integer has no substrings rule */
+	/* ordering: integers compare as numbers, not strings */
+	{ "(uidNumber>=1000)", F, F },
+	{ "(uidNumber<=1000)", F, T },
+	{ "(uidNumber>=999)", F, T },
+	{ "(gidNumber>=999)", F, T },
+	{ "(gidNumber<=999)", F, F },
+	{ "(uidNumber>=abc)", U, U },   /* assertion not an integer */
+	{ "(cn>=a)", U, U },            /* cn has no ordering rule */
+	{ "(uidNumber=0999)", F, T },
+	{ "(uidNumber=x)", U, U },
+	/* approx */
+	{ "(sn~=jensen)", T, F },
+	{ "(sn~=jenson)", T, F },
+	{ "(cn~=smith)", F, F },
+	{ "(uidNumber~=999)", F, T },   /* integers: approx is equality */
+	/* unknown attribute types are Undefined, and NOT keeps Undefined */
+	{ "(noSuchAttribute=x)", U, U },
+	{ "(!(noSuchAttribute=x))", U, U },
+	{ "(!(cn=babs jensen))", F, T },
+	/* AND / OR with Undefined (RFC 4511 §4.5.1.7) */
+	{ "(&(cn=babs jensen)(noSuchAttribute=x))", U, F },
+	{ "(&(cn=nobody)(noSuchAttribute=x))", F, F },
+	{ "(|(cn=babs jensen)(noSuchAttribute=x))", T, U },
+	{ "(|(cn=nobody)(noSuchAttribute=x))", U, U },
+	{ "(&)", T, T },
+	{ "(|)", F, F },
+	{ "(!(&))", F, F },
+	{ "(&(objectClass=person)(|(sn=Jensen)(cn=Babs J*)))", T, F },
+	/* extensible match */
+	{ "(cn:caseExactMatch:=Babs Jensen)", T, F },
+	{ "(cn:caseExactMatch:=babs jensen)", F, F },
+	{ "(cn:2.5.13.5:=Babs Jensen)", T, F },
+	{ "(cn:=babs jensen)", T, F },
+	{ "(:caseIgnoreMatch:=jensen)", T, F },
+	{ "(cn:noSuchRule:=x)", U, U },
+	{ "(ou:dn:=people)", T, F },
+	{ "(ou:=people)", F, F },
+	{ "(dc:dn:=EXAMPLE)", T, T },
+	{ "(:dn:caseExactMatch:=People)", T, F },
+	{ "(:dn:caseExactMatch:=people)", F, F },
+	{ "(uidNumber:integerOrderingMatch:=1000)", F, T },
+	{ "(cn:caseIgnoreSubstringsMatch:=x)", U, U },
+};
+
+START_TEST(evaluate_cases)
+{
+	const char *filter = cases[_i].filter;
+	int got_babs = eval(filter, babs);
+	int got_numbers = eval(filter, numbers);
+	ck_assert_msg(got_babs == cases[_i].on_babs, "%s on babs: got %d want %d", filter, got_babs,
+		      cases[_i].on_babs);
+	ck_assert_msg(got_numbers == cases[_i].on_numbers, "%s on numbers: got %d want %d", filter,
+		      got_numbers, cases[_i].on_numbers);
+}
+END_TEST
+
+START_TEST(compile_walk)
+{
+	struct filter f;
+	ck_assert_int_eq(compile_text("(&(CN=Babs*)(uidNumber>=0100)(nope=1))", &f), LUMEN_OK);
+	ck_assert_uint_eq(f.n_nodes, 4);
+	struct filter_node *sub = f.root->children;
+	ck_assert_int_eq(sub->type, LDAP_FILTER_SUBSTRINGS);
+	ck_assert_str_eq(attribute_type_name(sub->desc.type), "cn");
+	ck_assert(sub->has_initial && !sub->has_final);
+	ck_assert(ber_view_eq_str(sub->initial, "babs"));
+	struct filter_node *ge = sub->next;
+	ck_assert(ber_view_eq_str(ge->value, "100"));
+	ck_assert(!ge->undefined);
+	struct filter_node *unknown = ge->next;
+	ck_assert(unknown->undefined);
+	ck_assert_ptr_null(unknown->desc.type);
+}
+END_TEST
+
+START_TEST(compile_limits)
+{
+	struct ldap_filter *parsed = NULL;
+	const char *text = "(&(!(!(cn=a)))(sn=b))";
+	struct filter f;
+	ck_assert_int_eq(filter_text_parse(text, strlen(text), &arena, NULL, &parsed, NULL), LUMEN_OK);
+	struct filter_limits shallow = { 2, 100 };
+	ck_assert_int_eq(filter_compile(fixture_schema, parsed, &shallow, &arena, &f), LUMEN_ELIMIT);
+	ck_assert_ptr_null(f.root);
+	struct filter_limits enough = { 3, 100 };
+	ck_assert_int_eq(filter_compile(fixture_schema, parsed, &enough, &arena, &f), LUMEN_OK);
+	struct filter_limits few = { 3, 4 };
+	ck_assert_int_eq(filter_compile(fixture_schema, parsed, &few, &arena, &f), LUMEN_ELIMIT);
+	/* malformed trees from a decoder */
+	struct ldap_filter ext = { .type = LDAP_FILTER_EXTENSIBLE };
+	ck_assert_int_eq(filter_compile(fixture_schema, &ext, NULL, &arena, &f), LUMEN_EMALFORMED);
+	struct ldap_filter sub = { .type = LDAP_FILTER_SUBSTRINGS };
+	sub.u.substrings.attr = fixture_view("cn");
+	ck_assert_int_eq(filter_compile(fixture_schema, &sub, NULL, &arena, &f), LUMEN_EMALFORMED);
+	struct ldap_filter not = { .type = LDAP_FILTER_NOT };
+	ck_assert_int_eq(filter_compile(fixture_schema, &not, NULL, &arena, &f), LUMEN_EMALFORMED);
+	ck_assert_int_eq(filter_compile(fixture_schema, NULL, NULL, &arena, &f), LUMEN_EINVAL);
+	struct arena tiny;
+	arena_init(&tiny, 16);
+	ck_assert_int_eq(filter_compile(fixture_schema, parsed, NULL, &tiny, &f), LUMEN_ENOMEM);
+	arena_free(&tiny);
+}
+END_TEST
+
+START_TEST(decoded_entry_matches)
+{
+	/* filters evaluate the same against a cached (decoded) entry */
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(babs, &w), LUMEN_OK);
+	struct entry *d = NULL;
+	ck_assert_int_eq(entry_decode(fixture_schema, w.buf, w.len, &arena, &d), LUMEN_OK);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg((int)eval(cases[i].filter, d) == cases[i].on_babs, "%s", cases[i].filter);
+	entry_free(d);
+	ber_writer_free(&w);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("filter");
+	TCase *tc = tcase_create("filter");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, evaluate_cases, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_test(tc, compile_walk);
+	tcase_add_test(tc, compile_limits);
+	tcase_add_test(tc, decoded_entry_matches);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

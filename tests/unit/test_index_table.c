@@ -1,0 +1,320 @@
+/*
+ * test_index_table.c — index keys per kind, stored ID lists with their range
+ * marker, and substring candidate lookup.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "backmdb_test_env.h"
+#include "index_table.h"
+
+static struct test_store t;
+static MDB_txn *txn;
+static MDB_dbi dbi;
+
+static void setup(void)
+{
+	test_store_open(&t);
+	ck_assert_int_eq(mdb_store_index_open(t.store, "cn", &dbi), LUMEN_OK);
+	txn = test_write_txn(&t);
+}
+
+static void teardown(void)
+{
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	txn = NULL;
+	test_store_close(&t);
+}
+
+static struct index_key key_of(enum index_kind kind, const char *s)
+{
+	struct index_key k;
+	index_key_make(kind, (const uint8_t *)s, strlen(s), &k);
+	return k;
+}
+
+static bool key_eq(struct index_key a, struct index_key b)
+{
+	return memcmp(a.bytes, b.bytes, INDEX_KEY_SIZE) == 0;
+}
+
+START_TEST(key_kinds)
+{
+	struct index_key eq = key_of(INDEX_EQUALITY, "alice");
+
+	ck_assert_uint_eq(eq.bytes[0], INDEX_EQUALITY);
+	ck_assert(key_eq(eq, key_of(INDEX_EQUALITY, "alice")));
+	ck_assert(!key_eq(eq, key_of(INDEX_EQUALITY, "alicE")));
+	ck_assert(!key_eq(eq, key_of(INDEX_APPROX, "alice")));
+	ck_assert(key_eq(key_of(INDEX_PRESENCE, "x"), key_of(INDEX_PRESENCE, "y")));
+	ck_assert(!key_eq(key_of(INDEX_SUB_INITIAL, "ali"), key_of(INDEX_SUB_FINAL, "ali")));
+	ck_assert(!key_eq(key_of(INDEX_EQUALITY, ""), key_of(INDEX_EQUALITY, "a")));
+	/* The hash is part of the on-disk format: pin it. */
+	static const uint8_t pinned[INDEX_KEY_SIZE] = { 2, 0x31, 0x6e, 0x13, 0xa2, 0xad, 0x3b, 0x28, 0xa9 };
+	struct index_key abc = key_of(INDEX_EQUALITY, "abcdefghijk");
+	ck_assert_msg(memcmp(abc.bytes, pinned, INDEX_KEY_SIZE) == 0,
+		      "hash changed: %02x%02x%02x%02x%02x%02x%02x%02x", abc.bytes[1], abc.bytes[2],
+		      abc.bytes[3], abc.bytes[4], abc.bytes[5], abc.bytes[6], abc.bytes[7], abc.bytes[8]);
+}
+END_TEST
+
+static const struct {
+	const char *value;
+	size_t keys;
+} key_counts[] = {
+	{ "", 0 }, { "a", 2 }, { "ab", 4 }, { "abc", 7 }, { "abcd", 8 }, { "abcdefgh", 12 },
+};
+
+START_TEST(substring_key_counts)
+{
+	const char *v = key_counts[_i].value;
+	struct index_key keys[32];
+
+	ck_assert_uint_eq(index_substring_key_count(strlen(v)), key_counts[_i].keys);
+	ck_assert_uint_eq(index_substring_keys((const uint8_t *)v, strlen(v), keys, 32),
+			  key_counts[_i].keys);
+	/* a short array: still tells the full count, writes nothing beyond */
+	keys[1] = key_of(INDEX_PRESENCE, "");
+	ck_assert_uint_eq(index_substring_keys((const uint8_t *)v, strlen(v), keys, 1),
+			  key_counts[_i].keys);
+	ck_assert_uint_eq(keys[1].bytes[0], INDEX_PRESENCE);
+}
+END_TEST
+
+START_TEST(substring_keys_content)
+{
+	struct index_key keys[8];
+
+	ck_assert_uint_eq(index_substring_keys((const uint8_t *)"abcd", 4, keys, 8), 8);
+	/* initial a, ab, abc; final d, cd, bcd; any abc, bcd */
+	ck_assert(key_eq(keys[0], key_of(INDEX_SUB_INITIAL, "a")));
+	ck_assert(key_eq(keys[1], key_of(INDEX_SUB_FINAL, "d")));
+	ck_assert(key_eq(keys[4], key_of(INDEX_SUB_INITIAL, "abc")));
+	ck_assert(key_eq(keys[5], key_of(INDEX_SUB_FINAL, "bcd")));
+	ck_assert(key_eq(keys[6], key_of(INDEX_SUB_ANY, "abc")));
+	ck_assert(key_eq(keys[7], key_of(INDEX_SUB_ANY, "bcd")));
+}
+END_TEST
+
+START_TEST(key_set_algebra)
+{
+	struct index_key a[] = { key_of(INDEX_EQUALITY, "x"), key_of(INDEX_EQUALITY, "y"),
+				 key_of(INDEX_EQUALITY, "x"), key_of(INDEX_EQUALITY, "z") };
+	struct index_key b[] = { key_of(INDEX_EQUALITY, "y"), key_of(INDEX_EQUALITY, "w") };
+
+	size_t na = index_keys_sort_unique(a, 4);
+	size_t nb = index_keys_sort_unique(b, 2);
+	ck_assert_uint_eq(na, 3);
+	na = index_keys_subtract(a, na, b, nb);
+	ck_assert_uint_eq(na, 2);
+	for (size_t i = 0; i < na; i++)
+		ck_assert(!key_eq(a[i], key_of(INDEX_EQUALITY, "y")));
+}
+END_TEST
+
+static void assert_read(const struct index_key *k, const uint64_t *want, size_t n)
+{
+	struct idl l;
+	idl_init(&l);
+	ck_assert_int_eq(index_read(txn, dbi, k, &l), LUMEN_OK);
+	ck_assert(!l.is_range);
+	ck_assert_uint_eq(l.count, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(l.ids[i], want[i]);
+	idl_release(&l);
+}
+
+START_TEST(add_remove_read)
+{
+	struct index_key k = key_of(INDEX_EQUALITY, "alice");
+	struct index_key other = key_of(INDEX_EQUALITY, "bob");
+
+	assert_read(&k, NULL, 0);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 30), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 7), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 300), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 7), LUMEN_OK); /* again: no-op */
+	ck_assert_int_eq(index_add(txn, dbi, &other, 8), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 0), LUMEN_EINVAL);
+	assert_read(&k, (const uint64_t[]){ 7, 30, 300 }, 3);
+	ck_assert_int_eq(index_remove(txn, dbi, &k, 30), LUMEN_OK);
+	ck_assert_int_eq(index_remove(txn, dbi, &k, 31), LUMEN_OK); /* absent */
+	struct index_key none = key_of(INDEX_EQUALITY, "none");
+	ck_assert_int_eq(index_remove(txn, dbi, &none, 1), LUMEN_OK); /* no such key */
+	assert_read(&k, (const uint64_t[]){ 7, 300 }, 2);
+	assert_read(&other, (const uint64_t[]){ 8 }, 1);
+	ck_assert_int_eq(index_remove(txn, dbi, &k, 7), LUMEN_OK);
+	ck_assert_int_eq(index_remove(txn, dbi, &k, 300), LUMEN_OK);
+	assert_read(&k, NULL, 0);
+}
+END_TEST
+
+START_TEST(list_degrades_to_range)
+{
+	struct index_key k = key_of(INDEX_PRESENCE, "");
+	struct idl l;
+
+	for (uint64_t id = 1; id <= IDL_MAX_IDS; id++)
+		ck_assert_int_eq(index_add(txn, dbi, &k, id + 10), LUMEN_OK);
+	idl_init(&l);
+	ck_assert_int_eq(index_read(txn, dbi, &k, &l), LUMEN_OK);
+	ck_assert(!l.is_range);
+	ck_assert_uint_eq(l.count, IDL_MAX_IDS);
+
+	/* a caller buffer too small for the list: covering range */
+	uint64_t small[4];
+	struct idl s;
+	idl_init_buffer(&s, small, 4);
+	ck_assert_int_eq(index_read(txn, dbi, &k, &s), LUMEN_OK);
+	ck_assert(s.is_range && s.lo == 11 && s.hi == IDL_MAX_IDS + 10);
+
+	ck_assert_int_eq(index_add(txn, dbi, &k, 20), LUMEN_OK); /* present: stays a list */
+	ck_assert_int_eq(index_read(txn, dbi, &k, &l), LUMEN_OK);
+	ck_assert(!l.is_range);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 5), LUMEN_OK);
+	ck_assert_int_eq(index_read(txn, dbi, &k, &l), LUMEN_OK);
+	ck_assert(l.is_range && l.lo == 5 && l.hi == IDL_MAX_IDS + 10);
+
+	/* a range widens on both ends and ignores removals */
+	ck_assert_int_eq(index_add(txn, dbi, &k, 2), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 1000000), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &k, 500), LUMEN_OK);
+	ck_assert_int_eq(index_remove(txn, dbi, &k, 2), LUMEN_OK);
+	ck_assert_int_eq(index_read(txn, dbi, &k, &l), LUMEN_OK);
+	ck_assert(l.is_range && l.lo == 2 && l.hi == 1000000);
+	idl_release(&l);
+}
+END_TEST
+
+static const char *const sub_values[] = {
+	NULL, "alice", "alicia", "bob", "malice", "al", "xalicex", "bobby lice",
+};
+enum { N_SUB_VALUES = sizeof(sub_values) / sizeof(sub_values[0]) };
+
+static void index_sub_values(void)
+{
+	struct index_key keys[64];
+
+	for (uint64_t id = 1; id < N_SUB_VALUES; id++) {
+		const char *v = sub_values[id];
+		size_t n = index_substring_keys((const uint8_t *)v, strlen(v), keys, 64);
+		ck_assert_uint_le(n, 64);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_int_eq(index_add(txn, dbi, &keys[i], id), LUMEN_OK);
+	}
+}
+
+/* Brute-force substring match, as the filter evaluator would do it. */
+static bool sub_matches(const char *v, const char *initial, const char *const *any,
+			const char *final)
+{
+	size_t len = strlen(v), pos = 0;
+
+	if (strncmp(v, initial, strlen(initial)) != 0)
+		return false;
+	pos = strlen(initial);
+	for (; any && *any; any++) {
+		const char *hit = strstr(v + pos, *any);
+		if (hit == NULL)
+			return false;
+		pos = (size_t)(hit - v) + strlen(*any);
+	}
+	return len - pos >= strlen(final) && strcmp(v + len - strlen(final), final) == 0;
+}
+
+struct sub_case {
+	const char *initial;
+	const char *any[3];
+	const char *final;
+	int rc;
+	uint64_t want[N_SUB_VALUES]; /* exact candidate set, 0-terminated */
+};
+
+static const struct sub_case sub_cases[] = {
+	{ "ali", { NULL }, "", LUMEN_OK, { 1, 2 } },
+	{ "al", { NULL }, "", LUMEN_OK, { 1, 2, 5 } },
+	{ "alic", { NULL }, "", LUMEN_OK, { 1, 2 } },
+	{ "", { NULL }, "ce", LUMEN_OK, { 1, 4, 7 } },
+	{ "", { "lic" }, "", LUMEN_OK, { 1, 2, 4, 6, 7 } },
+	{ "", { "alice" }, "", LUMEN_OK, { 1, 4, 6 } },
+	{ "a", { NULL }, "e", LUMEN_OK, { 1 } },
+	{ "", { "bo" }, "b", LUMEN_OK, { 3 } },
+	{ "b", { "by l" }, "", LUMEN_OK, { 7 } },
+	{ "zzz", { NULL }, "", LUMEN_OK, { 0 } },
+	{ "alice", { NULL }, "alice", LUMEN_OK, { 1 } },
+	{ "", { "li", "ic" }, "", LUMEN_EUNSUPPORTED, { 0 } },
+	{ "", { NULL }, "", LUMEN_EUNSUPPORTED, { 0 } },
+};
+
+START_TEST(substring_lookup)
+{
+	const struct sub_case *c = &sub_cases[_i];
+	struct ber_view any[3];
+	size_t n_any = 0;
+	struct idl out, scratch;
+
+	index_sub_values();
+	for (; n_any < 3 && c->any[n_any]; n_any++)
+		any[n_any] = TEST_VIEW(c->any[n_any]);
+	struct index_substring a = { TEST_VIEW(c->initial), any, n_any, TEST_VIEW(c->final) };
+	idl_init(&out);
+	idl_init(&scratch);
+	ck_assert_int_eq(index_read_substring(txn, dbi, &a, &out, &scratch), c->rc);
+	if (c->rc == LUMEN_OK) {
+		/* never miss a true match ... */
+		for (uint64_t id = 1; id < N_SUB_VALUES; id++)
+			if (sub_matches(sub_values[id], c->initial, c->any, c->final))
+				ck_assert_msg(idl_contains(&out, id), "case %d misses %s", _i,
+					      sub_values[id]);
+		/* ... and with these values, be exact */
+		size_t n = 0;
+		while (c->want[n])
+			n++;
+		ck_assert_msg(out.count == n, "case %d: %zu candidates, want %zu", _i, out.count, n);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_uint_eq(out.ids[i], c->want[i]);
+	}
+	idl_release(&out);
+	idl_release(&scratch);
+}
+END_TEST
+
+START_TEST(presence_and_commit)
+{
+	struct index_key pres = key_of(INDEX_PRESENCE, "");
+
+	ck_assert_int_eq(index_add(txn, dbi, &pres, 3), LUMEN_OK);
+	ck_assert_int_eq(index_add(txn, dbi, &pres, 1), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = test_read_txn(&t);
+	assert_read(&pres, (const uint64_t[]){ 1, 3 }, 2);
+	/* the same table handle comes back by name */
+	MDB_dbi again;
+	ck_assert_int_eq(mdb_store_index_open(t.store, "cn", &again), LUMEN_OK);
+	ck_assert_uint_eq(again, dbi);
+	ck_assert_int_eq(mdb_store_index_open(t.store, "", &again), LUMEN_EINVAL);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("index_table");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, key_kinds);
+	tcase_add_loop_test(tc, substring_key_counts, 0, (int)(sizeof(key_counts) / sizeof(key_counts[0])));
+	tcase_add_test(tc, substring_keys_content);
+	tcase_add_test(tc, key_set_algebra);
+	tcase_add_test(tc, add_remove_read);
+	tcase_add_test(tc, list_degrades_to_range);
+	tcase_add_loop_test(tc, substring_lookup, 0, (int)(sizeof(sub_cases) / sizeof(sub_cases[0])));
+	tcase_add_test(tc, presence_and_commit);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

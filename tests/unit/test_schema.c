@@ -1,0 +1,414 @@
+/* test_schema.c — the .schema parser, finalize (inheritance, references),
+ * the shipped schema files, and attribute descriptions. Run from the
+ * repository root (the shipped files are read from schema/). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lumen_error.h"
+#include "schema.h"
+
+static const char *const shipped[] = {
+	"schema/core.schema", "schema/cosine.schema", "schema/inetorgperson.schema",
+	"schema/nis.schema", "schema/lumen.schema",
+};
+
+static struct schema *full;
+
+static void load_full(void)
+{
+	char err[256] = "";
+	ck_assert_int_eq(schema_create(&full), LUMEN_OK);
+	for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++)
+		ck_assert_msg(schema_load_file(full, shipped[i], err, sizeof(err)) == LUMEN_OK,
+			      "%s", err);
+	ck_assert_msg(schema_finalize(full, err, sizeof(err)) == LUMEN_OK, "%s", err);
+}
+
+static void free_full(void)
+{
+	schema_free(full);
+	full = NULL;
+}
+
+static const struct attribute_type *type(const char *name)
+{
+	const struct attribute_type *at = schema_attribute_type(full, name, strlen(name));
+	ck_assert_msg(at != NULL, "type %s", name);
+	return at;
+}
+
+static const struct object_class *class(const char *name)
+{
+	const struct object_class *oc = schema_object_class(full, name, strlen(name));
+	ck_assert_msg(oc != NULL, "class %s", name);
+	return oc;
+}
+
+static bool has_type(const struct attribute_type *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == type(name))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------- shipped files */
+
+START_TEST(shipped_files_load)
+{
+	ck_assert_uint_ge(schema_attribute_type_count(full), 150);
+	ck_assert_uint_ge(schema_object_class_count(full), 45);
+	for (size_t i = 0; i < schema_attribute_type_count(full); i++) {
+		const struct attribute_type *at = schema_attribute_type_at(full, i);
+		ck_assert_uint_eq(at->index, i);
+		ck_assert_msg(at->syntax != NULL, "%s has a syntax", attribute_type_name(at));
+		ck_assert(at->definition != NULL && at->definition[0] == '(');
+		ck_assert(schema_attribute_type(full, at->oid, strlen(at->oid)) == at);
+	}
+	for (size_t i = 0; i < schema_object_class_count(full); i++)
+		ck_assert_uint_eq(schema_object_class_at(full, i)->index, i);
+	ck_assert(schema_attribute_type_at(full, schema_attribute_type_count(full)) == NULL);
+}
+END_TEST
+
+START_TEST(lumen_schema_after_core_alone)
+{
+	struct schema *s;
+	char err[256];
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_int_eq(schema_load_file(s, "schema/core.schema", err, sizeof(err)), LUMEN_OK);
+	ck_assert_msg(schema_load_file(s, "schema/lumen.schema", err, sizeof(err)) == LUMEN_OK,
+		      "%s", err);
+	ck_assert_msg(schema_finalize(s, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert(schema_attribute_type(s, "entryUUID", 9) != NULL);
+	schema_free(s);
+}
+END_TEST
+
+START_TEST(inheritance_through_sup)
+{
+	const struct attribute_type *cn = type("cn");
+	ck_assert(cn == type("commonName") && cn == type("CN") && cn == type("2.5.4.3"));
+	ck_assert(cn->sup == type("name"));
+	ck_assert_str_eq(cn->equality->name, "caseIgnoreMatch");
+	ck_assert_str_eq(cn->substr->name, "caseIgnoreSubstringsMatch");
+	ck_assert_str_eq(cn->syntax->oid, "1.3.6.1.4.1.1466.115.121.1.15");
+	ck_assert_str_eq(attribute_type_name(cn), "cn");
+	ck_assert(attribute_type_is_subtype(cn, type("name")));
+	ck_assert(!attribute_type_is_subtype(type("name"), cn));
+	/* c overrides SYNTAX but inherits the rules */
+	ck_assert_str_eq(type("c")->syntax->oid, "1.3.6.1.4.1.1466.115.121.1.11");
+	ck_assert_str_eq(type("c")->equality->name, "caseIgnoreMatch");
+	ck_assert(type("c")->single_value);
+	ck_assert_str_eq(type("member")->equality->name, "distinguishedNameMatch");
+	ck_assert_uint_eq(type("mail")->syntax_length, 256);
+	ck_assert_str_eq(type("uidNumber")->ordering->name, "integerOrderingMatch");
+}
+END_TEST
+
+START_TEST(operational_attributes)
+{
+	const struct attribute_type *ts = type("modifyTimestamp");
+	ck_assert(ts->no_user_modification && ts->single_value);
+	ck_assert_int_eq(ts->usage, ATTRIBUTE_DIRECTORY_OPERATION);
+	ck_assert(attribute_type_is_operational(ts));
+	ck_assert(!attribute_type_is_operational(type("cn")));
+	ck_assert_int_eq(type("namingContexts")->usage, ATTRIBUTE_DSA_OPERATION);
+	ck_assert_int_eq(type("supportedControl")->usage, ATTRIBUTE_DSA_OPERATION);
+	ck_assert_str_eq(type("entryUUID")->equality->name, "uuidMatch");
+	ck_assert_str_eq(type("attributeTypes")->equality->name,
+			 "objectIdentifierFirstComponentMatch");
+	static const char *const names[] = {
+		"entryCSN", "createTimestamp", "creatorsName", "modifiersName",
+		"structuralObjectClass", "hasSubordinates", "numSubordinates", "entryDN",
+		"subschemaSubentry", "contextCSN", "objectClasses", "ldapSyntaxes",
+		"matchingRules", "matchingRuleUse", "supportedExtension", "supportedFeatures",
+		"supportedLDAPVersion", "supportedSASLMechanisms", "vendorName", "vendorVersion",
+		"altServer",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(attribute_type_is_operational(type(names[i])), "%s", names[i]);
+}
+END_TEST
+
+START_TEST(object_class_must_may)
+{
+	const struct object_class *iop = class("inetOrgPerson");
+	ck_assert_int_eq(iop->kind, OBJECT_CLASS_STRUCTURAL);
+	ck_assert(has_type(iop->must, iop->n_must, "sn"));
+	ck_assert(has_type(iop->must, iop->n_must, "cn"));
+	ck_assert(has_type(iop->must, iop->n_must, "objectClass"));
+	ck_assert_uint_eq(iop->n_must, 3);
+	ck_assert(has_type(iop->may, iop->n_may, "mail"));
+	ck_assert(has_type(iop->may, iop->n_may, "title"));         /* organizationalPerson */
+	ck_assert(has_type(iop->may, iop->n_may, "userPassword"));  /* person */
+	ck_assert(!has_type(iop->may, iop->n_may, "cn"));
+	for (size_t i = 0; i < iop->n_may; i++)     /* telephoneNumber is in two sups */
+		for (size_t j = i + 1; j < iop->n_may; j++)
+			ck_assert(iop->may[i] != iop->may[j]);
+	ck_assert(object_class_is_subclass(iop, class("person")));
+	ck_assert(object_class_is_subclass(iop, class("top")));
+	ck_assert(!object_class_is_subclass(class("person"), iop));
+	ck_assert_int_eq(class("top")->kind, OBJECT_CLASS_ABSTRACT);
+	ck_assert_int_eq(class("posixAccount")->kind, OBJECT_CLASS_AUXILIARY);
+	ck_assert(has_type(class("posixAccount")->must, class("posixAccount")->n_must,
+			   "homeDirectory"));
+	ck_assert_str_eq(object_class_name(class("2.5.6.6")), "person");
+}
+END_TEST
+
+START_TEST(definitions_are_canonical)
+{
+	ck_assert_str_eq(type("cn")->definition, "( 2.5.4.3 NAME ( 'cn' 'commonName' ) SUP name )");
+	/* macros expanded */
+	ck_assert_str_eq(type("uidNumber")->definition,
+			 "( 1.3.6.1.1.1.1.0 NAME 'uidNumber' DESC 'an integer uniquely "
+			 "identifying a user in an administrative domain' EQUALITY integerMatch "
+			 "ORDERING integerOrderingMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.27 "
+			 "SINGLE-VALUE )");
+	ck_assert_str_eq(class("person")->definition,
+			 "( 2.5.6.6 NAME 'person' SUP top STRUCTURAL MUST ( sn $ cn ) MAY ( "
+			 "userPassword $ telephoneNumber $ seeAlso $ description ) )");
+	ck_assert(strstr(type("userCertificate")->definition, "SYNTAX 1.3.6.1.4.1.1466.115.121.1.8 ")
+		  != NULL);
+}
+END_TEST
+
+/* -------------------------------------------------- parser, table-driven */
+
+static const char prelude[] =
+	"attributetype ( 1.1.1 NAME 'base' EQUALITY caseIgnoreMatch\n"
+	"  SYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )\n"
+	"objectclass ( 1.1.2 NAME 'top' ABSTRACT MUST base )\n";
+
+static const struct {
+	const char *name;
+	const char *text;       /* loaded after the prelude, as "t.schema" */
+	int load_rc;
+	int finalize_rc;        /* checked when load_rc == LUMEN_OK */
+	const char *err;        /* substring of the error message */
+} parse_cases[] = {
+	{ "ok", "attributetype ( 1.2 NAME 'x' SUP base )\n", LUMEN_OK, LUMEN_OK, NULL },
+	{ "comment and blank lines", "# c\n\nattributetype ( 1.2\n# inside\n  NAME 'x'\n\n"
+	  "  SUP base )\n", LUMEN_OK, LUMEN_OK, NULL },
+	{ "unknown keyword", "attribute ( 1.2 NAME 'x' SUP base )\n", LUMEN_EMALFORMED,
+	  0, "t.schema:1: unknown keyword 'attribute'" },
+	{ "unterminated paren", "attributetype ( 1.2 NAME 'x' SUP base\n", LUMEN_EMALFORMED,
+	  0, "t.schema:1: unterminated '('" },
+	{ "unterminated list", "objectclass ( 1.3 NAME 'o' MAY ( base $\n", LUMEN_EMALFORMED,
+	  0, "unterminated '('" },
+	{ "unterminated quote", "attributetype ( 1.2 NAME 'x SUP base )\n", LUMEN_EMALFORMED,
+	  0, "unterminated quoted string" },
+	{ "missing open paren", "attributetype 1.2 NAME 'x' SUP base )\n", LUMEN_EMALFORMED,
+	  0, "'(' expected" },
+	{ "bad oid", "attributetype ( foo NAME 'x' SUP base )\n", LUMEN_EMALFORMED, 0,
+	  "neither an OID nor a known objectidentifier" },
+	{ "unknown field", "attributetype ( 1.2 NAME 'x' SUP base FROB )\n", LUMEN_EMALFORMED,
+	  0, "unknown keyword 'FROB'" },
+	{ "field twice", "attributetype ( 1.2 NAME 'x' SUP base SUP base )\n",
+	  LUMEN_EMALFORMED, 0, "'SUP' given twice" },
+	{ "text after close", "attributetype ( 1.2 NAME 'x' SUP base ) junk\n",
+	  LUMEN_EMALFORMED, 0, "after ')'" },
+	{ "bad name", "attributetype ( 1.2 NAME '9x' SUP base )\n", LUMEN_EMALFORMED, 0,
+	  "bad NAME '9x'" },
+	{ "neither sup nor syntax", "attributetype ( 1.2 NAME 'x' )\n", LUMEN_EMALFORMED, 0,
+	  "neither SUP nor SYNTAX" },
+	{ "bad usage", "attributetype ( 1.2 NAME 'x' SUP base USAGE frob )\n",
+	  LUMEN_EMALFORMED, 0, "unknown usage" },
+	{ "nousermod needs operational", "attributetype ( 1.2 NAME 'x' SUP base "
+	  "NO-USER-MODIFICATION )\n", LUMEN_EMALFORMED, 0, "NO-USER-MODIFICATION" },
+	{ "bad syntax length", "attributetype ( 1.2 NAME 'x' SYNTAX "
+	  "1.3.6.1.4.1.1466.115.121.1.15{12x} )\n", LUMEN_EMALFORMED, 0, "bad length" },
+	{ "continuation first", "  attributetype ( 1.2 NAME 'x' SUP base )\n",
+	  LUMEN_EMALFORMED, 0, "t.schema:1: continuation line outside a statement" },
+	{ "oc list without dollar", "objectclass ( 1.3 NAME 'o' MAY ( base base ) )\n",
+	  LUMEN_EMALFORMED, 0, "'$' or ')' expected" },
+	{ "duplicate oid", "attributetype ( 1.1.1 NAME 'other' SUP base )\n", LUMEN_EEXIST, 0,
+	  "t.schema:1: duplicate attribute type OID 1.1.1" },
+	{ "duplicate name", "\nattributetype ( 1.2 NAME 'BASE' SUP base )\n", LUMEN_EEXIST, 0,
+	  "t.schema:2: duplicate attribute type name 'BASE'" },
+	{ "duplicate class", "objectclass ( 1.3 NAME 'TOP' )\n", LUMEN_EEXIST, 0,
+	  "duplicate object class name 'TOP'" },
+	{ "duplicate macro", "objectidentifier m 1.5\nobjectidentifier M 1.6\n", LUMEN_EEXIST,
+	  0, "t.schema:2: duplicate objectidentifier 'M'" },
+	{ "unknown macro", "attributetype ( nomacro:1 NAME 'x' SUP base )\n", LUMEN_EMALFORMED,
+	  0, "'nomacro:1' is neither" },
+	{ "macro ok", "objectidentifier m 1.5\nobjectidentifier mm m:7\n"
+	  "attributetype ( mm:1 NAME 'x' SUP base )\n", LUMEN_OK, LUMEN_OK, NULL },
+	{ "dangling sup", "\n\nattributetype ( 1.2 NAME 'x' SUP nothere )\n", LUMEN_OK,
+	  LUMEN_ENOTFOUND, "t.schema:3: attribute type x: unknown SUP 'nothere'" },
+	{ "unknown equality", "attributetype ( 1.2 NAME 'x' SUP base EQUALITY frobMatch )\n",
+	  LUMEN_OK, LUMEN_ENOTFOUND, "unknown EQUALITY rule 'frobMatch'" },
+	{ "wrong rule kind", "attributetype ( 1.2 NAME 'x' SUP base "
+	  "ORDERING caseIgnoreMatch )\n", LUMEN_OK, LUMEN_EMALFORMED, "is not a ORDERING rule" },
+	{ "unknown syntax", "attributetype ( 1.2 NAME 'x' SYNTAX 1.2.3.4 )\n", LUMEN_OK,
+	  LUMEN_ENOTFOUND, "unknown SYNTAX 1.2.3.4" },
+	{ "sup cycle", "attributetype ( 1.2 NAME 'x' SUP y )\n"
+	  "attributetype ( 1.3 NAME 'y' SUP x )\n", LUMEN_OK, LUMEN_EMALFORMED, "SUP cycle" },
+	{ "usage differs from sup", "attributetype ( 1.2 NAME 'x' SUP base "
+	  "USAGE directoryOperation )\n", LUMEN_OK, LUMEN_EMALFORMED, "USAGE differs" },
+	{ "dangling must", "objectclass ( 1.3 NAME 'o' SUP top MUST nothere )\n", LUMEN_OK,
+	  LUMEN_ENOTFOUND, "t.schema:1: object class o: unknown MUST attribute 'nothere'" },
+	{ "dangling may", "objectclass ( 1.3 NAME 'o' SUP top MAY ( base $ nope ) )\n",
+	  LUMEN_OK, LUMEN_ENOTFOUND, "unknown MAY attribute 'nope'" },
+	{ "dangling class sup", "objectclass ( 1.3 NAME 'o' SUP nope )\n", LUMEN_OK,
+	  LUMEN_ENOTFOUND, "object class o: unknown SUP 'nope'" },
+	{ "class sup cycle", "objectclass ( 1.3 NAME 'a' SUP b )\n"
+	  "objectclass ( 1.4 NAME 'b' SUP a )\n", LUMEN_OK, LUMEN_EMALFORMED, "SUP cycle" },
+};
+
+START_TEST(parser_cases)
+{
+	struct schema *s;
+	char err[256] = "";
+	int rc;
+
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_int_eq(schema_load_text(s, "prelude", prelude, err, sizeof(err)), LUMEN_OK);
+	rc = schema_load_text(s, "t.schema", parse_cases[_i].text, err, sizeof(err));
+	ck_assert_msg(rc == parse_cases[_i].load_rc, "%s: load rc %d (%s)", parse_cases[_i].name,
+		      rc, err);
+	if (rc == LUMEN_OK) {
+		rc = schema_finalize(s, err, sizeof(err));
+		ck_assert_msg(rc == parse_cases[_i].finalize_rc, "%s: finalize rc %d (%s)",
+			      parse_cases[_i].name, rc, err);
+	}
+	if (parse_cases[_i].err != NULL)
+		ck_assert_msg(strstr(err, parse_cases[_i].err) != NULL, "%s: error \"%s\"",
+			      parse_cases[_i].name, err);
+	schema_free(s);
+}
+END_TEST
+
+START_TEST(extensions_and_quoting_kept)
+{
+	struct schema *s;
+	char err[256];
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_int_eq(schema_load_text(s, "p", prelude, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(schema_load_text(s, "x",
+		"attributeType ( 1.2 NAME 'x' DESC 'it\\27s a \\5Cthing' SUP base "
+		"X-ORIGIN ( 'RFC 1' 'RFC 2' ) X-ORDERED 'VALUES' )\n", err, sizeof(err)),
+		LUMEN_OK);
+	ck_assert_int_eq(schema_finalize(s, err, sizeof(err)), LUMEN_OK);
+	const struct attribute_type *x = schema_attribute_type(s, "x", 1);
+	ck_assert_str_eq(x->description, "it's a \\thing");
+	ck_assert_str_eq(x->definition, "( 1.2 NAME 'x' DESC 'it\\27s a \\5Cthing' SUP base "
+			 "X-ORIGIN ( 'RFC 1' 'RFC 2' ) X-ORDERED 'VALUES' )");
+	ck_assert_int_eq(schema_load_text(s, "late", "", err, sizeof(err)), LUMEN_EINVAL);
+	ck_assert_int_eq(schema_finalize(s, err, sizeof(err)), LUMEN_EINVAL);
+	schema_free(s);
+}
+END_TEST
+
+START_TEST(load_file_errors)
+{
+	struct schema *s;
+	char err[256];
+	char path[] = "/tmp/lumen_schema_XXXXXX";
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_int_eq(schema_load_file(s, "/nonexistent/x.schema", err, sizeof(err)),
+			 LUMEN_EIO);
+	ck_assert(strstr(err, "/nonexistent/x.schema") != NULL);
+
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "# ok\n\nobjectclass ( 1.3 NAME 'o' FROB )\n", 39), 39);
+	close(fd);
+	ck_assert_int_eq(schema_load_file(s, path, err, sizeof(err)), LUMEN_EMALFORMED);
+	char want[64];
+	snprintf(want, sizeof(want), "%s:3: unknown keyword 'FROB'", path);
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	unlink(path);
+	schema_free(s);
+}
+END_TEST
+
+/* ------------------------------------------------ attribute descriptions */
+
+static struct attribute_description ad(const char *text, int want_rc)
+{
+	struct attribute_description d;
+	int rc = attribute_description_parse(full, text, strlen(text), &d);
+	ck_assert_msg(rc == want_rc, "%s: rc %d", text, rc);
+	return d;
+}
+
+START_TEST(description_parse)
+{
+	struct attribute_description d = ad("cn;lang-de;binary", LUMEN_OK);
+	ck_assert(d.type == type("cn"));
+	ck_assert(ber_view_eq_str(d.options, "lang-de;binary"));
+	d = ad("2.5.4.3", LUMEN_OK);
+	ck_assert(d.type == type("cn") && d.options.len == 0);
+	d = ad("nosuchattr", LUMEN_ENOTFOUND);
+	ck_assert(d.type == NULL);
+	ad("", LUMEN_EMALFORMED);
+	ad("cn;", LUMEN_EMALFORMED);
+	ad("cn;;x", LUMEN_EMALFORMED);
+	ad(";x", LUMEN_EMALFORMED);
+	ad("c n", LUMEN_EMALFORMED);
+	ad("cn;la_ng", LUMEN_EMALFORMED);
+}
+END_TEST
+
+static const struct {
+	const char *want, *have;
+	bool match;
+} ad_cases[] = {
+	{ "cn", "cn", true },
+	{ "cn", "CN;lang-de", true },           /* the plain type asks for all of them */
+	{ "cn;lang-de", "cn", false },
+	{ "cn;lang-de", "cn;LANG-DE", true },
+	{ "cn;lang-de", "cn;lang-en", false },
+	{ "cn;lang-de", "cn;x-foo;lang-de", true },
+	{ "cn;lang-", "cn;lang-de", true },     /* range */
+	{ "cn;lang-en-", "cn;lang-en-us", true },
+	{ "cn;lang-en-", "cn;lang-en", true },
+	{ "cn;lang-en-", "cn;lang-eng", false },
+	{ "name", "cn", true },                 /* subtype */
+	{ "name", "sn;lang-fr", true },
+	{ "cn", "name", false },
+	{ "cn", "sn", false },
+	{ "userCertificate;binary", "userCertificate", true },
+	{ "name;lang-de", "cn;lang-de", true },
+};
+
+START_TEST(description_matches)
+{
+	struct attribute_description want = ad(ad_cases[_i].want, LUMEN_OK);
+	struct attribute_description have = ad(ad_cases[_i].have, LUMEN_OK);
+	ck_assert_msg(attribute_description_matches(&want, &have) == ad_cases[_i].match,
+		      "%s vs %s", ad_cases[_i].want, ad_cases[_i].have);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("schema");
+	TCase *shipped_tc = tcase_create("shipped");
+	tcase_add_checked_fixture(shipped_tc, load_full, free_full);
+	tcase_add_test(shipped_tc, shipped_files_load);
+	tcase_add_test(shipped_tc, inheritance_through_sup);
+	tcase_add_test(shipped_tc, operational_attributes);
+	tcase_add_test(shipped_tc, object_class_must_may);
+	tcase_add_test(shipped_tc, definitions_are_canonical);
+	tcase_add_test(shipped_tc, description_parse);
+	tcase_add_loop_test(shipped_tc, description_matches, 0,
+			    sizeof(ad_cases) / sizeof(ad_cases[0]));
+	suite_add_tcase(s, shipped_tc);
+
+	TCase *parser = tcase_create("parser");
+	tcase_add_loop_test(parser, parser_cases, 0, sizeof(parse_cases) / sizeof(parse_cases[0]));
+	tcase_add_test(parser, extensions_and_quoting_kept);
+	tcase_add_test(parser, load_file_errors);
+	tcase_add_test(parser, lumen_schema_after_core_alone);
+	suite_add_tcase(s, parser);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -1,0 +1,172 @@
+/*
+ * test_workq.c — the bounded work queue: every job runs exactly once, on a
+ * worker with its own context; a full queue refuses; shutdown drains.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "lumen_error.h"
+#include "workq.h"
+
+struct counter_job {
+	struct workq_job job;
+	atomic_int *runs;
+	int worker_seen;
+};
+
+static atomic_int contexts_started, contexts_stopped;
+
+static void *start_context(void *arg, unsigned index)
+{
+	(void)arg;
+	atomic_fetch_add(&contexts_started, 1);
+	int *ctx = malloc(sizeof(int));
+	if (ctx != NULL)
+		*ctx = (int)index + 1;
+	return ctx;
+}
+
+static void stop_context(void *arg, void *ctx)
+{
+	(void)arg;
+	atomic_fetch_add(&contexts_stopped, 1);
+	free(ctx);
+}
+
+static void count_job(struct workq_job *job, void *ctx)
+{
+	struct counter_job *j = (struct counter_job *)job;
+	j->worker_seen = *(int *)ctx;
+	atomic_fetch_add(j->runs, 1);
+}
+
+START_TEST(test_every_job_runs_once)
+{
+	enum { N = 2000 };
+	static struct counter_job jobs[N];
+	static atomic_int runs[N];
+	struct workq *q = NULL;
+	struct workq_config cfg = { .threads = 4, .capacity = N, .worker_start = start_context,
+				    .worker_stop = stop_context };
+	atomic_store(&contexts_started, 0);
+	atomic_store(&contexts_stopped, 0);
+	ck_assert_int_eq(workq_create(&cfg, &q), LUMEN_OK);
+	ck_assert_int_eq(atomic_load(&contexts_started), 4);
+	for (int i = 0; i < N; i++) {
+		atomic_store(&runs[i], 0);
+		jobs[i] = (struct counter_job){ .job.run = count_job, .runs = &runs[i] };
+		ck_assert_int_eq(workq_push(q, &jobs[i].job), LUMEN_OK);
+	}
+	workq_shutdown(q);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(atomic_load(&runs[i]), 1);
+		ck_assert(jobs[i].worker_seen >= 1 && jobs[i].worker_seen <= 4);
+	}
+	ck_assert_int_eq(atomic_load(&contexts_stopped), 4);
+	ck_assert_int_eq(workq_push(q, &jobs[0].job), LUMEN_EINVAL);
+	workq_destroy(q);
+}
+END_TEST
+
+/* A job that blocks its worker until released, to fill the queue. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open, gate_entered;
+
+static void gate_job(struct workq_job *job, void *ctx)
+{
+	(void)job;
+	(void)ctx;
+	pthread_mutex_lock(&gate_lock);
+	gate_entered = true;
+	pthread_cond_broadcast(&gate_cond);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+START_TEST(test_full_queue_refuses)
+{
+	struct workq *q = NULL;
+	struct workq_config cfg = { .threads = 1, .capacity = 2 };
+	struct workq_job gate = { .run = gate_job };
+	atomic_int runs[3];
+	struct counter_job jobs[3];
+	gate_open = gate_entered = false;
+	ck_assert_int_eq(workq_create(&cfg, &q), LUMEN_OK);
+	ck_assert_int_eq(workq_push(q, &gate), LUMEN_OK);
+	pthread_mutex_lock(&gate_lock);
+	while (!gate_entered)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	for (int i = 0; i < 3; i++) {
+		atomic_store(&runs[i], 0);
+		jobs[i] = (struct counter_job){ .job.run = gate_job, .runs = &runs[i] };
+	}
+	ck_assert_int_eq(workq_push(q, &jobs[0].job), LUMEN_OK);
+	ck_assert_int_eq(workq_push(q, &jobs[1].job), LUMEN_OK);
+	ck_assert_uint_eq(workq_length(q), 2);
+	ck_assert_int_eq(workq_push(q, &jobs[2].job), LUMEN_EFULL);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	workq_destroy(q);
+}
+END_TEST
+
+static void *failing_start(void *arg, unsigned index)
+{
+	(void)arg;
+	return index == 1 ? NULL : malloc(1);
+}
+
+static void free_context(void *arg, void *ctx)
+{
+	(void)arg;
+	free(ctx);
+}
+
+struct bad_config_case {
+	struct workq_config config;
+	int rc;
+};
+
+static const struct bad_config_case bad_configs[] = {
+	{ { .threads = 0, .capacity = 1 }, LUMEN_EINVAL },
+	{ { .threads = 1, .capacity = 0 }, LUMEN_EINVAL },
+	{ { .threads = 3, .capacity = 4, .worker_start = failing_start,
+	    .worker_stop = free_context }, LUMEN_EIO },
+};
+
+START_TEST(test_bad_config)
+{
+	struct workq *q = (struct workq *)1;
+	ck_assert_int_eq(workq_create(&bad_configs[_i].config, &q), bad_configs[_i].rc);
+	ck_assert_ptr_null(q);
+}
+END_TEST
+
+START_TEST(test_destroy_null)
+{
+	workq_destroy(NULL);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("workq");
+	TCase *tc = tcase_create("workq");
+	tcase_add_test(tc, test_every_job_runs_once);
+	tcase_add_test(tc, test_full_queue_refuses);
+	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, test_destroy_null);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# compare.sh — Lumen against OpenLDAP (slapd, back-mdb) on the same machine,
+# data and client; optionally against lumen-canned (the client's ceiling).
+#
+#   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
+#                    [--warmup S] [--threads N] [--entry-cache off|full]
+#                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
+#                    [--servers "openldap lumen"] [--out DIR]
+#
+# Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON).
+# Nothing system-wide is started or changed: both servers run as this user
+# on loopback ports with their databases in a temporary directory. Debian's
+# slapd and gnuplot are installed when missing, with the package's own
+# service start blocked (bench/install-deps.sh).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
+
+quick=0 entries= entry_size=500 duration= warmup= server_threads=4
+entry_cache=full reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
+servers="openldap lumen" out=
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --entries) entries=$2; shift ;;
+    --entry-size) entry_size=$2; shift ;;
+    --duration) duration=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --threads) server_threads=$2; shift ;;
+    --entry-cache) entry_cache=$2; shift ;;
+    --reuse) reuse=$2; shift ;;
+    --rate) rate=$2; shift ;;
+    --nagle) nagle=1 ;;
+    --nosync) nosync=1 ;;
+    --ceiling) ceiling=1 ;;
+    --servers) servers=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "compare.sh: unknown option $1" >&2; usage 2 ;;
+  esac
+  shift
+done
+case $entry_cache in off|full) ;; *) echo "compare.sh: --entry-cache off|full" >&2; exit 2 ;; esac
+if [ $quick -eq 1 ]; then
+  : "${entries:=10000}" "${duration:=3}" "${warmup:=1}"
+else
+  : "${entries:=100000}" "${duration:=10}" "${warmup:=3}"
+fi
+
+for tool in lumenbench lumengen lumen-canned; do
+  [ -x "$BUILD/$tool" ] || { echo "compare.sh: $BUILD/$tool missing: run make bench-build" >&2; exit 1; }
+done
+"$here/install-deps.sh"
+
+stamp=$(date +%Y-%m-%d-%H%M)
+out=${out:-$root/bench/results/$stamp-$(hostname -s)}
+mkdir -p "$out/raw"
+work=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench.XXXXXX")
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+  return 0
+}
+trap cleanup EXIT
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" | tee -a "$out/run.log" >&2; }
+meta() { printf '%s=%s\n' "$1" "$2" >> "$out/meta.txt"; }
+
+: > "$out/meta.txt"
+meta date "$(date -Is)"; meta host "$(hostname)"; meta cpus "$(nproc)"
+meta kernel "$(uname -r)"; meta entries "$entries"; meta entry_size "$entry_size"
+meta duration "$duration"; meta warmup "$warmup"; meta server_threads "$server_threads"
+meta entry_cache "$entry_cache"; meta reuse "$reuse"; meta rate "$rate"
+meta nagle "$nagle"; meta nosync "$nosync"; meta quick "$quick"
+meta openldap_version "$(dpkg-query -W -f='${Version}' slapd 2>/dev/null || echo unknown)"
+meta lumen_commit "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+ldif=$work/data.ldif
+log "generating $entries entries of ~$entry_size bytes"
+"$BUILD/lumengen" -n "$entries" --entry-size "$entry_size" -o "$ldif"
+meta ldif_bytes "$(stat -c %s "$ldif")"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Poll until the server answers a root DSE search (30 s at most).
+wait_ready() {
+  local url=$1 pid=$2
+  for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    ldapsearch -x -H "$url" -b "" -s base -LLL '(objectClass=*)' 1.1 >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# "elapsed_seconds max_rss_kib" of a command, from GNU time.
+timed() { /usr/bin/time -f '%e %M' -o "$work/time.out" "$@"; }
+
+lumenbench_flags=( --entries "$entries" -d "$duration" -w "$warmup" --json )
+[ $nagle -eq 1 ] && lumenbench_flags+=( --nagle )
+
+# The matrix: name and lumenbench arguments. Writes come last (they change
+# the data), adds after modifies.
+matrix=(
+  "search-c1|-m search -c 1"
+  "search-c4|-m search -c 4"
+  "search-c16|-m search -c 16"
+  "search-c32|-m search -c 32"
+  "search-c64|-m search -c 64"
+  "search-c256|-m search -c 256"
+  "search-c1000|-m search -c 1000"
+  "auth-c16|-m auth -c 16"
+  "compare-c16|-m compare -c 16"
+  "connperop-c16|-m search -c 16 --reuse $reuse"
+)
+[ "$rate" != 0 ] && matrix+=( "search-rate-c32|-m search -c 32 --rate $rate" )
+matrix+=( "modify-c16|-m modify -c 16" "add-c4|-m add -c 4" )
+
+run_matrix() {
+  local server=$1 url=$2 pid=$3
+  log "$server: warming (sequential pass over the entries)"
+  "$BUILD/lumenbench" -H "$url" -m search --fill sequential -c 16 \
+    --entries "$entries" -d "$(( quick ? 2 : 10 ))" -w 0 >/dev/null || true
+  for row in "${matrix[@]}"; do
+    local name=${row%%|*} args=${row#*|}
+    log "$server: $name"
+    # shellcheck disable=SC2086
+    if ! "$BUILD/lumenbench" -H "$url" $args "${lumenbench_flags[@]}" \
+        --label "$server $name" --server-pid "$pid" > "$out/raw/$server-$name.json" \
+        2> "$out/raw/$server-$name.err"; then
+      log "$server: $name failed (see raw/$server-$name.err)"
+    fi
+  done
+}
+
+record_memory() {
+  local server=$1 pid=$2
+  meta "${server}_vmrss_kib" "$(awk '/^VmRSS/ {print $2}' /proc/"$pid"/status)"
+  meta "${server}_vmhwm_kib" "$(awk '/^VmHWM/ {print $2}' /proc/"$pid"/status)"
+}
+
+stop_server() {
+  [ -n "$server_pid" ] || return 0
+  kill "$server_pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  server_pid=
+}
+
+indexes() {
+  printf 'index objectClass eq\nindex uid eq\nindex cn,sn,mail,givenName pres,eq,sub\n'
+}
+
+# ------------------------------------------------------------- OpenLDAP
+run_openldap() {
+  local dir=$work/openldap port url
+  mkdir -p "$dir/db"
+  port=$(free_port); url=ldap://127.0.0.1:$port/
+  {
+    for s in core cosine inetorgperson nis; do echo "include /etc/ldap/schema/$s.schema"; done
+    echo "modulepath /usr/lib/ldap"
+    echo "moduleload back_mdb"
+    echo "pidfile $dir/slapd.pid"
+    echo "argsfile $dir/slapd.args"
+    echo "threads $server_threads"
+    echo "loglevel 0"
+    echo "sizelimit unlimited"
+    echo "database mdb"
+    echo "suffix dc=example,dc=com"
+    echo "rootdn cn=admin,dc=example,dc=com"
+    echo "rootpw secret"
+    echo "directory $dir/db"
+    echo "maxsize 17179869184"
+    [ $nosync -eq 1 ] && echo "dbnosync"
+    indexes
+  } > "$dir/slapd.conf"
+  log "openldap: slapadd -q"
+  if ! timed slapadd -q -f "$dir/slapd.conf" -l "$ldif" > "$out/raw/openldap-load.log" 2>&1; then
+    log "openldap: slapadd failed (raw/openldap-load.log)"; return 0
+  fi
+  read -r secs rss < "$work/time.out"
+  meta openldap_load_s "$secs"; meta openldap_load_peak_rss_kib "$rss"
+  meta openldap_db_kib "$(du -sk "$dir/db" | cut -f1)"
+  slapd -h "$url" -f "$dir/slapd.conf" || { log "openldap: slapd did not start"; return 0; }
+  for _ in $(seq 50); do [ -s "$dir/slapd.pid" ] && break; sleep 0.1; done
+  server_pid=$(cat "$dir/slapd.pid")
+  wait_ready "$url" "$server_pid" || { log "openldap: not answering"; stop_server; return 0; }
+  run_matrix openldap "$url" "$server_pid"
+  record_memory openldap "$server_pid"
+  stop_server
+}
+
+# ---------------------------------------------------------------- Lumen
+run_lumen() {
+  local dir=$work/lumen port url
+  [ -x "$BUILD/lumend" ] || { log "lumen: $BUILD/lumend missing, skipped"; return 0; }
+  mkdir -p "$dir/db"
+  port=$(free_port); url=ldap://127.0.0.1:$port/
+  {
+    echo "pidfile $dir/lumend.pid"
+    echo "threads $server_threads"
+    echo "loglevel none"
+    echo "sizelimit unlimited"
+    echo "database mdb"
+    echo "suffix dc=example,dc=com"
+    echo "rootdn cn=admin,dc=example,dc=com"
+    echo "rootpw secret"
+    echo "directory $dir/db"
+    echo "maxsize 17179869184"
+    [ $nosync -eq 1 ] && echo "dbnosync"
+    [ "$entry_cache" = off ] && echo "cachesize 0" || echo "cachesize $(( entries + 1000 ))"
+    indexes
+  } > "$dir/lumend.conf"
+  if [ $nagle -eq 1 ]; then
+    # Lumen's debug switch for the Nagle experiment, if this build has it.
+    echo "debug-nagle on" >> "$dir/lumend.conf"
+    "$BUILD/lumend" -T -f "$dir/lumend.conf" >/dev/null 2>&1 ||
+      { log "lumen: no debug-nagle directive in this build; client-side Nagle only"
+        sed -i '/^debug-nagle/d' "$dir/lumend.conf"; }
+  fi
+  if ! "$BUILD/lumend" -T -f "$dir/lumend.conf" > "$out/raw/lumen-config.log" 2>&1; then
+    log "lumen: configuration rejected (raw/lumen-config.log), skipped"; return 0
+  fi
+  if [ -x "$BUILD/lumenadd" ]; then
+    log "lumen: lumenadd"
+    if timed "$BUILD/lumenadd" -q -f "$dir/lumend.conf" -l "$ldif" > "$out/raw/lumen-load.log" 2>&1; then
+      read -r secs rss < "$work/time.out"
+      meta lumen_load_s "$secs"; meta lumen_load_peak_rss_kib "$rss"
+    else
+      log "lumen: lumenadd failed (raw/lumen-load.log)"; meta lumen_load_s failed
+    fi
+  fi
+  "$BUILD/lumend" -f "$dir/lumend.conf" -h "$url" > "$out/raw/lumen-daemon.log" 2>&1 ||
+    { log "lumen: lumend did not start"; return 0; }
+  for _ in $(seq 50); do [ -s "$dir/lumend.pid" ] && break; sleep 0.1; done
+  server_pid=$(cat "$dir/lumend.pid" 2>/dev/null || true)
+  [ -n "$server_pid" ] || { log "lumen: no pid file"; return 0; }
+  wait_ready "$url" "$server_pid" || { log "lumen: not answering"; stop_server; return 0; }
+  if [ ! -x "$BUILD/lumenadd" ]; then
+    log "lumen: no lumenadd yet, loading over LDAP with ldapadd"
+    local start end
+    start=$(date +%s.%N)
+    ldapadd -x -c -H "$url" -D cn=admin,dc=example,dc=com -w secret -f "$ldif" \
+      > "$out/raw/lumen-load.log" 2>&1 || log "lumen: ldapadd reported errors (raw/lumen-load.log)"
+    end=$(date +%s.%N)
+    meta lumen_load_s "$(echo "$end - $start" | bc 2>/dev/null || python3 -c "print($end-$start)")"
+    meta lumen_load_method ldapadd
+  fi
+  meta lumen_db_kib "$(du -sk "$dir/db" | cut -f1)"
+  run_matrix lumen "$url" "$server_pid"
+  record_memory lumen "$server_pid"
+  stop_server
+}
+
+# --------------------------------------------------------------- ceiling
+run_canned() {
+  local port
+  "$BUILD/lumen-canned" -p 0 > "$work/canned.port" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 50); do [ -s "$work/canned.port" ] && break; sleep 0.1; done
+  port=$(awk '{print $2}' "$work/canned.port")
+  run_matrix canned "ldap://127.0.0.1:$port/" "$server_pid"
+  stop_server
+}
+
+for s in $servers; do
+  case $s in
+    openldap) run_openldap ;;
+    lumen) run_lumen ;;
+    canned) ceiling=1 ;;
+    *) log "unknown server $s" ;;
+  esac
+done
+[ $ceiling -eq 1 ] && run_canned
+
+python3 "$here/report.py" "$out"
+log "report: $out/report.md"

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""report.py OUT_DIR — turn compare.sh's raw results into report.md and charts.
+
+Reads OUT_DIR/meta.txt (key=value) and OUT_DIR/raw/<server>-<row>.json
+(lumenbench --json), writes OUT_DIR/report.md, and with gnuplot
+throughput.png and p99.png (both servers and the ceiling on each chart).
+"""
+import json
+import os
+import subprocess
+import sys
+
+SERVERS = [("openldap", "OpenLDAP"), ("lumen", "Lumen"), ("canned", "canned ceiling")]
+ROWS = ["search-c1", "search-c4", "search-c16", "search-c32", "search-c64",
+        "search-c256", "search-c1000", "auth-c16", "compare-c16", "connperop-c16",
+        "search-rate-c32", "modify-c16", "add-c4"]
+SUCCESS = {"success", "compareTrue", "compareFalse"}
+
+
+def load(out):
+    meta = {}
+    with open(os.path.join(out, "meta.txt")) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    runs = {}
+    raw = os.path.join(out, "raw")
+    for name in os.listdir(raw):
+        if not name.endswith(".json"):
+            continue
+        server, row = name[:-5].split("-", 1)
+        try:
+            with open(os.path.join(raw, name)) as f:
+                runs[(server, row)] = json.load(f)
+        except (ValueError, OSError):
+            runs[(server, row)] = None
+    return meta, runs
+
+
+def errors_text(run):
+    """Non-success result codes and client-side errors, e.g. 'unwillingToPerform 512'."""
+    if run is None:
+        return "run failed"
+    parts = ["%s %d" % (k, v) for k, v in run["results"].items() if k not in SUCCESS]
+    for k, v in run["errors"].items():
+        if k not in ("total", "failed") and v:
+            parts.append("%s %d" % (k, v))
+    return ", ".join(parts)
+
+
+def fmt_rate(run):
+    return "—" if run is None else "{:,.0f}".format(run["ops_per_s"])
+
+
+def fmt_ms(run):
+    return "—" if run is None or run["ops"] == 0 else "%.2f" % run["latency_ms"]["p99"]
+
+
+def ratio(a, b):
+    if a is None or b is None or b["ops_per_s"] == 0:
+        return "—"
+    return "%.2f×" % (a["ops_per_s"] / b["ops_per_s"])
+
+
+def table(meta, runs):
+    have = [s for s, _ in SERVERS if any(k[0] == s for k in runs)]
+    names = dict(SERVERS)
+    head = ["workload"]
+    for s in have:
+        head += ["%s ops/s" % names[s], "%s p99 ms" % names[s]]
+    if "lumen" in have and "openldap" in have:
+        head.append("Lumen/OpenLDAP")
+    head.append("errors")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in ROWS:
+        if not any((s, row) in runs for s in have):
+            continue
+        cells = [row]
+        errs = []
+        for s in have:
+            run = runs.get((s, row))
+            cells += [fmt_rate(run), fmt_ms(run)]
+            e = errors_text(run) if (s, row) in runs else ""
+            if e:
+                errs.append("%s: %s" % (names[s], e))
+        if "lumen" in have and "openldap" in have:
+            cells.append(ratio(runs.get(("lumen", row)), runs.get(("openldap", row))))
+        cells.append("; ".join(errs))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def resources(meta):
+    rows = [("load time (s)", "load_s"), ("load peak RSS (KiB)", "load_peak_rss_kib"),
+            ("database size (KiB)", "db_kib"), ("VmRSS after the runs (KiB)", "vmrss_kib"),
+            ("VmHWM (KiB)", "vmhwm_kib")]
+    lines = ["| | OpenLDAP | Lumen | Lumen/OpenLDAP |", "|---|---|---|---|"]
+    for label, key in rows:
+        a, b = meta.get("openldap_" + key, "—"), meta.get("lumen_" + key, "—")
+        try:
+            r = "%.2f×" % (float(b) / float(a))
+        except (ValueError, ZeroDivisionError):
+            r = "—"
+        lines.append("| %s | %s | %s | %s |" % (label, a, b, r))
+    if meta.get("lumen_load_method"):
+        lines.append("\nLumen was loaded with %s (no lumenadd in this build)."
+                     % meta["lumen_load_method"])
+    return "\n".join(lines)
+
+
+def charts(out, runs):
+    conns = [1, 4, 16, 32, 64, 256, 1000]
+    present = [(s, label) for s, label in SERVERS
+               if any((s, "search-c%d" % c) in runs for c in conns)]
+    if not present:
+        return []
+    dat = os.path.join(out, "search.dat")
+    with open(dat, "w") as f:
+        f.write("# connections " + " ".join("%s_ops %s_p99" % (s, s) for s, _ in present) + "\n")
+        for c in conns:
+            vals = []
+            for s, _ in present:
+                run = runs.get((s, "search-c%d" % c))
+                ok = run is not None and run["ops"] > 0
+                vals += ["%.1f" % run["ops_per_s"] if ok else "NaN",
+                         "%.4f" % run["latency_ms"]["p99"] if ok else "NaN"]
+            f.write("%d %s\n" % (c, " ".join(vals)))
+
+    def plot(png, title, ylabel, column, logy):
+        series = ", ".join("'%s' using 1:%d with linespoints title '%s'"
+                           % (dat, 2 + 2 * i + column, label)
+                           for i, (_, label) in enumerate(present))
+        return ("set terminal pngcairo size 900,560 noenhanced\n" if has_cairo else
+                "set terminal png size 900,560 noenhanced\n") + \
+            "set output '%s'\nset title '%s'\nset xlabel 'connections'\n" \
+            "set ylabel '%s'\nset logscale x\n%sset grid\nset key top left\nplot %s\n" \
+            % (os.path.join(out, png), title, ylabel, "set logscale y\n" if logy else "", series)
+
+    try:
+        terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True,
+                               text=True).stderr + ""
+    except OSError:
+        return []
+    has_cairo = "pngcairo" in terms
+    made = []
+    for png, title, ylabel, column, logy in [
+            ("throughput.png", "search (uid=...) throughput", "operations/s", 0, False),
+            ("p99.png", "search (uid=...) p99 latency", "p99 latency (ms)", 1, True)]:
+        r = subprocess.run(["gnuplot"], input=plot(png, title, ylabel, column, logy),
+                           text=True, capture_output=True)
+        if r.returncode == 0:
+            made.append(png)
+        else:
+            sys.stderr.write("gnuplot: " + r.stderr)
+    return made
+
+
+def main():
+    out = sys.argv[1]
+    meta, runs = load(out)
+    made = charts(out, runs)
+    settings = ("%s entries of ~%s bytes; %s s measured after %s s warm-up per row; "
+                "server threads %s; Lumen entry cache %s; durability %s; connection "
+                "reuse in connperop %s%%%s%s" % (
+                    meta.get("entries"), meta.get("entry_size"), meta.get("duration"),
+                    meta.get("warmup"), meta.get("server_threads"), meta.get("entry_cache"),
+                    "dbnosync" if meta.get("nosync") == "1" else "synced",
+                    meta.get("reuse"),
+                    "; offered rate %s/s" % meta["rate"] if meta.get("rate", "0") != "0" else "",
+                    "; Nagle on (TCP_NODELAY off)" if meta.get("nagle") == "1" else ""))
+    text = ["# Lumen vs OpenLDAP — %s" % meta.get("date", ""), "",
+            "Host %s (%s CPUs, kernel %s); OpenLDAP %s; Lumen %s." % (
+                meta.get("host"), meta.get("cpus"), meta.get("kernel"),
+                meta.get("openldap_version"), meta.get("lumen_commit")),
+            "", settings + ".", "",
+            "One lumenbench process (one thread, nose-to-tail) shares the machine with "
+            "the server. Only ratios measured in the same run mean anything. Errors are "
+            "shown, not hidden: a row where a server answered with errors did not do "
+            "the work.", "", "## Operations", "", table(meta, runs), "",
+            "## Load, memory, size", "", resources(meta), ""]
+    if made:
+        text += ["## Charts", ""] + ["![%s](%s)" % (m, m) for m in made] + [""]
+    text += ["Raw lumenbench output: raw/*.json; the run's log: run.log.", ""]
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()

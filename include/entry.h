@@ -122,8 +122,9 @@ const struct entry_attribute *entry_find(const struct entry *e,
 long entry_attribute_find_normalized(const struct entry_attribute *a,
 				     struct ber_view normalized);
 /*
- * Has the attribute `ad` (exact description) a value equal to `value` under
- * the type's equality rule? Uses `scratch` to normalize the assertion.
+ * Has an attribute matched by `ad` (its type or a subtype, carrying ad's
+ * options: attribute_description_matches) a value equal to `value` under
+ * the type's equality rule (Compare)? Uses `scratch` to normalize the assertion.
  * LUMEN_OK with *found set; LUMEN_ESCHEMA if the value cannot be normalized
  * (compare → Undefined); LUMEN_EUNSUPPORTED if the type has no equality
  * rule (inappropriateMatching); LUMEN_ENOMEM.

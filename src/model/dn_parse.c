@@ -221,33 +221,70 @@ static int parse_quoted_value(struct dn_parser *p, struct dn_ava *ava)
 	return LUMEN_OK;
 }
 
+/* How parse_string_value treats each byte of a value (zero: copy it). */
+enum value_byte {
+	VALUE_BYTE_PLAIN = 0,
+	VALUE_BYTE_SPACE,       /* significant only when something follows */
+	VALUE_BYTE_END,         /* ',' ';' '+' end the value */
+	VALUE_BYTE_ESCAPE,
+	VALUE_BYTE_FORBIDDEN,   /* must be escaped: '"' '<' '>' NUL */
+	VALUE_BYTE_HIGH,        /* part of a multi-byte UTF-8 sequence */
+};
+
+static const uint8_t value_byte_class[256] = {
+	['\0'] = VALUE_BYTE_FORBIDDEN, ['"'] = VALUE_BYTE_FORBIDDEN,
+	['<'] = VALUE_BYTE_FORBIDDEN, ['>'] = VALUE_BYTE_FORBIDDEN,
+	[' '] = VALUE_BYTE_SPACE, [','] = VALUE_BYTE_END, [';'] = VALUE_BYTE_END,
+	['+'] = VALUE_BYTE_END, ['\\'] = VALUE_BYTE_ESCAPE,
+	[0x80 ... 0xff] = VALUE_BYTE_HIGH,
+};
+
 /*
  * The RFC 4514 string form; unescaped trailing spaces are insignificant.
  * LUMEN_EMALFORMED for a bad escape, a raw '"', '<', '>' or NUL, or a value
- * that is not UTF-8 once unescaped.
+ * that is not UTF-8 once unescaped. This is the hot loop of every DN, so it
+ * works on locals and a byte table, and validates UTF-8 only when a byte
+ * above 0x7f was seen.
  */
 static int parse_string_value(struct dn_parser *p, struct dn_ava *ava)
 {
+	const uint8_t *text = (const uint8_t *)p->text;
 	uint8_t *out = p->values + p->values_used;
-	size_t n = 0, significant = 0;
+	size_t pos = p->pos, len = p->len, n = 0, significant = 0;
+	bool high = false;
 	int rc;
 
-	while (!at_separator(p)) {
-		char c = p->text[p->pos];
-		if (c == '\\') {
+	while (pos < len) {
+		uint8_t c = text[pos];
+		enum value_byte kind = value_byte_class[c];
+		if (kind == VALUE_BYTE_END)
+			break;
+		switch (kind) {
+		case VALUE_BYTE_ESCAPE:
+			p->pos = pos;
 			if ((rc = parse_escape(p, &out[n])) != LUMEN_OK)
 				return rc;
+			high |= out[n] >= 0x80;
 			significant = ++n;
+			pos = p->pos;
 			continue;
-		}
-		if (c == '"' || c == '<' || c == '>' || c == '\0')
+		case VALUE_BYTE_FORBIDDEN:
 			return LUMEN_EMALFORMED;
-		out[n++] = (uint8_t)c;
-		p->pos++;
-		if (c != ' ')
+		case VALUE_BYTE_SPACE:
+			out[n++] = c;
+			break;
+		case VALUE_BYTE_HIGH:
+			high = true;
+			/* fall through */
+		default:
+			out[n++] = c;
 			significant = n;
+			break;
+		}
+		pos++;
 	}
-	if (utf8_validate(out, significant) != LUMEN_OK)
+	p->pos = pos;
+	if (high && utf8_validate(out, significant) != LUMEN_OK)
 		return LUMEN_EMALFORMED;
 	ava->value.ptr = out;
 	ava->value.len = significant;

@@ -21,7 +21,7 @@ struct test_store {
 	struct mdb_store *store;
 };
 
-static int test_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static inline int test_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -29,7 +29,7 @@ static int test_remove_one(const char *path, const struct stat *st, int flag, st
 	return remove(path);
 }
 
-static void test_store_open_opts(struct test_store *t, size_t maxsize, bool nosync)
+static inline void test_store_open_opts(struct test_store *t, size_t maxsize, bool nosync)
 {
 	char err[256] = "";
 	strcpy(t->dir, "/tmp/lumen-backmdb-XXXXXX");
@@ -41,27 +41,27 @@ static void test_store_open_opts(struct test_store *t, size_t maxsize, bool nosy
 	ck_assert_msg(rc == LUMEN_OK, "open %s: %s", t->dir, err);
 }
 
-static void test_store_open(struct test_store *t)
+static inline void test_store_open(struct test_store *t)
 {
 	/* nosync: the suites test logic, not the disk */
 	test_store_open_opts(t, (size_t)64 << 20, true);
 }
 
-static void test_store_close(struct test_store *t)
+static inline void test_store_close(struct test_store *t)
 {
 	mdb_store_close(t->store);
 	t->store = NULL;
 	nftw(t->dir, test_remove_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-static MDB_txn *test_write_txn(struct test_store *t)
+static inline MDB_txn *test_write_txn(struct test_store *t)
 {
 	MDB_txn *txn = NULL;
 	ck_assert_int_eq(mdb_txn_begin(t->store->env, NULL, 0, &txn), 0);
 	return txn;
 }
 
-static MDB_txn *test_read_txn(struct test_store *t)
+static inline MDB_txn *test_read_txn(struct test_store *t)
 {
 	MDB_txn *txn = NULL;
 	ck_assert_int_eq(mdb_txn_begin(t->store->env, NULL, MDB_RDONLY, &txn), 0);

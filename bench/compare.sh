@@ -120,7 +120,9 @@ matrix=(
   "connperop-c16|-m search -c 16 --reuse $reuse"
 )
 [ "$rate" != 0 ] && matrix+=( "search-rate-c32|-m search -c 32 --rate $rate" )
-matrix+=( "modify-c16|-m modify -c 16" "add-c4|-m add -c 4" )
+# Writes bind as the rootdn on each connection first.
+writer=( "--bind-dn" "cn=admin,dc=example,dc=com" "--bind-pw" "secret" )
+matrix+=( "modify-c16|-m modify -c 16 ${writer[*]}" "add-c4|-m add -c 4 ${writer[*]}" )
 
 run_matrix() {
   local server=$1 url=$2 pid=$3
@@ -202,6 +204,9 @@ run_lumen() {
   mkdir -p "$dir/db"
   port=$(free_port); url=ldap://127.0.0.1:$port/
   {
+    for s in core cosine inetorgperson nis lumen; do
+      [ -f "$root/schema/$s.schema" ] && echo "include $root/schema/$s.schema"
+    done
     echo "pidfile $dir/lumend.pid"
     echo "threads $server_threads"
     echo "loglevel none"

@@ -181,6 +181,30 @@ static int split_rdns(struct ber_view ndn, size_t *starts, size_t *count)
 	return LUMEN_OK;
 }
 
+/* A child's normalized RDN: inline in its item, or from id2name if hashed. */
+static int item_nrdn(struct mdb_store *store, MDB_txn *txn, const MDB_val *data,
+		     struct ber_view *nrdn)
+{
+	const uint8_t *p = data->mv_data;
+	struct name_record name;
+
+	if (data->mv_size < LENGTH_SIZE + ID_SIZE)
+		return LUMEN_EIO;
+	unsigned field = ((unsigned)p[0] << 8) | p[1];
+	size_t len = field & ~HASHED_FLAG;
+	if (LENGTH_SIZE + len + ID_SIZE != data->mv_size)
+		return LUMEN_EIO;
+	if (!(field & HASHED_FLAG)) {
+		*nrdn = (struct ber_view){ p + LENGTH_SIZE, len };
+		return LUMEN_OK;
+	}
+	int rc = read_name(store, txn, item_child_id(data), &name);
+	if (rc != LUMEN_OK)
+		return rc == LUMEN_ENOTFOUND ? LUMEN_EIO : rc;
+	*nrdn = name.nrdn;
+	return LUMEN_OK;
+}
+
 /* The root whose DN ends ndn (at an RDN boundary), as the index of its first RDN. */
 static int find_root(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor, struct ber_view ndn,
 		     const size_t *starts, size_t n, uint64_t *root, size_t *root_first)
@@ -192,11 +216,11 @@ static int find_root(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor, 
 
 	int mrc = mdb_cursor_get(cursor, &key, &data, MDB_SET);
 	for (; mrc == MDB_SUCCESS; mrc = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_DUP)) {
-		struct name_record name;
+		struct name_record name = { 0 };
 		uint64_t id = item_child_id(&data);
-		int rc = read_name(store, txn, id, &name);
+		int rc = item_nrdn(store, txn, &data, &name.nrdn);
 		if (rc != LUMEN_OK)
-			return rc == LUMEN_ENOTFOUND ? LUMEN_EIO : rc;
+			return rc;
 		/* Candidate boundaries: each RDN start, or the end for an empty root. */
 		for (size_t k = 0; k <= n; k++) {
 			size_t at = k < n ? starts[k] : ndn.len;

@@ -4,8 +4,8 @@
  * One pass over a private copy of the text. The parse costs three arena
  * allocations whatever the DN: the text copy plus a scratch area of the same
  * size for unescaped values (a value never unescapes to more bytes than it
- * was written with), the AVA array and the RDN array (both sized by counting
- * separator characters first, an upper bound since some may be escaped).
+ * was written with), the AVA array and the RDN array (both sized by an upper
+ * bound derived from the length, see array_bounds).
  * Values are then normalized by their type's equality rule, which allocates
  * what the rule needs.
  */
@@ -224,71 +224,58 @@ static int parse_quoted_value(struct dn_parser *p, struct dn_ava *ava)
 /* How parse_string_value treats each byte of a value (zero: copy it). */
 enum value_byte {
 	VALUE_BYTE_PLAIN = 0,
-	VALUE_BYTE_SPACE,       /* significant only when something follows */
 	VALUE_BYTE_END,         /* ',' ';' '+' end the value */
 	VALUE_BYTE_ESCAPE,
 	VALUE_BYTE_FORBIDDEN,   /* must be escaped: '"' '<' '>' NUL */
-	VALUE_BYTE_HIGH,        /* part of a multi-byte UTF-8 sequence */
 };
 
 static const uint8_t value_byte_class[256] = {
 	['\0'] = VALUE_BYTE_FORBIDDEN, ['"'] = VALUE_BYTE_FORBIDDEN,
 	['<'] = VALUE_BYTE_FORBIDDEN, ['>'] = VALUE_BYTE_FORBIDDEN,
-	[' '] = VALUE_BYTE_SPACE, [','] = VALUE_BYTE_END, [';'] = VALUE_BYTE_END,
-	['+'] = VALUE_BYTE_END, ['\\'] = VALUE_BYTE_ESCAPE,
-	[0x80 ... 0xff] = VALUE_BYTE_HIGH,
+	[','] = VALUE_BYTE_END, [';'] = VALUE_BYTE_END, ['+'] = VALUE_BYTE_END,
+	['\\'] = VALUE_BYTE_ESCAPE,
 };
 
 /*
  * The RFC 4514 string form; unescaped trailing spaces are insignificant.
  * LUMEN_EMALFORMED for a bad escape, a raw '"', '<', '>' or NUL, or a value
- * that is not UTF-8 once unescaped. This is the hot loop of every DN, so it
- * works on locals and a byte table, and validates UTF-8 only when a byte
- * above 0x7f was seen.
+ * that is not UTF-8 once unescaped. This is the hot loop of every DN: runs
+ * of plain bytes are found with a byte table and copied at once, and UTF-8
+ * is validated only when a byte above 0x7f was seen.
  */
 static int parse_string_value(struct dn_parser *p, struct dn_ava *ava)
 {
 	const uint8_t *text = (const uint8_t *)p->text;
 	uint8_t *out = p->values + p->values_used;
-	size_t pos = p->pos, len = p->len, n = 0, significant = 0;
-	bool high = false;
+	size_t pos = p->pos, len = p->len, n = 0, escaped_end = 0;
+	uint8_t seen = 0; /* OR of every byte: bit 7 set means non-ASCII */
 	int rc;
 
 	while (pos < len) {
-		uint8_t c = text[pos];
-		enum value_byte kind = value_byte_class[c];
-		if (kind == VALUE_BYTE_END)
+		size_t run = pos;
+		while (pos < len && value_byte_class[text[pos]] == VALUE_BYTE_PLAIN)
+			seen |= text[pos++];
+		memcpy(out + n, text + run, pos - run);
+		n += pos - run;
+		if (pos == len || value_byte_class[text[pos]] == VALUE_BYTE_END)
 			break;
-		switch (kind) {
-		case VALUE_BYTE_ESCAPE:
-			p->pos = pos;
-			if ((rc = parse_escape(p, &out[n])) != LUMEN_OK)
-				return rc;
-			high |= out[n] >= 0x80;
-			significant = ++n;
-			pos = p->pos;
-			continue;
-		case VALUE_BYTE_FORBIDDEN:
+		if (value_byte_class[text[pos]] == VALUE_BYTE_FORBIDDEN)
 			return LUMEN_EMALFORMED;
-		case VALUE_BYTE_SPACE:
-			out[n++] = c;
-			break;
-		case VALUE_BYTE_HIGH:
-			high = true;
-			/* fall through */
-		default:
-			out[n++] = c;
-			significant = n;
-			break;
-		}
-		pos++;
+		p->pos = pos;
+		if ((rc = parse_escape(p, &out[n])) != LUMEN_OK)
+			return rc;
+		seen |= out[n];
+		escaped_end = ++n;
+		pos = p->pos;
 	}
 	p->pos = pos;
-	if (high && utf8_validate(out, significant) != LUMEN_OK)
+	while (n > escaped_end && out[n - 1] == ' ')
+		n--;
+	if ((seen & 0x80) != 0 && utf8_validate(out, n) != LUMEN_OK)
 		return LUMEN_EMALFORMED;
 	ava->value.ptr = out;
-	ava->value.len = significant;
-	p->values_used += significant;
+	ava->value.len = n;
+	p->values_used += n;
 	return LUMEN_OK;
 }
 
@@ -329,22 +316,18 @@ static int parse_ava(struct dn_parser *p, struct dn_ava *ava)
 	return normalize_value(p, ava);
 }
 
-/* Upper bounds of AVAs and RDNs: every separator character, escaped or not. */
-static void count_separators(const char *text, size_t len, size_t *max_avas, size_t *max_rdns)
+/*
+ * Upper bound of the AVAs (and so RDNs) in len bytes: the shortest AVA is
+ * "a=" and AVAs are separated by one byte, so n AVAs take 3n - 1 bytes.
+ * Sizing the arrays by length instead of counting separators costs unused
+ * arena space (bounded by DN_MAX_AVAS) but no pass over the text.
+ */
+static void array_bounds(size_t len, size_t *max_avas, size_t *max_rdns)
 {
-	size_t avas = 1, rdns = 1;
+	size_t bound = (len + 1) / 3 + 1;
 
-	for (size_t i = 0; i < len; i++) {
-		char c = text[i];
-		if (c == ',' || c == ';') {
-			rdns++;
-			avas++;
-		} else if (c == '+') {
-			avas++;
-		}
-	}
-	*max_avas = avas < DN_MAX_AVAS ? avas : DN_MAX_AVAS;
-	*max_rdns = rdns < DN_MAX_RDNS ? rdns : DN_MAX_RDNS;
+	*max_avas = bound < DN_MAX_AVAS ? bound : DN_MAX_AVAS;
+	*max_rdns = bound < DN_MAX_RDNS ? bound : DN_MAX_RDNS;
 }
 
 static bool is_all_spaces(const char *text, size_t len)
@@ -372,7 +355,7 @@ static int parser_init(struct dn_parser *p, const struct schema *s, const char *
 	p->values = (uint8_t *)copy + len;
 	p->values_used = 0;
 
-	count_separators(text, len, max_avas, max_rdns);
+	array_bounds(len, max_avas, max_rdns);
 	out->rdns = arena_alloc(arena, *max_rdns * sizeof(*out->rdns));
 	struct dn_ava *avas = arena_alloc(arena, *max_avas * sizeof(*avas));
 	if (out->rdns == NULL || avas == NULL)

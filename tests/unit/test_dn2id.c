@@ -415,6 +415,31 @@ START_TEST(too_many_rdns)
 }
 END_TEST
 
+/* A suffix longer than the inline limit: the root's key is hashed too. */
+START_TEST(long_root)
+{
+	char root[700], ndn[720];
+	uint64_t id;
+	struct dn2id_match m;
+
+	memset(root, 'r', sizeof(root) - 1);
+	memcpy(root, "o=", 2);
+	root[sizeof(root) - 1] = '\0';
+	ck_assert_int_eq(dn2id_add(t.store, txn, 0, TEST_VIEW(root), TEST_VIEW(root), 30), LUMEN_OK);
+	ck_assert_int_eq(dn2id_add(t.store, txn, 30, TEST_VIEW("cn=k"), TEST_VIEW("cn=k"), 31),
+			 LUMEN_OK);
+	snprintf(ndn, sizeof(ndn), "cn=k,%s", root);
+	ck_assert_int_eq(lookup(ndn, &id, NULL), LUMEN_OK);
+	ck_assert_uint_eq(id, 31);
+	snprintf(ndn, sizeof(ndn), "cn=z,%s", root);
+	ck_assert_int_eq(lookup(ndn, &id, &m), LUMEN_ENOTFOUND);
+	ck_assert_uint_eq(m.id, 30);
+	ck_assert_uint_eq(m.ndn_len, strlen(root));
+	ck_assert_int_eq(lookup("dc=example,dc=com", &id, NULL), LUMEN_OK);
+	ck_assert_uint_eq(id, 1);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dn2id");
@@ -432,6 +457,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, escaped_comma_is_not_a_separator);
 	tcase_add_test(tc, long_rdns);
 	tcase_add_test(tc, second_root_and_commit);
+	tcase_add_test(tc, long_root);
 	tcase_add_test(tc, empty_root);
 	tcase_add_test(tc, too_many_rdns);
 	suite_add_tcase(s, tc);

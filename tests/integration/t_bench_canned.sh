@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# lumenbench against lumen-canned: every mode runs ~2 s, exits 0, completes
+# a plausible number of operations, and sees no errors.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
+work=$(mktemp -d)
+canned_pid=
+cleanup() { [ -n "$canned_pid" ] && kill "$canned_pid" 2>/dev/null; rm -rf "$work"; return 0; }
+trap cleanup EXIT
+fail() { echo "t_bench_canned: FAIL: $*" >&2; exit 1; }
+
+"$BUILD/lumen-canned" -p 0 > "$work/port" &
+canned_pid=$!
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
+port=$(awk '{print $2}' "$work/port")
+[ -n "$port" ] || fail "lumen-canned printed no port"
+url=ldap://127.0.0.1:$port
+
+# mode | extra arguments
+cases=(
+  "search|"
+  "auth|"
+  "bind|"
+  "compare|"
+  "modify|--bind-dn cn=admin,dc=example,dc=com --bind-pw secret"
+  "add|"
+  "delete|"
+  "mix|--mix search=65,auth=30,modify=5"
+  "search|--depth 4 -c 4"
+  "search|--reuse 50"
+  "search|--new-connection-per-op"
+  "search|--rate 500"
+  "compare|-t 2 -c 4"
+)
+for c in "${cases[@]}"; do
+  mode=${c%%|*} extra=${c#*|}
+  out=$work/out.json
+  # shellcheck disable=SC2086
+  "$BUILD/lumenbench" -H "$url" -m "$mode" -c 8 -d 2 -w 0.2 --json $extra > "$out" ||
+    fail "$mode $extra: lumenbench exited $?"
+  python3 - "$out" "$mode $extra" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1])); what = sys.argv[2]
+def fail(msg):
+    print("t_bench_canned: FAIL: %s: %s" % (what, msg), file=sys.stderr); sys.exit(1)
+# Loose bounds: even a loaded, sanitized build does 100 ops in 2 s; nothing
+# on loopback does 10 million.
+if not 100 <= r["ops"] <= 10_000_000: fail("implausible op count %d" % r["ops"])
+if r["errors"]["total"] != 0: fail("errors %s" % r["errors"])
+ok = sum(v for k, v in r["results"].items() if k in ("success", "compareTrue"))
+if ok != r["ops"]: fail("results %s do not add up to %d ops" % (r["results"], r["ops"]))
+if "--rate 500" in what and not 500 <= r["ops"] <= 1200:
+    fail("offered 500/s for 2 s but completed %d" % r["ops"])
+if what.startswith("search") and r["entries"] < r["ops"] - 16:
+    fail("%d entries for %d searches" % (r["entries"], r["ops"]))
+if "--new-connection-per-op" in what and r["connections_opened"] < r["ops"]:
+    fail("%d connections for %d ops" % (r["connections_opened"], r["ops"]))
+PY
+done
+
+# Bad input gets a clear error and exit status 2.
+for bad in "-m nosuch" "-f (uid=x" "--dn uid=[1-" "-c 0" "--reuse 50 --depth 4" "-m mix"; do
+  # shellcheck disable=SC2086
+  if "$BUILD/lumenbench" -H "$url" $bad -d 1 > /dev/null 2> "$work/err"; then
+    fail "lumenbench accepted '$bad'"
+  fi
+  [ -s "$work/err" ] || fail "no message for '$bad'"
+done
+echo "t_bench_canned: ok"

@@ -49,8 +49,22 @@ def errors_text(run):
     return ", ".join(parts)
 
 
+def failed_mostly(run):
+    return run is not None and run["ops"] > 0 and run["errors"]["failed"] * 2 > run["ops"]
+
+
+def good_rate(run):
+    """Operations per second that succeeded: what a ratio may compare."""
+    if run is None or run["ops"] == 0:
+        return 0.0
+    return run["ops_per_s"] * (run["ops"] - run["errors"]["failed"]) / run["ops"]
+
+
 def fmt_rate(run):
-    return "—" if run is None else "{:,.0f}".format(run["ops_per_s"])
+    if run is None:
+        return "—"
+    # Errors are answered fast: flag a rate that is mostly error replies.
+    return "{:,.0f}{}".format(run["ops_per_s"], " (errors)" if failed_mostly(run) else "")
 
 
 def fmt_ms(run):
@@ -58,9 +72,12 @@ def fmt_ms(run):
 
 
 def ratio(a, b):
-    if a is None or b is None or b["ops_per_s"] == 0:
+    """Successful operations only: an error reply is not work done."""
+    if a is None or b is None or good_rate(b) == 0:
         return "—"
-    return "%.2f×" % (a["ops_per_s"] / b["ops_per_s"])
+    if good_rate(a) == 0:
+        return "n/a (errors)"
+    return "%.2f×" % (good_rate(a) / good_rate(b))
 
 
 def table(meta, runs):
@@ -134,7 +151,7 @@ def charts(out, runs):
         return ("set terminal pngcairo size 900,560 noenhanced\n" if has_cairo else
                 "set terminal png size 900,560 noenhanced\n") + \
             "set output '%s'\nset title '%s'\nset xlabel 'connections'\n" \
-            "set ylabel '%s'\nset logscale x\n%sset grid\nset key top left\nplot %s\n" \
+            "set ylabel '%s'\nset logscale x\n%sset grid\nset key below\nplot %s\n" \
             % (os.path.join(out, png), title, ylabel, "set logscale y\n" if logy else "", series)
 
     try:
@@ -177,7 +194,7 @@ def main():
             "One lumenbench process (one thread, nose-to-tail) shares the machine with "
             "the server. Only ratios measured in the same run mean anything. Errors are "
             "shown, not hidden: a row where a server answered with errors did not do "
-            "the work.", "", "## Operations", "", table(meta, runs), "",
+            "the work; ratios count successful operations only.", "", "## Operations", "", table(meta, runs), "",
             "## Load, memory, size", "", resources(meta), ""]
     if made:
         text += ["## Charts", ""] + ["![%s](%s)" % (m, m) for m in made] + [""]

@@ -8,8 +8,8 @@
  *    RDNs separated by ',' with no spaces, attribute types as their primary
  *    name in lower case (OIDs resolved through the schema), values
  *    normalized by the type's equality rule and then escaped per RFC 4514
- *    (so ',', '+', '"', '\\', '<', '>', ';', a leading '#' or space and a
- *    trailing space are escaped as \XX hex), and the AVAs of a multi-valued
+ *    (so ',', '+', '"', '\\', '<', '>', ';', NUL, a leading '#' or space and
+ *    a trailing space are escaped as \XX hex), and the AVAs of a multi-valued
  *    RDN sorted by type name then value. Two DNs name the same entry iff their
  *    ndn strings are byte-equal. The empty DN is the empty string.
  *

@@ -1,5 +1,7 @@
 /*
- * password.c — password schemes: cleartext and the {SHA*}/{SSHA*} family.
+ * password.c — password schemes: the dispatch table, cleartext and the
+ * {SHA*}/{SSHA*} digest family. The key-derivation schemes live in
+ * password_kdf.c.
  */
 #include "password.h"
 
@@ -12,32 +14,47 @@
 
 #include "base64.h"
 #include "lumen_error.h"
+#include "password_private.h"
 
-struct scheme {
-	const char *name;
-	const char *digest;   /* OpenSSL digest name */
-	size_t digest_len;
-	bool salted;
+static int digest_check(const struct password_scheme *sc, const char *encoded,
+			size_t encoded_len, const void *given, size_t given_len, bool *match);
+static int digest_hash(const struct password_scheme *sc, const void *password, size_t len,
+		       const void *salt, size_t salt_len, char *out, size_t out_size);
+
+/* Adding a scheme is adding a row. */
+static const struct password_scheme schemes[] = {
+	{ "SHA", digest_check, digest_hash, 0, "SHA1", 20 },
+	{ "SHA256", digest_check, digest_hash, 0, "SHA256", 32 },
+	{ "SHA512", digest_check, digest_hash, 0, "SHA512", 64 },
+	{ "SSHA", digest_check, digest_hash, PASSWORD_SALT_LENGTH, "SHA1", 20 },
+	{ "SSHA256", digest_check, digest_hash, PASSWORD_SALT_LENGTH, "SHA256", 32 },
+	{ "SSHA512", digest_check, digest_hash, PASSWORD_SALT_LENGTH, "SHA512", 64 },
+	{ "PBKDF2", password_pbkdf2_check, password_pbkdf2_hash, 16, "SHA1", 20 },
+	{ "PBKDF2-SHA1", password_pbkdf2_check, password_pbkdf2_hash, 16, "SHA1", 20 },
+	{ "PBKDF2-SHA256", password_pbkdf2_check, password_pbkdf2_hash, 16, "SHA256", 32 },
+	{ "PBKDF2-SHA512", password_pbkdf2_check, password_pbkdf2_hash, 16, "SHA512", 64 },
+	{ "ARGON2", password_argon2_check, password_argon2_hash, 16, NULL, 32 },
+	{ "CRYPT", password_crypt_check, password_crypt_hash, 16, NULL, 0 },
 };
 
-static const struct scheme schemes[] = {
-	{ "SHA", "SHA1", 20, false },
-	{ "SHA256", "SHA256", 32, false },
-	{ "SHA512", "SHA512", 64, false },
-	{ "SSHA", "SHA1", 20, true },
-	{ "SSHA256", "SHA256", 32, true },
-	{ "SSHA512", "SHA512", 64, true },
-};
-
-/* Longest base64 value we accept: digest + a generous salt. */
+/* Longest base64 value of the digest family we accept: digest + a generous salt. */
 #define PASSWORD_MAX_DECODED (64 + 64)
 
-static const struct scheme *find_scheme(const char *name, size_t len)
+static const struct password_scheme *find_scheme(const char *name, size_t len)
 {
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
 		if (strlen(schemes[i].name) == len && strncasecmp(name, schemes[i].name, len) == 0)
 			return &schemes[i];
 	return NULL;
+}
+
+/* Accepts "NAME" and "{NAME}", as operators write both. */
+static const struct password_scheme *find_scheme_text(const char *text)
+{
+	size_t len = strlen(text);
+	if (len >= 2 && text[0] == '{' && text[len - 1] == '}')
+		return find_scheme(text + 1, len - 2);
+	return find_scheme(text, len);
 }
 
 /* digest(part1 + part2) into out (EVP_MAX_MD_SIZE bytes). */
@@ -74,17 +91,18 @@ static int check_cleartext(const char *stored, size_t stored_len, const void *gi
 	return rc;
 }
 
-static int check_scheme(const struct scheme *sc, const char *encoded, size_t encoded_len,
-			const void *given, size_t given_len, bool *match)
+static int digest_check(const struct password_scheme *sc, const char *encoded,
+			size_t encoded_len, const void *given, size_t given_len, bool *match)
 {
 	uint8_t decoded[PASSWORD_MAX_DECODED];
 	unsigned char computed[EVP_MAX_MD_SIZE];
 	size_t decoded_len = 0;
+	bool salted = sc->salt_length > 0;
 
 	if (base64_decoded_max(encoded_len) > sizeof(decoded) ||
 	    base64_decode(encoded, encoded_len, decoded, &decoded_len) != LUMEN_OK)
 		return LUMEN_EMALFORMED;
-	if (sc->salted ? decoded_len <= sc->digest_len : decoded_len != sc->digest_len)
+	if (salted ? decoded_len <= sc->digest_len : decoded_len != sc->digest_len)
 		return LUMEN_EMALFORMED;
 	int rc = digest_two(sc->digest, given, given_len, decoded + sc->digest_len,
 			    decoded_len - sc->digest_len, computed);
@@ -92,6 +110,40 @@ static int check_scheme(const struct scheme *sc, const char *encoded, size_t enc
 		*match = CRYPTO_memcmp(computed, decoded, sc->digest_len) == 0;
 	OPENSSL_cleanse(computed, sizeof(computed));
 	return rc;
+}
+
+int password_write_value(const struct password_scheme *sc, const char *body,
+			 size_t body_len, char *out, size_t out_size)
+{
+	size_t name_len = strlen(sc->name);
+	if (out_size < name_len + 2 + body_len + 1)
+		return LUMEN_ELIMIT;
+	out[0] = '{';
+	memcpy(out + 1, sc->name, name_len);
+	out[name_len + 1] = '}';
+	memcpy(out + name_len + 2, body, body_len);
+	out[name_len + 2 + body_len] = '\0';
+	return LUMEN_OK;
+}
+
+static int digest_hash(const struct password_scheme *sc, const void *password, size_t len,
+		       const void *salt, size_t salt_len, char *out, size_t out_size)
+{
+	uint8_t raw[EVP_MAX_MD_SIZE + PASSWORD_MAX_DECODED];
+	char body[base64_encoded_length(sizeof(raw))];
+
+	if (sc->salt_length == 0)
+		salt_len = 0;
+	if (salt_len > PASSWORD_MAX_DECODED - sc->digest_len)
+		return LUMEN_ELIMIT;
+	int rc = digest_two(sc->digest, password, len, salt, salt_len, raw);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (salt_len > 0)
+		memcpy(raw + sc->digest_len, salt, salt_len);
+	size_t raw_len = sc->digest_len + salt_len;
+	base64_encode(raw, raw_len, body);
+	return password_write_value(sc, body, base64_encoded_length(raw_len), out, out_size);
 }
 
 int password_check(const char *stored, size_t stored_len, const void *given,
@@ -102,47 +154,40 @@ int password_check(const char *stored, size_t stored_len, const void *given,
 				    ? memchr(stored, '}', stored_len) : NULL;
 	if (close == NULL)
 		return check_cleartext(stored, stored_len, given, given_len, match);
-	const struct scheme *sc = find_scheme(stored + 1, (size_t)(close - stored - 1));
+	const struct password_scheme *sc = find_scheme(stored + 1, (size_t)(close - stored - 1));
 	if (sc == NULL)
 		return LUMEN_EUNSUPPORTED;
 	size_t prefix = (size_t)(close - stored) + 1;
-	return check_scheme(sc, stored + prefix, stored_len - prefix, given, given_len, match);
+	int rc = sc->check(sc, stored + prefix, stored_len - prefix, given, given_len, match);
+	if (rc != LUMEN_OK)
+		*match = false;
+	return rc;
 }
 
 int password_hash_with_salt(const char *scheme, const void *password, size_t len,
 			    const void *salt, size_t salt_len, char *out, size_t out_size)
 {
-	uint8_t raw[EVP_MAX_MD_SIZE + PASSWORD_MAX_DECODED];
-	const struct scheme *sc = find_scheme(scheme, strlen(scheme));
+	const struct password_scheme *sc = find_scheme_text(scheme);
 	if (sc == NULL)
 		return LUMEN_EUNSUPPORTED;
-	if (!sc->salted)
-		salt_len = 0;
-	if (salt_len > PASSWORD_MAX_DECODED - sc->digest_len)
-		return LUMEN_ELIMIT;
-	int rc = digest_two(sc->digest, password, len, salt, salt_len, raw);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (salt_len > 0)
-		memcpy(raw + sc->digest_len, salt, salt_len);
-	size_t raw_len = sc->digest_len + salt_len;
-	size_t name_len = strlen(sc->name);
-	if (out_size < name_len + 2 + base64_encoded_length(raw_len) + 1)
-		return LUMEN_ELIMIT;
-	out[0] = '{';
-	memcpy(out + 1, sc->name, name_len);
-	out[name_len + 1] = '}';
-	base64_encode(raw, raw_len, out + name_len + 2);
-	out[name_len + 2 + base64_encoded_length(raw_len)] = '\0';
-	return LUMEN_OK;
+	return sc->hash(sc, password, len, salt, salt_len, out, out_size);
 }
 
 int password_hash(const char *scheme, const void *password, size_t len,
 		  char *out, size_t out_size)
 {
-	unsigned char salt[PASSWORD_SALT_LENGTH];
-	if (RAND_bytes(salt, sizeof(salt)) != 1)
+	unsigned char salt[64];
+	const struct password_scheme *sc = find_scheme_text(scheme);
+	if (sc == NULL)
+		return LUMEN_EUNSUPPORTED;
+	if (sc->salt_length > 0 && RAND_bytes(salt, (int)sc->salt_length) != 1)
 		return LUMEN_EIO;
-	return password_hash_with_salt(scheme, password, len, salt, sizeof(salt), out,
-				       out_size);
+	int rc = sc->hash(sc, password, len, salt, sc->salt_length, out, out_size);
+	OPENSSL_cleanse(salt, sizeof(salt));
+	return rc;
+}
+
+bool password_scheme_known(const char *scheme)
+{
+	return find_scheme_text(scheme) != NULL;
 }

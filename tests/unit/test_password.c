@@ -1,12 +1,24 @@
 /*
- * test_password.c — password schemes: known vectors for every scheme,
- * mismatches, malformed stored values, unknown schemes, hashing round trips.
+ * test_password.c — password schemes: known vectors for every scheme
+ * (digests from openssl dgst, PBKDF2 from Python's hashlib, ARGON2 and
+ * CRYPT from OpenLDAP's slappasswd and the SHA-crypt specification),
+ * mismatches, malformed stored values, bounded work factors, unknown
+ * schemes, hashing round trips.
  */
 #include <check.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lumen_error.h"
 #include "password.h"
+
+#define PBKDF2_SHA512_BODY \
+	"10000$AAECAwQFBgcICQoLDA0ODw$s1qOkFay1DbcR0sablkjBgtOqf1IcoQVkkK1uzR9LdXA0A7SkKhkz0j9Li48.pDMKueSh3UUQNkgDDksLeAu.Q"
+#define PBKDF2_SHA512_SECRET "{PBKDF2-SHA512}" PBKDF2_SHA512_BODY
+#define ARGON2I_SECRET \
+	"{ARGON2}$argon2i$v=19$m=4096,t=3,p=1$H87crapYAm6iREhhaQa2NQ$fE6aD0ZQZ32bvAKxlhXx7679mRsAHL/6ZPz/cJJDhqY"
+#define CRYPT_SPEC_VECTOR \
+	"{CRYPT}$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1"
 
 struct check_case {
 	const char *name;
@@ -44,6 +56,71 @@ static const struct check_case cases[] = {
 	{ "unknown scheme", "{MD5}Xr4ilOzQ4PCOq3aQ0qbuaQ==", "secret", LUMEN_EUNSUPPORTED, false },
 	{ "empty scheme", "{}abc", "secret", LUMEN_EUNSUPPORTED, false },
 	{ "brace without close is cleartext", "{secret", "{secret", LUMEN_OK, true },
+	/* slappasswd -o module-load=pw-sha2 -h '{SSHA512}' -s secret */
+	{ "SSHA512 from slappasswd",
+	  "{SSHA512}fu2DGPlr82bCLAGrqe8zGE3SPXmkdk6oY39ol/D7TSWNOZeRaFphjCzEp0n1FySYYkvleZqqwnZDtRnoFEpLZhJ4qKON0L+Q",
+	  "secret", LUMEN_OK, true },
+	{ "SSHA256 from slappasswd",
+	  "{SSHA256}SH3SwwZ/wwtUvdRic17dd59n/+3ftKnr3GEB5By0lNCu1H/zzsL19w==", "secret", LUMEN_OK,
+	  true },
+	/* hashlib.pbkdf2_hmac, salt = bytes(range(16)), adapted base64 */
+	{ "PBKDF2-SHA512 match", PBKDF2_SHA512_SECRET, "secret", LUMEN_OK, true },
+	{ "PBKDF2-SHA512 mismatch", PBKDF2_SHA512_SECRET, "Secret", LUMEN_OK, false },
+	{ "PBKDF2 scheme lower-case", "{pbkdf2-sha512}" PBKDF2_SHA512_BODY, "secret", LUMEN_OK,
+	  true },
+	{ "PBKDF2 (SHA-1) match", "{PBKDF2}1000$c2FsdHNhbHRzYWx0c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_OK, true },
+	{ "PBKDF2-SHA1 same form", "{PBKDF2-SHA1}1000$c2FsdHNhbHRzYWx0c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_OK, true },
+	{ "PBKDF2-SHA256 with dots in salt",
+	  "{PBKDF2-SHA256}2000$.//..//..//..//..//.$FWb8nesRfyEl7.VR7Qcv4twcN762zG3QG4WI9nEvk98",
+	  "secret", LUMEN_OK, true },
+	{ "PBKDF2 no iterations", "{PBKDF2}$c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "PBKDF2 zero iterations", "{PBKDF2}0$c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "PBKDF2 iterations not digits", "{PBKDF2}10x$c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_EMALFORMED, false },
+	{ "PBKDF2 iterations beyond bound", "{PBKDF2}99999999$c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_ELIMIT, false },
+	{ "PBKDF2 iterations absurdly long", "{PBKDF2}1000000000000$c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_ELIMIT, false },
+	{ "PBKDF2 missing hash", "{PBKDF2}1000$c2FsdHNhbHRzYWx0c2FsdA", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "PBKDF2 empty salt", "{PBKDF2}1000$$Gl3hdYiKRqzegI7vLGvFG.A89N0", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "PBKDF2 bad base64", "{PBKDF2}1000$c2F*dA$Gl3hdYiKRqzegI7vLGvFG.A89N0", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "PBKDF2 impossible base64 length", "{PBKDF2}1000$c2FsdHNhb$Gl3hdYiKRqzegI7vLGvFG.A89N0",
+	  "secret", LUMEN_EMALFORMED, false },
+	{ "PBKDF2-SHA512 with a SHA-1 sized hash",
+	  "{PBKDF2-SHA512}1000$c2FsdHNhbHRzYWx0c2FsdA$Gl3hdYiKRqzegI7vLGvFG.A89N0", "secret",
+	  LUMEN_EMALFORMED, false },
+	/* slappasswd -o module-load=argon2 -h '{ARGON2}' -s secret (argon2i) */
+	{ "ARGON2 (argon2i) from slappasswd", ARGON2I_SECRET, "secret", LUMEN_OK, true },
+	{ "ARGON2 mismatch", ARGON2I_SECRET, "secreT", LUMEN_OK, false },
+	{ "ARGON2 unknown variant", "{ARGON2}$argon2x$v=19$m=4096,t=3,p=1$c2FsdHNhbHQ$aGFzaA",
+	  "secret", LUMEN_EMALFORMED, false },
+	{ "ARGON2 no parameters", "{ARGON2}$argon2id$v=19$c2FsdHNhbHQ$aGFzaA", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "ARGON2 memory beyond bound",
+	  "{ARGON2}$argon2id$v=19$m=4194304,t=3,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
+	  "secret", LUMEN_ELIMIT, false },
+	{ "ARGON2 passes beyond bound",
+	  "{ARGON2}$argon2id$v=19$m=4096,t=1000,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
+	  "secret", LUMEN_ELIMIT, false },
+	{ "ARGON2 bad salt base64",
+	  "{ARGON2}$argon2id$v=19$m=4096,t=3,p=1$c2F*dHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", "secret",
+	  LUMEN_EMALFORMED, false },
+	{ "ARGON2 garbage", "{ARGON2}garbage", "secret", LUMEN_EMALFORMED, false },
+	/* the SHA-crypt specification's first test vector */
+	{ "CRYPT $6$ spec vector", CRYPT_SPEC_VECTOR, "Hello world!", LUMEN_OK, true },
+	{ "CRYPT mismatch", CRYPT_SPEC_VECTOR, "Hello world?", LUMEN_OK, false },
+	{ "CRYPT lower-case scheme", "{crypt}$6$nWFNQZTOsjUoQIgj$pr7a.5aZXwOi8tH3bLsOkJnuEFzlNZmJdc4tB3vzn0U6kjUY43rs.DPvgcbW/tssp88NO1PNEXA4TXvG0xqlV1",
+	  "secret", LUMEN_OK, true },
+	{ "CRYPT empty", "{CRYPT}", "secret", LUMEN_EMALFORMED, false },
+	{ "CRYPT unknown method", "{CRYPT}$99$abc$def", "secret", LUMEN_EMALFORMED, false },
+	{ "CRYPT locked account", "{CRYPT}!$6$saltstring$x", "secret", LUMEN_EMALFORMED, false },
 };
 
 START_TEST(test_check)
@@ -57,7 +134,8 @@ START_TEST(test_check)
 END_TEST
 
 static const char *const schemes[] = { "SHA", "SHA256", "SHA512", "SSHA", "SSHA256",
-				       "ssha512" };
+				       "ssha512", "{SSHA512}", "PBKDF2", "PBKDF2-SHA1",
+				       "PBKDF2-SHA256", "{PBKDF2-SHA512}", "ARGON2", "{CRYPT}" };
 
 START_TEST(test_hash_round_trip)
 {
@@ -69,6 +147,62 @@ START_TEST(test_hash_round_trip)
 	ck_assert(match);
 	ck_assert_int_eq(password_check(out, strlen(out), "pa55 worD", 9, &match), LUMEN_OK);
 	ck_assert(!match);
+	ck_assert_int_eq(password_check(out, strlen(out), "pa55 wor", 8, &match), LUMEN_OK);
+	ck_assert(!match);
+	/* the value names its scheme, whatever spelling was asked for */
+	const char *name = schemes[_i][0] == '{' ? schemes[_i] + 1 : schemes[_i];
+	ck_assert_int_eq(strncasecmp(out + 1, name, strcspn(name, "}")), 0);
+}
+END_TEST
+
+/* Formats other implementations read: byte-exact for a known salt. */
+START_TEST(test_interop_formats)
+{
+	char out[PASSWORD_HASH_MAX], again[PASSWORD_HASH_MAX];
+	unsigned char salt[16];
+	bool match = false;
+	for (size_t i = 0; i < sizeof(salt); i++)
+		salt[i] = (unsigned char)i;
+	ck_assert_int_eq(password_hash_with_salt("PBKDF2-SHA512", "secret", 6, salt, 16, out,
+						 sizeof(out)), LUMEN_OK);
+	ck_assert_str_eq(out, PBKDF2_SHA512_SECRET);
+	ck_assert_int_eq(password_hash_with_salt("ARGON2", "secret", 6, salt, 16, out,
+						 sizeof(out)), LUMEN_OK);
+	static const char argon2_prefix[] =
+		"{ARGON2}$argon2id$v=19$m=4096,t=3,p=1$AAECAwQFBgcICQoLDA0ODw$";
+	ck_assert_msg(strncmp(out, argon2_prefix, strlen(argon2_prefix)) == 0, "%s", out);
+	ck_assert_int_eq(password_check(out, strlen(out), "secret", 6, &match), LUMEN_OK);
+	ck_assert(match);
+	ck_assert_int_eq(password_hash_with_salt("CRYPT", "secret", 6, salt, 16, out,
+						 sizeof(out)), LUMEN_OK);
+	ck_assert_int_eq(password_hash_with_salt("CRYPT", "secret", 6, salt, 16, again,
+						 sizeof(again)), LUMEN_OK);
+	ck_assert_str_eq(out, again);
+	ck_assert_msg(strncmp(out, "{CRYPT}$6$", 10) == 0, "%s", out);
+}
+END_TEST
+
+/* A NUL in the presented password can never match a crypt(3) value. */
+START_TEST(test_crypt_nul_in_password)
+{
+	char out[PASSWORD_HASH_MAX];
+	bool match = true;
+	ck_assert_int_eq(password_hash("CRYPT", "ab", 2, out, sizeof(out)), LUMEN_OK);
+	ck_assert_int_eq(password_check(out, strlen(out), "ab\0c", 4, &match), LUMEN_OK);
+	ck_assert(!match);
+	ck_assert_int_eq(password_hash("CRYPT", "ab\0c", 4, out, sizeof(out)), LUMEN_EINVAL);
+}
+END_TEST
+
+START_TEST(test_scheme_known)
+{
+	ck_assert(password_scheme_known("SSHA512"));
+	ck_assert(password_scheme_known("{argon2}"));
+	ck_assert(password_scheme_known("pbkdf2-sha256"));
+	ck_assert(!password_scheme_known("MD5"));
+	ck_assert(!password_scheme_known("{SSHA"));
+	ck_assert(!password_scheme_known(""));
+	ck_assert(password_scheme_known(PASSWORD_DEFAULT_SCHEME));
 }
 END_TEST
 
@@ -103,6 +237,18 @@ START_TEST(test_hash_errors)
 	char big_salt[200] = { 0 };
 	ck_assert_int_eq(password_hash_with_salt("SSHA512", "x", 1, big_salt, sizeof(big_salt),
 						 out, sizeof(out)), LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash_with_salt("PBKDF2", "x", 1, big_salt, 0, out, sizeof(out)),
+			 LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash_with_salt("PBKDF2", "x", 1, big_salt, 65, out, sizeof(out)),
+			 LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash_with_salt("ARGON2", "x", 1, big_salt, 4, out, sizeof(out)),
+			 LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash_with_salt("CRYPT", "x", 1, big_salt, 8, out, sizeof(out)),
+			 LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash("PBKDF2-SHA512", "x", 1, out, 40), LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash("ARGON2", "x", 1, out, 40), LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash("CRYPT", "x", 1, out, 40), LUMEN_ELIMIT);
+	ck_assert_int_eq(password_hash("{}", "x", 1, out, sizeof(out)), LUMEN_EUNSUPPORTED);
 }
 END_TEST
 
@@ -115,6 +261,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_salted_hashes_differ);
 	tcase_add_test(tc, test_known_salt);
 	tcase_add_test(tc, test_hash_errors);
+	tcase_add_test(tc, test_interop_formats);
+	tcase_add_test(tc, test_crypt_nul_in_password);
+	tcase_add_test(tc, test_scheme_known);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,346 @@
+/*
+ * backend.h — the back-mdb LDAP operations: what the server calls (back-mdb).
+ *
+ * A struct backend is one `database mdb`: its LMDB store (mdb_store.h), its
+ * index tables, its entry and IDL caches, and its group-commit writer
+ * (write_batch.h). The server builds a struct backend_settings from its
+ * configuration (this layer never sees config.h), opens one backend per
+ * database, routes each request with backend_select, and calls the
+ * operation functions below with a struct backend_op describing the
+ * requester, the limits and the controls.
+ *
+ * Results: every operation function fills op->result_code (an LDAP result
+ * code, enum ldap_result_code), op->diagnostic and op->matched_dn, whatever
+ * it returns, so the server always just sends them. The return value is
+ * LUMEN_OK when the operation ran to an LDAP answer (success or an LDAP
+ * error such as noSuchObject), or a negative lumen_err for an internal
+ * failure (then result_code is LDAP_OTHER, or LDAP_BUSY while stopping, and
+ * the diagnostic says why — for LUMEN_EFULL it names `maxsize`); log it.
+ *
+ * DNs: the server passes each DN twice, as the user wrote it and normalized
+ * (dn.h, dn_normalize with the same schema). The truth for an entry's DN is
+ * the dn2id tree: after a subtree rename the descendants' stored records
+ * still hold their old DN until they are rewritten, so every entry handed
+ * out (search sink, fetch, pre/post-read) carries its current DN (the
+ * backend corrects stale copies), and struct backend_entry_info repeats it.
+ *
+ * Memory: backend_open allocates the backend; backend_close frees it.
+ * Strings and views in outputs (diagnostic, matched_dn, info->dn, cookies)
+ * live in op->arena or are static; entries passed to a sink are borrowed
+ * for the duration of the call; pre/post-read entries are the caller's
+ * (entry_free). A search allocates nothing large per operation: ID lists
+ * and read transactions come from a pool of per-thread readers kept by the
+ * backend and reused (see Caveats); entries decoded on a cache miss go into
+ * the entry cache.
+ *
+ * Thread-safety: after backend_open, every operation may be called from
+ * any number of threads. Writes are queued to the committer thread: writes
+ * that arrive together share one LMDB commit and one sync, and each call
+ * returns only once the commit holding it is durable (unless dbnosync).
+ * Searches never wait for writers (LMDB snapshots).
+ *
+ * Errors (return values): LUMEN_ENOMEM, LUMEN_EIO (storage), LUMEN_EFULL
+ * (map full: raise maxsize), LUMEN_ELIMIT (maxreaders), LUMEN_EBUSY
+ * (stopping), LUMEN_EINVAL (bad arguments), plus those named per function.
+ *
+ * Caveats:
+ *  - The read snapshot of a search is released and renewed every
+ *    BACKEND_SEARCH_BATCH entries, so a slow client never pins an old
+ *    snapshot; entries changed meanwhile are seen in their newer state,
+ *    and every candidate is re-tested against scope and filter.
+ *  - Writes build and schema-check what they can before queueing (add),
+ *    but the read-modify-write of an existing entry runs on the single
+ *    committer thread, inside the batch's transaction.
+ *  - tool_mode (lumenadd, lumenindex) has no committer thread and no
+ *    caches: writes go into large unsynced transactions (write_bulk) that
+ *    backend_tool_flush (or backend_close) commits and syncs once. Never
+ *    open the same directory in tool mode while the daemon runs (LMDB
+ *    would allow it; the caches would go stale).
+ *  - Entry IDs in paged-results cookies are only meaningful to the
+ *    backend that issued them: cookies carry a per-open secret.
+ */
+#ifndef LUMEN_BACKEND_H
+#define LUMEN_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "entry.h"
+#include "filter.h"
+#include "ldap_message.h"
+#include "schema.h"
+
+/* Suffixes one database may serve. */
+#define BACKEND_MAX_SUFFIXES 8
+/* Entries sent between two renewals of a search's read snapshot. */
+#define BACKEND_SEARCH_BATCH 256
+/* Bytes of a paged-results cookie issued by the backend. */
+#define BACKEND_COOKIE_SIZE 25
+
+/* Index kinds of one index specification (bits, as slapd.conf's). */
+enum backend_index_kind {
+	BACKEND_INDEX_PRESENT = 0x1,   /* pres */
+	BACKEND_INDEX_EQUALITY = 0x2,  /* eq */
+	BACKEND_INDEX_SUBSTRING = 0x4, /* sub */
+	BACKEND_INDEX_APPROX = 0x8,    /* approx */
+};
+
+/*
+ * One `index` specification. attribute is a type name or OID; the name
+ * "default" sets the kinds used by specifications whose kinds are 0
+ * (slapd.conf's `index default eq` + `index cn`).
+ */
+struct backend_index_spec {
+	const char *attribute;
+	unsigned kinds;                /* enum backend_index_kind bits; 0 = default's */
+};
+
+struct backend_settings {
+	const char *const *suffixes;   /* user form; at least one */
+	size_t n_suffixes;
+	const char *directory;         /* must exist */
+	size_t maxsize;                /* bytes; 0 = MDB_STORE_DEFAULT_MAXSIZE */
+	unsigned maxreaders;           /* 0 = LMDB's default */
+	bool dbnosync;
+	bool read_only;                /* exporters: no writes at all */
+	bool tool_mode;                /* offline bulk writes (see Caveats) */
+	const struct backend_index_spec *indexes;
+	size_t n_indexes;
+	size_t cachesize;              /* entries; 0 = BACKEND_DEFAULT_CACHESIZE */
+	size_t idlcachesize;           /* index keys; 0 = BACKEND_DEFAULT_IDLCACHESIZE */
+	const char *name;              /* for messages, e.g. "slapd.conf:12"; may be NULL */
+};
+
+#define BACKEND_DEFAULT_CACHESIZE 10000
+#define BACKEND_DEFAULT_IDLCACHESIZE 10000
+
+struct backend;
+
+/*
+ * Per-operation context: filled by the server before the call, outputs
+ * filled by the backend. Zero-initialize it and set what applies.
+ */
+struct backend_op {
+	/* --- inputs --- */
+	struct arena *arena;           /* per-operation scratch; outputs live here */
+	struct ber_view requester_ndn; /* normalized bind DN; empty = anonymous */
+	bool is_root;                  /* the database's rootdn: no limits */
+	/*
+	 * Limits already combined by the server (the request's and the
+	 * configuration's, the lower wins; rootdn unlimited): entries and
+	 * seconds; 0 (or negative) = unlimited. is_root overrides both.
+	 */
+	long size_limit;
+	long time_limit;
+	/* Set (by another thread) when the operation is abandoned or the
+	 * connection closes; read with a relaxed atomic load. May be NULL. */
+	const bool *abandoned;
+	/* Controls. assertion: RFC 4528, compiled by the server; tested on the
+	 * target entry before any change (search: the base entry). */
+	const struct filter *assertion;
+	bool want_pre_read;            /* RFC 4527: fill pre_read */
+	bool want_post_read;           /* RFC 4527: fill post_read */
+	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
+	/* Tools path (bulk load): NO-USER-MODIFICATION attributes supplied by
+	 * the caller are kept instead of refused; missing ones are generated. */
+	bool from_tool;
+
+	/* --- outputs --- */
+	int result_code;               /* enum ldap_result_code */
+	const char *diagnostic;        /* static or arena text; NULL = none */
+	struct ber_view matched_dn;    /* user form, arena; empty = none */
+	struct entry *pre_read;        /* caller frees (entry_free); NULL = none */
+	struct entry *post_read;       /* caller frees (entry_free); NULL = none */
+	/* Search: an item could not use an index and the scope was walked. */
+	bool unindexed;
+	const char *unindexed_attribute; /* schema-owned name, or NULL */
+	uint64_t entries_sent;         /* search: sink calls that returned 0 */
+	uint64_t candidates_tested;    /* search: entries read and tested */
+};
+
+/* What the sink learns about each entry beyond its attributes. */
+struct backend_entry_info {
+	uint64_t id;
+	struct ber_view dn;            /* current user-form DN (== e->dn) */
+	struct ber_view ndn;           /* current normalized DN (== e->ndn) */
+	bool has_counts;               /* the search asked for want_counts */
+	uint64_t num_subordinates;     /* children */
+	bool has_subordinates;
+};
+
+/*
+ * Receives each entry (borrowed: valid during the call). Return 0 to go
+ * on; anything else stops the search (client gone, abandoned, output
+ * full): the search then ends with LDAP_OTHER "search stopped" unless the
+ * server overrides it.
+ */
+typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
+				const struct backend_entry_info *info);
+
+struct backend_search {
+	/* inputs */
+	struct ber_view base_ndn;
+	enum ldap_scope scope;
+	const struct filter *filter;   /* compiled; NULL = (objectClass=*) */
+	bool want_counts;              /* fill num/hasSubordinates in info */
+	backend_entry_fn sink;
+	void *sink_ctx;
+	/*
+	 * Simple Paged Results (RFC 2696). paged: the control was sent;
+	 * page_size 0 abandons the paged search (returns at once, success);
+	 * cookie: empty on the first page, else the cookie returned last
+	 * time; fingerprint: a hash the server computes over what must not
+	 * change between pages (filter bytes, attribute list, controls),
+	 * bound into the cookie with base and scope. The size limit counts
+	 * entries over all pages.
+	 */
+	bool paged;
+	uint64_t page_size;
+	struct ber_view cookie;
+	uint64_t fingerprint;
+	/* output: the next cookie; next_cookie_len 0 = this was the last page */
+	uint8_t next_cookie[BACKEND_COOKIE_SIZE];
+	size_t next_cookie_len;
+};
+
+/* --------------------------------------------------------- lifecycle */
+
+/*
+ * Opens the database: the store in settings->directory, every configured
+ * index table, caches and (unless tool_mode or read_only) the committer
+ * thread. Suffixes are normalized with schema, which must outlive the
+ * backend. On failure errbuf (if given) names the database, the object
+ * (directory, suffix, index attribute) and the reason.
+ * Errors: LUMEN_EINVAL (no suffix, no directory, bad suffix DN, unknown
+ * index attribute or kind that the attribute's rules cannot support),
+ * LUMEN_ENOTFOUND (directory missing), LUMEN_EBUSY (locked),
+ * LUMEN_EUNSUPPORTED (other on-disk format), LUMEN_ELIMIT, LUMEN_ENOMEM,
+ * LUMEN_EIO.
+ */
+int backend_open(const struct schema *schema, const struct backend_settings *settings,
+		 struct backend **out, char *errbuf, size_t errlen);
+/* Finishes queued writes (tool mode: commits and syncs), frees everything. */
+void backend_close(struct backend *be);
+
+/* Number of suffixes and the i-th one's normalized / user form. */
+size_t backend_suffix_count(const struct backend *be);
+struct ber_view backend_suffix_ndn(const struct backend *be, size_t i);
+struct ber_view backend_suffix_dn(const struct backend *be, size_t i);
+
+/*
+ * The backend among list[0..n) whose suffix holds ndn (the longest such
+ * suffix wins), or NULL.
+ */
+struct backend *backend_select(struct backend *const *list, size_t n, struct ber_view ndn);
+
+/* Tool mode: commit what is pending and sync. Errors: LUMEN_EFULL, LUMEN_EIO,
+ * LUMEN_EPOISONED (an earlier commit failed), LUMEN_EINVAL (not tool mode). */
+int backend_tool_flush(struct backend *be);
+
+/* ------------------------------------------------------- operations */
+
+/*
+ * Search (RFC 4511 §4.5). Result codes: success, noSuchObject (with
+ * matchedDN), sizeLimitExceeded after exactly size_limit entries,
+ * timeLimitExceeded, assertionFailed (the base entry), unwillingToPerform
+ * for a paged-results cookie that is not this search's, other when the
+ * sink stops the search or on abandon (the server sends nothing then).
+ * derefAliases is ignored (there are no aliases). Entries come in
+ * ascending entry ID order.
+ */
+int backend_search(struct backend *be, struct backend_op *op, struct backend_search *search);
+
+/*
+ * Calls fn with the entry named ndn (for bind, access-control group checks,
+ * the Pre-Read of the server's own use). Result codes: success,
+ * noSuchObject with matchedDN. fn's non-zero return is passed back as the
+ * return value. Errors: as the module.
+ */
+int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn,
+		  backend_entry_fn fn, void *ctx);
+
+/*
+ * Compare: compareTrue / compareFalse under the attribute's equality rule
+ * (values of subtypes count), noSuchAttribute (the entry has no such
+ * attribute), undefinedAttributeType, inappropriateMatching (no equality
+ * rule), invalidAttributeSyntax (the value cannot be normalized),
+ * noSuchObject with matchedDN, assertionFailed.
+ */
+int backend_compare(struct backend *be, struct backend_op *op, struct ber_view ndn,
+		    struct ber_view attribute, struct ber_view value);
+
+/*
+ * Add the entry dn/ndn built from attributes. Result codes: success,
+ * entryAlreadyExists, noSuchObject with matchedDN (parent missing),
+ * the schema violation's code (objectClassViolation, namingViolation,
+ * undefinedAttributeType, invalidAttributeSyntax, constraintViolation for
+ * a NO-USER-MODIFICATION attribute from a client, ...), unwillingToPerform
+ * (a parentless entry other than a suffix), post_read when asked.
+ */
+int backend_add(struct backend *be, struct backend_op *op, struct ber_view dn,
+		struct ber_view ndn, const struct ldap_attribute *attributes, size_t n);
+/*
+ * As backend_add, for an entry built by the caller (LDIF loaders); e is
+ * only read. Schema-checked and given operational attributes likewise.
+ */
+int backend_add_entry(struct backend *be, struct backend_op *op, const struct entry *e);
+
+/* Delete a leaf. Result codes: success, noSuchObject with matchedDN,
+ * notAllowedOnNonLeaf, assertionFailed; pre_read when asked. */
+int backend_delete(struct backend *be, struct backend_op *op, struct ber_view ndn);
+
+/*
+ * Modify: every change applied on a copy, schema-checked as a whole, then
+ * stored with its index differences, or nothing at all. Result codes:
+ * success, noSuchObject with matchedDN, noSuchAttribute,
+ * attributeOrValueExists, invalidAttributeSyntax, undefinedAttributeType,
+ * constraintViolation (NO-USER-MODIFICATION, increment of a non-integer),
+ * notAllowedOnRDN, objectClassViolation, objectClassModsProhibited,
+ * assertionFailed; pre_read / post_read when asked.
+ */
+int backend_modify(struct backend *be, struct backend_op *op, struct ber_view ndn,
+		   const struct ldap_change *changes, size_t n);
+
+/*
+ * ModifyDN: rename (new_rdn, user form, parsed here) and/or move below
+ * new_superior (has_new_superior; normalized) the entry and its whole
+ * subtree (one dn2id record rewritten; the new DN's user form takes the
+ * superior's spelling as stored). Result
+ * codes: success, noSuchObject with matchedDN (entry or new superior),
+ * entryAlreadyExists, unwillingToPerform (below itself, or the suffix
+ * entry), affectsMultipleDSAs (new superior outside this database),
+ * invalidDNSyntax (new RDN), namingViolation, objectClassViolation,
+ * assertionFailed; pre_read / post_read when asked.
+ */
+int backend_modrdn(struct backend *be, struct backend_op *op, struct ber_view ndn,
+		   struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
+		   struct ber_view new_superior_ndn);
+
+/* ----------------------------------------------------- maintenance */
+
+/* One inconsistency found by backend_check_indexes (text in its arena). */
+typedef void (*backend_problem_fn)(void *ctx, const char *problem);
+
+/*
+ * Checks that the index tables and the tree agree with the stored
+ * entries: every key an entry produces lists its ID, every ID listed under
+ * a key exists and produces that key, every entry has a name in dn2id.
+ * Calls report (may be NULL) per problem and counts them in *problems.
+ * Errors: LUMEN_ENOMEM, LUMEN_EIO, LUMEN_EMALFORMED (an undecodable entry,
+ * also reported).
+ */
+int backend_check_indexes(struct backend *be, backend_problem_fn report, void *ctx,
+			  uint64_t *problems);
+
+/* Counters for cn=Monitor. */
+struct backend_stats {
+	uint64_t entry_cache_hits, entry_cache_misses, entry_cache_size;
+	uint64_t idl_cache_hits, idl_cache_misses, idl_cache_size;
+	uint64_t commits, writes;
+};
+void backend_get_stats(struct backend *be, struct backend_stats *out);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * bulk_load.h — lumenadd's pipeline: LDIF records in, entries stored
+ * (tools layer, src/tools/bulk_load.c).
+ *
+ * Three stages run at once, joined by a ring of record batches:
+ *   reader   (one thread)  ldif_read into a batch's arena, in input order
+ *   workers  (-j threads)  build each record's entry: DN normalization,
+ *                          value syntax and normalization (and, in a dry
+ *                          run, the schema check)
+ *   writer   (the caller)  takes the batches in input order and stores
+ *                          each entry with backend_add_entry (tool mode),
+ *                          so IDs follow the input and the backend alone
+ *                          decides the table layout, operational
+ *                          attributes and schema checks
+ * Memory is bounded by options->memory_limit (the batches in flight), not
+ * by the input size.
+ *
+ * Bad records: a record that does not parse, names an undefined type, has
+ * a bad value, violates the schema or lacks its parent is reported on
+ * options->errors as "lumenadd: line N: dn: what is wrong". Without
+ * continue_on_error the load stops at the first one (the caller discards
+ * the staging copy, see lumenadd.c); with it, the record is skipped and
+ * counted.
+ *
+ * Ownership: the caller owns the backend, the schema, the input stream
+ * and the error stream. Thread-safety: bulk_load_run is called from one
+ * thread; it starts and joins its own threads.
+ *
+ * Caveats:
+ *  - Only content records and "changetype: add" are accepted; other change
+ *    records are bad records.
+ *  - A dry run (be == NULL) checks syntax and schema but not parents or
+ *    duplicate DNs.
+ */
+#ifndef LUMEN_BULK_LOAD_H
+#define LUMEN_BULK_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "ber.h"
+#include "schema.h"
+
+/* Default bound of the record batches in flight (lumenadd -m), bytes. */
+#define BULK_LOAD_DEFAULT_MEMORY ((size_t)256 << 20)
+/* Records per batch at most (smaller when the memory bound says so). */
+#define BULK_LOAD_BATCH_RECORDS 512
+#define BULK_LOAD_MAX_THREADS 64
+
+struct bulk_load_options {
+	bool skip_schema;          /* -s: dry runs skip entry_check_add */
+	bool continue_on_error;    /* -c */
+	bool progress;             /* progress line on stderr (when a tty) */
+	unsigned threads;          /* -j: builder threads, 1..BULK_LOAD_MAX_THREADS */
+	size_t memory_limit;       /* bytes of batches in flight; 0 = default */
+	uint64_t input_size;       /* for the ETA; 0 = unknown */
+	struct ber_view rootdn_ndn;/* creatorsName/modifiersName of new entries */
+	FILE *errors;              /* where bad records are reported */
+};
+
+struct bulk_load_stats {
+	uint64_t records;          /* records read (good and bad) */
+	uint64_t loaded;           /* entries stored (or checked, in a dry run) */
+	uint64_t skipped;          /* bad records skipped (-c) */
+	double seconds;
+};
+
+/*
+ * Loads `input` into be (NULL: dry run). Returns LUMEN_OK when every
+ * record was stored or (with continue_on_error) skipped; LUMEN_EMALFORMED
+ * when a bad record stopped the load; or the storage error that stopped it
+ * (LUMEN_EFULL: raise maxsize; LUMEN_EIO; LUMEN_ENOMEM), with err naming
+ * it. Errors: as said, LUMEN_EINVAL (bad options).
+ */
+int bulk_load_run(struct backend *be, const struct schema *schema, FILE *input,
+		  const struct bulk_load_options *options, struct bulk_load_stats *stats,
+		  char *err, size_t errlen);
+
+#endif

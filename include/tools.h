@@ -1,0 +1,94 @@
+/*
+ * tools.h — what the operator tools share (tools layer: lumenadd,
+ * lumencat, lumenindex, lumenpasswd; src/tools/tool_common.c).
+ *
+ * Owns: struct tool_database, the tools' view of one `database mdb`
+ * section of slapd.conf: the loaded configuration, the chosen database
+ * and the struct backend_settings built from it (so the tools open a
+ * database exactly as lumend does, indexes included). tool_database_close
+ * frees all of it. Progress lines and the closing summary go to stderr.
+ *
+ * Thread-safety: none needed: every function runs on the tool's main
+ * thread.
+ *
+ * Caveats:
+ *  - tool_backend_settings belongs with the configuration (lumend builds
+ *    the same struct); it lives here until config offers it.
+ *  - The progress line is written only when stderr is a terminal, at most
+ *    a few times a second, and erased by tool_progress_finish.
+ */
+#ifndef LUMEN_TOOLS_H
+#define LUMEN_TOOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "config.h"
+
+/* Exit codes of every tool. */
+#define TOOL_EXIT_OK 0
+#define TOOL_EXIT_FAILURE 1   /* bad input, check failed, database error */
+#define TOOL_EXIT_USAGE 2     /* bad command line */
+
+struct tool_database {
+	struct config *config;
+	const struct config_database *db;
+	struct backend_settings settings;   /* points into config and the arrays below */
+	const char **suffixes;
+	struct backend_index_spec *indexes;
+};
+
+/*
+ * Loads conf_path and picks the database: the one holding `suffix` (user
+ * form, normalized and compared with every suffix) when suffix is not
+ * NULL, else the number-th `database` section (1-based, as slapadd -n)
+ * when number > 0, else the first mdb database. err receives
+ * "what: why" on failure. Errors: those of config_load, LUMEN_ENOTFOUND
+ * (no such database), LUMEN_EUNSUPPORTED (not an mdb database),
+ * LUMEN_EINVAL (no directory configured), LUMEN_ENOMEM.
+ */
+int tool_database_open(const char *conf_path, const char *suffix, int number,
+		       struct tool_database *out, char *err, size_t errlen);
+void tool_database_close(struct tool_database *t);
+
+/*
+ * The backend settings of a configured database: suffixes, directory,
+ * map size, readers, sync, indexes. The arrays are allocated into
+ * *suffixes and *indexes (caller frees both). Errors: LUMEN_ENOMEM.
+ */
+int tool_backend_settings(const struct config_database *db, struct backend_settings *out,
+			  const char ***suffixes, struct backend_index_spec **indexes);
+
+/* Seconds on the monotonic clock. */
+double tool_now(void);
+/* Peak resident set size of this process, in bytes (getrusage). */
+uint64_t tool_peak_rss(void);
+
+struct tool_progress {
+	bool enabled;            /* stderr is a terminal */
+	double start, last;
+	uint64_t total_bytes;    /* input size for the ETA; 0 = unknown */
+	bool printed;
+};
+
+/* Starts the clock; total_bytes 0 when the input size is unknown (a pipe). */
+void tool_progress_start(struct tool_progress *p, uint64_t total_bytes);
+/* "N entries, R/s, elapsed, ETA" when due (cheap to call per entry). */
+void tool_progress_update(struct tool_progress *p, uint64_t entries, uint64_t bytes_done);
+/* Erases the progress line. */
+void tool_progress_finish(struct tool_progress *p);
+
+/*
+ * The closing line: "VERB: N entries in S s (R entries/s), peak memory M MiB"
+ * plus `extra` when not NULL.
+ */
+void tool_print_summary(FILE *out, const char *verb, uint64_t entries, double seconds,
+			const char *extra);
+
+/* Size of a regular file (for the ETA); 0 for a pipe or on error. */
+uint64_t tool_file_size(FILE *fp);
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * backend_internal.h — what the back-mdb operation files share (private to
+ * src/backmdb; the public contract is include/backend.h).
+ *
+ * Layout: backend.c (open/close, routing, readers, result helpers),
+ * entry_store.c (the one writer of entry + dn2id + index records),
+ * index_keys.c (which index keys an entry produces), write_job.c (group
+ * commit plumbing), operational.c, candidates.c, search.c, compare.c,
+ * add.c, delete.c, modify.c, modrdn.c, index_check.c.
+ *
+ * Memory: everything per operation comes from op->arena; readers and their
+ * scratch ID lists belong to the backend's pool.
+ * Thread-safety: a backend_reader is used by one thread at a time (taken
+ * from and returned to the pool under reader_lock).
+ */
+#ifndef LUMEN_BACKEND_INTERNAL_H
+#define LUMEN_BACKEND_INTERNAL_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "dn2id.h"
+#include "entry_cache.h"
+#include "idl.h"
+#include "idl_cache.h"
+#include "index_table.h"
+#include "mdb_store.h"
+#include "write_batch.h"
+
+/* Scratch ID lists per reader: search uses the first two, filters nest below. */
+#define BACKEND_SCRATCH_IDLS 40
+#define BACKEND_SCRATCH_CANDIDATES 0
+#define BACKEND_SCRATCH_SCOPE 1
+#define BACKEND_SCRATCH_FIRST_FREE 2
+
+/* One indexed attribute type: its kinds and table. */
+struct backend_index {
+	const struct attribute_type *type;
+	unsigned kinds;        /* enum backend_index_kind bits */
+	MDB_dbi dbi;
+	uint32_t table;        /* IDL cache table number (position in be->indexes) */
+};
+
+/* A reusable read transaction with its scratch (see backend.h Memory). */
+struct backend_reader {
+	struct mdb_reader reader;
+	struct idl scratch[BACKEND_SCRATCH_IDLS];
+	struct arena entry_arena;      /* per-candidate temporaries, reset per entry */
+	struct backend_reader *next;   /* pool link */
+};
+
+/* Attribute descriptions of the operational attributes the backend keeps. */
+struct backend_operational {
+	struct attribute_description object_class, entry_uuid, entry_csn, create_timestamp,
+		modify_timestamp, creators_name, modifiers_name, structural_object_class;
+};
+
+struct backend {
+	const struct schema *schema;
+	struct mdb_store *store;
+	char *name;
+	struct ber_view suffix_ndn[BACKEND_MAX_SUFFIXES];
+	struct ber_view suffix_dn[BACKEND_MAX_SUFFIXES];
+	size_t n_suffixes;
+	struct backend_index *indexes;
+	size_t n_indexes;
+	struct backend_index **index_by_type;   /* schema type index → index or NULL */
+	size_t n_types;
+	struct entry_cache *entry_cache;
+	struct idl_cache *idl_cache;
+	struct write_batch *batch;              /* NULL in tool / read-only mode */
+	struct write_bulk bulk;                 /* tool mode */
+	bool tool_mode, read_only;
+	pthread_mutex_t reader_lock;
+	struct backend_reader *free_readers;
+	struct backend_operational ops;
+	pthread_mutex_t csn_lock;
+	uint64_t last_csn_usec;
+	unsigned csn_count;
+	uint64_t cookie_secret;
+	uint64_t writes;
+};
+
+/* ------------------------------------------------------ backend.c */
+
+/* A reader from the pool with its snapshot begun. Errors: LUMEN_ENOMEM,
+ * LUMEN_ELIMIT, LUMEN_EIO. */
+int backend_reader_acquire(struct backend *be, struct backend_reader **out);
+/* Ends the snapshot and returns the reader to the pool. NULL is fine. */
+void backend_reader_release(struct backend *be, struct backend_reader *rd);
+
+/* Sets op's result to code with a static or arena diagnostic. */
+void backend_result(struct backend_op *op, int code, const char *diagnostic);
+/* Maps an internal failure to LDAP_OTHER/LDAP_BUSY with a diagnostic; returns err. */
+int backend_fail(struct backend *be, struct backend_op *op, int err);
+/*
+ * noSuchObject with matchedDN = user form of the closest ancestor in m.
+ * Returns LUMEN_ENOTFOUND (or a storage error from naming the ancestor).
+ */
+int backend_no_such_object(struct backend *be, struct backend_op *op, MDB_txn *txn,
+			   const struct dn2id_match *m);
+/* The index of type, or NULL when not indexed. */
+const struct backend_index *backend_index_of(const struct backend *be,
+					     const struct attribute_type *type);
+/* True if ndn is one of the backend's suffixes. */
+bool backend_is_suffix(const struct backend *be, struct ber_view ndn);
+/* Relaxed read of op->abandoned. */
+bool backend_op_abandoned(const struct backend_op *op);
+
+/*
+ * The entry id decoded from txn, with its current DN from dn2id (caller
+ * frees). Errors: LUMEN_ENOTFOUND, LUMEN_EMALFORMED, LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct arena *scratch,
+		       struct entry **out);
+/*
+ * The entry id for a reader: from the entry cache, else decoded and
+ * cached. *entry is valid until backend_entry_put(*handle). Its DN is the
+ * current one. Errors: as backend_load_entry.
+ */
+int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id,
+		      struct arena *scratch, struct entry_cache_handle **handle,
+		      const struct entry **entry);
+void backend_entry_put(struct backend *be, struct entry_cache_handle *handle);
+
+/* ---------------------------------------------------- index_keys.c */
+
+struct index_key_set {
+	struct index_key *keys;   /* sorted, unique */
+	size_t n;
+};
+
+/*
+ * The keys entry e produces in index ix (every kind it is configured for),
+ * sorted and unique, in arena memory. e may be NULL (no keys).
+ * Errors: LUMEN_ENOMEM.
+ */
+int index_keys_of_entry(const struct backend *be, const struct backend_index *ix,
+			const struct entry *e, struct arena *arena, struct index_key_set *out);
+/* True if the equality rule's approx form is the phonetic key (filter.h). */
+bool index_approx_uses_key(const struct attribute_type *type);
+
+/* ---------------------------------------------------- entry_store.c */
+
+/* Keys of one index table a write touched, for IDL cache invalidation. */
+struct index_touch {
+	uint32_t table;
+	struct index_key *keys;
+	size_t n;
+};
+
+/* What a write changed, to invalidate after its commit (arena memory). */
+struct write_changes {
+	struct index_touch *touched;   /* one per index table */
+	size_t n_touched;
+	uint64_t ids[2];               /* entries whose cached copy is now stale */
+	size_t n_ids;
+};
+
+/*
+ * Stores new entry e below parent_id (0: a suffix entry): a fresh ID,
+ * dn2id, id2entry and every index. Errors: LUMEN_EEXIST (DN taken),
+ * LUMEN_ENOTFOUND (parent), LUMEN_ENOMEM, LUMEN_EFULL, LUMEN_EIO.
+ */
+int entry_store_add(struct backend *be, MDB_txn *txn, uint64_t parent_id,
+		    const struct entry *e, struct arena *arena, struct write_changes *changes,
+		    uint64_t *id_out);
+/*
+ * Rewrites entry id from before to after: id2entry and the index keys that
+ * differ. dn2id is the caller's (modrdn moves it first).
+ * Errors: LUMEN_ENOMEM, LUMEN_EFULL, LUMEN_EIO.
+ */
+int entry_store_replace(struct backend *be, MDB_txn *txn, uint64_t id,
+			const struct entry *before, const struct entry *after,
+			struct arena *arena, struct write_changes *changes);
+/* Removes leaf id holding e. Errors: LUMEN_EBUSY (has children),
+ * LUMEN_ENOTFOUND, LUMEN_ENOMEM, LUMEN_EFULL, LUMEN_EIO. */
+int entry_store_delete(struct backend *be, MDB_txn *txn, uint64_t id, const struct entry *e,
+		       struct arena *arena, struct write_changes *changes);
+/* Invalidates the caches for changes made by commit txnid. */
+void write_changes_invalidate(struct backend *be, const struct write_changes *changes,
+			      uint64_t txnid);
+
+/* ------------------------------------------------------ write_job.c */
+
+struct write_job;
+typedef int (*write_job_fn)(struct write_job *job, MDB_txn *txn);
+
+struct write_job {
+	struct backend *be;
+	struct backend_op *op;
+	write_job_fn apply;
+	void *arg;                     /* the operation's own state */
+	struct write_changes changes;
+	bool decided;                  /* apply set op's LDAP result itself */
+};
+
+/*
+ * Runs job->apply in a write transaction (group commit, or bulk in tool
+ * mode), waits for durability, invalidates caches and sets op's result:
+ * success, the code apply decided, or the mapped failure. Frees op's
+ * pre/post-read entries when the write did not commit.
+ * Returns LUMEN_OK when an LDAP answer is set (also an LDAP error), else
+ * the internal error.
+ */
+int write_job_run(struct write_job *job);
+/* In apply: decide an LDAP error result; returns err (non-OK) so the txn aborts. */
+int write_job_refuse(struct write_job *job, int err, int code, const char *diagnostic);
+/* In apply: LDAP noSuchObject with matchedDN; returns LUMEN_ENOTFOUND. */
+int write_job_no_such_object(struct write_job *job, MDB_txn *txn, const struct dn2id_match *m);
+/* In apply: evaluate op->assertion on e; non-OK (assertionFailed decided) if not TRUE. */
+int write_job_check_assertion(struct write_job *job, const struct entry *e);
+/*
+ * In apply: the entry named ndn (caller frees) and its ID, after the
+ * assertion control passed. noSuchObject / assertionFailed are decided.
+ * Errors: LUMEN_ENOTFOUND, LUMEN_EINVAL (assertion), as backend_load_entry.
+ */
+int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view ndn,
+			  uint64_t *id, struct entry **out);
+/* In apply: copies e into op->pre_read / op->post_read when asked. LUMEN_ENOMEM. */
+int write_job_pre_read(struct write_job *job, const struct entry *e);
+int write_job_post_read(struct write_job *job, const struct entry *e);
+
+/* ---------------------------------------------------- operational.c */
+
+/* Adds entryUUID, entryCSN, timestamps, creators/modifiersName and
+ * structuralObjectClass to a new entry (keeping supplied ones when
+ * from_tool). Errors: LUMEN_ENOMEM, LUMEN_EIO (no randomness). */
+int operational_on_add(struct backend *be, const struct backend_op *op, struct entry *e);
+/* Replaces modifyTimestamp, modifiersName and entryCSN. Errors: LUMEN_ENOMEM. */
+int operational_on_modify(struct backend *be, const struct backend_op *op, struct entry *e);
+
+/* ----------------------------------------------------- candidates.c */
+
+struct candidates_note {
+	bool unindexed;
+	const char *attribute;    /* first unindexed item's type, or NULL */
+};
+
+/*
+ * The IDs that may match filter f (a superset), into out; [1, max] range
+ * means "no information: walk the scope". Scratch IDLs of rd from index
+ * `depth` on are used. Errors: LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int candidates_compute(struct backend *be, struct backend_reader *rd, const struct filter *f,
+		       struct arena *arena, struct idl *out, struct candidates_note *note);
+
+#endif

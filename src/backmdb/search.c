@@ -1,0 +1,386 @@
+/*
+ * search.c — the Search operation: plan (candidates vs. scope walk), then
+ * test each ID in ascending order against scope and filter and hand the
+ * matches to the server's sink.
+ *
+ * Plan: with an indexed filter whose candidate list is smaller than the
+ * scope (dn2id's subtree count), iterate the candidates and check each
+ * one's scope; otherwise walk the scope's IDs, narrowed by the candidates.
+ * Ranges (an IDL that did not fit) always mean "check scope per ID".
+ *
+ * Paged results: the cookie is [version][last ID sent][fingerprint][entries
+ * sent so far], the fingerprint hashing a per-open secret, base, scope and
+ * the server's request fingerprint. Because IDs only grow and entries come
+ * in ID order, "continue after the last ID" is a stable position even when
+ * entries are added or deleted between pages.
+ */
+#include "backend_internal.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "ldap_result_codes.h"
+#include "stable_hash.h"
+
+#define COOKIE_VERSION 1
+/* Candidates tested between two looks at the clock. */
+#define TIME_CHECK_EVERY 64
+
+struct search_run {
+	struct backend *be;
+	struct backend_op *op;
+	struct backend_search *s;
+	struct backend_reader *rd;
+	uint64_t base_id;
+	const struct idl *ids;
+	bool check_scope;
+	uint64_t after_id;        /* paging: resume after this ID */
+	uint64_t sent_before;     /* paging: entries sent on earlier pages */
+	uint64_t sent;            /* this call */
+	uint64_t last_sent_id;
+	bool has_deadline;
+	struct timespec deadline;
+};
+
+/* -------------------------------------------------------------- cookies */
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t cookie_fingerprint(const struct search_run *r)
+{
+	uint64_t h = stable_hash64(r->s->base_ndn.ptr, r->s->base_ndn.len);
+	h = stable_hash_mix(h ^ r->be->cookie_secret);
+	h = stable_hash_mix(h ^ (uint64_t)r->s->scope);
+	return stable_hash_mix(h ^ r->s->fingerprint);
+}
+
+static void make_cookie(struct search_run *r)
+{
+	uint8_t *c = r->s->next_cookie;
+	c[0] = COOKIE_VERSION;
+	put_u64(c + 1, r->last_sent_id);
+	put_u64(c + 9, cookie_fingerprint(r));
+	put_u64(c + 17, r->sent_before + r->sent);
+	r->s->next_cookie_len = BACKEND_COOKIE_SIZE;
+}
+
+/* Reads the client's cookie. false: not one of ours for this search. */
+static bool read_cookie(struct search_run *r)
+{
+	struct ber_view c = r->s->cookie;
+	if (c.len == 0)
+		return true;
+	if (c.len != BACKEND_COOKIE_SIZE || c.ptr[0] != COOKIE_VERSION ||
+	    get_u64(c.ptr + 9) != cookie_fingerprint(r))
+		return false;
+	r->after_id = get_u64(c.ptr + 1);
+	r->sent_before = get_u64(c.ptr + 17);
+	return true;
+}
+
+/* --------------------------------------------------------------- limits */
+
+static void start_clock(struct search_run *r)
+{
+	if (r->op->is_root || r->op->time_limit <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &r->deadline);
+	r->deadline.tv_sec += r->op->time_limit;
+	r->has_deadline = true;
+}
+
+static bool out_of_time(const struct search_run *r)
+{
+	struct timespec now;
+	if (!r->has_deadline)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > r->deadline.tv_sec ||
+	       (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec);
+}
+
+static bool size_reached(const struct search_run *r)
+{
+	long limit = r->op->size_limit;
+	return !r->op->is_root && limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
+}
+
+/* ------------------------------------------------------------------ plan */
+
+/* 1 if id is in the search's scope, 0 if not, or an error. */
+static int in_scope(struct search_run *r, uint64_t id)
+{
+	struct mdb_store *store = r->be->store;
+	MDB_txn *txn = r->rd->reader.txn;
+	uint64_t parent;
+
+	switch (r->s->scope) {
+	case LDAP_SCOPE_BASE:
+		return id == r->base_id;
+	case LDAP_SCOPE_ONE: {
+		int rc = dn2id_parent(store, txn, id, &parent);
+		if (rc == LUMEN_ENOTFOUND)
+			return 0;
+		return rc == LUMEN_OK ? parent == r->base_id : rc;
+	}
+	case LDAP_SCOPE_CHILDREN:
+		if (id == r->base_id)
+			return 0;
+		/* fall through */
+	default: {
+		int rc = dn2id_is_within(store, txn, id, r->base_id);
+		return rc == LUMEN_ENOTFOUND ? 0 : rc;
+	}
+	}
+}
+
+static int scope_ids(struct search_run *r, struct idl *out)
+{
+	struct mdb_store *store = r->be->store;
+	MDB_txn *txn = r->rd->reader.txn;
+
+	switch (r->s->scope) {
+	case LDAP_SCOPE_BASE:
+		idl_clear(out);
+		idl_insert(out, r->base_id);
+		return LUMEN_OK;
+	case LDAP_SCOPE_ONE:
+		return dn2id_children_idl(store, txn, r->base_id, out);
+	case LDAP_SCOPE_CHILDREN: {
+		int rc = dn2id_subtree(store, txn, r->base_id, out);
+		if (rc == LUMEN_OK)
+			idl_delete(out, r->base_id);
+		return rc;
+	}
+	default:
+		return dn2id_subtree(store, txn, r->base_id, out);
+	}
+}
+
+static int scope_size(struct search_run *r, uint64_t *size)
+{
+	uint64_t children = 0, descendants = 0;
+	int rc = dn2id_counts(r->be->store, r->rd->reader.txn, r->base_id, &children,
+			      &descendants);
+	if (rc != LUMEN_OK)
+		return rc;
+	switch (r->s->scope) {
+	case LDAP_SCOPE_BASE: *size = 1; break;
+	case LDAP_SCOPE_ONE: *size = children; break;
+	case LDAP_SCOPE_CHILDREN: *size = descendants; break;
+	default: *size = descendants + 1; break;
+	}
+	return LUMEN_OK;
+}
+
+static bool is_all(const struct idl *idl)
+{
+	return idl->is_range && idl->lo <= 1 && idl->hi >= IDL_ID_MAX;
+}
+
+/* Chooses what to iterate: the filter's candidates or the scope. */
+static int plan(struct search_run *r)
+{
+	struct idl *cand = &r->rd->scratch[BACKEND_SCRATCH_CANDIDATES];
+	struct idl *scope = &r->rd->scratch[BACKEND_SCRATCH_SCOPE];
+	struct candidates_note note;
+	uint64_t size;
+
+	if (r->s->scope == LDAP_SCOPE_BASE)
+		return scope_ids(r, (struct idl *)(r->ids = scope));
+	int rc = candidates_compute(r->be, r->rd, r->s->filter, r->op->arena, cand, &note);
+	if (rc == LUMEN_OK)
+		rc = scope_size(r, &size);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (is_all(cand)) {
+		r->op->unindexed = note.unindexed;
+		r->op->unindexed_attribute = note.attribute;
+	}
+	if (!cand->is_range && idl_size(cand) < size) {
+		r->ids = cand;
+		r->check_scope = true;
+		return LUMEN_OK;
+	}
+	rc = scope_ids(r, scope);
+	if (rc != LUMEN_OK)
+		return rc;
+	r->check_scope = scope->is_range;
+	if (!is_all(cand))
+		idl_intersect(scope, cand);
+	r->ids = scope;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------------ run */
+
+/* Sends one matching entry. 1 = stop (result set), 0 = go on, <0 error. */
+static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
+{
+	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
+	uint64_t children = 0;
+
+	if (size_reached(r)) {
+		backend_result(r->op, LDAP_SIZE_LIMIT_EXCEEDED, NULL);
+		return 1;
+	}
+	if (r->s->paged && r->sent >= r->s->page_size) {
+		make_cookie(r);
+		return 1;
+	}
+	if (r->s->want_counts) {
+		int rc = dn2id_counts(r->be->store, r->rd->reader.txn, id, &children, NULL);
+		if (rc != LUMEN_OK)
+			return rc;
+		info.has_counts = true;
+		info.num_subordinates = children;
+		info.has_subordinates = children > 0;
+	}
+	if (r->s->sink(r->s->sink_ctx, e, &info) != 0) {
+		backend_result(r->op, LDAP_OTHER, "search stopped");
+		return 1;
+	}
+	r->sent++;
+	r->last_sent_id = id;
+	r->op->entries_sent++;
+	return 0;
+}
+
+/* Tests one candidate. 1 = stop, 0 = go on, <0 error. */
+static int test_candidate(struct search_run *r, uint64_t id)
+{
+	struct entry_cache_handle *handle = NULL;
+	const struct entry *e;
+
+	arena_reset(&r->rd->entry_arena);
+	if (r->check_scope) {
+		int in = in_scope(r, id);
+		if (in <= 0)
+			return in;
+	}
+	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
+	if (rc == LUMEN_ENOTFOUND)
+		return 0;   /* deleted since the candidates were read */
+	if (rc != LUMEN_OK)
+		return rc;
+	r->op->candidates_tested++;
+	if (r->s->filter == NULL || filter_evaluate(r->s->filter, e) == FILTER_TRUE)
+		rc = send_entry(r, id, e);
+	backend_entry_put(r->be, handle);
+	return rc;
+}
+
+/* Moves to a fresh snapshot; from then on scope is checked per ID. */
+static int maybe_refresh(struct search_run *r, uint64_t *sent_at_refresh)
+{
+	if (r->sent - *sent_at_refresh < BACKEND_SEARCH_BATCH)
+		return LUMEN_OK;
+	*sent_at_refresh = r->sent;
+	r->check_scope = true;
+	return mdb_reader_refresh(&r->rd->reader);
+}
+
+static int iterate(struct search_run *r)
+{
+	struct idl_iter it;
+	uint64_t tested = 0, sent_at_refresh = 0, id;
+
+	backend_result(r->op, LDAP_SUCCESS, NULL);
+	idl_iter_init(r->ids, &it);
+	while ((id = idl_iter_next(r->ids, &it)) != 0) {
+		if (id <= r->after_id)
+			continue;
+		if (backend_op_abandoned(r->op)) {
+			backend_result(r->op, LDAP_OTHER, "abandoned");
+			return LUMEN_OK;
+		}
+		if (++tested % TIME_CHECK_EVERY == 0 && out_of_time(r)) {
+			backend_result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
+			return LUMEN_OK;
+		}
+		int rc = test_candidate(r, id);
+		if (rc == 1)
+			return LUMEN_OK;
+		if (rc == LUMEN_OK)
+			rc = maybe_refresh(r, &sent_at_refresh);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	if (out_of_time(r))
+		backend_result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
+	return LUMEN_OK;
+}
+
+/* Looks up the base and applies the assertion control to it. */
+static int check_base(struct search_run *r)
+{
+	struct dn2id_match match = { 0 };
+	struct entry_cache_handle *handle = NULL;
+	const struct entry *e;
+
+	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
+			      &match);
+	if (rc == LUMEN_ENOTFOUND)
+		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
+	if (rc != LUMEN_OK || r->op->assertion == NULL)
+		return rc;
+	rc = backend_entry_get(r->be, r->rd, r->base_id, r->op->arena, &handle, &e);
+	if (rc != LUMEN_OK)
+		return rc;
+	bool ok = filter_evaluate(r->op->assertion, e) == FILTER_TRUE;
+	backend_entry_put(r->be, handle);
+	if (!ok) {
+		backend_result(r->op, LDAP_ASSERTION_FAILED, NULL);
+		return LUMEN_EINVAL;
+	}
+	return LUMEN_OK;
+}
+
+int backend_search(struct backend *be, struct backend_op *op, struct backend_search *search)
+{
+	struct search_run r = { .be = be, .op = op, .s = search };
+
+	op->matched_dn = (struct ber_view){ NULL, 0 };
+	op->unindexed = false;
+	op->unindexed_attribute = NULL;
+	search->next_cookie_len = 0;
+	backend_result(op, LDAP_SUCCESS, NULL);
+	if (search->sink == NULL)
+		return backend_fail(be, op, LUMEN_EINVAL);
+	if (search->paged && !read_cookie(&r)) {
+		backend_result(op, LDAP_UNWILLING_TO_PERFORM, "paged results cookie is invalid");
+		return LUMEN_OK;
+	}
+	if (search->paged && search->page_size == 0)
+		return LUMEN_OK;   /* the client abandons the paged search */
+	start_clock(&r);
+	int rc = backend_reader_acquire(be, &r.rd);
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	rc = check_base(&r);
+	if (rc == LUMEN_OK)
+		rc = plan(&r);
+	if (rc == LUMEN_OK)
+		rc = iterate(&r);
+	backend_reader_release(be, r.rd);
+	/* noSuchObject and assertionFailed are answers, not failures */
+	if (rc == LUMEN_ENOTFOUND && op->result_code == LDAP_NO_SUCH_OBJECT)
+		return LUMEN_OK;
+	if (rc == LUMEN_EINVAL && op->result_code == LDAP_ASSERTION_FAILED)
+		return LUMEN_OK;
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	return LUMEN_OK;
+}

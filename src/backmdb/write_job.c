@@ -1,0 +1,133 @@
+/*
+ * write_job.c — runs one LDAP write through group commit (or the bulk
+ * writer in tool mode) and turns its outcome into the operation's result.
+ *
+ * The apply function runs on the committer thread while the submitter
+ * waits, so it may use the submitter's arena: nobody else touches it then.
+ * An LDAP-level refusal (noSuchObject, entryAlreadyExists, ...) is a
+ * failed apply: its nested transaction is aborted, so nothing of it is
+ * written, and `decided` tells the result apart from a storage failure.
+ */
+#include "backend_internal.h"
+
+#include "ldap_result_codes.h"
+
+int write_job_refuse(struct write_job *job, int err, int code, const char *diagnostic)
+{
+	backend_result(job->op, code, diagnostic);
+	job->decided = true;
+	return err != LUMEN_OK ? err : LUMEN_EINVAL;
+}
+
+int write_job_no_such_object(struct write_job *job, MDB_txn *txn, const struct dn2id_match *m)
+{
+	int rc = backend_no_such_object(job->be, job->op, txn, m);
+	/* naming the ancestor failed: that is a storage failure, not an answer */
+	job->decided = job->op->result_code == LDAP_NO_SUCH_OBJECT;
+	return rc;
+}
+
+int write_job_check_assertion(struct write_job *job, const struct entry *e)
+{
+	const struct filter *f = job->op->assertion;
+	if (f == NULL || filter_evaluate(f, e) == FILTER_TRUE)
+		return LUMEN_OK;
+	return write_job_refuse(job, LUMEN_EINVAL, LDAP_ASSERTION_FAILED, NULL);
+}
+
+static int apply_trampoline(MDB_txn *txn, void *arg)
+{
+	struct write_job *job = arg;
+
+	/* a retried or earlier-failed attempt must not leave stale notes */
+	job->changes = (struct write_changes){ 0 };
+	job->decided = false;
+	return job->apply(job, txn);
+}
+
+static void after_commit(void *arg, int result, uint64_t txnid)
+{
+	struct write_job *job = arg;
+
+	if (result == LUMEN_OK)
+		write_changes_invalidate(job->be, &job->changes, txnid);
+}
+
+static void drop_reads(struct backend_op *op)
+{
+	entry_free(op->pre_read);
+	entry_free(op->post_read);
+	op->pre_read = op->post_read = NULL;
+}
+
+int write_job_run(struct write_job *job)
+{
+	struct backend *be = job->be;
+	struct backend_op *op = job->op;
+	int rc;
+
+	if (be->read_only) {
+		backend_result(op, LDAP_UNWILLING_TO_PERFORM, "the database is read-only");
+		return LUMEN_OK;
+	}
+	if (be->tool_mode) {
+		rc = write_bulk_apply(&be->bulk, apply_trampoline, job);
+	} else {
+		struct write_request request = {
+			.apply = apply_trampoline, .after_commit = after_commit, .arg = job,
+		};
+		rc = write_batch_submit(be->batch, &request);
+	}
+	if (rc == LUMEN_OK) {
+		__atomic_add_fetch(&be->writes, 1, __ATOMIC_RELAXED);
+		backend_result(op, LDAP_SUCCESS, NULL);
+		op->matched_dn = (struct ber_view){ NULL, 0 };
+		return LUMEN_OK;
+	}
+	drop_reads(op);
+	if (job->decided)
+		return LUMEN_OK;
+	return backend_fail(be, op, rc);
+}
+
+int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view ndn,
+			  uint64_t *id, struct entry **out)
+{
+	struct dn2id_match match = { 0 };
+
+	*out = NULL;
+	int rc = dn2id_lookup(job->be->store, txn, ndn, id, &match);
+	if (rc == LUMEN_ENOTFOUND)
+		return write_job_no_such_object(job, txn, &match);
+	if (rc == LUMEN_OK)
+		rc = backend_load_entry(job->be, txn, *id, job->op->arena, out);
+	if (rc == LUMEN_OK)
+		rc = write_job_check_assertion(job, *out);
+	if (rc != LUMEN_OK) {
+		entry_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int write_job_pre_read(struct write_job *job, const struct entry *e)
+{
+	struct backend_op *op = job->op;
+
+	if (!op->want_pre_read)
+		return LUMEN_OK;
+	entry_free(op->pre_read);
+	op->pre_read = NULL;
+	return entry_dup(e, &op->pre_read);
+}
+
+int write_job_post_read(struct write_job *job, const struct entry *e)
+{
+	struct backend_op *op = job->op;
+
+	if (!op->want_post_read)
+		return LUMEN_OK;
+	entry_free(op->post_read);
+	op->post_read = NULL;
+	return entry_dup(e, &op->post_read);
+}

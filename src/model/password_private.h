@@ -1,0 +1,54 @@
+/*
+ * password_private.h — the scheme table shared by password.c (dispatch,
+ * digest schemes) and password_kdf.c (PBKDF2, ARGON2, CRYPT).
+ */
+#ifndef LUMEN_PASSWORD_PRIVATE_H
+#define LUMEN_PASSWORD_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct password_scheme;
+
+/* Checks `given` against the encoded part (after "{NAME}"). */
+typedef int (*password_check_fn)(const struct password_scheme *scheme, const char *encoded,
+				 size_t encoded_len, const void *given, size_t given_len,
+				 bool *match);
+/* Writes the whole "{NAME}..." value for password with salt into out. */
+typedef int (*password_hash_fn)(const struct password_scheme *scheme, const void *password,
+				size_t len, const void *salt, size_t salt_len, char *out,
+				size_t out_size);
+
+struct password_scheme {
+	const char *name;
+	password_check_fn check;
+	password_hash_fn hash;
+	size_t salt_length;     /* random bytes password_hash draws; 0 = unsalted */
+	const char *digest;     /* OpenSSL digest name (digest and PBKDF2 schemes) */
+	size_t digest_len;
+};
+
+int password_pbkdf2_check(const struct password_scheme *scheme, const char *encoded,
+			  size_t encoded_len, const void *given, size_t given_len, bool *match);
+int password_pbkdf2_hash(const struct password_scheme *scheme, const void *password,
+			 size_t len, const void *salt, size_t salt_len, char *out,
+			 size_t out_size);
+int password_argon2_check(const struct password_scheme *scheme, const char *encoded,
+			  size_t encoded_len, const void *given, size_t given_len, bool *match);
+int password_argon2_hash(const struct password_scheme *scheme, const void *password,
+			 size_t len, const void *salt, size_t salt_len, char *out,
+			 size_t out_size);
+int password_crypt_check(const struct password_scheme *scheme, const char *encoded,
+			 size_t encoded_len, const void *given, size_t given_len, bool *match);
+int password_crypt_hash(const struct password_scheme *scheme, const void *password,
+			size_t len, const void *salt, size_t salt_len, char *out,
+			size_t out_size);
+
+/*
+ * Writes "{NAME}" + body (body_len bytes) + NUL into out.
+ * LUMEN_ELIMIT if out_size is too small.
+ */
+int password_write_value(const struct password_scheme *scheme, const char *body,
+			 size_t body_len, char *out, size_t out_size);
+
+#endif

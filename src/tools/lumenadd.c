@@ -1,0 +1,322 @@
+/*
+ * lumenadd — bulk-load LDIF into a database while lumend is stopped.
+ *
+ *   lumenadd -f slapd.conf [-b SUFFIX | -n N] [-l FILE.ldif] [-c] [-j THREADS]
+ *            [-m MB] [-q] [-s] [-u]
+ *
+ * All or nothing: the load goes into a staging environment next to the
+ * database (DIRECTORY/.lumenadd-PID, a compacted copy of the current data
+ * when there is any) and replaces DIRECTORY/data.mdb with one rename(2)
+ * only when every record was stored (or, with -c, skipped). A load that
+ * stops — bad record, full map, ^C, crash — leaves the database exactly as
+ * it was; a leftover .lumenadd-* directory can be deleted. The copy costs
+ * time proportional to the data already there, nothing for a new database.
+ *
+ * The database's lock file (db_lock.h) is held from start to end, so a
+ * running lumend makes lumenadd refuse, and lumend cannot start meanwhile.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "bulk_load.h"
+#include "db_lock.h"
+#include "dn.h"
+#include "lumen_error.h"
+#include "mdb_store.h"
+#include "tools.h"
+
+struct add_args {
+	const char *config_path, *suffix, *ldif_path;
+	int number;
+	bool continue_on_error, quick, skip_schema, dry_run;
+	unsigned threads;
+	size_t memory_limit;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: lumenadd -f slapd.conf [-b SUFFIX | -n N] [-l FILE.ldif] [options]\n"
+		"  -f FILE     the server's configuration (schema, database, indexes)\n"
+		"  -b SUFFIX   the database holding SUFFIX (default: the first mdb database)\n"
+		"  -n N        the N-th database section of the file\n"
+		"  -l FILE     LDIF to load (default or '-': standard input)\n"
+		"  -c          continue past bad records (they are listed and counted)\n"
+		"  -j THREADS  threads building entries (default 2)\n"
+		"  -m MB       memory for records in flight (default %zu)\n"
+		"  -q          quick: trusted input (accepted; nothing is skipped yet)\n"
+		"  -s          dry run only: skip the schema check\n"
+		"  -u          dry run: parse and check, write nothing\n"
+		"The database must not be served by lumend while lumenadd runs.\n",
+		BULK_LOAD_DEFAULT_MEMORY >> 20);
+}
+
+static int parse_unsigned(const char *text, unsigned long max, unsigned long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v == 0 || v > max)
+		return LUMEN_EINVAL;
+	*out = v;
+	return LUMEN_OK;
+}
+
+static int parse_args(int argc, char **argv, struct add_args *a)
+{
+	unsigned long v = 0;
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	a->threads = 2;
+	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
+	while ((opt = getopt(argc, argv, "f:b:n:l:cj:m:qsu")) != -1) {
+		switch (opt) {
+		case 'f': a->config_path = optarg; break;
+		case 'b': a->suffix = optarg; break;
+		case 'n':
+			if (parse_unsigned(optarg, 1000, &v) != LUMEN_OK)
+				return LUMEN_EINVAL;
+			a->number = (int)v;
+			break;
+		case 'l': a->ldif_path = optarg; break;
+		case 'c': a->continue_on_error = true; break;
+		case 'j':
+			if (parse_unsigned(optarg, BULK_LOAD_MAX_THREADS, &v) != LUMEN_OK)
+				return LUMEN_EINVAL;
+			a->threads = (unsigned)v;
+			break;
+		case 'm':
+			if (parse_unsigned(optarg, 1UL << 20, &v) != LUMEN_OK)
+				return LUMEN_EINVAL;
+			a->memory_limit = (size_t)v << 20;
+			break;
+		case 'q': a->quick = true; break;
+		case 's': a->skip_schema = true; break;
+		case 'u': a->dry_run = true; break;
+		default: return LUMEN_EINVAL;
+		}
+	}
+	if (optind != argc || a->config_path == NULL || (a->suffix != NULL && a->number > 0))
+		return LUMEN_EINVAL;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------ staging */
+
+/* A message into err; truncation is fine for a message. */
+static void set_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* dir/name into out; false if it does not fit. */
+static bool path_join(char *out, size_t len, const char *dir, const char *name)
+{
+	return (size_t)snprintf(out, len, "%s/%s", dir, name) < len;
+}
+
+/* Removes the staging directory and the LMDB files in it. */
+static void staging_remove(const char *staging)
+{
+	char path[4096];
+	DIR *d = opendir(staging);
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (path_join(path, sizeof(path), staging, de->d_name))
+			unlink(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	rmdir(staging);
+}
+
+/*
+ * Makes the staging directory and, if the database has data, a compacted
+ * copy of it there. Errors: LUMEN_EIO, and those of mdb_store_open.
+ */
+static int staging_create(const struct tool_database *t, const char *staging, char *err,
+			  size_t errlen)
+{
+	char data[4096];
+	struct mdb_store *store = NULL;
+
+	if (mkdir(staging, 0700) != 0) {
+		set_error(err, errlen, "%s: cannot create: %s", staging, strerror(errno));
+		return LUMEN_EIO;
+	}
+	if (!path_join(data, sizeof(data), t->db->directory, "data.mdb")) {
+		set_error(err, errlen, "%s: directory name too long", t->db->directory);
+		return LUMEN_EINVAL;
+	}
+	if (access(data, F_OK) != 0)
+		return LUMEN_OK;   /* a new database: nothing to carry over */
+	struct mdb_store_options o = {
+		.directory = t->db->directory, .maxsize = (size_t)t->db->maxsize, .read_only = true,
+	};
+	int rc = mdb_store_open(&o, &store, err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	int mrc = mdb_env_copy2(store->env, staging, MDB_CP_COMPACT);
+	mdb_store_close(store);
+	if (mrc != MDB_SUCCESS) {
+		set_error(err, errlen, "%s: cannot copy the database to %s: %s", t->db->directory,
+			 staging, mdb_strerror(mrc));
+		return LUMEN_EIO;
+	}
+	return LUMEN_OK;
+}
+
+/* Moves the loaded data.mdb over the database's, atomically, and syncs the directory. */
+static int staging_commit(const struct tool_database *t, const char *staging, char *err,
+			  size_t errlen)
+{
+	char from[4096], to[4096];
+
+	if (!path_join(from, sizeof(from), staging, "data.mdb") ||
+	    !path_join(to, sizeof(to), t->db->directory, "data.mdb")) {
+		set_error(err, errlen, "%s: directory name too long", t->db->directory);
+		return LUMEN_EINVAL;
+	}
+	if (rename(from, to) != 0) {
+		set_error(err, errlen, "cannot move %s to %s: %s", from, to, strerror(errno));
+		return LUMEN_EIO;
+	}
+	int fd = open(t->db->directory, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	return LUMEN_OK;
+}
+
+/* ---------------------------------------------------------------- load */
+
+static int load_into(const struct tool_database *t, const char *directory, FILE *input,
+		     const struct bulk_load_options *o, struct bulk_load_stats *stats,
+		     char *err, size_t errlen)
+{
+	struct backend_settings settings = t->settings;
+	struct backend *be = NULL;
+
+	settings.directory = directory;
+	settings.tool_mode = true;
+	int rc = backend_open(t->config->schema, &settings, &be, err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = bulk_load_run(be, t->config->schema, input, o, stats, err, errlen);
+	if (rc == LUMEN_OK) {
+		rc = backend_tool_flush(be);
+		if (rc != LUMEN_OK)
+			set_error(err, errlen, "%s: final commit failed: %s", directory,
+				 lumen_strerror(rc));
+	}
+	backend_close(be);
+	return rc;
+}
+
+static int run(const struct add_args *a, struct tool_database *t, FILE *input, char *err,
+	       size_t errlen)
+{
+	struct bulk_load_options o = {
+		.skip_schema = a->skip_schema, .continue_on_error = a->continue_on_error,
+		.progress = true, .threads = a->threads, .memory_limit = a->memory_limit,
+		.input_size = tool_file_size(input), .errors = stderr,
+	};
+	struct bulk_load_stats stats;
+	struct arena arena;
+	struct db_lock lock = { .fd = -1 };
+	char staging[4096], extra[128];
+	bool staged = false;
+	int rc = LUMEN_OK;
+
+	arena_init(&arena, 0);
+	if (t->db->rootdn != NULL &&
+	    dn_normalize(t->config->schema, t->db->rootdn, strlen(t->db->rootdn), &arena,
+			 &o.rootdn_ndn) != LUMEN_OK)
+		o.rootdn_ndn = (struct ber_view){ NULL, 0 };
+	if (a->dry_run) {
+		rc = bulk_load_run(NULL, t->config->schema, input, &o, &stats, err, errlen);
+		goto summary;
+	}
+	rc = db_lock_acquire(t->db->directory, "lumenadd", &lock, err, errlen);
+	if (rc != LUMEN_OK)
+		goto done;
+	if ((size_t)snprintf(staging, sizeof(staging), "%s/.lumenadd-%ld", t->db->directory,
+			     (long)getpid()) >= sizeof(staging)) {
+		set_error(err, errlen, "%s: directory name too long", t->db->directory);
+		rc = LUMEN_EINVAL;
+		goto done;
+	}
+	staged = true;
+	rc = staging_create(t, staging, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = load_into(t, staging, input, &o, &stats, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = staging_commit(t, staging, err, errlen);
+summary:
+	if (rc == LUMEN_OK || rc == LUMEN_EMALFORMED) {
+		snprintf(extra, sizeof(extra), "%llu bad record(s) skipped%s",
+			 (unsigned long long)stats.skipped,
+			 rc != LUMEN_OK ? ", nothing loaded" : a->dry_run ? " (dry run)" : "");
+		tool_print_summary(stderr, a->dry_run ? "checked" : "loaded",
+				   rc == LUMEN_OK ? stats.loaded : 0, stats.seconds, extra);
+	}
+done:
+	if (staged)
+		staging_remove(staging);
+	db_lock_release(&lock);
+	arena_free(&arena);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct add_args a;
+	struct tool_database t;
+	char err[1024] = "";
+	FILE *input = stdin;
+
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return TOOL_EXIT_OK;
+	}
+	if (parse_args(argc, argv, &a) != LUMEN_OK) {
+		usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (tool_database_open(a.config_path, a.suffix, a.number, &t, err, sizeof(err)) !=
+	    LUMEN_OK) {
+		fprintf(stderr, "lumenadd: %s\n", err);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (a.ldif_path != NULL && strcmp(a.ldif_path, "-") != 0) {
+		input = fopen(a.ldif_path, "r");
+		if (input == NULL) {
+			fprintf(stderr, "lumenadd: %s: %s\n", a.ldif_path, strerror(errno));
+			tool_database_close(&t);
+			return TOOL_EXIT_FAILURE;
+		}
+	}
+	int rc = run(&a, &t, input, err, sizeof(err));
+	if (rc != LUMEN_OK)
+		fprintf(stderr, "lumenadd: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
+	if (input != stdin)
+		fclose(input);
+	tool_database_close(&t);
+	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
+}

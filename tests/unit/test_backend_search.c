@@ -1,0 +1,417 @@
+/*
+ * test_backend_search.c — back-mdb read operations: search scopes and
+ * filters (indexed and not), limits, matchedDN, paged results, abandon,
+ * assertion, compare, fetch and routing, on a small realistic tree.
+ */
+#include <check.h>
+
+#include "backend_fixture.h"
+
+#define BASE "dc=example,dc=com"
+#define PEOPLE "ou=People,dc=example,dc=com"
+
+struct search_case {
+	const char *name;
+	const char *base;
+	enum ldap_scope scope;
+	const char *filter;
+	size_t expected;
+	bool unindexed;
+	const char *must_have;   /* one DN that must be in the result, or NULL */
+};
+
+static const struct search_case search_cases[] = {
+	{ "base", PEOPLE, LDAP_SCOPE_BASE, NULL, 1, false, PEOPLE },
+	{ "one", PEOPLE, LDAP_SCOPE_ONE, "(objectClass=*)", 5, false,
+	  "ou=Engineering,ou=People,dc=example,dc=com" },
+	{ "subtree", BASE, LDAP_SCOPE_SUBTREE, "(objectClass=*)", FIXTURE_ENTRIES, false, BASE },
+	{ "children", PEOPLE, LDAP_SCOPE_CHILDREN, "(objectClass=*)", 7, false,
+	  "uid=carol,ou=Engineering,ou=People,dc=example,dc=com" },
+	{ "uid eq", BASE, LDAP_SCOPE_SUBTREE, "(uid=alice)", 1, false,
+	  "uid=alice,ou=People,dc=example,dc=com" },
+	{ "uid eq, case", BASE, LDAP_SCOPE_SUBTREE, "(UID=ALICE)", 1, false, NULL },
+	{ "cn multi-valued", BASE, LDAP_SCOPE_SUBTREE, "(cn=ali)", 1, false, NULL },
+	{ "cn substring", BASE, LDAP_SCOPE_SUBTREE, "(cn=*smi*)", 2, false,
+	  "cn=Smith\\, John,ou=People,dc=example,dc=com" },
+	{ "cn initial short", BASE, LDAP_SCOPE_SUBTREE, "(cn=b*)", 1, false, NULL },
+	{ "sn approx", BASE, LDAP_SCOPE_SUBTREE, "(sn~=smyth)", 3, false, NULL },
+	{ "non-ASCII eq", BASE, LDAP_SCOPE_SUBTREE, "(cn=j\xc3\xbcrgen m\xc3\xbcller)", 1, false,
+	  "cn=J\xc3\xbcrgen M\xc3\xbcller,ou=People,dc=example,dc=com" },
+	{ "objectClass superclass", BASE, LDAP_SCOPE_SUBTREE, "(objectClass=person)",
+	  FIXTURE_PERSONS, false, NULL },
+	{ "objectClass unknown", BASE, LDAP_SCOPE_SUBTREE, "(objectClass=nosuchclass)", 0,
+	  false, NULL },
+	{ "and", BASE, LDAP_SCOPE_SUBTREE, "(&(objectClass=person)(sn=smith))", 2, false, NULL },
+	{ "or", BASE, LDAP_SCOPE_SUBTREE, "(|(uid=alice)(uid=bob)(uid=nobody))", 2, false, NULL },
+	{ "not", PEOPLE, LDAP_SCOPE_ONE, "(!(uid=alice))", 4, false, NULL },
+	{ "and with not", BASE, LDAP_SCOPE_SUBTREE, "(&(objectClass=person)(!(sn=smith)))", 4,
+	  false, NULL },
+	{ "member dn", BASE, LDAP_SCOPE_SUBTREE,
+	  "(member=UID=Alice,ou=people,dc=EXAMPLE,dc=com)", 1, false, NULL },
+	{ "unindexed", BASE, LDAP_SCOPE_SUBTREE, "(description=first)", 1, true, NULL },
+	{ "unindexed in and", BASE, LDAP_SCOPE_SUBTREE,
+	  "(&(description=*)(objectClass=organizationalUnit))", 1, false, NULL },
+	{ "scope cuts candidates", "ou=Engineering,ou=People,dc=example,dc=com",
+	  LDAP_SCOPE_SUBTREE, "(objectClass=person)", 2, false, NULL },
+	{ "one level cuts candidates", PEOPLE, LDAP_SCOPE_ONE, "(objectClass=person)", 4, false,
+	  NULL },
+	{ "integer eq", BASE, LDAP_SCOPE_SUBTREE, "(uidNumber=1001)", 1, false, NULL },
+	{ "ordering unindexed", BASE, LDAP_SCOPE_SUBTREE, "(uidNumber>=1000)", 1, false, NULL },
+	{ "absolute false", BASE, LDAP_SCOPE_SUBTREE, "(|)", 0, false, NULL },
+	{ "absolute true", PEOPLE, LDAP_SCOPE_BASE, "(&)", 1, false, NULL },
+};
+
+START_TEST(search_table)
+{
+	const struct search_case *c = &search_cases[_i];
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+
+	int code = fx_search_op(&op, c->base, c->scope, c->filter, &r);
+	ck_assert_msg(code == LDAP_SUCCESS, "%s: code %d", c->name, code);
+	ck_assert_msg(r.n == c->expected, "%s: %zu entries, expected %zu", c->name, r.n,
+		      c->expected);
+	ck_assert_msg(op.unindexed == c->unindexed, "%s: unindexed note %d", c->name,
+		      op.unindexed);
+	if (c->unindexed)
+		ck_assert_str_eq(op.unindexed_attribute, "description");
+	if (c->must_have != NULL)
+		ck_assert_msg(fx_results_has(&r, c->must_have), "%s: missing %s", c->name,
+			      c->must_have);
+	fx_results_free(&r);
+}
+END_TEST
+
+START_TEST(size_limit)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	op.is_root = false;
+	op.size_limit = 3;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, "(objectClass=*)", &r),
+			 LDAP_SIZE_LIMIT_EXCEEDED);
+	ck_assert_uint_eq(r.n, 3);
+	fx_results_free(&r);
+
+	/* exactly as many matches as the limit: success */
+	op = fx_op();
+	op.is_root = false;
+	op.size_limit = FIXTURE_PERSONS;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, "(objectClass=person)", &r),
+			 LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, FIXTURE_PERSONS);
+	fx_results_free(&r);
+
+	/* the rootdn has no limit */
+	op = fx_op();
+	op.size_limit = 1;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, FIXTURE_ENTRIES);
+	fx_results_free(&r);
+}
+END_TEST
+
+struct missing_case {
+	const char *base;
+	const char *matched;
+};
+
+static const struct missing_case missing_cases[] = {
+	{ "uid=nobody,ou=People,dc=example,dc=com", "ou=People,dc=example,dc=com" },
+	{ "cn=x,ou=Missing,dc=example,dc=com", "dc=example,dc=com" },
+	{ "uid=x,ou=Engineering,ou=People,dc=example,dc=com",
+	  "ou=Engineering,ou=People,dc=example,dc=com" },
+};
+
+START_TEST(no_such_base)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(fx_search_op(&op, missing_cases[_i].base, LDAP_SCOPE_SUBTREE, NULL, &r),
+			 LDAP_NO_SUCH_OBJECT);
+	ck_assert_uint_eq(r.n, 0);
+	ck_assert_uint_eq(op.matched_dn.len, strlen(missing_cases[_i].matched));
+	ck_assert(memcmp(op.matched_dn.ptr, missing_cases[_i].matched, op.matched_dn.len) == 0);
+}
+END_TEST
+
+/* Pages through the subtree with page size 2 and checks the union. */
+START_TEST(paged_results)
+{
+	struct fx_results all = { 0 };
+	uint8_t cookie[BACKEND_COOKIE_SIZE];
+	size_t cookie_len = 0, pages = 0;
+
+	for (;;) {
+		struct fx_results page = { 0 };
+		struct backend_op op = fx_op();
+		struct backend_search s = {
+			.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+			.sink = fx_collect, .sink_ctx = &page,
+			.paged = true, .page_size = 2,
+			.cookie = { cookie, cookie_len }, .fingerprint = 42,
+		};
+		ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+		ck_assert_uint_le(page.n, 2);
+		for (size_t i = 0; i < page.n; i++) {
+			ck_assert_msg(!fx_results_has(&all, page.dns[i]), "duplicate %s",
+				      page.dns[i]);
+			all.dns[all.n++] = page.dns[i];
+		}
+		pages++;
+		ck_assert_uint_lt(pages, 20);
+		if (s.next_cookie_len == 0)
+			break;
+		ck_assert_uint_eq(page.n, 2);
+		memcpy(cookie, s.next_cookie, s.next_cookie_len);
+		cookie_len = s.next_cookie_len;
+	}
+	ck_assert_uint_eq(all.n, FIXTURE_ENTRIES);
+	ck_assert_uint_eq(pages, (FIXTURE_ENTRIES + 1) / 2);
+	fx_results_free(&all);
+}
+END_TEST
+
+START_TEST(paged_bad_cookie)
+{
+	struct fx_results r = { 0 };
+	uint8_t cookie[BACKEND_COOKIE_SIZE];
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.sink = fx_collect, .sink_ctx = &r, .paged = true, .page_size = 2,
+		.fingerprint = 1,
+	};
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(s.next_cookie_len, BACKEND_COOKIE_SIZE);
+	memcpy(cookie, s.next_cookie, sizeof(cookie));
+	fx_results_free(&r);
+
+	/* another request (fingerprint), a truncated cookie, garbage */
+	struct ber_view bad[] = {
+		{ cookie, sizeof(cookie) }, { cookie, 5 }, { (const uint8_t *)"garbage", 7 },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		op = fx_op();
+		s.base_ndn = fx_ndn(BASE);
+		s.cookie = bad[i];
+		s.fingerprint = 2;
+		ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_UNWILLING_TO_PERFORM);
+		ck_assert_uint_eq(r.n, 0);
+	}
+	/* page size 0 ends the paged search at once */
+	op = fx_op();
+	s.base_ndn = fx_ndn(BASE);
+	s.cookie = (struct ber_view){ cookie, sizeof(cookie) };
+	s.fingerprint = 1;
+	s.page_size = 0;
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 0);
+}
+END_TEST
+
+START_TEST(sink_stops_and_abandon)
+{
+	struct fx_results r = { .stop_after = 2 };
+	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_OTHER);
+	ck_assert_uint_eq(r.n, 2);
+	fx_results_free(&r);
+
+	bool abandoned = true;
+	struct backend_op op = fx_op();
+	op.abandoned = &abandoned;
+	r.stop_after = 0;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_OTHER);
+	ck_assert_uint_eq(r.n, 0);
+}
+END_TEST
+
+START_TEST(search_assertion)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	op.assertion = fx_filter("(ou=nope)");
+	ck_assert_int_eq(fx_search_op(&op, PEOPLE, LDAP_SCOPE_SUBTREE, NULL, &r),
+			 LDAP_ASSERTION_FAILED);
+	ck_assert_uint_eq(r.n, 0);
+
+	op = fx_op();
+	op.assertion = fx_filter("(ou=people)");
+	ck_assert_int_eq(fx_search_op(&op, PEOPLE, LDAP_SCOPE_BASE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	fx_results_free(&r);
+}
+END_TEST
+
+static int count_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	(void)e;
+	uint64_t *n = ctx;
+	ck_assert(info->has_counts);
+	ck_assert(info->has_subordinates == (info->num_subordinates > 0));
+	*n = info->num_subordinates;
+	return 0;
+}
+
+START_TEST(subordinate_counts)
+{
+	uint64_t n = 99;
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(PEOPLE), .scope = LDAP_SCOPE_BASE, .want_counts = true,
+		.sink = count_sink, .sink_ctx = &n,
+	};
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(n, 5);
+	op = fx_op();
+	s.base_ndn = fx_ndn(fixture_people[0]);
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(n, 0);
+	/* fetch hands out the same information */
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn(PEOPLE), count_sink, &n), 0);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(n, 5);
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn("uid=zz," PEOPLE), count_sink, &n), 0);
+	ck_assert_int_eq(op.result_code, LDAP_NO_SUCH_OBJECT);
+}
+END_TEST
+
+struct compare_case {
+	const char *dn;
+	const char *attribute;
+	const char *value;
+	int code;
+};
+
+static const struct compare_case compare_cases[] = {
+	{ "uid=alice," PEOPLE, "uid", "ALICE", LDAP_COMPARE_TRUE },
+	{ "uid=alice," PEOPLE, "uid", "bob", LDAP_COMPARE_FALSE },
+	{ "uid=alice," PEOPLE, "cn", "ali", LDAP_COMPARE_TRUE },
+	{ "uid=alice," PEOPLE, "name", "alice smith", LDAP_COMPARE_TRUE },   /* subtype */
+	{ "uid=alice," PEOPLE, "sn", "  SMITH ", LDAP_COMPARE_TRUE },
+	{ "uid=alice," PEOPLE, "title", "boss", LDAP_NO_SUCH_ATTRIBUTE },
+	{ "uid=alice," PEOPLE, "noSuchType", "x", LDAP_UNDEFINED_ATTRIBUTE_TYPE },
+	{ "uid=alice," PEOPLE, "cn;lang-de", "ali", LDAP_NO_SUCH_ATTRIBUTE },
+	{ "uid=carol,ou=Engineering," PEOPLE, "uidNumber", "1001", LDAP_COMPARE_TRUE },
+	{ "uid=carol,ou=Engineering," PEOPLE, "uidNumber", "abc", LDAP_INVALID_ATTRIBUTE_SYNTAX },
+	{ "uid=alice," PEOPLE, "jpegPhoto", "x", LDAP_INAPPROPRIATE_MATCHING },
+	{ "uid=nobody," PEOPLE, "uid", "x", LDAP_NO_SUCH_OBJECT },
+	{ "cn=J\xc3\xbcrgen M\xc3\xbcller," PEOPLE, "sn", "m\xc3\xbcller", LDAP_COMPARE_TRUE },
+};
+
+START_TEST(compare_table)
+{
+	const struct compare_case *c = &compare_cases[_i];
+	struct backend_op op = fx_op();
+	int rc = backend_compare(fx.be, &op, fx_ndn(c->dn), fx_view(c->attribute),
+				 fx_view(c->value));
+	ck_assert_int_eq(rc, LUMEN_OK);
+	ck_assert_msg(op.result_code == c->code, "compare %s %s=%s: %d, expected %d", c->dn,
+		      c->attribute, c->value, op.result_code, c->code);
+	if (c->code == LDAP_NO_SUCH_OBJECT)
+		ck_assert_uint_eq(op.matched_dn.len, strlen(PEOPLE));
+}
+END_TEST
+
+START_TEST(compare_assertion)
+{
+	struct backend_op op = fx_op();
+	op.assertion = fx_filter("(sn=jones)");
+	ck_assert_int_eq(backend_compare(fx.be, &op, fx_ndn("uid=alice," PEOPLE), fx_view("uid"),
+					 fx_view("alice")), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
+}
+END_TEST
+
+START_TEST(select_by_suffix)
+{
+	struct backend *list[] = { fx.be };
+	ck_assert_ptr_eq(backend_select(list, 1, fx_ndn(PEOPLE)), fx.be);
+	ck_assert_ptr_eq(backend_select(list, 1, fx_ndn(BASE)), fx.be);
+	ck_assert_ptr_null(backend_select(list, 1, fx_ndn("dc=com")));
+	ck_assert_ptr_null(backend_select(list, 1, fx_ndn("dc=other,dc=com")));
+	ck_assert_ptr_null(backend_select(list, 1, fx_ndn("dc=xexample,dc=com")));
+	ck_assert_uint_eq(backend_suffix_count(fx.be), 1);
+	ck_assert(backend_suffix_dn(fx.be, 0).len == strlen(BASE));
+}
+END_TEST
+
+/* A second database below the first: the longest suffix wins. */
+START_TEST(select_longest_suffix)
+{
+	char dir[] = "/tmp/lumen-backend-XXXXXX", err[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *suffixes[] = { "ou=Sub,dc=example,dc=com" };
+	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = dir,
+				       .maxsize = 8 << 20, .dbnosync = true };
+	struct backend *sub;
+	ck_assert_int_eq(backend_open(fx.schema, &st, &sub, err, sizeof(err)), LUMEN_OK);
+	struct backend *list[] = { fx.be, sub };
+	ck_assert_ptr_eq(backend_select(list, 2, fx_ndn("cn=x,ou=sub,dc=example,dc=com")), sub);
+	ck_assert_ptr_eq(backend_select(list, 2, fx_ndn("ou=Sub,dc=example,dc=com")), sub);
+	ck_assert_ptr_eq(backend_select(list, 2, fx_ndn(PEOPLE)), fx.be);
+	backend_close(sub);
+	nftw(dir, fixture_remove, 8, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+struct open_case {
+	const char *name;
+	const char *suffix;
+	struct backend_index_spec index;
+};
+
+static const struct open_case bad_opens[] = {
+	{ "bad suffix", "dc=example,,", { "cn", BACKEND_INDEX_EQUALITY } },
+	{ "unknown index type", "dc=example,dc=com", { "nosuchattr", BACKEND_INDEX_EQUALITY } },
+	{ "no kinds", "dc=example,dc=com", { "cn", 0 } },
+	{ "sub without substr rule", "dc=example,dc=com", { "uidNumber", BACKEND_INDEX_SUBSTRING } },
+};
+
+START_TEST(open_errors)
+{
+	const struct open_case *c = &bad_opens[_i];
+	char dir[] = "/tmp/lumen-backend-XXXXXX", err[256] = "";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *suffixes[] = { c->suffix };
+	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = dir,
+				       .maxsize = 8 << 20, .indexes = &c->index, .n_indexes = 1,
+				       .name = "test.conf:3" };
+	struct backend *be = NULL;
+	ck_assert_int_eq(backend_open(fx.schema, &st, &be, err, sizeof(err)), LUMEN_EINVAL);
+	ck_assert_ptr_null(be);
+	ck_assert_msg(strstr(err, "test.conf:3") != NULL, "%s: %s", c->name, err);
+	nftw(dir, fixture_remove, 8, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("backend_search");
+	TCase *tc = tcase_create("read");
+	tcase_add_checked_fixture(tc, fixture_open, fixture_close);
+	tcase_add_loop_test(tc, search_table, 0, sizeof(search_cases) / sizeof(search_cases[0]));
+	tcase_add_test(tc, size_limit);
+	tcase_add_loop_test(tc, no_such_base, 0, sizeof(missing_cases) / sizeof(missing_cases[0]));
+	tcase_add_test(tc, paged_results);
+	tcase_add_test(tc, paged_bad_cookie);
+	tcase_add_test(tc, sink_stops_and_abandon);
+	tcase_add_test(tc, search_assertion);
+	tcase_add_test(tc, subordinate_counts);
+	tcase_add_loop_test(tc, compare_table, 0, sizeof(compare_cases) / sizeof(compare_cases[0]));
+	tcase_add_test(tc, compare_assertion);
+	tcase_add_test(tc, select_by_suffix);
+	tcase_add_test(tc, select_longest_suffix);
+	tcase_add_loop_test(tc, open_errors, 0, sizeof(bad_opens) / sizeof(bad_opens[0]));
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -42,8 +42,8 @@ struct tool_database {
 };
 
 /*
- * Loads conf_path and picks the database: the one holding `suffix` (user
- * form, normalized and compared with every suffix) when suffix is not
+ * Loads conf_path and picks the database: the one holding `suffix` (a
+ * user-form DN equal to or below one of its suffixes) when suffix is not
  * NULL, else the number-th `database` section (1-based, as slapadd -n)
  * when number > 0, else the first mdb database. err receives
  * "what: why" on failure. Errors: those of config_load, LUMEN_ENOTFOUND
@@ -61,6 +61,10 @@ void tool_database_close(struct tool_database *t);
  */
 int tool_backend_settings(const struct config_database *db, struct backend_settings *out,
 			  const char ***suffixes, struct backend_index_spec **indexes);
+
+/* printf into err (truncated if need be: it is a message). */
+void tool_error(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Seconds on the monotonic clock. */
 double tool_now(void);
@@ -90,5 +94,62 @@ void tool_print_summary(FILE *out, const char *verb, uint64_t entries, double se
 
 /* Size of a regular file (for the ETA); 0 for a pipe or on error. */
 uint64_t tool_file_size(FILE *fp);
+
+/* ------------------------------------------------- walking the tree */
+/*
+ * Every entry of a database, parents before children: depth-first through
+ * dn2id from base (or from every suffix entry), each entry decoded and
+ * given its current DN from the tree. lumencat exports with it, lumenindex
+ * re-adds with it. The entry passed to fn lives until fn returns.
+ */
+struct entry;
+struct mdb_store;
+typedef int (*tool_entry_fn)(void *ctx, uint64_t id, const struct entry *e);
+
+struct tool_walk {
+	const struct schema *schema;
+	struct mdb_store *store;
+	void *txn;                  /* MDB_txn *, read-only snapshot */
+	tool_entry_fn fn;
+	void *ctx;
+	char *err;                  /* filled when the walk itself fails */
+	size_t errlen;
+	void *scratch;              /* private */
+};
+
+/*
+ * Calls fn per entry below base (user-form DN; NULL: all suffixes). A
+ * base that does not exist is an empty walk. Returns fn's first non-OK
+ * result, or LUMEN_ENOTFOUND / LUMEN_EMALFORMED / LUMEN_ENOMEM /
+ * LUMEN_EIO from reading the tables (err set).
+ */
+int tool_walk_tree(struct tool_walk *w, const char *base);
+
+/* ------------------------------------------- all-or-nothing rewrites */
+/*
+ * lumenadd and lumenindex never write into the live environment: they
+ * build the new data in a staging directory inside the database directory
+ * (starting from a compacted copy of the current data, if any) and then
+ * rename(2) the staging data.mdb over the database's. A run that stops
+ * early leaves the database as it was. Hold the database's db_lock
+ * throughout. A stale LMDB lock.mdb left in the directory is reset by
+ * LMDB's next opener.
+ */
+
+/* "DIRECTORY/.TOOL-PID" into out. Errors: LUMEN_EINVAL (too long). */
+int tool_staging_name(const struct tool_database *t, const char *tool, char *out, size_t len,
+		      char *err, size_t errlen);
+/*
+ * Creates the staging directory; copies the current data into it
+ * (compacted) when copy_current and the database has data.
+ * Errors: LUMEN_EIO, LUMEN_EINVAL, those of mdb_store_open.
+ */
+int tool_staging_create(const struct tool_database *t, const char *staging, bool copy_current,
+			char *err, size_t errlen);
+/* Moves the staging data.mdb over the database's and syncs the directory. LUMEN_EIO. */
+int tool_staging_commit(const struct tool_database *t, const char *staging, char *err,
+			size_t errlen);
+/* Deletes the staging directory and its files (after commit or failure). */
+void tool_staging_remove(const char *staging);
 
 #endif

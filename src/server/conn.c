@@ -99,7 +99,11 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	c->io = io;
 	c->is_tcp = is_tcp;
 	c->id = atomic_fetch_add(&s->next_conn_id, 1);
-	listener_format_address(peer, peer_len, c->peer, sizeof(c->peer));
+	/* Unix clients are unnamed; like slapd, show the socket's path. */
+	if (is_tcp)
+		listener_format_address(peer, peer_len, c->peer, sizeof(c->peer));
+	else
+		snprintf(c->peer, sizeof(c->peer), "%s", listener_name);
 	snprintf(c->local, sizeof(c->local), "%s", listener_name);
 	if (is_tcp) {
 		/* Nagle would hold small responses back by tens of milliseconds. */

@@ -106,7 +106,7 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 static void *io_thread_main(void *arg)
 {
 	struct io_thread *io = arg;
-	event_base_dispatch(io->base);
+	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
 	return NULL;
 }
 
@@ -126,7 +126,7 @@ int io_thread_start(struct io_thread *io)
 void io_thread_run_here(struct io_thread *io)
 {
 	io->thread = pthread_self();
-	event_base_dispatch(io->base);
+	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
 }
 
 int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer,

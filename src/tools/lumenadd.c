@@ -15,14 +15,10 @@
  * The database's lock file (db_lock.h) is held from start to end, so a
  * running lumend makes lumenadd refuse, and lumend cannot start meanwhile.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -110,100 +106,6 @@ static int parse_args(int argc, char **argv, struct add_args *a)
 	return LUMEN_OK;
 }
 
-/* ------------------------------------------------------------ staging */
-
-/* A message into err; truncation is fine for a message. */
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* dir/name into out; false if it does not fit. */
-static bool path_join(char *out, size_t len, const char *dir, const char *name)
-{
-	return (size_t)snprintf(out, len, "%s/%s", dir, name) < len;
-}
-
-/* Removes the staging directory and the LMDB files in it. */
-static void staging_remove(const char *staging)
-{
-	char path[4096];
-	DIR *d = opendir(staging);
-	struct dirent *de;
-
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (path_join(path, sizeof(path), staging, de->d_name))
-			unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
-	rmdir(staging);
-}
-
-/*
- * Makes the staging directory and, if the database has data, a compacted
- * copy of it there. Errors: LUMEN_EIO, and those of mdb_store_open.
- */
-static int staging_create(const struct tool_database *t, const char *staging, char *err,
-			  size_t errlen)
-{
-	char data[4096];
-	struct mdb_store *store = NULL;
-
-	if (mkdir(staging, 0700) != 0) {
-		set_error(err, errlen, "%s: cannot create: %s", staging, strerror(errno));
-		return LUMEN_EIO;
-	}
-	if (!path_join(data, sizeof(data), t->db->directory, "data.mdb")) {
-		set_error(err, errlen, "%s: directory name too long", t->db->directory);
-		return LUMEN_EINVAL;
-	}
-	if (access(data, F_OK) != 0)
-		return LUMEN_OK;   /* a new database: nothing to carry over */
-	struct mdb_store_options o = {
-		.directory = t->db->directory, .maxsize = (size_t)t->db->maxsize, .read_only = true,
-	};
-	int rc = mdb_store_open(&o, &store, err, errlen);
-	if (rc != LUMEN_OK)
-		return rc;
-	int mrc = mdb_env_copy2(store->env, staging, MDB_CP_COMPACT);
-	mdb_store_close(store);
-	if (mrc != MDB_SUCCESS) {
-		set_error(err, errlen, "%s: cannot copy the database to %s: %s", t->db->directory,
-			 staging, mdb_strerror(mrc));
-		return LUMEN_EIO;
-	}
-	return LUMEN_OK;
-}
-
-/* Moves the loaded data.mdb over the database's, atomically, and syncs the directory. */
-static int staging_commit(const struct tool_database *t, const char *staging, char *err,
-			  size_t errlen)
-{
-	char from[4096], to[4096];
-
-	if (!path_join(from, sizeof(from), staging, "data.mdb") ||
-	    !path_join(to, sizeof(to), t->db->directory, "data.mdb")) {
-		set_error(err, errlen, "%s: directory name too long", t->db->directory);
-		return LUMEN_EINVAL;
-	}
-	if (rename(from, to) != 0) {
-		set_error(err, errlen, "cannot move %s to %s: %s", from, to, strerror(errno));
-		return LUMEN_EIO;
-	}
-	int fd = open(t->db->directory, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return LUMEN_OK;
-}
-
 /* ---------------------------------------------------------------- load */
 
 static int load_into(const struct tool_database *t, const char *directory, FILE *input,
@@ -222,7 +124,7 @@ static int load_into(const struct tool_database *t, const char *directory, FILE 
 	if (rc == LUMEN_OK) {
 		rc = backend_tool_flush(be);
 		if (rc != LUMEN_OK)
-			set_error(err, errlen, "%s: final commit failed: %s", directory,
+			tool_error(err, errlen, "%s: final commit failed: %s", directory,
 				 lumen_strerror(rc));
 	}
 	backend_close(be);
@@ -256,18 +158,15 @@ static int run(const struct add_args *a, struct tool_database *t, FILE *input, c
 	rc = db_lock_acquire(t->db->directory, "lumenadd", &lock, err, errlen);
 	if (rc != LUMEN_OK)
 		goto done;
-	if ((size_t)snprintf(staging, sizeof(staging), "%s/.lumenadd-%ld", t->db->directory,
-			     (long)getpid()) >= sizeof(staging)) {
-		set_error(err, errlen, "%s: directory name too long", t->db->directory);
-		rc = LUMEN_EINVAL;
+	rc = tool_staging_name(t, "lumenadd", staging, sizeof(staging), err, errlen);
+	if (rc != LUMEN_OK)
 		goto done;
-	}
 	staged = true;
-	rc = staging_create(t, staging, err, errlen);
+	rc = tool_staging_create(t, staging, true, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = load_into(t, staging, input, &o, &stats, err, errlen);
 	if (rc == LUMEN_OK)
-		rc = staging_commit(t, staging, err, errlen);
+		rc = tool_staging_commit(t, staging, err, errlen);
 summary:
 	if (rc == LUMEN_OK || rc == LUMEN_EMALFORMED) {
 		snprintf(extra, sizeof(extra), "%llu bad record(s) skipped%s",
@@ -278,7 +177,7 @@ summary:
 	}
 done:
 	if (staged)
-		staging_remove(staging);
+		tool_staging_remove(staging);
 	db_lock_release(&lock);
 	arena_free(&arena);
 	return rc;

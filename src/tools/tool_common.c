@@ -5,6 +5,7 @@
 #include "tools.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -61,7 +62,7 @@ int tool_backend_settings(const struct config_database *db, struct backend_setti
 	return LUMEN_OK;
 }
 
-/* True if one of db's suffixes names the same DN as ndn. */
+/* True if ndn is one of db's suffixes or lies below one. */
 static bool database_has_suffix(const struct schema *schema, const struct config_database *db,
 				struct ber_view ndn, struct arena *arena)
 {
@@ -69,7 +70,7 @@ static bool database_has_suffix(const struct schema *schema, const struct config
 		struct ber_view candidate;
 		if (dn_normalize(schema, db->suffixes[i], strlen(db->suffixes[i]), arena,
 				 &candidate) == LUMEN_OK &&
-		    candidate.len == ndn.len && memcmp(candidate.ptr, ndn.ptr, ndn.len) == 0)
+		    dn_is_within(ndn, candidate))
 			return true;
 	}
 	return false;
@@ -96,7 +97,7 @@ static int select_by_suffix(struct tool_database *t, const char *suffix, char *e
 			rc = LUMEN_OK;
 		}
 	if (rc != LUMEN_OK)
-		snprintf(err, errlen, "%s: no database has suffix \"%s\"", t->config->path, suffix);
+		snprintf(err, errlen, "%s: no database holds \"%s\"", t->config->path, suffix);
 done:
 	arena_free(&arena);
 	return rc;
@@ -164,6 +165,14 @@ void tool_database_close(struct tool_database *t)
 	free(t->indexes);
 	config_free(t->config);
 	memset(t, 0, sizeof(*t));
+}
+
+void tool_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }
 
 double tool_now(void)

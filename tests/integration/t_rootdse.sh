@@ -13,8 +13,7 @@ supportedExtension: 1.3.6.1.4.1.4203.1.11.3
 supportedFeatures: 1.3.6.1.4.1.4203.1.5.1
 supportedLDAPVersion: 3
 vendorName: Lumen
-vendorVersion: 0.1.0
-" "$(search -b "" -s base '*' '+'; echo)"
+vendorVersion: 0.1.0" "$(search -b "" -s base '*' '+')"
 
 expect_eq "'+' alone is the same" "$(search -b "" -s base '*' '+')" "$(search -b "" -s base '+')"
 expect_eq "no attributes: user attributes only (none)" "dn:" "$(search -b "" -s base)"

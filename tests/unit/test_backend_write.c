@@ -1,0 +1,694 @@
+/*
+ * test_backend_write.c — back-mdb writes: add, delete, modify, modrdn and
+ * their result codes, operational attributes, pre/post-read, atomicity,
+ * subtree renames, index consistency (backend_check_indexes), concurrent
+ * searches during writes, and a full map.
+ */
+#include <check.h>
+#include <pthread.h>
+
+#include "backend_fixture.h"
+#include "idl.h"
+#include "index_table.h"
+#include "mdb_store.h"
+
+#define BASE "dc=example,dc=com"
+#define PEOPLE "ou=People,dc=example,dc=com"
+#define ALICE "uid=alice,ou=People,dc=example,dc=com"
+
+static uint64_t index_problems(void)
+{
+	uint64_t problems = 99;
+	ck_assert_int_eq(backend_check_indexes(fx.be, NULL, NULL, &problems), LUMEN_OK);
+	return problems;
+}
+
+/* The values of one attribute of dn, joined by '|', into buf. */
+struct fetch_ctx {
+	const char *attribute;
+	char buf[512];
+};
+
+static int fetch_values(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct fetch_ctx *f = ctx;
+	(void)info;
+	f->buf[0] = '\0';
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		if (!ber_view_eq_str_nocase(a->name, f->attribute))
+			continue;
+		for (size_t j = 0; j < a->n_values; j++) {
+			if (f->buf[0] != '\0')
+				strcat(f->buf, "|");
+			strncat(f->buf, (const char *)a->values[j].value.ptr, a->values[j].value.len);
+		}
+	}
+	return 0;
+}
+
+static const char *fx_values(const char *dn, const char *attribute, struct fetch_ctx *f)
+{
+	struct backend_op op = fx_op();
+	f->attribute = attribute;
+	f->buf[0] = '\0';
+	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn(dn), fetch_values, f), 0);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	return f->buf;
+}
+
+static size_t fx_count(const char *filter)
+{
+	struct fx_results r = { 0 };
+	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, filter, &r), LDAP_SUCCESS);
+	size_t n = r.n;
+	fx_results_free(&r);
+	return n;
+}
+
+/* ------------------------------------------------------------------ add */
+
+struct add_case {
+	const char *name;
+	const char *dn;
+	const char *const *lines;
+	int code;
+	bool client;      /* not the tools path */
+};
+
+static const struct add_case add_cases[] = {
+	{ "exists", ALICE, FX_LINES("objectClass: inetOrgPerson", "uid: alice", "cn: a", "sn: b"),
+	  LDAP_ENTRY_ALREADY_EXISTS, true },
+	{ "no parent", "uid=x,ou=Nowhere,dc=example,dc=com",
+	  FX_LINES("objectClass: account", "uid: x"), LDAP_NO_SUCH_OBJECT, true },
+	{ "missing must", "cn=nosn,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: nosn"), LDAP_OBJECT_CLASS_VIOLATION, true },
+	{ "no user modification", "cn=nm,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: nm", "sn: x", "createTimestamp: 20200101000000Z"),
+	  LDAP_CONSTRAINT_VIOLATION, true },
+	{ "undefined type", "cn=ut,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: ut", "sn: x", "fooBar: 1"),
+	  LDAP_UNDEFINED_ATTRIBUTE_TYPE, true },
+	{ "rdn value missing", "cn=rv,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: other", "sn: x"), LDAP_NAMING_VIOLATION, true },
+	{ "invalid syntax", "uid=is,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: posixAccount", "objectClass: account", "uid: is", "cn: is",
+		   "uidNumber: abc", "gidNumber: 1", "homeDirectory: /x"),
+	  LDAP_INVALID_ATTRIBUTE_SYNTAX, true },
+	{ "outside database", "dc=other,dc=org", FX_LINES("objectClass: domain", "dc: other"),
+	  LDAP_UNWILLING_TO_PERFORM, true },
+	{ "tools keep supplied", "cn=tk,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: tk", "sn: x", "createTimestamp: 20200101000000Z"),
+	  LDAP_SUCCESS, false },
+};
+
+START_TEST(add_table)
+{
+	const struct add_case *c = &add_cases[_i];
+	struct backend_op op = fx_op();
+	op.from_tool = !c->client;
+	int code = fx_add_op(&op, c->dn, c->lines);
+	ck_assert_msg(code == c->code, "%s: %d (%s), expected %d", c->name, code,
+		      op.diagnostic ? op.diagnostic : "", c->code);
+	if (c->code == LDAP_NO_SUCH_OBJECT)
+		ck_assert_uint_eq(op.matched_dn.len, strlen(BASE));
+	if (!c->client) {
+		struct fetch_ctx f;
+		ck_assert_str_eq(fx_values(c->dn, "createTimestamp", &f), "20200101000000Z");
+		ck_assert_uint_eq(strlen(fx_values(c->dn, "entryUUID", &f)), 36);
+	}
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+START_TEST(add_operational_and_post_read)
+{
+	struct fetch_ctx f;
+	struct backend_op op = fx_op();
+	op.is_root = false;
+	op.requester_ndn = fx_view("uid=alice,ou=people,dc=example,dc=com");
+	op.want_post_read = true;
+	ck_assert_int_eq(fx_add_op(&op, "cn=New One,ou=People,dc=example,dc=com",
+				   FX_LINES("objectClass: inetOrgPerson", "cn: New One", "sn: One")),
+			 LDAP_SUCCESS);
+	ck_assert_ptr_nonnull(op.post_read);
+	ck_assert_ptr_nonnull(entry_find_type(op.post_read,
+		schema_attribute_type(fx.schema, "entryUUID", 9)));
+	entry_free(op.post_read);
+
+	const char *dn = "cn=New One,ou=People,dc=example,dc=com";
+	const char *uuid = fx_values(dn, "entryUUID", &f);
+	ck_assert_uint_eq(strlen(uuid), 36);
+	ck_assert_int_eq(uuid[14], '4');
+	const char *csn = fx_values(dn, "entryCSN", &f);
+	ck_assert_uint_eq(strlen(csn), strlen("20240101000000.000000Z#000000#000#000000"));
+	ck_assert(strstr(csn, "Z#") != NULL);
+	ck_assert_uint_eq(strlen(fx_values(dn, "createTimestamp", &f)), 15);
+	ck_assert_str_eq(fx_values(dn, "creatorsName", &f), "uid=alice,ou=people,dc=example,dc=com");
+	ck_assert_str_eq(fx_values(dn, "structuralObjectClass", &f), "inetOrgPerson");
+	ck_assert_uint_eq(fx_count("(cn=new one)"), 1);
+}
+END_TEST
+
+START_TEST(add_suffix_only_without_parent)
+{
+	/* a fresh database: only the suffix entry may be parentless */
+	fixture_close();
+	fixture_open_settings((size_t)16 << 20, false);
+	ck_assert_int_eq(fx_add(PEOPLE, FX_LINES("objectClass: organizationalUnit", "ou: People")),
+			 LDAP_NO_SUCH_OBJECT);
+	ck_assert_int_eq(fx_add(BASE, FX_LINES("objectClass: domain", "dc: example")),
+			 LDAP_SUCCESS);
+	ck_assert_int_eq(fx_add(PEOPLE, FX_LINES("objectClass: organizationalUnit", "ou: People")),
+			 LDAP_SUCCESS);
+}
+END_TEST
+
+/* --------------------------------------------------------------- delete */
+
+START_TEST(delete_cases)
+{
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(PEOPLE)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_NOT_ALLOWED_ON_NON_LEAF);
+
+	op = fx_op();
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn("uid=zed," PEOPLE)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_NO_SUCH_OBJECT);
+	ck_assert_uint_eq(op.matched_dn.len, strlen(PEOPLE));
+
+	op = fx_op();
+	op.assertion = fx_filter("(uid=bob)");
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(ALICE)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
+
+	op = fx_op();
+	op.want_pre_read = true;
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(ALICE)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_ptr_nonnull(op.pre_read);
+	ck_assert(ber_view_eq_str(op.pre_read->dn, ALICE));
+	entry_free(op.pre_read);
+	ck_assert_uint_eq(fx_count("(uid=alice)"), 0);
+	ck_assert_uint_eq(fx_count("(cn=ali*)"), 0);
+	ck_assert_uint_eq(fx_count("(objectClass=*)"), FIXTURE_ENTRIES - 1);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* --------------------------------------------------------------- modify */
+
+static struct ldap_change change(enum ldap_modify_operation op, const char *type,
+				 const char *v1, const char *v2)
+{
+	struct ldap_change c = { .operation = op };
+	c.modification.type = fx_view(type);
+	c.modification.values = arena_alloc(&fx.arena, 2 * sizeof(struct ber_view));
+	if (v1 != NULL)
+		c.modification.values[c.modification.n_values++] = fx_view(v1);
+	if (v2 != NULL)
+		c.modification.values[c.modification.n_values++] = fx_view(v2);
+	return c;
+}
+
+static int modify(struct backend_op *op, const char *dn, struct ldap_change *changes, size_t n)
+{
+	ck_assert_int_eq(backend_modify(fx.be, op, fx_ndn(dn), changes, n), LUMEN_OK);
+	return op->result_code;
+}
+
+struct modify_case {
+	const char *name;
+	enum ldap_modify_operation op;
+	const char *type, *v1, *v2;
+	int code;
+};
+
+static const struct modify_case modify_cases[] = {
+	{ "add value", LDAP_MOD_ADD, "mail", "a2@example.com", NULL, LDAP_SUCCESS },
+	{ "add existing", LDAP_MOD_ADD, "mail", "ALICE@example.com", NULL,
+	  LDAP_ATTRIBUTE_OR_VALUE_EXISTS },
+	{ "delete missing value", LDAP_MOD_DELETE, "mail", "zz@example.com", NULL,
+	  LDAP_NO_SUCH_ATTRIBUTE },
+	{ "delete missing attribute", LDAP_MOD_DELETE, "title", NULL, NULL,
+	  LDAP_NO_SUCH_ATTRIBUTE },
+	{ "delete rdn value", LDAP_MOD_DELETE, "uid", "alice", NULL, LDAP_NOT_ALLOWED_ON_RDN },
+	{ "replace rdn", LDAP_MOD_REPLACE, "uid", "alice2", NULL, LDAP_NOT_ALLOWED_ON_RDN },
+	{ "delete must", LDAP_MOD_DELETE, "sn", NULL, NULL, LDAP_OBJECT_CLASS_VIOLATION },
+	{ "not allowed", LDAP_MOD_ADD, "uidNumber", "5", NULL, LDAP_OBJECT_CLASS_VIOLATION },
+	{ "undefined", LDAP_MOD_ADD, "fooBar", "5", NULL, LDAP_UNDEFINED_ATTRIBUTE_TYPE },
+	{ "no user mod", LDAP_MOD_REPLACE, "entryUUID", "x", NULL, LDAP_CONSTRAINT_VIOLATION },
+	{ "structural change", LDAP_MOD_REPLACE, "objectClass", "account", NULL,
+	  LDAP_OBJECT_CLASS_MODS_PROHIBITED },
+	{ "increment non-integer", LDAP_MOD_INCREMENT, "sn", "1", NULL,
+	  LDAP_CONSTRAINT_VIOLATION },
+	{ "replace", LDAP_MOD_REPLACE, "sn", "Smythe", "Schmidt", LDAP_SUCCESS },
+	{ "replace delete", LDAP_MOD_REPLACE, "description", NULL, NULL, LDAP_SUCCESS },
+};
+
+START_TEST(modify_table)
+{
+	const struct modify_case *c = &modify_cases[_i];
+	struct backend_op op = fx_op();
+	struct ldap_change ch = change(c->op, c->type, c->v1, c->v2);
+	int code = modify(&op, ALICE, &ch, 1);
+	ck_assert_msg(code == c->code, "%s: %d (%s), expected %d", c->name, code,
+		      op.diagnostic ? op.diagnostic : "", c->code);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+START_TEST(modify_no_such_object)
+{
+	struct backend_op op = fx_op();
+	struct ldap_change ch = change(LDAP_MOD_ADD, "mail", "x@example.com", NULL);
+	ck_assert_int_eq(modify(&op, "uid=nope,ou=Engineering," PEOPLE, &ch, 1),
+			 LDAP_NO_SUCH_OBJECT);
+	ck_assert(ber_view_eq_str(op.matched_dn, "ou=Engineering," PEOPLE));
+}
+END_TEST
+
+/* The second change fails: neither the entry nor its index changes. */
+START_TEST(modify_atomic)
+{
+	struct fetch_ctx f;
+	char before_ts[64];
+	strcpy(before_ts, fx_values(ALICE, "modifyTimestamp", &f));
+	struct backend_op op = fx_op();
+	struct ldap_change ch[2] = {
+		change(LDAP_MOD_REPLACE, "sn", "Changed", NULL),
+		change(LDAP_MOD_DELETE, "mail", "nobody@example.com", NULL),
+	};
+	ch[1] = change(LDAP_MOD_DELETE, "mail", "nobody@example.com", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, ch, 2), LDAP_NO_SUCH_ATTRIBUTE);
+	ck_assert_str_eq(fx_values(ALICE, "sn", &f), "Smith");
+	ck_assert_uint_eq(fx_count("(sn=changed)"), 0);
+	ck_assert_uint_eq(fx_count("(sn=smith)"), 2);
+	ck_assert_str_eq(fx_values(ALICE, "modifyTimestamp", &f), before_ts);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+START_TEST(modify_success_updates_everything)
+{
+	struct fetch_ctx f;
+	char csn[64];
+	strcpy(csn, fx_values(ALICE, "entryCSN", &f));
+	struct backend_op op = fx_op();
+	op.requester_ndn = fx_view("uid=bob,ou=people,dc=example,dc=com");
+	op.want_pre_read = op.want_post_read = true;
+	struct ldap_change ch[3] = {
+		change(LDAP_MOD_REPLACE, "sn", "Changed", NULL),
+		change(LDAP_MOD_ADD, "cn", "Alicia", NULL),
+		change(LDAP_MOD_DELETE, "cn", "Ali", NULL),
+	};
+	ck_assert_int_eq(modify(&op, ALICE, ch, 3), LDAP_SUCCESS);
+	ck_assert_ptr_nonnull(op.pre_read);
+	ck_assert_ptr_nonnull(op.post_read);
+	entry_free(op.pre_read);
+	entry_free(op.post_read);
+	ck_assert_str_eq(fx_values(ALICE, "sn", &f), "Changed");
+	ck_assert_str_eq(fx_values(ALICE, "cn", &f), "Alice Smith|Alicia");
+	ck_assert_str_eq(fx_values(ALICE, "modifiersName", &f), "uid=bob,ou=people,dc=example,dc=com");
+	ck_assert_str_ne(fx_values(ALICE, "entryCSN", &f), csn);
+	ck_assert_uint_eq(fx_count("(sn=changed)"), 1);
+	ck_assert_uint_eq(fx_count("(sn=smith)"), 1);
+	ck_assert_uint_eq(fx_count("(cn=ali)"), 0);
+	ck_assert_uint_eq(fx_count("(cn=alicia)"), 1);
+	ck_assert_uint_eq(fx_count("(cn=*lici*)"), 1);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+START_TEST(modify_increment)
+{
+	struct fetch_ctx f;
+	const char *carol = "uid=carol,ou=Engineering," PEOPLE;
+	struct backend_op op = fx_op();
+	struct ldap_change ch = change(LDAP_MOD_INCREMENT, "uidNumber", "5", NULL);
+	ck_assert_int_eq(modify(&op, carol, &ch, 1), LDAP_SUCCESS);
+	ck_assert_str_eq(fx_values(carol, "uidNumber", &f), "1006");
+	ck_assert_uint_eq(fx_count("(uidNumber=1006)"), 1);
+	ck_assert_uint_eq(fx_count("(uidNumber=1001)"), 0);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* --------------------------------------------------------------- modrdn */
+
+static int modrdn(struct backend_op *op, const char *dn, const char *new_rdn, bool delete_old,
+		  const char *superior)
+{
+	struct ber_view sup = superior ? fx_ndn(superior) : (struct ber_view){ NULL, 0 };
+	ck_assert_int_eq(backend_modrdn(fx.be, op, fx_ndn(dn), fx_view(new_rdn), delete_old,
+					superior != NULL, sup), LUMEN_OK);
+	return op->result_code;
+}
+
+struct modrdn_case {
+	const char *name;
+	const char *dn, *new_rdn, *superior;
+	bool delete_old;
+	int code;
+};
+
+static const struct modrdn_case modrdn_cases[] = {
+	{ "target exists", ALICE, "uid=bob", NULL, true, LDAP_ENTRY_ALREADY_EXISTS },
+	{ "missing entry", "uid=nope," PEOPLE, "uid=x", NULL, true, LDAP_NO_SUCH_OBJECT },
+	{ "missing superior", ALICE, "uid=alice", "ou=Nowhere," BASE, false, LDAP_NO_SUCH_OBJECT },
+	{ "below itself", PEOPLE, "ou=P2", "ou=Engineering," PEOPLE, false,
+	  LDAP_UNWILLING_TO_PERFORM },
+	{ "onto itself", PEOPLE, "ou=P2", PEOPLE, false, LDAP_UNWILLING_TO_PERFORM },
+	{ "suffix", BASE, "dc=other", NULL, true, LDAP_UNWILLING_TO_PERFORM },
+	{ "bad rdn", ALICE, "uid=a,ou=b", NULL, true, LDAP_INVALID_DN_SYNTAX },
+	{ "garbage rdn", ALICE, "uid", NULL, true, LDAP_INVALID_DN_SYNTAX },
+	{ "outside database", ALICE, "uid=alice", "dc=other,dc=org", false,
+	  LDAP_AFFECTS_MULTIPLE_DSAS },
+	{ "attribute not allowed", ALICE, "uidNumber=5", NULL, false,
+	  LDAP_OBJECT_CLASS_VIOLATION },
+	{ "rename leaf", ALICE, "uid=alice2", NULL, true, LDAP_SUCCESS },
+	{ "move leaf", ALICE, "uid=alice", "ou=Groups," BASE, false, LDAP_SUCCESS },
+};
+
+START_TEST(modrdn_table)
+{
+	const struct modrdn_case *c = &modrdn_cases[_i];
+	struct backend_op op = fx_op();
+	int code = modrdn(&op, c->dn, c->new_rdn, c->delete_old, c->superior);
+	ck_assert_msg(code == c->code, "%s: %d (%s), expected %d", c->name, code,
+		      op.diagnostic ? op.diagnostic : "", c->code);
+	ck_assert_uint_eq(index_problems(), 0);
+	ck_assert_uint_eq(fx_count("(objectClass=*)"), FIXTURE_ENTRIES);
+}
+END_TEST
+
+START_TEST(modrdn_values)
+{
+	struct fetch_ctx f;
+	struct backend_op op = fx_op();
+	/* keep the old RDN value */
+	ck_assert_int_eq(modrdn(&op, ALICE, "uid=alicia", false, NULL), LDAP_SUCCESS);
+	ck_assert_str_eq(fx_values("uid=alicia," PEOPLE, "uid", &f), "alice|alicia");
+	ck_assert_uint_eq(fx_count("(uid=alice)"), 1);
+	/* drop it */
+	op = fx_op();
+	ck_assert_int_eq(modrdn(&op, "uid=alicia," PEOPLE, "uid=al", true, NULL), LDAP_SUCCESS);
+	/* only the old RDN's value goes (RFC 4511 4.9): alice was not in it */
+	ck_assert_str_eq(fx_values("uid=al," PEOPLE, "uid", &f), "alice|al");
+	ck_assert_uint_eq(fx_count("(uid=alice)"), 1);
+	ck_assert_uint_eq(fx_count("(uid=alicia)"), 0);
+	ck_assert_uint_eq(fx_count("(uid=al)"), 1);
+	/* multi-valued RDN keeps both values */
+	op = fx_op();
+	ck_assert_int_eq(modrdn(&op, "uid=al," PEOPLE, "uid=al+cn=Ali", true, NULL), LDAP_SUCCESS);
+	struct fx_results r = { 0 };
+	ck_assert_int_eq(fx_search("cn=ali+uid=al," PEOPLE, LDAP_SCOPE_BASE, NULL, &r),
+			 LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	fx_results_free(&r);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* Rename and move a subtree: descendants come back with their new DNs. */
+START_TEST(modrdn_subtree)
+{
+	struct fx_results r = { 0 };
+	/* warm the entry cache with the old DNs */
+	ck_assert_int_eq(fx_search(PEOPLE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 8);
+	fx_results_free(&r);
+
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(modrdn(&op, PEOPLE, "ou=Staff", true, NULL), LDAP_SUCCESS);
+	ck_assert_int_eq(fx_search("ou=Staff," BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 8);
+	for (size_t i = 0; i < r.n; i++)
+		ck_assert_msg(strstr(r.dns[i], "ou=Staff,dc=example,dc=com") != NULL, "stale %s",
+			      r.dns[i]);
+	ck_assert(fx_results_has(&r, "uid=carol,ou=Engineering,ou=Staff,dc=example,dc=com"));
+	fx_results_free(&r);
+	ck_assert_int_eq(fx_search(PEOPLE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_NO_SUCH_OBJECT);
+
+	/* move Engineering below Groups; search by an index finds the new DN */
+	op = fx_op();
+	ck_assert_int_eq(modrdn(&op, "ou=Engineering,ou=Staff," BASE, "ou=Engineering", false,
+				"ou=Groups," BASE), LDAP_SUCCESS);
+	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, "(uid=carol)", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_str_eq(r.dns[0], "uid=carol,ou=Engineering,ou=Groups,dc=example,dc=com");
+	fx_results_free(&r);
+	ck_assert_int_eq(fx_search("ou=Groups," BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 5);
+	fx_results_free(&r);
+
+	/* a modify of a moved descendant stores the new DN */
+	op = fx_op();
+	struct ldap_change ch = change(LDAP_MOD_REPLACE, "sn", "Jonas", NULL);
+	ck_assert_int_eq(modify(&op, "uid=carol,ou=Engineering,ou=Groups," BASE, &ch, 1),
+			 LDAP_SUCCESS);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------ index checker */
+
+static void count_problem(void *ctx, const char *problem)
+{
+	(void)problem;
+	(*(int *)ctx)++;
+}
+
+/* The checker must notice a key that was removed behind its back. */
+START_TEST(check_indexes_detects_damage)
+{
+	int reported = 0;
+	uint64_t problems = 0;
+	ck_assert_int_eq(backend_check_indexes(fx.be, count_problem, &reported, &problems),
+			 LUMEN_OK);
+	ck_assert_uint_eq(problems, 0);
+
+	/* reopen the directory's store directly and drop alice's uid key */
+	struct mdb_store *store;
+	struct mdb_store_options o = { .directory = fx.dir };
+	char err[256];
+	backend_close(fx.be);
+	fx.be = NULL;
+	ck_assert_int_eq(mdb_store_open(&o, &store, err, sizeof(err)), LUMEN_OK);
+	MDB_dbi dbi;
+	ck_assert_int_eq(mdb_store_index_open(store, "uid", &dbi), LUMEN_OK);
+	MDB_txn *txn;
+	ck_assert_int_eq(mdb_txn_begin(store->env, NULL, 0, &txn), 0);
+	struct index_key key;
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"alice", 5, &key);
+	struct idl ids;
+	idl_init(&ids);
+	ck_assert_int_eq(index_read(txn, dbi, &key, &ids), LUMEN_OK);
+	ck_assert_uint_eq(idl_size(&ids), 1);
+	ck_assert_int_eq(index_remove(txn, dbi, &key, idl_first(&ids)), LUMEN_OK);
+	/* and list a non-existent entry under another key */
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"ghost", 5, &key);
+	ck_assert_int_eq(index_add(txn, dbi, &key, 999), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	idl_release(&ids);
+	mdb_store_close(store);
+
+	const char *suffixes[] = { BASE };
+	struct backend_settings st = {
+		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .dbnosync = true,
+		.indexes = fixture_indexes,
+		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+	};
+	ck_assert_int_eq(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(backend_check_indexes(fx.be, count_problem, &reported, &problems),
+			 LUMEN_OK);
+	ck_assert_uint_eq(problems, 2);
+	ck_assert_int_eq(reported, 2);
+}
+END_TEST
+
+/* A sequence of mixed writes leaves the indexes consistent. */
+START_TEST(write_sequence_consistent)
+{
+	char dn[128], uid[32], cn[64];
+	for (int i = 0; i < 40; i++) {
+		snprintf(dn, sizeof(dn), "uid=u%d,ou=People,dc=example,dc=com", i);
+		snprintf(uid, sizeof(uid), "uid: u%d", i);
+		snprintf(cn, sizeof(cn), "cn: User Number %d", i);
+		ck_assert_int_eq(fx_add(dn, FX_LINES("objectClass: inetOrgPerson", uid, cn,
+						     "sn: Shared")), LDAP_SUCCESS);
+	}
+	for (int i = 0; i < 40; i += 3) {
+		struct backend_op op = fx_op();
+		snprintf(dn, sizeof(dn), "uid=u%d,ou=People,dc=example,dc=com", i);
+		ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(dn)), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	}
+	for (int i = 1; i < 40; i += 3) {
+		struct backend_op op = fx_op();
+		snprintf(dn, sizeof(dn), "uid=u%d,ou=People,dc=example,dc=com", i);
+		struct ldap_change ch = change(LDAP_MOD_REPLACE, "sn", "Other", NULL);
+		ck_assert_int_eq(modify(&op, dn, &ch, 1), LDAP_SUCCESS);
+	}
+	ck_assert_uint_eq(fx_count("(sn=shared)"), 40 - 14 - 13);
+	ck_assert_uint_eq(fx_count("(sn=other)"), 13);
+	ck_assert_uint_eq(fx_count("(cn=user number*)"), 26);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------- concurrency */
+
+#define WRITER_ROUNDS 60
+#define READER_ROUNDS 60
+
+static volatile bool writers_done;
+
+static void *writer_thread(void *arg)
+{
+	long n = (long)arg;
+	struct arena arena;
+	arena_init(&arena, 0);
+	for (int i = 0; i < WRITER_ROUNDS; i++) {
+		char value[32];
+		snprintf(value, sizeof(value), "%ld-%d", n, i);
+		arena_reset(&arena);
+		struct backend_op op = { .arena = &arena, .is_root = true };
+		struct ber_view ndn;
+		const char *dn = n == 0 ? ALICE : "uid=bob,ou=People,dc=example,dc=com";
+		ck_assert_int_eq(dn_normalize(fx.schema, dn, strlen(dn), &arena, &ndn), LUMEN_OK);
+		/* two attributes changed together: readers must see both or neither */
+		struct ber_view v = { (const uint8_t *)value, strlen(value) };
+		struct ldap_change ch[2] = {
+			{ LDAP_MOD_REPLACE, { fx_view("description"), &v, 1 } },
+			{ LDAP_MOD_REPLACE, { fx_view("title"), &v, 1 } },
+		};
+		ck_assert_int_eq(backend_modify(fx.be, &op, ndn, ch, 2), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	}
+	arena_free(&arena);
+	return NULL;
+}
+
+static int consistent_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	(void)info;
+	const struct entry_attribute *d = NULL, *t = NULL;
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		if (ber_view_eq_str(e->attributes[i].name, "description"))
+			d = &e->attributes[i];
+		if (ber_view_eq_str(e->attributes[i].name, "title"))
+			t = &e->attributes[i];
+	}
+	if (t != NULL) {
+		ck_assert_ptr_nonnull(d);
+		ck_assert_uint_eq(d->n_values, 1);
+		ck_assert_uint_eq(d->values[0].value.len, t->values[0].value.len);
+		ck_assert(memcmp(d->values[0].value.ptr, t->values[0].value.ptr,
+				 t->values[0].value.len) == 0);
+	}
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+static void *reader_thread(void *arg)
+{
+	(void)arg;
+	struct arena arena;
+	arena_init(&arena, 0);
+	for (int i = 0; i < READER_ROUNDS; i++) {
+		arena_reset(&arena);
+		size_t n = 0;
+		struct backend_op op = { .arena = &arena, .is_root = true };
+		struct ber_view base;
+		ck_assert_int_eq(dn_normalize(fx.schema, BASE, strlen(BASE), &arena, &base),
+				 LUMEN_OK);
+		struct backend_search s = { .base_ndn = base, .scope = LDAP_SCOPE_SUBTREE,
+					    .sink = consistent_sink, .sink_ctx = &n };
+		ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+		ck_assert_uint_eq(n, FIXTURE_ENTRIES);
+	}
+	arena_free(&arena);
+	return NULL;
+}
+
+START_TEST(concurrent_reads_and_writes)
+{
+	pthread_t w[2], r[3];
+	for (long i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&w[i], NULL, writer_thread, (void *)i), 0);
+	for (long i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&r[i], NULL, reader_thread, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(r[i], NULL);
+	struct fetch_ctx f;
+	char expected[32];
+	snprintf(expected, sizeof(expected), "0-%d", WRITER_ROUNDS - 1);
+	ck_assert_str_eq(fx_values(ALICE, "title", &f), expected);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------- map full */
+
+START_TEST(map_full_is_reported)
+{
+	fixture_close();
+	fixture_open_settings((size_t)1 << 20, false);
+	ck_assert_int_eq(fx_add(BASE, FX_LINES("objectClass: domain", "dc: example")),
+			 LDAP_SUCCESS);
+	static char big[8200];
+	memset(big, 'x', sizeof(big) - 1);
+	memcpy(big, "description: ", 13);
+	int code = LDAP_SUCCESS;
+	const char *diagnostic = NULL;
+	for (int i = 0; i < 1000 && code == LDAP_SUCCESS; i++) {
+		char dn[64], cn[32];
+		snprintf(dn, sizeof(dn), "cn=e%d,dc=example,dc=com", i);
+		snprintf(cn, sizeof(cn), "cn: e%d", i);
+		struct backend_op op = fx_op();
+		struct ldap_attribute attrs[4];
+		size_t n = fx_attributes(FX_LINES("objectClass: device", cn, big), attrs, 4);
+		int rc = backend_add(fx.be, &op, fx_view(dn), fx_ndn(dn), attrs, n);
+		ck_assert(rc == LUMEN_OK || rc == LUMEN_EFULL);
+		code = op.result_code;
+		diagnostic = op.diagnostic;
+	}
+	ck_assert_int_eq(code, LDAP_OTHER);
+	ck_assert_ptr_nonnull(diagnostic);
+	ck_assert_msg(strstr(diagnostic, "maxsize") != NULL, "%s", diagnostic);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("backend_write");
+	TCase *tc = tcase_create("write");
+	tcase_add_checked_fixture(tc, fixture_open, fixture_close);
+	tcase_add_loop_test(tc, add_table, 0, sizeof(add_cases) / sizeof(add_cases[0]));
+	tcase_add_test(tc, add_operational_and_post_read);
+	tcase_add_test(tc, add_suffix_only_without_parent);
+	tcase_add_test(tc, delete_cases);
+	tcase_add_loop_test(tc, modify_table, 0, sizeof(modify_cases) / sizeof(modify_cases[0]));
+	tcase_add_test(tc, modify_no_such_object);
+	tcase_add_test(tc, modify_atomic);
+	tcase_add_test(tc, modify_success_updates_everything);
+	tcase_add_test(tc, modify_increment);
+	tcase_add_loop_test(tc, modrdn_table, 0, sizeof(modrdn_cases) / sizeof(modrdn_cases[0]));
+	tcase_add_test(tc, modrdn_values);
+	tcase_add_test(tc, modrdn_subtree);
+	tcase_add_test(tc, check_indexes_detects_damage);
+	tcase_add_test(tc, write_sequence_consistent);
+	tcase_add_test(tc, concurrent_reads_and_writes);
+	tcase_add_test(tc, map_full_is_reported);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -377,7 +377,10 @@ static void process_input(struct conn *c)
 	while (c->in_len > c->in_start && accepting_ops(c)) {
 		const uint8_t *pdu = c->in + c->in_start;
 		size_t avail = c->in_len - c->in_start, total = 0;
-		int rc = ber_frame(pdu, avail, max_pdu(c), &total);
+		/* Every LDAPMessage is a SEQUENCE: fail fast instead of waiting for
+		 * the "length" of garbage to arrive. */
+		int rc = pdu[0] == 0x30 ? ber_frame(pdu, avail, max_pdu(c), &total)
+					: LUMEN_EMALFORMED;
 		if (rc == LUMEN_EINCOMPLETE)
 			break;
 		if (rc != LUMEN_OK) {

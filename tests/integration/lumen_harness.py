@@ -1,0 +1,240 @@
+"""lumen_harness.py — start/stop a lumend for a Python integration test, and a
+minimal BER/LDAP codec on plain sockets (no third-party libraries).
+
+Mirrors lib.sh: own temp dir, free loopback port, `$BUILD/lumend -d stats`,
+SIGTERM at the end, failure if lumend did not exit 0 or a sanitizer wrote a
+report (ASAN_OPTIONS/UBSAN_OPTIONS log_path point into the temp dir).
+"""
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("BUILD", "build")
+LUMEND = os.path.join(ROOT, BUILD, "lumend")
+
+
+class Results:
+    def __init__(self, name):
+        self.name, self.passed, self.failed = name, 0, 0
+
+    def check(self, label, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print(f"  ok   {self.name}: {label}")
+        else:
+            self.failed += 1
+            print(f"  FAIL {self.name}: {label}" + (f"\n       {detail}" if detail else ""))
+        sys.stdout.flush()
+        return condition
+
+    def finish(self):
+        print(f"{self.name}: {self.passed} passed, {self.failed} failed")
+        sys.exit(0 if self.failed == 0 else 1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lumend:
+    def __init__(self, extra_config=""):
+        self.tmp = tempfile.mkdtemp(prefix="lumen-it-")
+        self.port = free_port()
+        os.makedirs(os.path.join(self.tmp, "db"))
+        schema = "".join(f"include {ROOT}/schema/{n}.schema\n"
+                         for n in ("core", "cosine", "inetorgperson", "nis"))
+        self.config = os.path.join(self.tmp, "slapd.conf")
+        with open(self.config, "w") as f:
+            f.write(schema + f"threads 2\nlistener-threads 2\n{extra_config}\n"
+                    'database mdb\nsuffix "dc=example,dc=com"\n'
+                    'rootdn "cn=admin,dc=example,dc=com"\nrootpw secret\n'
+                    f"directory {self.tmp}/db\n")
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = f"log_path={self.tmp}/asan:detect_leaks=1"
+        env["UBSAN_OPTIONS"] = f"log_path={self.tmp}/ubsan:print_stacktrace=1"
+        self.log = open(os.path.join(self.tmp, "lumend.log"), "w")
+        self.proc = subprocess.Popen(
+            [LUMEND, "-f", self.config, "-h", f"ldap://127.0.0.1:{self.port}/", "-d", "stats"],
+            stderr=self.log, env=env)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+        raise RuntimeError("lumend did not start: " + self.log_text())
+
+    def connect(self, timeout=5):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        return s
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_text(self):
+        self.log.flush()
+        with open(os.path.join(self.tmp, "lumend.log")) as f:
+            return f.read()
+
+    def stop(self, results):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "timeout"
+        results.check("lumend exits 0 on SIGTERM", rc == 0, f"exit {rc}: {self.log_text()[-2000:]}")
+        reports = ""
+        for path in glob.glob(f"{self.tmp}/asan*") + glob.glob(f"{self.tmp}/ubsan*"):
+            with open(path) as f:
+                reports += f.read()
+        results.check("no sanitizer reports", reports == "", reports[:4000])
+        self.log.close()
+        if not os.environ.get("KEEP_TMP"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ BER codec
+
+def length_octets(n):
+    if n < 0x80:
+        return bytes([n])
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(body)]) + body
+
+
+def tlv(tag, content):
+    return bytes([tag]) + length_octets(len(content)) + content
+
+
+def integer(v, tag=0x02):
+    n = max(1, (v.bit_length() + 8) // 8)
+    return tlv(tag, v.to_bytes(n, "big", signed=True))
+
+
+def octets(s, tag=0x04):
+    return tlv(tag, s.encode() if isinstance(s, str) else s)
+
+
+def message(msgid, op, controls=b""):
+    return tlv(0x30, integer(msgid) + op + controls)
+
+
+def bind_simple(msgid, dn="", password="", version=3):
+    return message(msgid, tlv(0x60, integer(version) + octets(dn) + octets(password, 0x80)))
+
+
+def bind_sasl(msgid, mechanism, dn=""):
+    return message(msgid, tlv(0x60, integer(3) + octets(dn) + tlv(0xA3, octets(mechanism))))
+
+
+def search(msgid, base="", scope=0, attrs=("+",), filter_present="objectClass"):
+    body = (octets(base) + integer(scope, 0x0A) + integer(0, 0x0A) + integer(0) + integer(0)
+            + tlv(0x01, b"\x00") + octets(filter_present, 0x87)
+            + tlv(0x30, b"".join(octets(a) for a in attrs)))
+    return message(msgid, tlv(0x63, body))
+
+
+def abandon(msgid, target):
+    return message(msgid, integer(target, 0x50))
+
+
+def unbind(msgid):
+    return message(msgid, tlv(0x42, b""))
+
+
+def extended(msgid, oid, value=None):
+    body = octets(oid, 0x80) + (octets(value, 0x81) if value is not None else b"")
+    return message(msgid, tlv(0x77, body))
+
+
+def parse_tlv(buf, pos=0):
+    """(tag, content_start, content_end) or None if buf is too short."""
+    if len(buf) < pos + 2:
+        return None
+    tag, first = buf[pos], buf[pos + 1]
+    pos += 2
+    if first < 0x80:
+        length = first
+    else:
+        n = first & 0x7F
+        if len(buf) < pos + n:
+            return None
+        length = int.from_bytes(buf[pos:pos + n], "big")
+        pos += n
+    if len(buf) < pos + length:
+        return None
+    return tag, pos, pos + length
+
+
+class Response:
+    """One LDAPMessage from the server: message id, op tag, result code."""
+
+    def __init__(self, raw):
+        _, start, end = parse_tlv(raw)
+        tag, s, e = parse_tlv(raw, start)
+        self.msgid = int.from_bytes(raw[s:e], "big", signed=True)
+        self.op, op_start, op_end = parse_tlv(raw, e)
+        self.body = raw[op_start:op_end]
+        self.code = None
+        self.diagnostic = b""
+        self.value = None
+        if self.op in (0x61, 0x65, 0x67, 0x69, 0x6B, 0x6D, 0x6F, 0x78):
+            t, s, e = parse_tlv(self.body)
+            self.code = int.from_bytes(self.body[s:e], "big")
+            t, s, e = parse_tlv(self.body, e)          # matchedDN
+            t, s, e = parse_tlv(self.body, e)          # diagnosticMessage
+            self.diagnostic = self.body[s:e]
+            pos = e
+            while pos < len(self.body):
+                t, s, e = parse_tlv(self.body, pos)
+                if t == 0x8B:
+                    self.value = self.body[s:e]
+                if t == 0x8A:
+                    self.name = self.body[s:e]
+                pos = e
+
+    def is_notice_of_disconnection(self):
+        return self.msgid == 0 and self.op == 0x78 and b"1.3.6.1.4.1.1466.20036" in self.body
+
+
+def read_responses(sock, count=None, timeout=5):
+    """Read until `count` messages arrived, the peer closed, or timeout.
+    Returns (responses, closed)."""
+    sock.settimeout(timeout)
+    buf, out, closed = b"", [], False
+    deadline = time.time() + timeout
+    while count is None or len(out) < count:
+        framed = parse_tlv(buf)
+        if framed is not None:
+            out.append(Response(buf[:framed[2]]))
+            buf = buf[framed[2]:]
+            continue
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            break
+        sock.settimeout(remaining)
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            break
+        except ConnectionResetError:
+            closed = True
+            break
+        if not data:
+            closed = True
+            break
+        buf += data
+    return out, closed

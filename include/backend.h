@@ -240,6 +240,77 @@ struct backend *backend_select(struct backend *const *list, size_t n, struct ber
  * LUMEN_EPOISONED (an earlier commit failed), LUMEN_EINVAL (not tool mode). */
 int backend_tool_flush(struct backend *be);
 
+/* ---------------------------------------------------- bulk-load path */
+/*
+ * lumenadd's path (tool_mode only): the CPU work of an add split from its
+ * writes, so a loader runs it on many threads, and the index writes
+ * batched by the loader and handed over sorted.
+ *   backend_tool_prepare     any thread: backend_add_entry's checks and
+ *                            operational attributes, applied to e itself
+ *   backend_tool_entry_keys  any thread: e's keys in one index table
+ *   backend_tool_store       the load's thread: dn2id and id2entry
+ *   backend_tool_index_run   the load's thread: the new IDs of one key
+ * Index tables are numbered 0 .. backend_index_count(be) - 1. The loader
+ * keeps each stored entry's keys and hands them over table by table, keys
+ * ascending (struct index_key bytes, memcmp order), each key's IDs
+ * ascending: LMDB then mostly appends. IDs grow in store order.
+ * Atomicity: entries are not written in nested transactions, and the
+ * load's large transactions commit as they fill, so only a staging copy
+ * (lumenadd's) makes a whole load all-or-nothing; a refused entry is
+ * refused before any of it is written. Memory: a load holds one cursor
+ * and a copy of the last parent DN; backend_tool_load_end frees them.
+ */
+struct index_key;
+struct backend_tool_load;
+
+/* Number of index tables, and one's attribute name (schema-owned). */
+size_t backend_index_count(const struct backend *be);
+const char *backend_index_name(const struct backend *be, size_t table);
+
+/*
+ * Thread-safe. Checks e against the schema (unless !check_schema) and adds
+ * its operational attributes (supplied ones are kept when op->from_tool),
+ * as backend_add_entry does before storing. Result codes: success, the
+ * violation's code (diagnostic in op->arena), unwillingToPerform (outside
+ * the database). Errors: LUMEN_ENOMEM, LUMEN_EIO (no randomness).
+ */
+int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry *e,
+			 bool check_schema);
+/*
+ * Thread-safe. The keys e produces in index table `table`, sorted and
+ * unique, in arena memory (*n may be 0). Errors: LUMEN_ENOMEM,
+ * LUMEN_EINVAL (no such table).
+ */
+int backend_tool_entry_keys(const struct backend *be, size_t table, const struct entry *e,
+			    struct arena *arena, const struct index_key **keys, size_t *n);
+
+/* Starts a load. Errors: LUMEN_EINVAL (not tool mode, or read-only), LUMEN_ENOMEM. */
+int backend_tool_load_begin(struct backend *be, struct backend_tool_load **out);
+/*
+ * Stores a prepared entry: `encoded` is entry_encode of it after
+ * backend_tool_prepare. Sets *id. No index is written. Result codes:
+ * success, entryAlreadyExists, noSuchObject with matchedDN (parent
+ * missing), unwillingToPerform (no parent and not a suffix). Errors:
+ * LUMEN_EFULL (raise maxsize), LUMEN_EIO, LUMEN_ENOMEM, LUMEN_EPOISONED
+ * (an earlier failure: the load can only be ended).
+ */
+int backend_tool_store(struct backend_tool_load *load, struct backend_op *op,
+		       struct ber_view dn, struct ber_view ndn, const void *encoded, size_t len,
+		       uint64_t *id);
+/*
+ * Adds ids[0..n) (ascending, stored IDs) under key in index table `table`;
+ * a list that grows past the limit becomes a range (index_table.h).
+ * backend_tool_index_range: the key's IDs are known to be too many: store
+ * the range [lo, hi]. Errors: LUMEN_EINVAL (bad table or IDs),
+ * LUMEN_EFULL, LUMEN_EIO, LUMEN_EPOISONED.
+ */
+int backend_tool_index_run(struct backend_tool_load *load, size_t table,
+			   const struct index_key *key, const uint64_t *ids, size_t n);
+int backend_tool_index_range(struct backend_tool_load *load, size_t table,
+			     const struct index_key *key, uint64_t lo, uint64_t hi);
+/* Ends the load (NULL is fine); then backend_tool_flush commits and syncs. */
+void backend_tool_load_end(struct backend_tool_load *load);
+
 /* ------------------------------------------------------- operations */
 
 /*

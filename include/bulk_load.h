@@ -44,8 +44,14 @@
 #include "ber.h"
 #include "schema.h"
 
-/* Default bound of the record batches in flight (lumenadd -m), bytes. */
-#define BULK_LOAD_DEFAULT_MEMORY ((size_t)256 << 20)
+/*
+ * Default memory bound (lumenadd -m), bytes: 1/BULK_LOAD_RING_SHARE of it
+ * for the record batches in flight, the rest for index postings waiting
+ * to be written in key order (index_postings.h). LMDB's pages of the
+ * current transaction (tool_load.c) come on top.
+ */
+#define BULK_LOAD_DEFAULT_MEMORY ((size_t)128 << 20)
+#define BULK_LOAD_RING_SHARE 8
 /* Records per batch at most (smaller when the memory bound says so). */
 #define BULK_LOAD_BATCH_RECORDS 512
 #define BULK_LOAD_MAX_THREADS 64

@@ -90,6 +90,12 @@ struct conn {
 	bool bound;                      /* authenticated as bind_dn */
 	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */
 	size_t bind_dn_len, bind_dn_cap;
+	char *authz_dn;                  /* the same DN as stored/configured (WhoAmI) */
+	size_t authz_dn_len, authz_dn_cap;
+
+	/* Signalled when unsent output shrinks or the connection ends, for a
+	 * worker waiting in conn_wait_output_room. */
+	pthread_cond_t output_room;
 };
 
 /*
@@ -126,10 +132,25 @@ void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const cha
  * it waits for this, and drop the op's reference. */
 void conn_op_done(struct conn *c, struct op *op);
 
-/* Record the outcome of a Bind (dn_len 0: anonymous). LUMEN_ENOMEM. */
-int conn_set_identity(struct conn *c, const char *ndn, size_t dn_len, bool bound);
+/*
+ * Worker side of back-pressure for long results: wait until the unsent
+ * output of c is below `limit` bytes. Returns LUMEN_OK when there is room,
+ * LUMEN_EIO when waiting is pointless: the connection closed or is
+ * aborting, op was abandoned, or the server is stopping.
+ */
+int conn_wait_output_room(struct conn *c, const struct op *op, size_t limit);
+
+/*
+ * Record the outcome of a Bind: ndn (normalized, for comparisons) and dn
+ * (the form WhoAmI reports: the entry's stored DN or the configured
+ * rootdn); empty views: anonymous. LUMEN_ENOMEM (the connection is then
+ * anonymous).
+ */
+int conn_set_identity(struct conn *c, struct ber_view ndn, struct ber_view dn, bool bound);
 
 /* Copy the bound identity into the arena (empty view when anonymous). */
 int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn);
+/* As conn_identity, for the reported form of the DN. LUMEN_ENOMEM. */
+int conn_authz_dn(struct conn *c, struct arena *arena, struct ber_view *dn);
 
 #endif

@@ -24,8 +24,9 @@
  *
  * Memory: key functions write into caller arrays; reads fill a caller IDL
  * (see idl.h for its allocation rules); nothing else allocates beyond LMDB
- * cursors.
- * Thread-safety: key functions are pure; table functions as their txn.
+ * cursors (a run writer holds one until closed).
+ * Thread-safety: key functions are pure; table functions and run writers
+ * as their txn.
  *
  * Errors: LUMEN_EFULL (map full: raise maxsize), LUMEN_EIO (storage error
  * or a malformed stored list), LUMEN_EUNSUPPORTED (a substring assertion
@@ -41,6 +42,7 @@
 #define LUMEN_INDEX_TABLE_H
 
 #include <lmdb.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +84,43 @@ size_t index_keys_subtract(struct index_key *a, size_t na, const struct index_ke
 
 /* Adds id under key (no-op if there). Errors: LUMEN_EINVAL, LUMEN_EFULL, LUMEN_EIO. */
 int index_add(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, uint64_t id);
+/*
+ * Adds ids[0..n) — ascending, unique, non-zero — under key in one go:
+ * one lookup of the key, then one multi-item put (appended behind the
+ * stored IDs when they all come after them, the bulk-load case). When the
+ * stored count plus n would pass IDL_MAX_IDS the key becomes the range
+ * covering both. Errors: LUMEN_EINVAL (n == 0, an ID 0 or unsorted IDs),
+ * LUMEN_EFULL, LUMEN_EIO.
+ */
+int index_add_ids(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, const uint64_t *ids,
+		  size_t n);
+
+/*
+ * Sorted runs for bulk loads: the keys of one table handed over in
+ * ascending byte order, each with all its new IDs (index_run_add) or,
+ * when the caller already knows the key has too many, the bounds of its
+ * range (index_run_add_range). Keys that sort after the last key the
+ * table held when the writer was opened are appended (MDB_APPEND), which
+ * skips the B-tree search and leaves the pages full; the others go
+ * through the normal lookup. Keys out of order are still stored right,
+ * only slower. The writer owns one cursor of txn: close it before txn
+ * ends. Errors: as index_add_ids, LUMEN_ENOMEM (open).
+ */
+struct index_run_writer {
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_cursor *cursor;
+	struct index_key table_last;   /* the table's last key at open */
+	bool table_empty;
+};
+
+int index_run_writer_open(struct index_run_writer *w, MDB_txn *txn, MDB_dbi dbi);
+int index_run_add(struct index_run_writer *w, const struct index_key *key, const uint64_t *ids,
+		  size_t n);
+/* lo <= hi, lo > 0. Errors: LUMEN_EINVAL, LUMEN_EFULL, LUMEN_EIO. */
+int index_run_add_range(struct index_run_writer *w, const struct index_key *key, uint64_t lo,
+			uint64_t hi);
+void index_run_writer_close(struct index_run_writer *w);
 /* Removes id from key (no-op if absent or a range). Errors: LUMEN_EFULL, LUMEN_EIO. */
 int index_remove(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, uint64_t id);
 /* The IDs under key (empty if none). Errors: LUMEN_ENOMEM, LUMEN_EIO. */

@@ -20,7 +20,8 @@
  * exactly on a bound is counted in the next bucket (the internal buckets
  * are half-open), which no scrape can tell apart.
  *
- * Any other path is 404; another method on /metrics is 405 (Allow: GET).
+ * Any other path is 404; another method on /metrics is 405 (Allow: GET);
+ * a method evhttp does not know at all is 501 (evhttp answers it).
  * Requests are bounded (header size, no body, timeout) since the port may be
  * reachable by more than the operator.
  *

@@ -18,6 +18,16 @@
  * Thread-safety: a handler runs on one worker and touches the connection
  * only through conn_* functions.
  *
+ * Operations on directory entries (search, compare, add, delete, modify,
+ * modify DN) share op_target_prepare: parse the controls (controls.h),
+ * normalize the target DN, find its database, and fill the struct
+ * backend_op (requester, rootdn, limits, abandon flag, controls); then
+ * call the backend and answer with op_target_answer, which sends the
+ * backend's result code, diagnostic and matchedDN plus any Pre-/Post-Read
+ * response control. A search streams its entries: op_flush hands what is
+ * encoded so far to the connection and waits while too much output is
+ * unsent (back-pressure), so a huge result never sits in memory whole.
+ *
  * Caveats:
  *  - A PDU that does not decode gets a Notice of Disconnection; a decode
  *    that exceeds a limit (LUMEN_ELIMIT) gets protocolError on the op.
@@ -33,12 +43,15 @@
 #include <time.h>
 
 #include "arena.h"
+#include "backend.h"
 #include "ber.h"
+#include "controls.h"
 #include "ldap_message.h"
 #include "workq.h"
 
 struct conn;
 struct server;
+struct server_database;
 
 struct op {
 	struct workq_job job;          /* the queue links it */
@@ -62,6 +75,7 @@ struct worker_context {
 	unsigned index;
 	struct arena arena;            /* reset per operation */
 	struct ber_writer writer;      /* reset per operation */
+	struct ber_writer scratch;     /* response control values */
 };
 
 struct op_context {
@@ -71,6 +85,7 @@ struct op_context {
 	const struct ldap_message *msg;
 	struct arena *arena;
 	struct ber_writer *out;
+	struct ber_writer *scratch;    /* for values encoded apart from out */
 	struct timespec started_at;
 	unsigned long n_entries;       /* search entries sent */
 	const char *log_name;          /* "SRCH", "BIND", ... */
@@ -94,6 +109,18 @@ int ops_response_tag(int request_tag);
  */
 void op_send_result(struct op_context *ctx, int code, const char *matched,
 		    const char *diagnostic);
+/* op_send_result with response controls (controls may be NULL when n is 0). */
+void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
+			     const char *diagnostic, const struct ldap_control *controls,
+			     size_t n_controls);
+/*
+ * Hand everything encoded so far to the connection and empty ctx->out,
+ * then wait while the connection has CONN_MAX_UNSENT bytes or more unsent.
+ * LUMEN_OK; LUMEN_EIO when the client is gone, the op was abandoned or the
+ * server stops (stop producing output); the writer's error if encoding
+ * failed.
+ */
+int op_flush(struct op_context *ctx);
 /* ExtendedResponse variant; name/value may be NULL. */
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value);
@@ -104,11 +131,48 @@ void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
  */
 const char *op_log_string(struct op_context *ctx, struct ber_view v);
 
+/* --- operations on an entry of a database (op_target.c) --- */
+
+struct op_target {
+	struct ber_view ndn;                 /* normalized target DN */
+	const struct server_database *db;
+	struct request_controls controls;
+	struct backend_op bop;               /* ready for the backend call */
+	struct ber_view next_cookie;         /* search: the paged-results answer */
+};
+
+/*
+ * Parse the request's controls into t->controls. On failure the result
+ * (protocolError, unavailableCriticalExtension, other) was sent and false
+ * is returned.
+ */
+bool op_parse_controls(struct op_context *ctx, struct op_target *t);
+/*
+ * After op_parse_controls: normalize dn, find its database and fill
+ * t->bop. On failure the result was sent (invalidDNSyntax, noSuchObject
+ * with an empty matchedDN outside every suffix, other) and false is
+ * returned.
+ */
+bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/* Both of the above, in that order. */
+bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/*
+ * Send the backend's answer (rc: its return value, logged when not
+ * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from
+ * bop, Paged Results with t->next_cookie), and free the read entries.
+ */
+void op_target_answer(struct op_context *ctx, struct op_target *t, int rc);
+/* The effective limit of a request's value and a configured one (0 = none). */
+long op_combine_limit(long requested, long configured);
+
 /* --- handlers (one file each) --- */
 void op_bind(struct op_context *ctx);
 void op_search(struct op_context *ctx);
+void op_compare(struct op_context *ctx);
+void op_add(struct op_context *ctx);
+void op_delete(struct op_context *ctx);
+void op_modify(struct op_context *ctx);
+void op_moddn(struct op_context *ctx);
 void op_extended(struct op_context *ctx);
-/* add, delete, modify, moddn, compare until the backend is wired in. */
-void op_without_backend(struct op_context *ctx);
 
 #endif

@@ -4,8 +4,10 @@
  * sequence (server layer).
  *
  * server_create prepares everything that can fail without touching the
- * network (normalized suffixes and rootdn, the root DSE), so `lumend -T`
- * checks exactly what start-up checks. server_listen opens the sockets;
+ * network or the databases (normalized suffixes and rootdn, the root DSE,
+ * the cn=Subschema entry), so `lumend -T` checks the configuration without
+ * opening anything. server_open_databases takes each database's db_lock
+ * and opens its backend; server_listen opens the sockets;
  * server_run starts the workers and I/O threads, runs I/O thread 0 in the
  * calling thread, and returns after SIGTERM/SIGINT once connections are
  * closed and the threads are joined.
@@ -16,6 +18,7 @@
  * `stopping` (atomic) and the counters.
  *
  * Caveats:
+ *  - Databases are closed by server_destroy, after the workers stopped.
  *  - SIGPIPE is ignored process-wide by server_run.
  *  - Only one server per process (signals).
  */
@@ -29,12 +32,15 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "db_lock.h"
 #include "ldap_message.h"
 #include "listener.h"
 
+struct backend;
 struct config;
 struct config_database;
 struct io_thread;
+struct entry;
 struct rootdse;
 struct workq;
 struct event;
@@ -45,13 +51,20 @@ struct server_database {
 	struct ber_view *suffixes;       /* normalized; bytes owned */
 	size_t n_suffixes;
 	struct ber_view rootdn;          /* normalized; ptr NULL when none */
+	long size_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
+	long time_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
+	struct backend *backend;         /* NULL until server_open_databases */
+	struct db_lock lock;             /* held while the backend is open */
 };
 
 struct server {
 	const struct config *config;
 	struct server_database *databases;
 	size_t n_databases;
+	struct backend **backends;       /* databases[i].backend, for backend_select */
 	struct rootdse *rootdse;
+	struct entry *subschema;         /* cn=Subschema, built once */
+	struct ber_view subschema_ndn;   /* its normalized DN (static) */
 	struct ldap_decode_limits limits;
 	struct workq *workq;
 	struct io_thread *io_threads;
@@ -71,6 +84,15 @@ struct server {
  * valid DN under the schema), LUMEN_ENOMEM.
  */
 int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen);
+
+/*
+ * Take the lock of every database directory (as "lumend") and open its
+ * backend. On failure err names the database and the reason; what was
+ * opened stays open for server_destroy. LUMEN_EBUSY (another process holds
+ * a database: lumenadd, lumenindex or another lumend), the errors of
+ * db_lock_acquire and backend_open.
+ */
+int server_open_databases(struct server *s, char *err, size_t errlen);
 
 /* Open the listeners for space-separated URLs (listener.h errors). */
 int server_listen(struct server *s, const char *urls, char *err, size_t errlen);
@@ -94,7 +116,10 @@ void server_destroy(struct server *s);
 int server_normalize_dn(const struct server *s, struct ber_view dn, struct arena *arena,
 			struct ber_view *ndn);
 
-/* The database holding ndn (at or below one of its suffixes), or NULL. */
+/*
+ * The database holding ndn (at or below one of its suffixes; the longest
+ * suffix wins), or NULL.
+ */
 const struct server_database *server_find_database(const struct server *s,
 						   struct ber_view ndn);
 

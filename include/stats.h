@@ -223,6 +223,11 @@ uint64_t stats_histogram_count_below(const struct stats_histogram *h, uint64_t u
 
 /* ------------------------------------------------- database figures */
 
+/* An entry or IDL cache's figures (entry_cache_stats / idl_cache_stats). */
+struct cache_figures {
+	uint64_t size, capacity, hits, misses, evictions;
+};
+
 /*
  * What monitor and metrics publish about one database. The server gathers
  * it (stats_store_figures for the LMDB part, the cache stats for the rest).
@@ -236,9 +241,7 @@ struct database_figures {
 	uint64_t pages_used;            /* last page number + 1 */
 	uint64_t readers_used, readers_max;
 	uint64_t entries;               /* records in id2entry */
-	struct {
-		uint64_t size, capacity, hits, misses, evictions;
-	} entry_cache, idl_cache;
+	struct cache_figures entry_cache, idl_cache;
 };
 
 /*

@@ -2,7 +2,10 @@
  * entry_store.c — the one implementation of the table layout of an entry:
  * id2entry record, dn2id/id2name/subcount records and index keys, written,
  * rewritten and removed together in the caller's write transaction. The
- * daemon's writes and the bulk loader (tool mode) both come through here.
+ * daemon's writes and the bulk loader (tool mode) both come through here:
+ * the loader stores the records of each entry with entry_store_add_record
+ * and hands the index keys it derived (index_keys_of_entry) to the index
+ * tables afterwards, sorted, as runs of IDs (tool_load.c).
  *
  * Index maintenance diffs key sets, never values: a shared substring gram
  * of two values of one entry must survive when only one value goes.
@@ -13,6 +16,7 @@
 
 #include "dn.h"
 #include "id2entry.h"
+#include "tool_load.h"
 
 /* Records the touched keys of one table for the IDL cache (array sized by
  * update_indexes: at most two rows per table). */
@@ -119,26 +123,45 @@ static int write_record(struct backend *be, MDB_txn *txn, uint64_t id, const str
 	return rc;
 }
 
-int entry_store_add(struct backend *be, MDB_txn *txn, uint64_t parent_id,
-		    const struct entry *e, struct arena *arena, struct write_changes *changes,
-		    uint64_t *id_out)
+int entry_store_add_record(struct backend *be, MDB_txn *txn, uint64_t parent_id,
+			   struct ber_view dn, struct ber_view ndn, const void *encoded,
+			   size_t len, uint64_t *id_out)
 {
 	struct ber_view nrdn, parent_ndn, rdn, parent_dn;
 	uint64_t id;
 
 	if (parent_id == 0) {
 		/* a suffix entry: its "RDN" is its whole DN (dn2id.h) */
-		nrdn = e->ndn;
-		rdn = e->dn;
+		nrdn = ndn;
+		rdn = dn;
 	} else {
-		dn_split_first(e->ndn, &nrdn, &parent_ndn);
-		dn_split_first(e->dn, &rdn, &parent_dn);
+		dn_split_first(ndn, &nrdn, &parent_ndn);
+		dn_split_first(dn, &rdn, &parent_dn);
 	}
 	int rc = mdb_store_next_id(be->store, txn, &id);
 	if (rc == LUMEN_OK)
 		rc = dn2id_add(be->store, txn, parent_id, nrdn, rdn, id);
 	if (rc == LUMEN_OK)
-		rc = write_record(be, txn, id, e, false);
+		rc = id2entry_add(be->store, txn, id, encoded, len);
+	if (rc == LUMEN_OK)
+		*id_out = id;
+	return rc;
+}
+
+int entry_store_add(struct backend *be, MDB_txn *txn, uint64_t parent_id,
+		    const struct entry *e, struct arena *arena, struct write_changes *changes,
+		    uint64_t *id_out)
+{
+	struct ber_writer w;
+	uint64_t id;
+
+	int rc = ber_writer_init(&w, 1024, 0);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = entry_encode(e, &w);
+	if (rc == LUMEN_OK)
+		rc = entry_store_add_record(be, txn, parent_id, e->dn, e->ndn, w.buf, w.len, &id);
+	ber_writer_free(&w);
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, NULL, e, arena, changes);
 	if (rc == LUMEN_OK)

@@ -123,21 +123,36 @@ static int del_id(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, uint64_t id)
 	return mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);
 }
 
-/* Widens a stored range to cover id. */
-static int widen_range(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_val *key, uint64_t id)
+/* Widens a stored range (cursor on its marker) to cover [lo, hi]. */
+static int widen_range(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_val *key, uint64_t lo,
+		       uint64_t hi)
 {
-	uint64_t lo = 0, hi = 0;
-	int rc = read_range(cursor, &lo, &hi);
+	uint64_t old_lo = 0, old_hi = 0;
+	int rc = read_range(cursor, &old_lo, &old_hi);
 
-	if (rc == LUMEN_OK && id < lo) {
-		rc = del_id(txn, dbi, key, lo);
+	if (rc == LUMEN_OK && lo < old_lo) {
+		rc = del_id(txn, dbi, key, old_lo);
 		if (rc == LUMEN_OK)
-			rc = put_id(txn, dbi, key, id);
-	} else if (rc == LUMEN_OK && id > hi) {
-		rc = del_id(txn, dbi, key, hi);
-		if (rc == LUMEN_OK)
-			rc = put_id(txn, dbi, key, id);
+			rc = put_id(txn, dbi, key, lo);
 	}
+	if (rc == LUMEN_OK && hi > old_hi) {
+		rc = del_id(txn, dbi, key, old_hi);
+		if (rc == LUMEN_OK)
+			rc = put_id(txn, dbi, key, hi);
+	}
+	return rc;
+}
+
+/* Replaces every ID under key by the range marker and [lo, hi]. */
+static int replace_with_range(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, uint64_t lo, uint64_t hi)
+{
+	int rc = mdb_store_map_error(mdb_del(txn, dbi, key, NULL));
+	if (rc == LUMEN_OK)
+		rc = put_id(txn, dbi, key, RANGE_MARKER);
+	if (rc == LUMEN_OK)
+		rc = put_id(txn, dbi, key, lo);
+	if (rc == LUMEN_OK)
+		rc = put_id(txn, dbi, key, hi);
 	return rc;
 }
 
@@ -151,16 +166,7 @@ static int degrade_list(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_val *
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);
 	uint64_t last = val_id(&data);
-	uint64_t lo = id < first ? id : first;
-	uint64_t hi = id > last ? id : last;
-	int rc = mdb_store_map_error(mdb_del(txn, dbi, key, NULL));
-	if (rc == LUMEN_OK)
-		rc = put_id(txn, dbi, key, RANGE_MARKER);
-	if (rc == LUMEN_OK)
-		rc = put_id(txn, dbi, key, lo);
-	if (rc == LUMEN_OK)
-		rc = put_id(txn, dbi, key, hi);
-	return rc;
+	return replace_with_range(txn, dbi, key, id < first ? id : first, id > last ? id : last);
 }
 
 static int add_to_existing(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_val *key,
@@ -170,7 +176,7 @@ static int add_to_existing(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_va
 	size_t count = 0;
 
 	if (first == RANGE_MARKER)
-		return widen_range(txn, dbi, cursor, key, id);
+		return widen_range(txn, dbi, cursor, key, id, id);
 	int mrc = mdb_cursor_count(cursor, &count);
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);
@@ -209,6 +215,190 @@ int index_add(MDB_txn *txn, MDB_dbi dbi, const struct index_key *ikey, uint64_t 
 		rc = add_to_existing(txn, dbi, cursor, &key, val_id(&data), id);
 	mdb_cursor_close(cursor);
 	return rc;
+}
+
+/* ------------------------------------------------- sorted runs of IDs */
+
+/* What one key receives: sorted IDs, or (as_range) the bounds of a range. */
+struct id_run {
+	const uint64_t *ids;
+	size_t n;
+	bool as_range;
+};
+
+static uint64_t run_lo(const struct id_run *r)
+{
+	return r->ids[0];
+}
+
+static uint64_t run_hi(const struct id_run *r)
+{
+	return r->ids[r->n - 1];
+}
+
+static bool run_is_range(const struct id_run *r)
+{
+	return r->as_range || r->n > IDL_MAX_IDS;
+}
+
+static bool run_valid(const struct id_run *r)
+{
+	if (r->n == 0 || r->ids[0] == 0)
+		return false;
+	for (size_t i = 1; i < r->n; i++)
+		if (r->ids[i] <= r->ids[i - 1])
+			return false;
+	return true;
+}
+
+/*
+ * Puts ids as duplicates of key with multi-item puts. LMDB ends a
+ * multi-item put early, with success, at an item that is already stored;
+ * that item is skipped and the rest put again.
+ */
+static int put_multiple(MDB_cursor *cursor, const MDB_val *key, const uint64_t *ids, size_t n,
+			unsigned flags)
+{
+	while (n > 0) {
+		MDB_val k = *key;
+		MDB_val data[2] = { { sizeof(*ids), (void *)ids }, { n, NULL } };
+		int mrc = mdb_cursor_put(cursor, &k, data, MDB_MULTIPLE | flags);
+		if (mrc != MDB_SUCCESS)
+			return mdb_store_map_error(mrc);
+		size_t done = data[1].mv_size < n ? data[1].mv_size + 1 : n;
+		ids += done;
+		n -= done;
+	}
+	return LUMEN_OK;
+}
+
+/* Stores run under a key that has no IDs yet. */
+static int put_new_key(MDB_cursor *cursor, const MDB_val *key, const struct id_run *r,
+		       unsigned flags)
+{
+	if (!run_is_range(r))
+		return put_multiple(cursor, key, r->ids, r->n, flags);
+	uint64_t triple[3] = { RANGE_MARKER, run_lo(r), run_hi(r) };
+	return put_multiple(cursor, key, triple, 3, flags);
+}
+
+/* Adds run to a stored key (cursor on its first duplicate, first). */
+static int add_run_to_existing(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, MDB_val *key,
+			       uint64_t first, const struct id_run *r)
+{
+	MDB_val k, data;
+	size_t count = 0;
+
+	if (first == RANGE_MARKER)
+		return widen_range(txn, dbi, cursor, key, run_lo(r), run_hi(r));
+	int mrc = mdb_cursor_count(cursor, &count);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_cursor_get(cursor, &k, &data, MDB_LAST_DUP);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	uint64_t last = val_id(&data);
+	if (run_is_range(r) || count + r->n > IDL_MAX_IDS) {
+		uint64_t lo = run_lo(r) < first ? run_lo(r) : first;
+		uint64_t hi = run_hi(r) > last ? run_hi(r) : last;
+		return replace_with_range(txn, dbi, key, lo, hi);
+	}
+	/* IDs after every stored one go on the end without a search */
+	return put_multiple(cursor, key, r->ids, r->n, run_lo(r) > last ? MDB_APPENDDUP : 0);
+}
+
+static int add_run(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *cursor, const struct index_key *ikey,
+		   const struct id_run *r)
+{
+	MDB_val key = { INDEX_KEY_SIZE, (void *)ikey->bytes };
+	MDB_val found = key, data;
+
+	int mrc = mdb_cursor_get(cursor, &found, &data, MDB_SET_KEY);
+	if (mrc == MDB_NOTFOUND)
+		return put_new_key(cursor, &key, r, 0);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	return add_run_to_existing(txn, dbi, cursor, &key, val_id(&data), r);
+}
+
+int index_add_ids(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, const uint64_t *ids,
+		  size_t n)
+{
+	struct id_run r = { ids, n, false };
+	MDB_cursor *cursor;
+
+	if (!run_valid(&r))
+		return LUMEN_EINVAL;
+	int mrc = mdb_cursor_open(txn, dbi, &cursor);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	int rc = add_run(txn, dbi, cursor, key, &r);
+	mdb_cursor_close(cursor);
+	return rc;
+}
+
+int index_run_writer_open(struct index_run_writer *w, MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_val key, data;
+
+	memset(w, 0, sizeof(*w));
+	w->txn = txn;
+	w->dbi = dbi;
+	int mrc = mdb_cursor_open(txn, dbi, &w->cursor);
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_cursor_get(w->cursor, &key, &data, MDB_LAST);
+	if (mrc == MDB_NOTFOUND) {
+		w->table_empty = true;
+		return LUMEN_OK;
+	}
+	if (mrc == MDB_SUCCESS && key.mv_size == INDEX_KEY_SIZE) {
+		memcpy(w->table_last.bytes, key.mv_data, INDEX_KEY_SIZE);
+		return LUMEN_OK;
+	}
+	index_run_writer_close(w);
+	return mrc == MDB_SUCCESS ? LUMEN_EIO : mdb_store_map_error(mrc);
+}
+
+static int run_writer_add(struct index_run_writer *w, const struct index_key *key,
+			  const struct id_run *r)
+{
+	if (w->cursor == NULL)
+		return LUMEN_EINVAL;
+	if (w->table_empty || memcmp(key->bytes, w->table_last.bytes, INDEX_KEY_SIZE) > 0) {
+		MDB_val k = { INDEX_KEY_SIZE, (void *)key->bytes };
+		int rc = put_new_key(w->cursor, &k, r, MDB_APPEND);
+		/* not after the last key written: the caller's keys are out of order */
+		if (rc != LUMEN_EEXIST)
+			return rc;
+	}
+	return add_run(w->txn, w->dbi, w->cursor, key, r);
+}
+
+int index_run_add(struct index_run_writer *w, const struct index_key *key, const uint64_t *ids,
+		  size_t n)
+{
+	struct id_run r = { ids, n, false };
+
+	if (!run_valid(&r))
+		return LUMEN_EINVAL;
+	return run_writer_add(w, key, &r);
+}
+
+int index_run_add_range(struct index_run_writer *w, const struct index_key *key, uint64_t lo,
+			uint64_t hi)
+{
+	uint64_t bounds[2] = { lo, hi };
+	struct id_run r = { bounds, lo == hi ? 1 : 2, true };
+
+	if (!run_valid(&r))
+		return LUMEN_EINVAL;
+	return run_writer_add(w, key, &r);
+}
+
+void index_run_writer_close(struct index_run_writer *w)
+{
+	if (w->cursor != NULL)
+		mdb_cursor_close(w->cursor);
+	w->cursor = NULL;
 }
 
 int index_remove(MDB_txn *txn, MDB_dbi dbi, const struct index_key *ikey, uint64_t id)

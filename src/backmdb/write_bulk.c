@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "tool_load.h"
+
 int write_bulk_begin(struct write_bulk *bulk, struct mdb_store *store, size_t ops_per_txn)
 {
 	unsigned flags = 0;
@@ -36,10 +38,8 @@ static int commit_current(struct write_bulk *bulk)
 	return rc;
 }
 
-int write_bulk_apply(struct write_bulk *bulk, write_apply_fn apply, void *arg)
+int write_bulk_txn(struct write_bulk *bulk, MDB_txn **txn)
 {
-	MDB_txn *child = NULL;
-
 	if (bulk->error != LUMEN_OK)
 		return LUMEN_EPOISONED;
 	if (bulk->txn == NULL) {
@@ -49,7 +49,24 @@ int write_bulk_apply(struct write_bulk *bulk, write_apply_fn apply, void *arg)
 			return mdb_store_map_error(mrc);
 		}
 	}
-	int rc = mdb_store_map_error(mdb_txn_begin(bulk->store->env, bulk->txn, 0, &child));
+	*txn = bulk->txn;
+	return LUMEN_OK;
+}
+
+int write_bulk_commit(struct write_bulk *bulk)
+{
+	if (bulk->error != LUMEN_OK)
+		return LUMEN_EPOISONED;
+	return commit_current(bulk);
+}
+
+int write_bulk_apply(struct write_bulk *bulk, write_apply_fn apply, void *arg)
+{
+	MDB_txn *child = NULL, *parent = NULL;
+	int rc = write_bulk_txn(bulk, &parent);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = mdb_store_map_error(mdb_txn_begin(bulk->store->env, parent, 0, &child));
 	if (rc != LUMEN_OK)
 		return rc;
 	rc = apply(child, arg);

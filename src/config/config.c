@@ -19,11 +19,20 @@
 
 #define CONFIG_MAX_INCLUDE_DEPTH 16
 
+/* The schema file of the operational attributes the daemon always needs. */
+#define OPERATIONAL_SCHEMA_FILE "lumen.schema"
+/* Where an installed Lumen keeps its schema files (override with -D). */
+#ifndef LUMEN_SCHEMA_DIR
+#define LUMEN_SCHEMA_DIR "/usr/share/lumen/schema"
+#endif
+
 struct parse_state {
 	struct config *cfg;
 	struct config_database *db;      /* current database section, or NULL */
 	struct config_file *file;        /* file being read */
 	unsigned depth;                  /* include nesting */
+	bool operational_schema_seen;    /* an include named lumen.schema */
+	char *operational_schema_path;   /* lumen.schema next to an included file */
 	char *err;
 	size_t errlen;
 };
@@ -153,6 +162,52 @@ static int limit_arg(struct parse_state *st, const char *directive, const char *
 
 /* ------------------------------------------------------ global directives */
 
+/*
+ * Remembers whether lumen.schema was included and, if not yet found, whether
+ * it sits next to this included file (so config_load can add it). Errors:
+ * LUMEN_ENOMEM.
+ */
+static int note_operational_schema(struct parse_state *st, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL ? slash + 1 : path;
+	if (strcmp(base, OPERATIONAL_SCHEMA_FILE) == 0) {
+		st->operational_schema_seen = true;
+		return LUMEN_OK;
+	}
+	if (st->operational_schema_path != NULL)
+		return LUMEN_OK;
+	char *candidate;
+	int dir_len = slash != NULL ? (int)(slash - path) : 1;
+	if (asprintf(&candidate, "%.*s/%s", dir_len, slash != NULL ? path : ".",
+		     OPERATIONAL_SCHEMA_FILE) < 0)
+		return LUMEN_ENOMEM;
+	if (access(candidate, R_OK) == 0)
+		st->operational_schema_path = candidate;
+	else
+		free(candidate);
+	return LUMEN_OK;
+}
+
+/*
+ * The daemon always needs lumen.schema (entryUUID, the subschema and root
+ * DSE attributes); a slapd.conf that does not include it gets it from the
+ * directory of its other schema files, else from LUMEN_SCHEMA_DIR. Not
+ * finding it is not an error here: the server and the backend say what is
+ * missing. Errors: those of schema_load_file.
+ */
+static int load_operational_schema(struct parse_state *st)
+{
+	const char *path = st->operational_schema_path;
+	if (st->operational_schema_seen)
+		return LUMEN_OK;
+	if (path == NULL && access(LUMEN_SCHEMA_DIR "/" OPERATIONAL_SCHEMA_FILE, R_OK) == 0)
+		path = LUMEN_SCHEMA_DIR "/" OPERATIONAL_SCHEMA_FILE;
+	if (path == NULL)
+		return LUMEN_OK;
+	return schema_load_file(st->cfg->schema, path, st->err, st->errlen);
+}
+
 static int apply_include(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -176,8 +231,13 @@ static int apply_include(struct parse_state *st, size_t argc, char **argv)
 		}
 	}
 	struct config_file *including = st->file;
+	int rc = note_operational_schema(st, resolved != NULL ? resolved : name);
+	if (rc != LUMEN_OK) {
+		free(resolved);
+		return rc;
+	}
 	st->depth++;
-	int rc = load_file(st, resolved != NULL ? resolved : name);
+	rc = load_file(st, resolved != NULL ? resolved : name);
 	st->depth--;
 	st->file = including;
 	if (rc == LUMEN_EIO && st->err[0] == '\0')
@@ -615,6 +675,8 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 		return LUMEN_ENOMEM;
 	}
 	rc = load_file(&st, path);
+	if (rc == LUMEN_OK)
+		rc = load_operational_schema(&st);
 	if (rc == LUMEN_ENOMEM && err[0] == '\0')
 		snprintf(err, errlen, "%s: out of memory", path);
 	if (rc != LUMEN_OK)
@@ -622,9 +684,11 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	rc = schema_finalize(st.cfg->schema, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
+	free(st.operational_schema_path);
 	*out = st.cfg;
 	return LUMEN_OK;
 fail:
+	free(st.operational_schema_path);
 	config_free(st.cfg);
 	return rc;
 }

@@ -94,6 +94,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		return LUMEN_ENOMEM;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->output_room, NULL);
 	c->refs = 1;
 	c->fd = fd;
 	c->io = io;
@@ -152,6 +153,8 @@ static void free_conn(struct conn *c)
 	free(c->in);
 	free(c->out);
 	free(c->bind_dn);
+	free(c->authz_dn);
+	pthread_cond_destroy(&c->output_room);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -192,6 +195,7 @@ void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const cha
 		conn_send_locked(c, w->buf, w->len);
 	c->aborting = true;
 	abandon_queued_locked(c);
+	pthread_cond_broadcast(&c->output_room);
 	if (!io_thread_is_current(c->io))
 		kick_locked(c);
 }
@@ -202,6 +206,7 @@ static void teardown_locked(struct conn *c)
 {
 	c->closed = true;
 	abandon_queued_locked(c);
+	pthread_cond_broadcast(&c->output_room);
 	event_free(c->read_event);
 	event_free(c->write_event);
 	c->read_event = c->write_event = NULL;
@@ -496,40 +501,60 @@ void conn_op_done(struct conn *c, struct op *op)
 		free_conn(c);
 }
 
-int conn_set_identity(struct conn *c, const char *ndn, size_t dn_len, bool bound)
+/* Copy v into a connection-owned buffer grown as needed. LUMEN_ENOMEM. */
+static int keep_copy(char **buf, size_t *cap, size_t *len, struct ber_view v)
 {
-	int rc = LUMEN_OK;
-	pthread_mutex_lock(&c->lock);
-	if (dn_len + 1 > c->bind_dn_cap) {
-		char *bigger = realloc(c->bind_dn, dn_len + 1);
-		if (bigger == NULL) {
-			rc = LUMEN_ENOMEM;
-			dn_len = 0;
-			bound = false;
-		} else {
-			c->bind_dn = bigger;
-			c->bind_dn_cap = dn_len + 1;
-		}
+	if (v.len + 1 > *cap) {
+		char *bigger = realloc(*buf, v.len + 1);
+		if (bigger == NULL)
+			return LUMEN_ENOMEM;
+		*buf = bigger;
+		*cap = v.len + 1;
 	}
-	if (dn_len > 0)
-		memcpy(c->bind_dn, ndn, dn_len);
-	c->bind_dn_len = dn_len;
+	if (v.len > 0)
+		memcpy(*buf, v.ptr, v.len);
+	*len = v.len;
+	return LUMEN_OK;
+}
+
+int conn_set_identity(struct conn *c, struct ber_view ndn, struct ber_view dn, bool bound)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = keep_copy(&c->bind_dn, &c->bind_dn_cap, &c->bind_dn_len, ndn);
+	if (rc == LUMEN_OK)
+		rc = keep_copy(&c->authz_dn, &c->authz_dn_cap, &c->authz_dn_len, dn);
+	if (rc != LUMEN_OK) {
+		c->bind_dn_len = c->authz_dn_len = 0;
+		bound = false;
+	}
 	c->bound = bound;
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
-int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn)
+/* Copy a connection-owned DN into the arena under the lock. */
+static int copy_out(struct conn *c, char *const *buf, const size_t *len, struct arena *arena,
+		    struct ber_view *out)
 {
 	int rc = LUMEN_OK;
 	pthread_mutex_lock(&c->lock);
-	ndn->len = c->bind_dn_len;
-	ndn->ptr = (const uint8_t *)"";
-	if (c->bind_dn_len > 0) {
-		ndn->ptr = arena_memdup(arena, c->bind_dn, c->bind_dn_len);
-		if (ndn->ptr == NULL)
+	out->len = *len;
+	out->ptr = (const uint8_t *)"";
+	if (*len > 0) {
+		out->ptr = arena_memdup(arena, *buf, *len);
+		if (out->ptr == NULL)
 			rc = LUMEN_ENOMEM;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+int conn_authz_dn(struct conn *c, struct arena *arena, struct ber_view *dn)
+{
+	return copy_out(c, &c->authz_dn, &c->authz_dn_len, arena, dn);
+}
+
+int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn)
+{
+	return copy_out(c, &c->bind_dn, &c->bind_dn_len, arena, ndn);
 }

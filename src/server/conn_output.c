@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include "conn.h"
 #include "io_thread.h"
 #include "lumen_error.h"
+#include "ops.h"
+#include "server.h"
 
 void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
@@ -58,6 +61,7 @@ static void fail_output(struct conn *c)
 {
 	c->aborting = true;
 	c->out_start = c->out_len = 0;
+	pthread_cond_broadcast(&c->output_room);
 	if (!c->closed)
 		event_active(c->read_event, EV_READ, 0);
 }
@@ -103,6 +107,32 @@ int conn_send(struct conn *c, const void *data, size_t len)
 	return rc;
 }
 
+/* How long a waiting worker sleeps before re-checking abandon and shutdown. */
+#define OUTPUT_WAIT_SLICE_MS 200
+
+int conn_wait_output_room(struct conn *c, const struct op *op, size_t limit)
+{
+	int rc = LUMEN_OK;
+	pthread_mutex_lock(&c->lock);
+	while (c->out_len - c->out_start >= limit) {
+		if (c->closed || c->aborting || op->abandoned ||
+		    atomic_load(&c->io->server->stopping)) {
+			rc = LUMEN_EIO;
+			break;
+		}
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += OUTPUT_WAIT_SLICE_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&c->output_room, &c->lock, &until);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 void conn_on_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
@@ -120,6 +150,8 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 		c->out_start += (size_t)w;
 		if (c->out_start == c->out_len)
 			c->out_start = c->out_len = 0;
+		if (w > 0)
+			pthread_cond_broadcast(&c->output_room);
 		if (c->out_len > c->out_start && event_add(c->write_event, NULL) == 0)
 			c->write_armed = true;
 		/* Reading may have paused for unsent output: let the loop re-check. */

@@ -176,6 +176,12 @@ static int serve(struct server *server, const struct config *cfg,
 		fprintf(stderr, "lumend: cannot start the logger: %s\n", lumen_strerror(rc));
 		return rc;
 	}
+	/* After daemonize: the backends start threads, which fork would lose. */
+	rc = server_open_databases(server, err, sizeof(err));
+	if (rc != LUMEN_OK) {
+		log_printf(0, "lumend: %s", err);
+		return rc;
+	}
 	rc = write_run_files(cfg, argc, argv);
 	if (rc == LUMEN_OK) {
 		rc = server_run(server, err, sizeof(err));

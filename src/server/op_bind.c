@@ -1,12 +1,15 @@
 /*
  * op_bind.c — the Bind operation: anonymous, unauthenticated and simple
- * binds against the databases' rootdn/rootpw; SASL is refused for now.
+ * binds, against a database's rootdn/rootpw or an entry's userPassword
+ * (any scheme of password.h); SASL is refused for now.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h"
 #include "config.h"
 #include "conn.h"
+#include "entry.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -36,30 +39,117 @@ static const char *decoy_for(const struct server *s)
 	return decoy_password;
 }
 
-/* Simple bind with a DN and a password. */
+/* What a bind learns about the entry it authenticates as. */
+struct bind_credentials {
+	struct arena *arena;
+	const struct attribute_type *password_type;
+	struct ber_view dn;                 /* the entry's current DN */
+	struct ber_view *passwords;         /* userPassword values, arena copies */
+	size_t n_passwords;
+};
+
+static int collect_passwords(void *arg, const struct entry *e,
+			     const struct backend_entry_info *info)
+{
+	struct bind_credentials *cred = arg;
+	const struct entry_attribute *a = entry_find_type(e, cred->password_type);
+	cred->dn.ptr = arena_memdup(cred->arena, info->dn.ptr, info->dn.len);
+	cred->dn.len = info->dn.len;
+	if (cred->dn.ptr == NULL || a == NULL)
+		return cred->dn.ptr == NULL ? LUMEN_ENOMEM : LUMEN_OK;
+	cred->passwords = arena_calloc(cred->arena, a->n_values, sizeof(*cred->passwords));
+	if (cred->passwords == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < a->n_values; i++) {
+		struct ber_view v = a->values[i].value;
+		cred->passwords[i].ptr = arena_memdup(cred->arena, v.ptr, v.len ? v.len : 1);
+		cred->passwords[i].len = v.len;
+		if (cred->passwords[i].ptr == NULL)
+			return LUMEN_ENOMEM;
+	}
+	cred->n_passwords = a->n_values;
+	return LUMEN_OK;
+}
+
+/* The stored credentials of an entry; none when it does not exist. */
+static void fetch_credentials(struct op_context *ctx, const struct server_database *db,
+			      struct ber_view ndn, struct bind_credentials *cred)
+{
+	const struct schema *schema = ctx->server->config->schema;
+	struct backend_op bop = { .arena = ctx->arena, .abandoned = &ctx->op->abandoned };
+	cred->arena = ctx->arena;
+	cred->password_type = schema_attribute_type(schema, "userPassword", 12);
+	if (db == NULL || db->backend == NULL || cred->password_type == NULL)
+		return;
+	int rc = backend_fetch(db->backend, &bop, ndn, collect_passwords, cred);
+	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
+		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",
+			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));
+	if (rc != LUMEN_OK)
+		cred->n_passwords = 0;
+}
+
+/* True if one stored value accepts the password; the decoy costs the same. */
+static bool any_password_matches(struct op_context *ctx, const struct bind_credentials *cred,
+				 struct ber_view given)
+{
+	bool matched = false;
+	for (size_t i = 0; i < cred->n_passwords; i++) {
+		bool match = false;
+		if (password_check((const char *)cred->passwords[i].ptr, cred->passwords[i].len,
+				   given.ptr, given.len, &match) == LUMEN_OK && match)
+			matched = true;
+	}
+	if (cred->n_passwords == 0) {
+		bool ignored;
+		const char *decoy = decoy_for(ctx->server);
+		password_check(decoy, strlen(decoy), given.ptr, given.len, &ignored);
+	}
+	return matched;
+}
+
+/* The rootdn with its rootpw: checked against the configuration only. */
+static bool check_rootpw(struct op_context *ctx, const struct server_database *db,
+			 struct ber_view given)
+{
+	bool match = false;
+	const char *stored = db->config->rootpw;
+	int rc = password_check(stored, strlen(stored), given.ptr, given.len, &match);
+	if (rc != LUMEN_OK)
+		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
+			   (unsigned long long)ctx->conn->id, ctx->op->number, db->config->origin,
+			   lumen_strerror(rc));
+	return rc == LUMEN_OK && match;
+}
+
+/*
+ * Simple bind with a DN and a password: the rootdn/rootpw of its database,
+ * else the userPassword of the entry. Unknown DN, wrong password and an
+ * entry without password get the same answer after the same work.
+ */
 static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *req)
 {
 	struct ber_view ndn;
+	struct bind_credentials cred = { 0 };
+	bool match;
 	if (server_normalize_dn(ctx->server, req->name, ctx->arena, &ndn) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return;
 	}
 	const struct server_database *db = find_rootdn(ctx->server, ndn);
-	const char *stored = db != NULL ? db->config->rootpw : NULL;
-	bool match = false;
-	/* Same work and the same answer whether or not the DN exists. */
-	const char *checked = stored != NULL ? stored : decoy_for(ctx->server);
-	int rc = password_check(checked, strlen(checked), req->password.ptr, req->password.len,
-				&match);
-	if (rc != LUMEN_OK && stored != NULL)
-		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, db->config->origin,
-			   lumen_strerror(rc));
-	if (stored == NULL || !match) {
+	if (db != NULL && db->config->rootpw != NULL) {
+		match = check_rootpw(ctx, db, req->password);
+		cred.dn = (struct ber_view){ (const uint8_t *)db->config->rootdn,
+					     strlen(db->config->rootdn) };
+	} else {
+		fetch_credentials(ctx, server_find_database(ctx->server, ndn), ndn, &cred);
+		match = any_password_matches(ctx, &cred, req->password);
+	}
+	if (!match) {
 		op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
 		return;
 	}
-	if (conn_set_identity(ctx->conn, (const char *)ndn.ptr, ndn.len, true) != LUMEN_OK) {
+	if (conn_set_identity(ctx->conn, ndn, cred.dn, true) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
 		return;
 	}
@@ -77,7 +167,8 @@ void op_bind(struct op_context *ctx)
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, req->name), sasl ? 163 : 128);
 	/* Whatever the outcome, the connection is anonymous until it succeeds. */
-	conn_set_identity(ctx->conn, NULL, 0, false);
+	struct ber_view anonymous = { (const uint8_t *)"", 0 };
+	conn_set_identity(ctx->conn, anonymous, anonymous, false);
 
 	if (req->version != 3) {
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL,

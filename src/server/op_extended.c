@@ -26,7 +26,7 @@ static void who_am_i(struct op_context *ctx, const struct ldap_extended_request 
 				 NULL, NULL);
 		return;
 	}
-	if (conn_identity(ctx->conn, ctx->arena, &ndn) != LUMEN_OK) {
+	if (conn_authz_dn(ctx->conn, ctx->arena, &ndn) != LUMEN_OK) {
 		op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
 		return;
 	}

@@ -1,12 +1,14 @@
 /*
- * op_search.c — the Search operation: the root DSE now; searches inside a
- * suffix wait for the backend.
+ * op_search.c — the Search operation (RFC 4511 §4.5): the root DSE, the
+ * cn=Subschema subentry, and searches of a database, whose entries are
+ * encoded as the backend hands them out and sent in batches.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "conn.h"
+#include "entry_send.h"
 #include "filter.h"
 #include "log.h"
 #include "lumen_error.h"
@@ -14,19 +16,14 @@
 #include "rootdse.h"
 #include "server.h"
 
-static void log_request(struct op_context *ctx, const struct ldap_search_request *req)
+/*
+ * Encoded bytes collected before they go to the connection: small results
+ * leave with their SearchResultDone in one write; big ones stream.
+ */
+#define SEARCH_FLUSH_BYTES (64u * 1024u)
+
+static void log_attributes(struct op_context *ctx, const struct ldap_search_request *req)
 {
-	if (!log_enabled(LOG_LEVEL_STATS))
-		return;
-	struct ber_view filter = { (const uint8_t *)"?", 1 };
-	if (req->filter != NULL)
-		filter_text_print(req->filter, ctx->arena, &filter);
-	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
-	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH base=\"%s\" scope=%d deref=%d filter=\"%s\"",
-		   conn_id, ctx->op->number, op_log_string(ctx, req->base), (int)req->scope,
-		   (int)req->deref, op_log_string(ctx, filter));
-	if (req->n_attributes == 0)
-		return;
 	char line[LOG_LINE_MAX];
 	size_t used = 0;
 	for (size_t i = 0; i < req->n_attributes && used + 2 < sizeof(line); i++) {
@@ -36,32 +33,176 @@ static void log_request(struct op_context *ctx, const struct ldap_search_request
 			break;
 		used += (size_t)n;
 	}
-	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH attr=%s", conn_id, ctx->op->number,
-		   line);
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH attr=%s",
+		   (unsigned long long)ctx->conn->id, ctx->op->number, line);
+}
+
+static void log_request(struct op_context *ctx, const struct ldap_search_request *req)
+{
+	if (!log_enabled(LOG_LEVEL_STATS))
+		return;
+	struct ber_view filter = { (const uint8_t *)"?", 1 };
+	if (req->filter != NULL)
+		filter_text_print(req->filter, ctx->arena, &filter);
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH base=\"%s\" scope=%d deref=%d filter=\"%s\"",
+		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   op_log_string(ctx, req->base), (int)req->scope, (int)req->deref,
+		   op_log_string(ctx, filter));
+	if (req->n_attributes > 0)
+		log_attributes(ctx, req);
+}
+
+/* Compile the request's filter; on failure the result was sent. */
+static bool compile_filter(struct op_context *ctx, const struct ldap_search_request *req,
+			   struct filter *out)
+{
+	const struct ldap_decode_limits *l = &ctx->server->limits;
+	struct filter_limits limits = { l->max_filter_depth, l->max_filter_nodes };
+	int rc = filter_compile(ctx->server->config->schema, req->filter, &limits, ctx->arena, out);
+	if (rc == LUMEN_OK)
+		return true;
+	if (rc == LUMEN_ENOMEM)
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+	else
+		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, "filter cannot be used");
+	return false;
+}
+
+static bool prepare_selection(struct op_context *ctx, const struct ldap_search_request *req,
+			      struct attribute_selection *sel)
+{
+	if (attribute_selection_init(sel, ctx->server->config->schema, req->attributes,
+				     req->n_attributes, req->types_only, ctx->arena) == LUMEN_OK)
+		return true;
+	op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+	return false;
+}
+
+static void search_root_dse(struct op_context *ctx, const struct ldap_search_request *req)
+{
+	if (req->scope != LDAP_SCOPE_BASE) {
+		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
+		return;
+	}
+	if (rootdse_matches(ctx->server->rootdse, req->filter)) {
+		rootdse_encode(ctx->server->rootdse, ctx->out, ctx->op->message_id, req->attributes,
+			       req->n_attributes, req->types_only);
+		ctx->n_entries = 1;
+	}
+	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+}
+
+/* cn=Subschema: one immutable entry built at start-up, with no children. */
+static void search_subschema(struct op_context *ctx, const struct ldap_search_request *req)
+{
+	const struct entry *e = ctx->server->subschema;
+	struct filter filter;
+	struct attribute_selection sel;
+	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
+		return;
+	struct backend_entry_info info = {
+		.dn = e->dn, .ndn = e->ndn, .has_counts = true,
+	};
+	bool in_scope = req->scope == LDAP_SCOPE_BASE || req->scope == LDAP_SCOPE_SUBTREE;
+	if (in_scope && filter_evaluate(&filter, e) == FILTER_TRUE) {
+		entry_send_message(&sel, e, &info, ctx->op->message_id, ctx->out);
+		ctx->n_entries = 1;
+	}
+	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+}
+
+/* 64-bit FNV-1a, continued from `hash`. */
+static uint64_t hash_bytes(uint64_t hash, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	for (size_t i = 0; i < len; i++) {
+		hash ^= p[i];
+		hash *= 0x100000001b3ull;
+	}
+	return hash;
+}
+
+/* What must not change between the pages of one paged search. */
+static uint64_t paged_fingerprint(const struct ldap_search_request *req, struct ber_view ndn)
+{
+	uint8_t fixed[2] = { (uint8_t)req->scope, (uint8_t)req->types_only };
+	uint64_t h = hash_bytes(0xcbf29ce484222325ull, fixed, sizeof(fixed));
+	h = hash_bytes(h, ndn.ptr, ndn.len);
+	h = hash_bytes(h, "\0", 1);
+	h = hash_bytes(h, req->raw_filter.ptr, req->raw_filter.len);
+	for (size_t i = 0; i < req->n_attributes; i++) {
+		h = hash_bytes(h, "\0", 1);
+		h = hash_bytes(h, req->attributes[i].ptr, req->attributes[i].len);
+	}
+	return h;
+}
+
+struct search_sink {
+	struct op_context *ctx;
+	const struct attribute_selection *sel;
+};
+
+static int send_entry(void *arg, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct search_sink *sink = arg;
+	struct op_context *ctx = sink->ctx;
+	entry_send_message(sink->sel, e, info, ctx->op->message_id, ctx->out);
+	ctx->n_entries++;
+	if (ctx->out->len < SEARCH_FLUSH_BYTES)
+		return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
+	return op_flush(ctx) == LUMEN_OK ? 0 : 1;
+}
+
+static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
+{
+	if (!bop->unindexed)
+		return;
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH unindexed attr=%s",
+		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   bop->unindexed_attribute != NULL ? bop->unindexed_attribute : "?");
+}
+
+static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
+			    struct op_target *t)
+{
+	struct filter filter;
+	struct attribute_selection sel;
+	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
+		return;
+	struct search_sink sink = { ctx, &sel };
+	t->bop.size_limit = op_combine_limit((long)req->size_limit, t->db->size_limit);
+	t->bop.time_limit = op_combine_limit((long)req->time_limit, t->db->time_limit);
+	struct backend_search search = {
+		.base_ndn = t->ndn, .scope = req->scope, .filter = &filter,
+		.want_counts = attribute_selection_wants_counts(&sel),
+		.sink = send_entry, .sink_ctx = &sink,
+		.paged = t->controls.paged, .page_size = t->controls.page_size,
+		.cookie = t->controls.cookie,
+		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
+	};
+	int rc = backend_search(t->db->backend, &t->bop, &search);
+	log_unindexed(ctx, &t->bop);
+	t->next_cookie = (struct ber_view){ search.next_cookie, search.next_cookie_len };
+	op_target_answer(ctx, t, rc);
 }
 
 void op_search(struct op_context *ctx)
 {
 	const struct ldap_search_request *req = &ctx->msg->u.search;
+	struct op_target t;
 	log_request(ctx, req);
-
-	if (req->base.len == 0 && req->scope == LDAP_SCOPE_BASE) {
-		if (rootdse_matches(ctx->server->rootdse, req->filter)) {
-			rootdse_encode(ctx->server->rootdse, ctx->out, ctx->op->message_id,
-				       req->attributes, req->n_attributes, req->types_only);
-			ctx->n_entries = 1;
-		}
-		op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+	if (!op_parse_controls(ctx, &t))
+		return;
+	if (req->base.len == 0) {
+		search_root_dse(ctx, req);
 		return;
 	}
-	struct ber_view ndn;
-	if (server_normalize_dn(ctx->server, req->base, ctx->arena, &ndn) != LUMEN_OK) {
-		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
+	if (server_normalize_dn(ctx->server, req->base, ctx->arena, &t.ndn) == LUMEN_OK &&
+	    t.ndn.len == ctx->server->subschema_ndn.len &&
+	    memcmp(t.ndn.ptr, ctx->server->subschema_ndn.ptr, t.ndn.len) == 0) {
+		search_subschema(ctx, req);
 		return;
 	}
-	if (ndn.len == 0 || server_find_database(ctx->server, ndn) == NULL) {
-		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL);
-		return;
-	}
-	op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL, "no backend for this operation yet");
+	if (op_target_resolve(ctx, req->base, &t))
+		search_database(ctx, req, &t);
 }

@@ -25,11 +25,11 @@ struct op_handler {
 static const struct op_handler handlers[] = {
 	{ LDAP_OP_BIND_REQUEST, LDAP_OP_BIND_RESPONSE, "BIND", op_bind },
 	{ LDAP_OP_SEARCH_REQUEST, LDAP_OP_SEARCH_DONE, "SRCH", op_search },
-	{ LDAP_OP_MODIFY_REQUEST, LDAP_OP_MODIFY_RESPONSE, "MOD", op_without_backend },
-	{ LDAP_OP_ADD_REQUEST, LDAP_OP_ADD_RESPONSE, "ADD", op_without_backend },
-	{ LDAP_OP_DELETE_REQUEST, LDAP_OP_DELETE_RESPONSE, "DEL", op_without_backend },
-	{ LDAP_OP_MODDN_REQUEST, LDAP_OP_MODDN_RESPONSE, "MODRDN", op_without_backend },
-	{ LDAP_OP_COMPARE_REQUEST, LDAP_OP_COMPARE_RESPONSE, "CMP", op_without_backend },
+	{ LDAP_OP_MODIFY_REQUEST, LDAP_OP_MODIFY_RESPONSE, "MOD", op_modify },
+	{ LDAP_OP_ADD_REQUEST, LDAP_OP_ADD_RESPONSE, "ADD", op_add },
+	{ LDAP_OP_DELETE_REQUEST, LDAP_OP_DELETE_RESPONSE, "DEL", op_delete },
+	{ LDAP_OP_MODDN_REQUEST, LDAP_OP_MODDN_RESPONSE, "MODRDN", op_moddn },
+	{ LDAP_OP_COMPARE_REQUEST, LDAP_OP_COMPARE_RESPONSE, "CMP", op_compare },
 	{ LDAP_OP_EXTENDED_REQUEST, LDAP_OP_EXTENDED_RESPONSE, "EXT", op_extended },
 };
 
@@ -59,6 +59,11 @@ void *ops_worker_start(void *server, unsigned index)
 		free(w);
 		return NULL;
 	}
+	if (ber_writer_init(&w->scratch, 1024, 0) != LUMEN_OK) {
+		ber_writer_free(&w->writer);
+		free(w);
+		return NULL;
+	}
 	return w;
 }
 
@@ -68,6 +73,7 @@ void ops_worker_stop(void *server, void *worker_context)
 	(void)server;
 	arena_free(&w->arena);
 	ber_writer_free(&w->writer);
+	ber_writer_free(&w->scratch);
 	free(w);
 }
 
@@ -117,8 +123,30 @@ static void send_batch(struct op_context *ctx)
 	pthread_mutex_unlock(&ctx->conn->lock);
 }
 
+int op_flush(struct op_context *ctx)
+{
+	int rc = ber_writer_error(ctx->out);
+	if (rc != LUMEN_OK)
+		return rc;
+	pthread_mutex_lock(&ctx->conn->lock);
+	rc = ctx->op->abandoned ? LUMEN_EIO
+				: conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
+	pthread_mutex_unlock(&ctx->conn->lock);
+	ber_writer_reset(ctx->out);
+	if (rc != LUMEN_OK)
+		return rc;
+	return conn_wait_output_room(ctx->conn, ctx->op, CONN_MAX_UNSENT);
+}
+
 void op_send_result(struct op_context *ctx, int code, const char *matched,
 		    const char *diagnostic)
+{
+	op_send_result_controls(ctx, code, matched, diagnostic, NULL, 0);
+}
+
+void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
+			     const char *diagnostic, const struct ldap_control *controls,
+			     size_t n_controls)
 {
 	int response = ops_response_tag(ctx->op->tag);
 	if (response == LDAP_OP_BIND_RESPONSE)
@@ -129,7 +157,7 @@ void op_send_result(struct op_context *ctx, int code, const char *matched,
 					      NULL, NULL);
 	else
 		ldap_encode_result(ctx->out, ctx->op->message_id, response, code, matched,
-				   diagnostic, NULL, 0);
+				   diagnostic, controls, n_controls);
 	log_result(ctx, code, diagnostic);
 	send_batch(ctx);
 }
@@ -184,7 +212,7 @@ static void run_op(struct op *op, struct worker_context *w)
 	const char *diagnostic = NULL;
 	struct op_context ctx = {
 		.server = w->server, .conn = op->conn, .op = op, .msg = &msg,
-		.arena = &w->arena, .out = &w->writer,
+		.arena = &w->arena, .out = &w->writer, .scratch = &w->scratch,
 	};
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started_at);
 	arena_reset(&w->arena);

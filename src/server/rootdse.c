@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "controls.h"
 #include "lumen_error.h"
 
 #define ROOTDSE_MAX_ATTRIBUTES 10
@@ -28,7 +29,10 @@ struct rootdse {
 /* Only what is actually implemented is advertised. */
 static const char *const extensions[] = { LDAP_OID_WHOAMI };
 static const char *const features[] = {
+	"1.3.6.1.1.14",                   /* modify-increment (RFC 4525) */
 	"1.3.6.1.4.1.4203.1.5.1",         /* "+" selects all operational attributes */
+	"1.3.6.1.4.1.4203.1.5.2",         /* "@class" selects a class's attributes */
+	"1.3.6.1.4.1.4203.1.5.3",         /* absolute true (&) and false (|) filters */
 };
 static const char *const versions[] = { "3" };
 static const char *const subschema[] = { "cn=Subschema" };
@@ -68,6 +72,10 @@ int rootdse_create(const struct config *cfg, struct rootdse **out)
 	add_attribute(dse, "namingContexts", "1.3.6.1.4.1.1466.101.120.5",
 		      dse->naming_contexts, n_contexts);
 	ADD_STATIC(dse, "subschemaSubentry", "2.5.18.10", subschema);
+	const char *const *control_oids;
+	size_t n_controls = controls_supported(&control_oids);
+	add_attribute(dse, "supportedControl", "1.3.6.1.4.1.1466.101.120.13", control_oids,
+		      n_controls);
 	ADD_STATIC(dse, "supportedExtension", "1.3.6.1.4.1.1466.101.120.7", extensions);
 	ADD_STATIC(dse, "supportedFeatures", "1.3.6.1.4.1.4203.1.3.5", features);
 	ADD_STATIC(dse, "supportedLDAPVersion", "1.3.6.1.4.1.1466.101.120.15", versions);

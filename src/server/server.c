@@ -14,13 +14,17 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "backend.h"
 #include "config.h"
+#include "config_backend.h"
 #include "dn.h"
+#include "entry.h"
 #include "io_thread.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
 #include "rootdse.h"
+#include "subschema.h"
 #include "workq.h"
 
 /* Queued (not yet running) operations across all connections. */
@@ -38,11 +42,17 @@ int server_normalize_dn(const struct server *s, struct ber_view dn, struct arena
 
 const struct server_database *server_find_database(const struct server *s, struct ber_view ndn)
 {
+	const struct server_database *best = NULL;
+	size_t best_len = 0;
 	for (size_t i = 0; i < s->n_databases; i++)
-		for (size_t j = 0; j < s->databases[i].n_suffixes; j++)
-			if (dn_is_within(ndn, s->databases[i].suffixes[j]))
-				return &s->databases[i];
-	return NULL;
+		for (size_t j = 0; j < s->databases[i].n_suffixes; j++) {
+			struct ber_view suffix = s->databases[i].suffixes[j];
+			if (dn_is_within(ndn, suffix) && (best == NULL || suffix.len > best_len)) {
+				best = &s->databases[i];
+				best_len = suffix.len;
+			}
+		}
+	return best;
 }
 
 /* Normalize a configured DN into malloc'ed bytes. */
@@ -69,6 +79,9 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 {
 	int rc = LUMEN_OK;
 	db->config = cfg;
+	db->lock.fd = -1;
+	db->size_limit = config_database_sizelimit(s->config, cfg);
+	db->time_limit = config_database_timelimit(s->config, cfg);
 	if (cfg->n_suffixes == 0) {
 		snprintf(err, errlen, "%s: database mdb: expected at least one \"suffix\"",
 			 cfg->origin);
@@ -94,6 +107,68 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 	return rc;
 }
 
+/* cn=Subschema from the finalized schema; it needs lumen.schema. */
+static int build_subschema(struct server *s, char *err, size_t errlen)
+{
+	static const char subschema_ndn[] = "cn=subschema";
+	int rc = subschema_build(s->config->schema, &s->subschema);
+	if (rc == LUMEN_ENOTFOUND)
+		snprintf(err, errlen, "%s: the schema lacks the operational attributes of "
+			 "lumen.schema: include it, or keep it next to the other schema files",
+			 s->config->path);
+	else if (rc != LUMEN_OK)
+		snprintf(err, errlen, "cannot build the cn=Subschema entry: %s",
+			 lumen_strerror(rc));
+	s->subschema_ndn = (struct ber_view){ (const uint8_t *)subschema_ndn,
+					      sizeof(subschema_ndn) - 1 };
+	return rc;
+}
+
+/* Lock and open one database; err names it on failure. */
+static int open_database(struct server *s, struct server_database *db, char *err,
+			 size_t errlen)
+{
+	char why[512] = "";
+	struct backend_settings settings;
+	const struct config_database *cfg = db->config;
+	if (cfg->directory == NULL) {
+		snprintf(err, errlen, "%s: the database has no \"directory\" line", cfg->origin);
+		return LUMEN_EINVAL;
+	}
+	int rc = db_lock_acquire(cfg->directory, "lumend", &db->lock, why, sizeof(why));
+	if (rc != LUMEN_OK) {
+		snprintf(err, errlen, "%s: %s", cfg->origin, why);
+		return rc;
+	}
+	rc = config_backend_settings(cfg, &settings);
+	if (rc != LUMEN_OK) {
+		snprintf(err, errlen, "%s: out of memory", cfg->origin);
+		return rc;
+	}
+	rc = backend_open(s->config->schema, &settings, &db->backend, why, sizeof(why));
+	config_backend_settings_free(&settings);
+	if (rc != LUMEN_OK)
+		snprintf(err, errlen, "%s: %s", cfg->origin,
+			 why[0] != '\0' ? why : lumen_strerror(rc));
+	return rc;
+}
+
+int server_open_databases(struct server *s, char *err, size_t errlen)
+{
+	s->backends = calloc(s->n_databases + 1, sizeof(*s->backends));
+	if (s->backends == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return LUMEN_ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_databases; i++) {
+		int rc = open_database(s, &s->databases[i], err, errlen);
+		if (rc != LUMEN_OK)
+			return rc;
+		s->backends[i] = s->databases[i].backend;
+	}
+	return LUMEN_OK;
+}
+
 int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen)
 {
 	struct arena arena;
@@ -117,6 +192,9 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 			goto fail;
 	}
 	rc = rootdse_create(cfg, &s->rootdse);
+	if (rc != LUMEN_OK)
+		goto fail;
+	rc = build_subschema(s, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
 	arena_free(&arena);
@@ -338,8 +416,13 @@ void server_destroy(struct server *s)
 			free((void *)db->suffixes[j].ptr);
 		free(db->suffixes);
 		free((void *)db->rootdn.ptr);
+		if (db->backend != NULL)
+			backend_close(db->backend);
+		db_lock_release(&db->lock);
 	}
 	free(s->databases);
+	free(s->backends);
+	entry_free(s->subschema);
 	rootdse_free(s->rootdse);
 	free(s);
 }

@@ -22,6 +22,7 @@
 
 #include "arena.h"
 #include "entry.h"
+#include "index_postings.h"
 #include "ldap_result_codes.h"
 #include "ldif.h"
 #include "lumen_error.h"
@@ -29,13 +30,18 @@
 
 enum slot_state { SLOT_EMPTY, SLOT_READ, SLOT_BUILDING, SLOT_BUILT };
 
+/* A record, and once built, what the writer stores (all in the slot arena). */
 struct load_record {
 	size_t line;
 	struct ber_view dn;          /* as written, for messages */
 	struct ldif_record ldif;     /* views into the slot arena */
-	struct entry *entry;         /* built entry, NULL on error */
+	struct ber_view entry_dn, entry_ndn;
+	const uint8_t *encoded;      /* entry_encode of the prepared entry */
+	size_t encoded_len;
+	const struct index_key **keys; /* per index table */
+	size_t *n_keys;
 	const char *error;           /* slot-arena text when the record is bad */
-	bool fatal;                  /* the reader cannot go on after this one */
+	bool fatal;                  /* the load cannot go on after this one */
 };
 
 struct load_slot {
@@ -48,6 +54,8 @@ struct load_slot {
 };
 
 struct pipeline {
+	struct backend *be;          /* NULL: dry run */
+	size_t n_tables;             /* index tables of be */
 	const struct schema *schema;
 	const struct bulk_load_options *options;
 	FILE *input;
@@ -60,7 +68,7 @@ struct pipeline {
 	uint64_t read_seq;           /* next sequence the reader fills */
 	bool input_done;             /* read_seq is final */
 	bool stop;                   /* the writer gave up: everyone leaves */
-	bool check_schema;           /* builders run entry_check_add (dry run only) */
+	bool check_schema;           /* builders run the schema check */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -206,10 +214,74 @@ static int group_attributes(struct load_slot *slot, const struct ldif_record *re
 	return LUMEN_OK;
 }
 
-static void build_record(struct pipeline *p, struct load_slot *slot, struct load_record *r)
+/* Keeps what the writer needs of a prepared entry: its names, bytes and keys. */
+static int keep_for_store(struct pipeline *p, struct load_slot *slot, struct load_record *r,
+			  const struct entry *e, struct ber_writer *w)
+{
+	struct arena *a = &slot->arena;
+
+	ber_writer_reset(w);
+	int rc = entry_encode(e, w);
+	if (rc != LUMEN_OK)
+		return rc;
+	r->encoded = arena_memdup(a, w->buf, w->len ? w->len : 1);
+	r->encoded_len = w->len;
+	r->entry_dn.ptr = arena_memdup(a, e->dn.ptr, e->dn.len ? e->dn.len : 1);
+	r->entry_dn.len = e->dn.len;
+	r->entry_ndn.ptr = arena_memdup(a, e->ndn.ptr, e->ndn.len ? e->ndn.len : 1);
+	r->entry_ndn.len = e->ndn.len;
+	r->keys = arena_calloc(a, p->n_tables ? p->n_tables : 1, sizeof(*r->keys));
+	r->n_keys = arena_calloc(a, p->n_tables ? p->n_tables : 1, sizeof(*r->n_keys));
+	if (r->encoded == NULL || r->entry_dn.ptr == NULL || r->entry_ndn.ptr == NULL ||
+	    r->keys == NULL || r->n_keys == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t t = 0; t < p->n_tables && rc == LUMEN_OK; t++)
+		rc = backend_tool_entry_keys(p->be, t, e, a, &r->keys[t], &r->n_keys[t]);
+	return rc;
+}
+
+/* Why the backend refused an entry, for the record's message. */
+static const char *refusal_text(const struct backend_op *op, char *buf, size_t len)
+{
+	const char *name = ldap_result_name(op->result_code);
+	if (op->result_code == LDAP_NO_SUCH_OBJECT)
+		snprintf(buf, len, "parent entry missing (%s)%s%s", name,
+			 op->diagnostic != NULL ? ": " : "", op->diagnostic ? op->diagnostic : "");
+	else
+		snprintf(buf, len, "%s%s%s", name, op->diagnostic != NULL ? ": " : "",
+			 op->diagnostic != NULL ? op->diagnostic : "");
+	return buf;
+}
+
+/* Schema check, operational attributes, encoding and index keys of e. */
+static void prepare_record(struct pipeline *p, struct load_slot *slot, struct load_record *r,
+			   struct entry *e, struct ber_writer *w)
+{
+	char why[512];
+	struct backend_op op = {
+		.arena = &slot->arena, .requester_ndn = p->options->rootdn_ndn,
+		.is_root = true, .from_tool = true,
+	};
+	int rc = backend_tool_prepare(p->be, &op, e, p->check_schema);
+	if (rc == LUMEN_OK && op.result_code != LDAP_SUCCESS) {
+		record_fail(slot, r, "line %zu: %.*s: %s", refusal_text(&op, why, sizeof(why)));
+		return;
+	}
+	if (rc == LUMEN_OK)
+		rc = keep_for_store(p, slot, r, e, w);
+	if (rc != LUMEN_OK) {
+		/* not the record's fault: the load cannot go on */
+		record_fail(slot, r, "line %zu: %.*s: %s", lumen_strerror(rc));
+		r->fatal = true;
+	}
+}
+
+static void build_record(struct pipeline *p, struct load_slot *slot, struct load_record *r,
+			 struct ber_writer *w)
 {
 	struct schema_violation v;
 	struct ldap_attribute *attrs = NULL;
+	struct entry *e = NULL;
 	size_t n_attrs = 0;
 
 	if (r->error != NULL)
@@ -225,14 +297,14 @@ static void build_record(struct pipeline *p, struct load_slot *slot, struct load
 	}
 	memset(&v, 0, sizeof(v));
 	int rc = entry_from_attributes(p->schema, r->ldif.dn, (struct ber_view){ NULL, 0 },
-				       attrs, n_attrs, false, &r->entry, &v);
-	if (rc == LUMEN_OK && p->check_schema) {
-		rc = entry_check_add(r->entry, &slot->arena, &v);
-	}
+				       attrs, n_attrs, false, &e, &v);
+	if (rc == LUMEN_OK && p->be != NULL)
+		prepare_record(p, slot, r, e, w);
+	else if (rc == LUMEN_OK && p->check_schema)
+		rc = entry_check_add(e, &slot->arena, &v);
+	entry_free(e);
 	if (rc == LUMEN_OK)
 		return;
-	entry_free(r->entry);
-	r->entry = NULL;
 	if (rc == LUMEN_ESCHEMA)
 		record_fail(slot, r, "line %zu: %.*s: %s", v.message);
 	else if (rc == LUMEN_ELIMIT)
@@ -247,6 +319,8 @@ static void build_record(struct pipeline *p, struct load_slot *slot, struct load
 static void *builder_main(void *arg)
 {
 	struct pipeline *p = arg;
+	struct ber_writer w;
+	bool have_writer = ber_writer_init(&w, 4096, 0) == LUMEN_OK;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -264,13 +338,22 @@ static void *builder_main(void *arg)
 		}
 		slot->state = SLOT_BUILDING;
 		pthread_mutex_unlock(&p->lock);
-		for (size_t i = 0; i < slot->n; i++)
-			build_record(p, slot, &slot->records[i]);
+		for (size_t i = 0; i < slot->n; i++) {
+			if (have_writer) {
+				build_record(p, slot, &slot->records[i], &w);
+			} else if (slot->records[i].error == NULL) {
+				record_fail(slot, &slot->records[i], "line %zu: %.*s: %s",
+					    "out of memory");
+				slot->records[i].fatal = true;
+			}
+		}
 		pthread_mutex_lock(&p->lock);
 		slot->state = SLOT_BUILT;
 		pthread_cond_broadcast(&p->slot_built);
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (have_writer)
+		ber_writer_free(&w);
 	return NULL;
 }
 
@@ -279,6 +362,9 @@ static void *builder_main(void *arg)
 struct writer {
 	struct pipeline *p;
 	struct backend *be;
+	struct backend_tool_load *load;
+	struct postings *postings;
+	size_t postings_limit;       /* bytes of postings before a flush */
 	struct bulk_load_stats *stats;
 	struct arena op_arena;
 	struct tool_progress progress;
@@ -286,17 +372,41 @@ struct writer {
 	size_t errlen;
 };
 
-/* Why the backend refused an entry, for the record's message. */
-static const char *refusal_text(const struct backend_op *op, char *buf, size_t len)
+static int index_sink(void *ctx, size_t table, const struct index_key *key, const uint64_t *ids,
+		      size_t n, bool is_range)
 {
-	const char *name = ldap_result_name(op->result_code);
-	if (op->result_code == LDAP_NO_SUCH_OBJECT)
-		snprintf(buf, len, "parent entry missing (%s)%s%s", name,
-			 op->diagnostic != NULL ? ": " : "", op->diagnostic ? op->diagnostic : "");
-	else
-		snprintf(buf, len, "%s%s%s", name, op->diagnostic != NULL ? ": " : "",
-			 op->diagnostic != NULL ? op->diagnostic : "");
-	return buf;
+	struct writer *w = ctx;
+
+	if (is_range)
+		return backend_tool_index_range(w->load, table, key, ids[0], ids[1]);
+	return backend_tool_index_run(w->load, table, key, ids, n);
+}
+
+/* Writes the postings held so far into the index tables, in key order. */
+static int flush_postings(struct writer *w)
+{
+	int rc = postings_flush(w->postings, index_sink, w);
+	if (rc != LUMEN_OK)
+		snprintf(w->err, w->errlen, "writing the indexes: %s", lumen_strerror(rc));
+	return rc;
+}
+
+/* Files the stored entry's keys under its ID; flushes when memory is due. */
+static int file_keys(struct writer *w, const struct load_record *r, uint64_t id)
+{
+	int rc = LUMEN_OK;
+
+	for (size_t t = 0; t < w->p->n_tables && rc == LUMEN_OK; t++)
+		for (size_t k = 0; k < r->n_keys[t] && rc == LUMEN_OK; k++)
+			rc = postings_add(w->postings, t, &r->keys[t][k], id);
+	if (rc != LUMEN_OK) {
+		snprintf(w->err, w->errlen, "line %zu: %.*s: keeping its index keys: %s", r->line,
+			 (int)r->dn.len, (const char *)r->dn.ptr, lumen_strerror(rc));
+		return rc;
+	}
+	if (postings_memory(w->postings) > w->postings_limit)
+		rc = flush_postings(w);
+	return rc;
 }
 
 /*
@@ -307,14 +417,15 @@ static int store_record(struct writer *w, struct load_slot *slot, struct load_re
 {
 	char why[512];
 	struct backend_op op;
+	uint64_t id = 0;
 
 	memset(&op, 0, sizeof(op));
 	arena_reset(&w->op_arena);
 	op.arena = &w->op_arena;
-	op.requester_ndn = w->p->options->rootdn_ndn;
 	op.is_root = true;
 	op.from_tool = true;
-	int rc = backend_add_entry(w->be, &op, r->entry);
+	int rc = backend_tool_store(w->load, &op, r->entry_dn, r->entry_ndn, r->encoded,
+				    r->encoded_len, &id);
 	if (rc != LUMEN_OK) {
 		snprintf(w->err, w->errlen, "line %zu: %.*s: %s", r->line, (int)r->dn.len,
 			 (const char *)r->dn.ptr,
@@ -322,7 +433,7 @@ static int store_record(struct writer *w, struct load_slot *slot, struct load_re
 		return rc;
 	}
 	if (op.result_code == LDAP_SUCCESS)
-		return LUMEN_OK;
+		return file_keys(w, r, id);
 	record_fail(slot, r, "line %zu: %.*s: %s", refusal_text(&op, why, sizeof(why)));
 	return LUMEN_EMALFORMED;
 }
@@ -336,8 +447,6 @@ static int write_record(struct writer *w, struct load_slot *slot, struct load_re
 	w->stats->records++;
 	if (r->error == NULL && w->be != NULL)
 		rc = store_record(w, slot, r);
-	entry_free(r->entry);
-	r->entry = NULL;
 	if (rc != LUMEN_OK && rc != LUMEN_EMALFORMED)
 		return rc;
 	if (r->error == NULL) {
@@ -370,12 +479,8 @@ static int writer_loop(struct writer *w)
 		pthread_mutex_unlock(&p->lock);
 		if (done)
 			break;
-		for (size_t i = 0; i < slot->n; i++) {
-			if (rc == LUMEN_OK)
-				rc = write_record(w, slot, &slot->records[i]);
-			entry_free(slot->records[i].entry);   /* left over after a stop */
-			slot->records[i].entry = NULL;
-		}
+		for (size_t i = 0; i < slot->n && rc == LUMEN_OK; i++)
+			rc = write_record(w, slot, &slot->records[i]);
 		tool_progress_update(&w->progress, w->stats->loaded, slot->bytes_end);
 		pthread_mutex_lock(&p->lock);
 		slot->state = SLOT_EMPTY;
@@ -387,22 +492,31 @@ static int writer_loop(struct writer *w)
 
 /* ---------------------------------------------------------- the whole */
 
-static int pipeline_init(struct pipeline *p, const struct schema *schema, FILE *input,
-			 const struct bulk_load_options *o, bool dry_run)
+/* The share of the memory bound that records in flight may use. */
+static size_t ring_memory(const struct bulk_load_options *o)
+{
+	size_t limit = o->memory_limit ? o->memory_limit : BULK_LOAD_DEFAULT_MEMORY;
+	return limit / BULK_LOAD_RING_SHARE;
+}
+
+static int pipeline_init(struct pipeline *p, struct backend *be, const struct schema *schema,
+			 FILE *input, const struct bulk_load_options *o)
 {
 	memset(p, 0, sizeof(*p));
+	p->be = be;
+	p->n_tables = be != NULL ? backend_index_count(be) : 0;
 	p->schema = schema;
 	p->options = o;
 	p->input = input;
-	p->check_schema = dry_run && !o->skip_schema;
+	p->check_schema = !o->skip_schema;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->slot_empty, NULL);
 	pthread_cond_init(&p->slot_read, NULL);
 	pthread_cond_init(&p->slot_built, NULL);
 	/* two batches per builder keep everyone busy; the bound splits evenly */
 	p->n_slots = 2 * (size_t)o->threads + 2;
-	size_t limit = o->memory_limit ? o->memory_limit : BULK_LOAD_DEFAULT_MEMORY;
-	p->slot_budget = limit / p->n_slots / 2;   /* the built entries take about as much */
+	/* the built entries (keys, encoded form) take about as much as the text */
+	p->slot_budget = ring_memory(o) / p->n_slots / 2;
 	p->slots = calloc(p->n_slots, sizeof(*p->slots));
 	if (p->slots == NULL)
 		return LUMEN_ENOMEM;
@@ -418,8 +532,6 @@ static int pipeline_init(struct pipeline *p, const struct schema *schema, FILE *
 static void pipeline_free(struct pipeline *p)
 {
 	for (size_t i = 0; p->slots != NULL && i < p->n_slots; i++) {
-		for (size_t r = 0; p->slots[i].records != NULL && r < p->slots[i].n; r++)
-			entry_free(p->slots[i].records[r].entry);
 		free(p->slots[i].records);
 		arena_free(&p->slots[i].arena);
 	}
@@ -441,6 +553,41 @@ static void pipeline_stop(struct pipeline *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* The writer's side of a real load: the backend's load and the postings. */
+static int writer_open(struct writer *w, const struct bulk_load_options *o)
+{
+	size_t limit = o->memory_limit ? o->memory_limit : BULK_LOAD_DEFAULT_MEMORY;
+
+	w->postings_limit = limit - ring_memory(o);
+	if (w->be == NULL)
+		return LUMEN_OK;
+	int rc = backend_tool_load_begin(w->be, &w->load);
+	if (rc == LUMEN_OK)
+		rc = postings_create(backend_index_count(w->be), &w->postings);
+	return rc;
+}
+
+static void writer_close(struct writer *w)
+{
+	backend_tool_load_end(w->load);
+	postings_free(w->postings);
+	arena_free(&w->op_arena);
+}
+
+static int start_threads(struct pipeline *p, unsigned threads, pthread_t *reader,
+			 bool *reader_started, pthread_t *builders, size_t *n_builders)
+{
+	if (pthread_create(reader, NULL, reader_main, p) != 0)
+		return LUMEN_EIO;
+	*reader_started = true;
+	while (*n_builders < threads) {
+		if (pthread_create(&builders[*n_builders], NULL, builder_main, p) != 0)
+			return LUMEN_EIO;
+		(*n_builders)++;
+	}
+	return LUMEN_OK;
+}
+
 int bulk_load_run(struct backend *be, const struct schema *schema, FILE *input,
 		  const struct bulk_load_options *options, struct bulk_load_stats *stats,
 		  char *err, size_t errlen)
@@ -460,20 +607,18 @@ int bulk_load_run(struct backend *be, const struct schema *schema, FILE *input,
 	arena_init(&w.op_arena, 0);
 	tool_progress_start(&w.progress, options->progress ? options->input_size : 0);
 	w.progress.enabled = w.progress.enabled && options->progress;
-	int rc = pipeline_init(&p, schema, input, options, be == NULL);
+	int rc = pipeline_init(&p, be, schema, input, options);
 	if (rc == LUMEN_OK)
-		rc = pthread_create(&reader, NULL, reader_main, &p) == 0 ? LUMEN_OK : LUMEN_EIO;
-	reader_started = rc == LUMEN_OK;
-	while (rc == LUMEN_OK && n_builders < options->threads) {
-		if (pthread_create(&builders[n_builders], NULL, builder_main, &p) != 0)
-			rc = LUMEN_EIO;
-		else
-			n_builders++;
-	}
+		rc = writer_open(&w, options);
+	if (rc == LUMEN_OK)
+		rc = start_threads(&p, options->threads, &reader, &reader_started, builders,
+				   &n_builders);
 	if (rc != LUMEN_OK)
 		snprintf(err, errlen, "cannot start the load: %s", lumen_strerror(rc));
 	else
 		rc = writer_loop(&w);
+	if (rc == LUMEN_OK && w.postings != NULL)
+		rc = flush_postings(&w);
 	if (reader_started)
 		pipeline_stop(&p);
 	if (reader_started)
@@ -482,7 +627,7 @@ int bulk_load_run(struct backend *be, const struct schema *schema, FILE *input,
 		pthread_join(builders[i], NULL);
 	tool_progress_finish(&w.progress);
 	pipeline_free(&p);
-	arena_free(&w.op_arena);
+	writer_close(&w);
 	stats->seconds = tool_now() - start;
 	return rc;
 }

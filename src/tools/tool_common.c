@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "config_backend.h"
 #include "dn.h"
 #include "lumen_error.h"
 
@@ -24,42 +25,10 @@
 int tool_backend_settings(const struct config_database *db, struct backend_settings *out,
 			  const char ***suffixes, struct backend_index_spec **indexes)
 {
-	size_t n_specs = 0;
-
-	for (size_t i = 0; i < db->n_indexes; i++)
-		n_specs += db->indexes[i].n_attributes;
-	*suffixes = calloc(db->n_suffixes ? db->n_suffixes : 1, sizeof(**suffixes));
-	*indexes = calloc(n_specs ? n_specs : 1, sizeof(**indexes));
-	if (*suffixes == NULL || *indexes == NULL) {
-		free(*suffixes);
-		free(*indexes);
-		*suffixes = NULL;
-		*indexes = NULL;
-		return LUMEN_ENOMEM;
-	}
-	for (size_t i = 0; i < db->n_suffixes; i++)
-		(*suffixes)[i] = db->suffixes[i];
-	n_specs = 0;
-	for (size_t i = 0; i < db->n_indexes; i++)
-		for (size_t a = 0; a < db->indexes[i].n_attributes; a++) {
-			/* config's index kind bits are the backend's (same slapd.conf words) */
-			(*indexes)[n_specs].attribute = db->indexes[i].attributes[a];
-			(*indexes)[n_specs].kinds = db->indexes[i].kinds;
-			n_specs++;
-		}
-	memset(out, 0, sizeof(*out));
-	out->suffixes = *suffixes;
-	out->n_suffixes = db->n_suffixes;
-	out->directory = db->directory;
-	out->maxsize = (size_t)db->maxsize;
-	out->maxreaders = db->maxreaders;
-	out->dbnosync = db->dbnosync;
-	out->indexes = *indexes;
-	out->n_indexes = n_specs;
-	out->cachesize = db->cachesize;
-	out->idlcachesize = db->idlcachesize;
-	out->name = db->origin;
-	return LUMEN_OK;
+	int rc = config_backend_settings(db, out);
+	*suffixes = rc == LUMEN_OK ? (const char **)out->suffixes : NULL;
+	*indexes = rc == LUMEN_OK ? (struct backend_index_spec *)out->indexes : NULL;
+	return rc;
 }
 
 /* True if ndn is one of db's suffixes or lies below one. */

@@ -112,3 +112,53 @@ lumen_finish() {
   [ $FAILED -eq 0 ] && exit 0
   exit 1
 }
+
+# --- helpers for tests against a loaded directory ---------------------------
+ADMIN_DN="cn=admin,dc=example,dc=com"
+ADMIN_PW=secret
+DATA="$ROOT/tests/integration/data"
+
+# lumen_load_tree [LDIF] — ldapadd the fixture tree (default data/tree.ldif)
+# as the rootdn; fails the test when it does not load.
+lumen_load_tree() {
+  local out
+  if out=$(ldapadd -x -H "$URI" -D "$ADMIN_DN" -w "$ADMIN_PW" -f "${1:-$DATA/tree.ldif}" 2>&1); then
+    ok "ldapadd loads $(basename "${1:-$DATA/tree.ldif}")"
+  else
+    fail "ldapadd loads $(basename "${1:-$DATA/tree.ldif}")" "$out"
+  fi
+}
+
+# sorted_ldif < LDIF — entries sorted by DN, attributes by name, values by
+# value, one "name: value" line each (base64 only for non-UTF-8), so two
+# searches compare with expect_eq whatever the order the server used.
+sorted_ldif() {
+  "$PYTHON" -c '
+import sys, ldif, base64
+records = ldif.LDIFRecordList(sys.stdin.buffer); records.parse()
+def line(name, value):
+    try:
+        return "%s: %s" % (name, value.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "%s:: %s" % (name, base64.b64encode(value).decode())
+out = []
+for dn, attrs in sorted(records.all_records, key=lambda r: r[0].lower()):
+    out.append("dn: " + dn)
+    for name in sorted(attrs, key=str.lower):
+        out.extend(line(name, v) for v in sorted(attrs[name]))
+    out.append("")
+print("\n".join(out).rstrip("\n"))
+'
+}
+
+# dns_of ARGS... — the DNs an ldapsearch returns (sorted, one per line).
+dns_of() {
+  ldapsearch -x -H "$URI" -LLL -o ldif-wrap=no "$@" 1.1 2>/dev/null | sed -n 's/^dn: //p' | LC_ALL=C sort
+}
+
+# ldap_rc COMMAND... — the exit status (the LDAP result code for ldap tools).
+ldap_rc() {
+  local rc=0
+  "$@" >/dev/null 2>&1 || rc=$?
+  echo "$rc"
+}

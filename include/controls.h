@@ -1,0 +1,86 @@
+/*
+ * controls.h — the request controls Lumen honours and the response
+ * controls it sends (server layer), one table row per control OID.
+ *
+ * Supported: ManageDsaIT (RFC 3296; accepted, there are no referral
+ * objects), Assertion (RFC 4528), Pre-Read and Post-Read (RFC 4527),
+ * Simple Paged Results (RFC 2696, search only). A control that the table
+ * does not know, or knows but not for this operation, is ignored when
+ * non-critical and refused with unavailableCriticalExtension when critical.
+ *
+ * Memory: everything parsed (views into the PDU, the compiled assertion
+ * filter, the read selections, response control values) lives in the
+ * operation's arena. Response values are encoded with a caller-supplied
+ * scratch writer and copied into the arena, so the writer can be reused.
+ * Thread-safety: per operation; the table is constant.
+ *
+ * Caveats:
+ *  - A control sent twice in one request is a protocolError.
+ *  - The assertion filter is compiled with the decode limits' depth and
+ *    node bounds, like a search filter.
+ */
+#ifndef LUMEN_CONTROLS_H
+#define LUMEN_CONTROLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "entry.h"
+#include "entry_send.h"
+#include "filter.h"
+#include "ldap_message.h"
+#include "schema.h"
+
+#define CONTROL_MANAGE_DSA_IT "2.16.840.1.113730.3.4.2"
+#define CONTROL_ASSERTION     "1.3.6.1.1.12"
+#define CONTROL_PRE_READ      "1.3.6.1.1.13.1"
+#define CONTROL_POST_READ     "1.3.6.1.1.13.2"
+#define CONTROL_PAGED_RESULTS "1.2.840.113556.1.4.319"
+
+/* What a request's controls ask for. Zeroed: no control. */
+struct request_controls {
+	bool manage_dsa_it;
+	bool has_assertion;
+	struct filter assertion;
+	bool pre_read;
+	struct attribute_selection pre_read_selection;
+	bool post_read;
+	struct attribute_selection post_read_selection;
+	bool paged;
+	uint64_t page_size;
+	struct ber_view cookie;
+};
+
+/*
+ * Parse msg's controls into *out. On failure *diagnostic says why.
+ * Errors: LUMEN_EMALFORMED (a supported control's value does not decode:
+ * protocolError), LUMEN_ELIMIT (assertion filter beyond the limits:
+ * protocolError), LUMEN_EUNSUPPORTED (an unknown critical control:
+ * unavailableCriticalExtension), LUMEN_ENOMEM.
+ */
+int controls_parse(const struct ldap_message *msg, const struct schema *schema,
+		   const struct ldap_decode_limits *limits, struct arena *arena,
+		   struct request_controls *out, const char **diagnostic);
+
+/* The OIDs of the supported controls (for the root DSE's supportedControl). */
+size_t controls_supported(const char *const **oids);
+
+/*
+ * A Pre-Read or Post-Read response control (oid CONTROL_PRE_READ or
+ * CONTROL_POST_READ) carrying e with the selection. Errors: LUMEN_ENOMEM
+ * and the writer's errors.
+ */
+int controls_read_entry_response(const char *oid, const struct attribute_selection *sel,
+				 const struct entry *e, struct ber_writer *scratch,
+				 struct arena *arena, struct ldap_control *out);
+
+/* The Paged Results response control with the next cookie (empty: last page).
+ * Errors: LUMEN_ENOMEM and the writer's errors. */
+int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
+			    struct ber_writer *scratch, struct arena *arena,
+			    struct ldap_control *out);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * tool_load.c — the bulk-load path of backend.h: prepare entries on any
+ * thread, store their records, and take the loader's sorted index runs.
+ *
+ * Where the time went before: one nested transaction per entry and ~150
+ * index puts per entry in hash order, each a full B-tree search and a
+ * copy-on-write of a random page. Here an entry is two short record
+ * writes (dn2id, id2entry append) in the large transaction, and each index
+ * key is written once per loader flush with all its IDs, keys ascending,
+ * so LMDB appends. Large transactions commit every TOOL_TXN_BYTES of
+ * estimated writes: LMDB keeps a transaction's dirty pages in memory (and
+ * reuses the freed pages afterwards), so that bound is also most of the
+ * load's LMDB memory.
+ */
+#include "backend_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dn.h"
+#include "ldap_result_codes.h"
+#include "tool_load.h"
+
+/* Estimated bytes written between two commits of a load. */
+#define TOOL_TXN_BYTES ((size_t)32 << 20)
+/* Bytes counted per stored entry on top of its record (dn2id, id2name, counts). */
+#define TOOL_ENTRY_OVERHEAD 128
+/* Bytes counted per index key on top of its IDs. */
+#define TOOL_KEY_OVERHEAD 32
+
+struct backend_tool_load {
+	struct backend *be;
+	size_t txn_bytes;               /* estimated writes since the last commit */
+	struct index_run_writer writer; /* open on writer_table when writer_open */
+	size_t writer_table;
+	bool writer_open;
+	/* the last parent found: siblings come together in an LDIF file */
+	uint8_t *parent_ndn;
+	size_t parent_len, parent_cap;
+	uint64_t parent_id;
+	bool parent_known;
+};
+
+size_t backend_index_count(const struct backend *be)
+{
+	return be->n_indexes;
+}
+
+const char *backend_index_name(const struct backend *be, size_t table)
+{
+	return table < be->n_indexes ? attribute_type_name(be->indexes[table].type) : NULL;
+}
+
+/* ------------------------------------------------------------ prepare */
+
+int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry *e,
+			 bool check_schema)
+{
+	struct schema_violation v;
+
+	op->matched_dn = (struct ber_view){ NULL, 0 };
+	if (backend_select(&be, 1, e->ndn) != be) {
+		backend_result(op, LDAP_UNWILLING_TO_PERFORM, "the entry is outside the database");
+		return LUMEN_OK;
+	}
+	int rc = check_schema ? entry_check_add(e, op->arena, &v) : LUMEN_OK;
+	if (rc == LUMEN_ESCHEMA) {
+		const char *text = arena_strndup(op->arena, v.message,
+						 strnlen(v.message, sizeof(v.message)));
+		backend_result(op, v.ldap_code, text);
+		return LUMEN_OK;
+	}
+	if (rc == LUMEN_OK)
+		rc = operational_on_add(be, op, e);
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	backend_result(op, LDAP_SUCCESS, NULL);
+	return LUMEN_OK;
+}
+
+int backend_tool_entry_keys(const struct backend *be, size_t table, const struct entry *e,
+			    struct arena *arena, const struct index_key **keys, size_t *n)
+{
+	struct index_key_set set;
+
+	*keys = NULL;
+	*n = 0;
+	if (table >= be->n_indexes)
+		return LUMEN_EINVAL;
+	int rc = index_keys_of_entry(be, &be->indexes[table], e, arena, &set);
+	if (rc != LUMEN_OK)
+		return rc;
+	*keys = set.keys;
+	*n = set.n;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------ the load */
+
+int backend_tool_load_begin(struct backend *be, struct backend_tool_load **out)
+{
+	*out = NULL;
+	if (!be->tool_mode || be->read_only)
+		return LUMEN_EINVAL;
+	struct backend_tool_load *load = calloc(1, sizeof(*load));
+	if (load == NULL)
+		return LUMEN_ENOMEM;
+	load->be = be;
+	*out = load;
+	return LUMEN_OK;
+}
+
+static void close_writer(struct backend_tool_load *load)
+{
+	if (load->writer_open)
+		index_run_writer_close(&load->writer);
+	load->writer_open = false;
+}
+
+void backend_tool_load_end(struct backend_tool_load *load)
+{
+	if (load == NULL)
+		return;
+	close_writer(load);
+	free(load->parent_ndn);
+	free(load);
+}
+
+/* Counts bytes written; commits the large transaction once it is full enough. */
+static int account(struct backend_tool_load *load, size_t bytes)
+{
+	load->txn_bytes += bytes;
+	if (load->txn_bytes < TOOL_TXN_BYTES)
+		return LUMEN_OK;
+	/* the writer's cursor belongs to the transaction: it goes first */
+	close_writer(load);
+	load->txn_bytes = 0;
+	return write_bulk_commit(&load->be->bulk);
+}
+
+static int remember_parent(struct backend_tool_load *load, struct ber_view ndn, uint64_t id)
+{
+	if (ndn.len > load->parent_cap) {
+		uint8_t *bigger = realloc(load->parent_ndn, ndn.len);
+		if (bigger == NULL)
+			return LUMEN_ENOMEM;
+		load->parent_ndn = bigger;
+		load->parent_cap = ndn.len;
+	}
+	memcpy(load->parent_ndn, ndn.ptr, ndn.len);
+	load->parent_len = ndn.len;
+	load->parent_id = id;
+	load->parent_known = true;
+	return LUMEN_OK;
+}
+
+/*
+ * The parent ID of ndn (0 for a suffix). A refusal sets op's result and
+ * returns LUMEN_ENOTFOUND (or LUMEN_EINVAL); storage errors are returned.
+ */
+static int find_parent(struct backend_tool_load *load, struct backend_op *op, MDB_txn *txn,
+		       struct ber_view ndn, uint64_t *parent_id)
+{
+	struct backend *be = load->be;
+	struct ber_view rdn, parent_ndn;
+	struct dn2id_match match = { 0 };
+
+	*parent_id = 0;
+	if (backend_is_suffix(be, ndn))
+		return LUMEN_OK;
+	dn_split_first(ndn, &rdn, &parent_ndn);
+	if (parent_ndn.len == 0 || backend_select(&be, 1, parent_ndn) != be) {
+		backend_result(op, LDAP_UNWILLING_TO_PERFORM,
+			       "only the suffix entry may be added without a parent");
+		return LUMEN_EINVAL;
+	}
+	if (load->parent_known && load->parent_len == parent_ndn.len &&
+	    memcmp(load->parent_ndn, parent_ndn.ptr, parent_ndn.len) == 0) {
+		*parent_id = load->parent_id;
+		return LUMEN_OK;
+	}
+	int rc = dn2id_lookup(be->store, txn, parent_ndn, parent_id, &match);
+	if (rc == LUMEN_ENOTFOUND)
+		return backend_no_such_object(be, op, txn, &match);
+	if (rc == LUMEN_OK)
+		rc = remember_parent(load, parent_ndn, *parent_id);
+	return rc;
+}
+
+int backend_tool_store(struct backend_tool_load *load, struct backend_op *op,
+		       struct ber_view dn, struct ber_view ndn, const void *encoded, size_t len,
+		       uint64_t *id)
+{
+	struct backend *be = load->be;
+	MDB_txn *txn = NULL;
+	uint64_t parent_id = 0;
+
+	op->matched_dn = (struct ber_view){ NULL, 0 };
+	op->result_code = LDAP_OTHER;
+	int rc = write_bulk_txn(&be->bulk, &txn);
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	rc = find_parent(load, op, txn, ndn, &parent_id);
+	if (rc != LUMEN_OK)
+		/* a refusal already set its LDAP result; anything else is storage */
+		return op->result_code != LDAP_OTHER ? LUMEN_OK : backend_fail(be, op, rc);
+	rc = entry_store_add_record(be, txn, parent_id, dn, ndn, encoded, len, id);
+	if (rc == LUMEN_EEXIST) {
+		backend_result(op, LDAP_ENTRY_ALREADY_EXISTS, NULL);
+		return LUMEN_OK;
+	}
+	if (rc == LUMEN_OK)
+		rc = account(load, len + TOOL_ENTRY_OVERHEAD);
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	__atomic_add_fetch(&be->writes, 1, __ATOMIC_RELAXED);
+	backend_result(op, LDAP_SUCCESS, NULL);
+	return LUMEN_OK;
+}
+
+/* The run writer of table, opened in the current large transaction. */
+static int writer_for(struct backend_tool_load *load, size_t table)
+{
+	MDB_txn *txn = NULL;
+
+	if (table >= load->be->n_indexes)
+		return LUMEN_EINVAL;
+	if (load->writer_open && load->writer_table == table)
+		return LUMEN_OK;
+	close_writer(load);
+	int rc = write_bulk_txn(&load->be->bulk, &txn);
+	if (rc == LUMEN_OK)
+		rc = index_run_writer_open(&load->writer, txn, load->be->indexes[table].dbi);
+	if (rc != LUMEN_OK)
+		return rc;
+	load->writer_table = table;
+	load->writer_open = true;
+	return LUMEN_OK;
+}
+
+int backend_tool_index_run(struct backend_tool_load *load, size_t table,
+			   const struct index_key *key, const uint64_t *ids, size_t n)
+{
+	int rc = writer_for(load, table);
+	if (rc == LUMEN_OK)
+		rc = index_run_add(&load->writer, key, ids, n);
+	if (rc == LUMEN_OK)
+		rc = account(load, TOOL_KEY_OVERHEAD + n * sizeof(*ids));
+	return rc;
+}
+
+int backend_tool_index_range(struct backend_tool_load *load, size_t table,
+			     const struct index_key *key, uint64_t lo, uint64_t hi)
+{
+	int rc = writer_for(load, table);
+	if (rc == LUMEN_OK)
+		rc = index_run_add_range(&load->writer, key, lo, hi);
+	if (rc == LUMEN_OK)
+		rc = account(load, TOOL_KEY_OVERHEAD);
+	return rc;
+}

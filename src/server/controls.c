@@ -1,0 +1,229 @@
+/*
+ * controls.c — request controls by OID, and the response controls
+ * (controls.h).
+ */
+#include "controls.h"
+
+#include <string.h>
+
+#include "lumen_error.h"
+
+/* What a control's parser gets. */
+struct control_parse {
+	const struct ldap_control *control;
+	const struct schema *schema;
+	const struct ldap_decode_limits *limits;
+	struct arena *arena;
+	struct request_controls *out;
+	const char **diagnostic;
+};
+
+/* Operations a control applies to, as bits of their request tags. */
+#define OP_BIT(tag) (1u << (tag))
+#define UPDATE_OPS (OP_BIT(LDAP_OP_ADD_REQUEST) | OP_BIT(LDAP_OP_DELETE_REQUEST) | \
+		    OP_BIT(LDAP_OP_MODIFY_REQUEST) | OP_BIT(LDAP_OP_MODDN_REQUEST))
+#define ENTRY_OPS (UPDATE_OPS | OP_BIT(LDAP_OP_SEARCH_REQUEST) | OP_BIT(LDAP_OP_COMPARE_REQUEST))
+
+static int fail(const struct control_parse *p, int rc, const char *why)
+{
+	*p->diagnostic = why;
+	return rc;
+}
+
+static int parse_manage_dsa_it(const struct control_parse *p)
+{
+	p->out->manage_dsa_it = true;
+	return LUMEN_OK;
+}
+
+static int parse_assertion(const struct control_parse *p)
+{
+	struct ber_reader r;
+	struct ldap_filter *decoded;
+	const char *why = NULL;
+	struct filter_limits fl = { p->limits->max_filter_depth, p->limits->max_filter_nodes };
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "assertion control without a value");
+	ber_reader_init(&r, p->control->value.ptr, p->control->value.len);
+	int rc = ldap_filter_decode(&r, p->arena, p->limits, &decoded, &why);
+	if (rc == LUMEN_OK && !ber_reader_at_end(&r))
+		rc = LUMEN_EMALFORMED;
+	if (rc == LUMEN_EINCOMPLETE)
+		rc = LUMEN_EMALFORMED;
+	if (rc != LUMEN_OK)
+		return fail(p, rc, "assertion control value is not a filter");
+	rc = filter_compile(p->schema, decoded, &fl, p->arena, &p->out->assertion);
+	if (rc != LUMEN_OK)
+		return fail(p, rc, "assertion control filter cannot be compiled");
+	p->out->has_assertion = true;
+	return LUMEN_OK;
+}
+
+/* AttributeSelection ::= SEQUENCE OF selector LDAPString (RFC 4527 §3). */
+static int parse_read_selection(const struct control_parse *p, struct attribute_selection *sel)
+{
+	struct ber_reader list, counter;
+	struct ber_view name;
+	size_t n = 0;
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "read control without a value");
+	ber_reader_init(&counter, p->control->value.ptr, p->control->value.len);
+	int rc = ber_enter(&counter, BER_TAG_SEQUENCE, &list);
+	if (rc != LUMEN_OK || !ber_reader_at_end(&counter))
+		return fail(p, LUMEN_EMALFORMED, "read control value is not an attribute list");
+	counter = list;
+	while (!ber_reader_at_end(&counter)) {
+		if (ber_read_octets(&counter, BER_TAG_OCTET_STRING, &name) != LUMEN_OK ||
+		    n >= p->limits->max_elements)
+			return fail(p, LUMEN_EMALFORMED, "read control value is not an attribute list");
+		n++;
+	}
+	struct ber_view *names = arena_calloc(p->arena, n ? n : 1, sizeof(*names));
+	if (names == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ber_read_octets(&list, BER_TAG_OCTET_STRING, &names[i]);
+	return attribute_selection_init(sel, p->schema, names, n, false, p->arena);
+}
+
+static int parse_pre_read(const struct control_parse *p)
+{
+	p->out->pre_read = true;
+	return parse_read_selection(p, &p->out->pre_read_selection);
+}
+
+static int parse_post_read(const struct control_parse *p)
+{
+	p->out->post_read = true;
+	return parse_read_selection(p, &p->out->post_read_selection);
+}
+
+/* realSearchControlValue ::= SEQUENCE { size INTEGER, cookie OCTET STRING } */
+static int parse_paged_results(const struct control_parse *p)
+{
+	struct ber_reader outer, seq;
+	int64_t size;
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "paged results control without a value");
+	ber_reader_init(&outer, p->control->value.ptr, p->control->value.len);
+	if (ber_enter(&outer, BER_TAG_SEQUENCE, &seq) != LUMEN_OK || !ber_reader_at_end(&outer) ||
+	    ber_read_int_range(&seq, BER_TAG_INTEGER, 0, INT32_MAX, &size) != LUMEN_OK ||
+	    ber_read_octets(&seq, BER_TAG_OCTET_STRING, &p->out->cookie) != LUMEN_OK ||
+	    !ber_reader_at_end(&seq))
+		return fail(p, LUMEN_EMALFORMED, "paged results control value does not decode");
+	p->out->paged = true;
+	p->out->page_size = (uint64_t)size;
+	return LUMEN_OK;
+}
+
+struct control_handler {
+	const char *oid;
+	unsigned ops;                  /* OP_BIT of the requests it applies to */
+	int (*parse)(const struct control_parse *p);
+};
+
+/* Adding a control is adding a row (and handling its fields in the ops). */
+static const struct control_handler handlers[] = {
+	{ CONTROL_MANAGE_DSA_IT, ENTRY_OPS, parse_manage_dsa_it },
+	{ CONTROL_ASSERTION, ENTRY_OPS, parse_assertion },
+	{ CONTROL_PRE_READ, OP_BIT(LDAP_OP_DELETE_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
+				    OP_BIT(LDAP_OP_MODDN_REQUEST), parse_pre_read },
+	{ CONTROL_POST_READ, OP_BIT(LDAP_OP_ADD_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
+				     OP_BIT(LDAP_OP_MODDN_REQUEST), parse_post_read },
+	{ CONTROL_PAGED_RESULTS, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_paged_results },
+};
+#define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
+
+static const char *const supported[N_HANDLERS] = {
+	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
+	CONTROL_PAGED_RESULTS,
+};
+
+size_t controls_supported(const char *const **oids)
+{
+	*oids = supported;
+	return N_HANDLERS;
+}
+
+static const struct control_handler *find_handler(struct ber_view oid, int op)
+{
+	for (size_t i = 0; i < N_HANDLERS; i++)
+		if (ber_view_eq_str(oid, handlers[i].oid))
+			return (handlers[i].ops & OP_BIT(op)) != 0 ? &handlers[i] : NULL;
+	return NULL;
+}
+
+static bool sent_twice(const struct ldap_message *msg, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (msg->controls[j].oid.len == msg->controls[i].oid.len &&
+		    memcmp(msg->controls[j].oid.ptr, msg->controls[i].oid.ptr,
+			   msg->controls[i].oid.len) == 0)
+			return true;
+	return false;
+}
+
+int controls_parse(const struct ldap_message *msg, const struct schema *schema,
+		   const struct ldap_decode_limits *limits, struct arena *arena,
+		   struct request_controls *out, const char **diagnostic)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < msg->n_controls; i++) {
+		const struct ldap_control *c = &msg->controls[i];
+		const struct control_handler *h = find_handler(c->oid, (int)msg->op);
+		if (h == NULL) {
+			if (!c->critical)
+				continue;
+			*diagnostic = "critical extension is unavailable";
+			return LUMEN_EUNSUPPORTED;
+		}
+		if (sent_twice(msg, i)) {
+			*diagnostic = "control specified multiple times";
+			return LUMEN_EMALFORMED;
+		}
+		struct control_parse p = { c, schema, limits, arena, out, diagnostic };
+		int rc = h->parse(&p);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	return LUMEN_OK;
+}
+
+/* Finish a response control whose value sits in scratch: copy it out. */
+static int take_value(const char *oid, struct ber_writer *scratch, struct arena *arena,
+		      struct ldap_control *out)
+{
+	int rc = ber_writer_error(scratch);
+	if (rc != LUMEN_OK)
+		return rc;
+	uint8_t *value = arena_memdup(arena, scratch->buf, scratch->len);
+	if (value == NULL && scratch->len > 0)
+		return LUMEN_ENOMEM;
+	*out = (struct ldap_control){
+		.oid = { (const uint8_t *)oid, strlen(oid) },
+		.has_value = true,
+		.value = { value, scratch->len },
+	};
+	return LUMEN_OK;
+}
+
+int controls_read_entry_response(const char *oid, const struct attribute_selection *sel,
+				 const struct entry *e, struct ber_writer *scratch,
+				 struct arena *arena, struct ldap_control *out)
+{
+	ber_writer_reset(scratch);
+	entry_send_body(sel, e, NULL, scratch);
+	return take_value(oid, scratch, arena, out);
+}
+
+int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
+			    struct ber_writer *scratch, struct arena *arena,
+			    struct ldap_control *out)
+{
+	ber_writer_reset(scratch);
+	ber_begin(scratch, BER_TAG_SEQUENCE);
+	ber_write_integer(scratch, BER_TAG_INTEGER, 0);   /* size estimate: unknown */
+	ber_write_octets(scratch, BER_TAG_OCTET_STRING, cookie, cookie_len);
+	ber_end(scratch);
+	return take_value(CONTROL_PAGED_RESULTS, scratch, arena, out);
+}

@@ -1,0 +1,181 @@
+/*
+ * entry_send.c — attribute selection and SearchResultEntry encoding
+ * (entry_send.h).
+ */
+#include "entry_send.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ldap_message.h"
+#include "lumen_error.h"
+#include "subschema.h"
+
+/* Schema names of the computed attributes, in enum computed_attribute order. */
+static const char *const computed_names[COMPUTED_ATTRIBUTE_COUNT] = {
+	"entryDN", "subschemaSubentry", "hasSubordinates", "numSubordinates",
+};
+
+static bool is_name(struct ber_view name, const char *literal)
+{
+	return ber_view_eq_str(name, literal);
+}
+
+/* Entries a name contributes to `wanted`: one, or a class's MUST and MAY. */
+static size_t wanted_count(const struct schema *schema, struct ber_view name)
+{
+	if (name.len > 1 && name.ptr[0] == '@') {
+		const struct object_class *oc =
+			schema_object_class(schema, (const char *)name.ptr + 1, name.len - 1);
+		return oc != NULL ? oc->n_must + oc->n_may : 0;
+	}
+	return 1;
+}
+
+/* Add what one requested name selects; unknown names select nothing. */
+static void add_wanted(struct attribute_selection *sel, const struct schema *schema,
+		       struct ber_view name)
+{
+	if (is_name(name, "*")) {
+		sel->all_user = true;
+	} else if (is_name(name, "+")) {
+		sel->all_operational = true;
+	} else if (is_name(name, "1.1")) {
+		/* "no attributes": selects nothing, even next to other names */
+	} else if (name.len > 1 && name.ptr[0] == '@') {
+		const struct object_class *oc =
+			schema_object_class(schema, (const char *)name.ptr + 1, name.len - 1);
+		for (size_t i = 0; oc != NULL && i < oc->n_must; i++)
+			sel->wanted[sel->n_wanted++] =
+				(struct attribute_description){ oc->must[i], { NULL, 0 } };
+		for (size_t i = 0; oc != NULL && i < oc->n_may; i++)
+			sel->wanted[sel->n_wanted++] =
+				(struct attribute_description){ oc->may[i], { NULL, 0 } };
+	} else {
+		struct attribute_description ad;
+		if (attribute_description_parse(schema, (const char *)name.ptr, name.len, &ad) ==
+		    LUMEN_OK)
+			sel->wanted[sel->n_wanted++] = ad;
+	}
+}
+
+/* Is a stored or computed attribute `have` selected? */
+static bool is_selected(const struct attribute_selection *sel,
+			const struct attribute_description *have)
+{
+	if (attribute_type_is_operational(have->type) ? sel->all_operational : sel->all_user)
+		return true;
+	for (size_t i = 0; i < sel->n_wanted; i++)
+		if (attribute_description_matches(&sel->wanted[i], have))
+			return true;
+	return false;
+}
+
+int attribute_selection_init(struct attribute_selection *sel, const struct schema *schema,
+			     const struct ber_view *names, size_t n_names, bool types_only,
+			     struct arena *arena)
+{
+	size_t capacity = 0;
+	memset(sel, 0, sizeof(*sel));
+	sel->types_only = types_only;
+	sel->all_user = n_names == 0;
+	for (size_t i = 0; i < n_names; i++)
+		capacity += wanted_count(schema, names[i]);
+	if (capacity > 0) {
+		sel->wanted = arena_calloc(arena, capacity, sizeof(*sel->wanted));
+		if (sel->wanted == NULL)
+			return LUMEN_ENOMEM;
+	}
+	for (size_t i = 0; i < n_names; i++)
+		add_wanted(sel, schema, names[i]);
+	for (int c = 0; c < COMPUTED_ATTRIBUTE_COUNT; c++) {
+		const struct attribute_type *at =
+			schema_attribute_type(schema, computed_names[c], strlen(computed_names[c]));
+		struct attribute_description have = { at, { NULL, 0 } };
+		sel->computed_type[c] = at;
+		sel->computed[c] = at != NULL && is_selected(sel, &have);
+	}
+	return LUMEN_OK;
+}
+
+bool attribute_selection_wants_counts(const struct attribute_selection *sel)
+{
+	return sel->computed[COMPUTED_HAS_SUBORDINATES] || sel->computed[COMPUTED_NUM_SUBORDINATES];
+}
+
+/* One PartialAttribute with a single value (or none when types only). */
+static void write_single(const struct attribute_selection *sel, enum computed_attribute c,
+			 const void *value, size_t len, struct ber_writer *w)
+{
+	const char *name = attribute_type_name(sel->computed_type[c]);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, name, strlen(name));
+	ber_begin(w, BER_TAG_SET);
+	if (!sel->types_only)
+		ber_write_octets(w, BER_TAG_OCTET_STRING, value, len);
+	ber_end(w);
+	ber_end(w);
+}
+
+static void write_computed(const struct attribute_selection *sel, struct ber_view dn,
+			   const struct backend_entry_info *info, struct ber_writer *w)
+{
+	if (sel->computed[COMPUTED_ENTRY_DN])
+		write_single(sel, COMPUTED_ENTRY_DN, dn.ptr, dn.len, w);
+	if (sel->computed[COMPUTED_SUBSCHEMA_SUBENTRY])
+		write_single(sel, COMPUTED_SUBSCHEMA_SUBENTRY, SUBSCHEMA_DN,
+			     strlen(SUBSCHEMA_DN), w);
+	if (info == NULL || !info->has_counts)
+		return;
+	if (sel->computed[COMPUTED_HAS_SUBORDINATES]) {
+		const char *truth = info->has_subordinates ? "TRUE" : "FALSE";
+		write_single(sel, COMPUTED_HAS_SUBORDINATES, truth, strlen(truth), w);
+	}
+	if (sel->computed[COMPUTED_NUM_SUBORDINATES]) {
+		char count[24];
+		int n = snprintf(count, sizeof(count), "%" PRIu64, info->num_subordinates);
+		write_single(sel, COMPUTED_NUM_SUBORDINATES, count, (size_t)n, w);
+	}
+}
+
+static void write_attribute(const struct attribute_selection *sel,
+			    const struct entry_attribute *a, struct ber_writer *w)
+{
+	if (!sel->types_only) {
+		entry_attribute_write(a, w);   /* a memcpy when `encoded` is fresh */
+		return;
+	}
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, a->name.ptr, a->name.len);
+	ber_begin(w, BER_TAG_SET);
+	ber_end(w);
+	ber_end(w);
+}
+
+void entry_send_body(const struct attribute_selection *sel, const struct entry *e,
+		     const struct backend_entry_info *info, struct ber_writer *w)
+{
+	struct ber_view dn = info != NULL ? info->dn : e->dn;
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_ENTRY));
+	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.ptr, dn.len);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		if (a->desc.type != NULL && is_selected(sel, &a->desc))
+			write_attribute(sel, a, w);
+	}
+	write_computed(sel, dn, info, w);
+	ber_end(w);
+	ber_end(w);
+}
+
+void entry_send_message(const struct attribute_selection *sel, const struct entry *e,
+			const struct backend_entry_info *info, int32_t message_id,
+			struct ber_writer *w)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, message_id);
+	entry_send_body(sel, e, info, w);
+	ber_end(w);
+}

@@ -1,0 +1,44 @@
+/*
+ * op_modify.c — the Modify operation (RFC 4511 §4.6, increment RFC 4525):
+ * the backend applies every change or none.
+ */
+#include <stdio.h>
+
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "ops.h"
+#include "server.h"
+
+/* slapd's second line: the attribute of every change, in order. */
+static void log_changes(struct op_context *ctx, const struct ldap_modify_request *req)
+{
+	char line[LOG_LINE_MAX];
+	size_t used = 0;
+	line[0] = '\0';
+	for (size_t i = 0; i < req->n_changes && used + 2 < sizeof(line); i++) {
+		int n = snprintf(line + used, sizeof(line) - used, "%s%s", i ? " " : "",
+				 op_log_string(ctx, req->changes[i].modification.type));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MOD attr=%s",
+		   (unsigned long long)ctx->conn->id, ctx->op->number, line);
+}
+
+void op_modify(struct op_context *ctx)
+{
+	const struct ldap_modify_request *req = &ctx->msg->u.modify;
+	struct op_target t;
+	if (log_enabled(LOG_LEVEL_STATS)) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MOD dn=\"%s\"",
+			   (unsigned long long)ctx->conn->id, ctx->op->number,
+			   op_log_string(ctx, req->object));
+		log_changes(ctx, req);
+	}
+	if (!op_target_prepare(ctx, req->object, &t))
+		return;
+	int rc = backend_modify(t.db->backend, &t.bop, t.ndn, req->changes, req->n_changes);
+	op_target_answer(ctx, &t, rc);
+}

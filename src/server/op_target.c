@@ -1,0 +1,130 @@
+/*
+ * op_target.c — what every operation on a database entry does before and
+ * after its backend call: controls, target DN, database, requester, limits,
+ * and the answer with its response controls (ops.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "conn.h"
+#include "entry.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "ops.h"
+#include "server.h"
+
+long op_combine_limit(long requested, long configured)
+{
+	if (configured <= 0)   /* unlimited (or 0, which slapd also reads as none) */
+		return requested > 0 ? requested : 0;
+	return requested > 0 && requested < configured ? requested : configured;
+}
+
+bool op_parse_controls(struct op_context *ctx, struct op_target *t)
+{
+	const char *why = "cannot parse the controls";
+	memset(t, 0, sizeof(*t));
+	int rc = controls_parse(ctx->msg, ctx->server->config->schema, &ctx->server->limits,
+				ctx->arena, &t->controls, &why);
+	if (rc == LUMEN_OK)
+		return true;
+	if (rc == LUMEN_EUNSUPPORTED)
+		op_send_result(ctx, LDAP_UNAVAILABLE_CRITICAL_EXTENSION, NULL, why);
+	else if (rc == LUMEN_ENOMEM)
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+	else
+		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, why);
+	return false;
+}
+
+static bool same_dn(struct ber_view a, struct ber_view b)
+{
+	return a.ptr != NULL && b.ptr != NULL && a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
+}
+
+/* The backend_op common to every operation on t->db. */
+static int fill_backend_op(struct op_context *ctx, struct op_target *t)
+{
+	struct backend_op *bop = &t->bop;
+	int rc = conn_identity(ctx->conn, ctx->arena, &bop->requester_ndn);
+	if (rc != LUMEN_OK)
+		return rc;
+	bop->arena = ctx->arena;
+	bop->is_root = bop->requester_ndn.len > 0 && same_dn(bop->requester_ndn, t->db->rootdn);
+	bop->abandoned = &ctx->op->abandoned;
+	bop->assertion = t->controls.has_assertion ? &t->controls.assertion : NULL;
+	bop->want_pre_read = t->controls.pre_read;
+	bop->want_post_read = t->controls.post_read;
+	bop->manage_dsa_it = t->controls.manage_dsa_it;
+	return LUMEN_OK;
+}
+
+bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t)
+{
+	if (server_normalize_dn(ctx->server, dn, ctx->arena, &t->ndn) != LUMEN_OK) {
+		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
+		return false;
+	}
+	t->db = t->ndn.len > 0 ? server_find_database(ctx->server, t->ndn) : NULL;
+	if (t->db == NULL || t->db->backend == NULL) {
+		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
+		return false;
+	}
+	if (fill_backend_op(ctx, t) != LUMEN_OK) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t)
+{
+	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
+}
+
+/* Add the Pre-/Post-Read control for e to controls[*n] when asked and possible. */
+static void add_read_control(struct op_context *ctx, const char *oid, bool wanted,
+			     const struct attribute_selection *sel, const struct entry *e,
+			     struct ldap_control *controls, size_t *n)
+{
+	if (!wanted || e == NULL)
+		return;
+	int rc = controls_read_entry_response(oid, sel, e, ctx->scratch, ctx->arena,
+					      &controls[*n]);
+	if (rc == LUMEN_OK)
+		(*n)++;
+	else
+		log_printf(0, "conn=%llu op=%u cannot encode the %s control: %s",
+			   (unsigned long long)ctx->conn->id, ctx->op->number, oid,
+			   lumen_strerror(rc));
+}
+
+void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
+{
+	struct backend_op *bop = &t->bop;
+	struct ldap_control controls[3];
+	size_t n = 0;
+	if (rc != LUMEN_OK)
+		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)", (unsigned long long)ctx->conn->id,
+			   ctx->op->number, ctx->log_name, lumen_strerror(rc),
+			   bop->diagnostic != NULL ? bop->diagnostic : "");
+	if (bop->result_code == LDAP_SUCCESS) {
+		add_read_control(ctx, CONTROL_PRE_READ, t->controls.pre_read,
+				 &t->controls.pre_read_selection, bop->pre_read, controls, &n);
+		add_read_control(ctx, CONTROL_POST_READ, t->controls.post_read,
+				 &t->controls.post_read_selection, bop->post_read, controls, &n);
+	}
+	if (t->controls.paged &&
+	    controls_paged_response(t->next_cookie.ptr, t->next_cookie.len, ctx->scratch,
+				    ctx->arena, &controls[n]) == LUMEN_OK)
+		n++;
+	const char *matched = NULL;
+	if (bop->matched_dn.len > 0)
+		matched = arena_strndup(ctx->arena, (const char *)bop->matched_dn.ptr,
+					bop->matched_dn.len);
+	op_send_result_controls(ctx, bop->result_code, matched, bop->diagnostic, controls, n);
+	entry_free(bop->pre_read);
+	entry_free(bop->post_read);
+	bop->pre_read = bop->post_read = NULL;
+}

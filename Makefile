@@ -82,9 +82,15 @@ test-san:
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  all test-unit test-integration
 
-# Foreground, logs on stderr; Ctrl-C stops it.
+# Loads a small example directory (300 people, groups) on first use, then
+# runs lumend in the foreground with logs on stderr; Ctrl-C stops it.
+EXAMPLE_DB := run/example-db
 run: deps all
-	@mkdir -p run/example-db
+	@mkdir -p $(EXAMPLE_DB)
+	@if [ ! -s $(EXAMPLE_DB)/data.mdb ]; then \
+	  ./$(BUILD)/lumengen -n 300 --groups 10 --password password -o run/example.ldif && \
+	  ./$(BUILD)/lumenadd -f slapd.conf.example -l run/example.ldif; \
+	fi
 	./$(BUILD)/lumend -f slapd.conf.example -h ldap://127.0.0.1:3389/ -d stats
 
 fuzz fuzz-smoke:

@@ -137,6 +137,8 @@ sorted_ldif() {
 import sys, ldif, base64
 records = ldif.LDIFRecordList(sys.stdin.buffer); records.parse()
 def line(name, value):
+    if not value:
+        return name + ":"
     try:
         return "%s: %s" % (name, value.decode("utf-8"))
     except UnicodeDecodeError:

@@ -184,9 +184,11 @@ class Server:
         cmd = ["ldapadd", "-x", "-H", self.uri, "-D", ROOTDN, "-w", ROOTPW, "-f", ldif_path]
         if continue_on_error:
             cmd.insert(1, "-c")
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=timeout)
-        return p.returncode, p.stdout.decode(errors="replace")
+        # stderr holds the errors; the last "adding new entry" line says which.
+        last = [x for x in p.stdout.decode(errors="replace").splitlines() if x.strip()][-1:]
+        return p.returncode, "\n".join(last) + "\n" + p.stderr.decode(errors="replace")
 
 
 class Slapd(Server):

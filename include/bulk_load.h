@@ -4,23 +4,31 @@
  *
  * Three stages run at once, joined by a ring of record batches:
  *   reader   (one thread)  ldif_read into a batch's arena, in input order
- *   workers  (-j threads)  build each record's entry: DN normalization,
- *                          value syntax and normalization (and, in a dry
- *                          run, the schema check)
- *   writer   (the caller)  takes the batches in input order and stores
- *                          each entry with backend_add_entry (tool mode),
- *                          so IDs follow the input and the backend alone
- *                          decides the table layout, operational
- *                          attributes and schema checks
- * Memory is bounded by options->memory_limit (the batches in flight), not
- * by the input size.
+ *   builders (-j threads)  build each record's entry (DN and values
+ *                          normalized), then backend_tool_prepare (schema
+ *                          check unless skip_schema, operational
+ *                          attributes), entry_encode and the entry's keys
+ *                          per index table (backend_tool_entry_keys);
+ *                          the entry itself is freed there
+ *   writer   (the caller)  takes the batches in input order, stores each
+ *                          entry's records (backend_tool_store: dn2id,
+ *                          id2entry) and files its keys under its new ID
+ *                          in memory (index_postings.h); when the postings
+ *                          reach their share of the memory bound, and at
+ *                          the end, they are written table by table in key
+ *                          order (backend_tool_index_run), so LMDB appends
+ * IDs follow the input order; the backend alone decides the table layout,
+ * the keys, the operational attributes and the checks. Memory is bounded
+ * by options->memory_limit (batches in flight plus postings), not by the
+ * input size; a bigger bound means fewer, larger index rounds.
  *
  * Bad records: a record that does not parse, names an undefined type, has
  * a bad value, violates the schema or lacks its parent is reported on
  * options->errors as "lumenadd: line N: dn: what is wrong". Without
  * continue_on_error the load stops at the first one (the caller discards
- * the staging copy, see lumenadd.c); with it, the record is skipped and
- * counted.
+ * the staging copy, see lumenadd.c: the backend commits as it goes); with
+ * it, the record is skipped and counted (nothing of it is written; its
+ * entry ID, if it had one, stays unused).
  *
  * Ownership: the caller owns the backend, the schema, the input stream
  * and the error stream. Thread-safety: bulk_load_run is called from one
@@ -31,6 +39,9 @@
  *    records are bad records.
  *  - A dry run (be == NULL) checks syntax and schema but not parents or
  *    duplicate DNs.
+ *  - Index keys of stored entries live only in memory until their round is
+ *    written: a load that fails leaves the tables without them, which is
+ *    why a failed load must be discarded as a whole (staging copy).
  */
 #ifndef LUMEN_BULK_LOAD_H
 #define LUMEN_BULK_LOAD_H
@@ -57,7 +68,7 @@
 #define BULK_LOAD_MAX_THREADS 64
 
 struct bulk_load_options {
-	bool skip_schema;          /* -s: dry runs skip entry_check_add */
+	bool skip_schema;          /* -s: no schema check (trusted input) */
 	bool continue_on_error;    /* -c */
 	bool progress;             /* progress line on stderr (when a tty) */
 	unsigned threads;          /* -j: builder threads, 1..BULK_LOAD_MAX_THREADS */

@@ -4,6 +4,12 @@
  *   lumenadd -f slapd.conf [-b SUFFIX | -n N] [-l FILE.ldif] [-c] [-j THREADS]
  *            [-m MB] [-q] [-s] [-u]
  *
+ * Fast path: builder threads (-j) parse, check and encode entries and
+ * derive their index keys; the writer stores each entry's records and
+ * keeps its index keys in memory (-m), writing them table by table in key
+ * order when the bound is reached and at the end, so LMDB appends
+ * (bulk_load.h, index_postings.h, backend.h's bulk-load path).
+ *
  * All or nothing: the load goes into a staging environment next to the
  * database (DIRECTORY/.lumenadd-PID, a compacted copy of the current data
  * when there is any) and replaces DIRECTORY/data.mdb with one rename(2)
@@ -46,10 +52,11 @@ static void usage(FILE *out)
 		"  -n N        the N-th database section of the file\n"
 		"  -l FILE     LDIF to load (default or '-': standard input)\n"
 		"  -c          continue past bad records (they are listed and counted)\n"
-		"  -j THREADS  threads building entries (default 2)\n"
-		"  -m MB       memory for records in flight (default %zu)\n"
+		"  -j THREADS  threads building entries (default: the number of cores)\n"
+		"  -m MB       memory for records in flight and index keys waiting to\n"
+		"              be written in order (default %zu; more = fewer rounds)\n"
 		"  -q          quick: trusted input (accepted; nothing is skipped yet)\n"
-		"  -s          dry run only: skip the schema check\n"
+		"  -s          skip the schema check (trusted input)\n"
 		"  -u          dry run: parse and check, write nothing\n"
 		"The database must not be served by lumend while lumenadd runs.\n",
 		BULK_LOAD_DEFAULT_MEMORY >> 20);
@@ -72,7 +79,9 @@ static int parse_args(int argc, char **argv, struct add_args *a)
 	int opt;
 
 	memset(a, 0, sizeof(*a));
-	a->threads = 2;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	a->threads = cores < 1 ? 1 : cores > BULK_LOAD_MAX_THREADS ? BULK_LOAD_MAX_THREADS
+								     : (unsigned)cores;
 	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
 	while ((opt = getopt(argc, argv, "f:b:n:l:cj:m:qsu")) != -1) {
 		switch (opt) {

@@ -49,6 +49,7 @@ WATCHDOG_S = int(SECONDS) + 240
 
 lock = threading.Lock()
 acked_version = {}           # fixed dn (lower) -> last acknowledged version
+sent_version = {}            # fixed dn (lower) -> last version sent (maybe unanswered)
 acked_adds = {}              # dyn dn (lower) -> seq of the ack
 acked_deletes = {}           # dyn dn (lower) -> seq of the ack
 delete_sent = set()          # dyn dn (lower) whose delete was sent (maybe unanswered)
@@ -103,6 +104,8 @@ def modifier(server, wid, owned):
         i = rnd.choice(owned)
         v = version[i] + 1
         dn = fixed_dn(i)
+        with lock:
+            sent_version[dn.lower()] = v
         try:
             conn.modify_s(dn, [(ldap.MOD_REPLACE, k, vals) for k, vals in version_attrs(v).items()])
         except ldap.LDAPError as e:
@@ -248,9 +251,9 @@ def searcher(server, sid):
         if k == 2 and len(res) != 1:
             problem(f"(uid=fixed.{i}) returned {len(res)} entries")
         if k == 6 and fixed_dn(i).lower() not in seen and floor.get(fixed_dn(i).lower(), 0) == v:
-            # Still the current value unless a modify landed meanwhile.
+            # Still the current value unless a modify was sent meanwhile.
             with lock:
-                now = acked_version.get(fixed_dn(i).lower(), 0)
+                now = sent_version.get(fixed_dn(i).lower(), 0)
             if now == v:
                 problem(f"(description={tag}) did not find {fixed_dn(i)}")
     conn.unbind_s()

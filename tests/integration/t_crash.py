@@ -42,6 +42,7 @@ WRITERS = 2
 SEED = int(os.environ.get("CRASH_SEED", str(int(time.time()) % 100000)))
 WATCHDOG_S = 300
 BASE = f"ou=crash,{sh.SUFFIX}"
+KILLING = threading.Event()   # set from just before the SIGKILL to the restart
 
 
 def connect(server):
@@ -90,7 +91,7 @@ class Writer(threading.Thread):
                 except ldap.SERVER_DOWN:
                     return
                 except ldap.LDAPError as e:
-                    if not self.server.alive():
+                    if KILLING.is_set() or not self.server.alive():
                         return
                     self.unexpected.append(f"add {dn}: {e!r}")
                     self.inflight = None
@@ -105,7 +106,7 @@ class Writer(threading.Thread):
                 except ldap.SERVER_DOWN:
                     return
                 except ldap.LDAPError as e:
-                    if not self.server.alive():
+                    if KILLING.is_set() or not self.server.alive():
                         return
                     self.unexpected.append(f"modify {dn}: {e!r}")
                     self.inflight = None
@@ -207,6 +208,7 @@ def main():
                 w.start()
             delay = rnd.uniform(1.0, 3.0)
             time.sleep(delay)
+            KILLING.set()
             server.kill9()
             for w in writers:
                 w.stop_flag = True
@@ -226,6 +228,7 @@ def main():
                 r.check(f"{label}: the daemon restarts after SIGKILL", False, str(e)[-3000:])
                 return
             r.check(f"{label}: the daemon restarts after SIGKILL", True)
+            KILLING.clear()
             verify(server, states, [w.inflight for w in writers], label)
             # The in-flight operations are settled now: what is there is the truth.
             conn = connect(server)

@@ -77,6 +77,23 @@ WATCHDOG_S = int(os.environ.get("DIFF_WATCHDOG", "900"))
 #     phonetic code. No approx filters are sent.
 # D7. numSubordinates is not an OpenLDAP attribute (Lumen may publish it);
 #     ignored when only Lumen returns it.
+# D8. The AVAs of a multi-valued RDN are a set (RFC 4512 §2.3.1): OpenLDAP
+#     sorts them (employeeNumber=1+uid=x), Lumen keeps the client's order.
+#     canon_dn() sorts them (part of D1).
+# D9. Substring components made only of spaces ("(cn=* )") are not sent:
+#     RFC 4518 §2.6.1 / Appendix B leave their preparation unclear, and
+#     OpenLDAP drops such a component (the filter then matches any value).
+# D10. Schema: Lumen's nis.schema gives the shadow* integers an ORDERING
+#     rule (integerOrderingMatch, as RFC 2307bis); Debian's follows RFC 2307
+#     (EQUALITY only), so slapd evaluates (shadowLastChange<=N) to Undefined.
+#     No ordering filter on shadow* is sent. SCHEMA_DIFFERENCES lists every
+#     other known difference in the attribute types both servers define;
+#     check_schema() fails on any other.
+# D11. OpenLDAP evaluates (objectClass:objectIdentifierMatch:=person) to
+#     FALSE for every entry although objectIdentifierMatch (RFC 4517 §4.2.26)
+#     matches the descriptor 'person' against the value 'person'; Lumen
+#     answers like (objectClass=person) does, so SUBSTITUTE sends slapd that
+#     filter instead.
 # ---------------------------------------------------------------------------
 VOLATILE = {"entryuuid", "entrycsn", "createtimestamp", "modifytimestamp"}
 VOLATILE_FORM = {
@@ -87,6 +104,33 @@ VOLATILE_FORM = {
 }
 ONLY_IF_BOTH = {"entrycsn"}                 # D5
 IGNORE_IF_LUMEN_ONLY = {"numsubordinates"}  # D7
+# D11: filter pieces sent to slapd in place of the one Lumen gets.
+SUBSTITUTE = {"(objectClass:objectIdentifierMatch:=person)": "(objectClass=person)"}
+# D10: differences between the attribute types both servers define, as
+# (name, field) -> reason. Rule names compare lowercased; MUST/MAY/SUP as
+# sets of OIDs (so aliases and repeats do not count).
+SCHEMA_DIFFERENCES = {
+    **{(a, "ordering"): "Lumen's nis.schema has RFC 2307bis' integerOrderingMatch (D10)"
+       for a in ("shadowLastChange", "shadowMin", "shadowMax", "shadowWarning",
+                 "shadowInactive", "shadowExpire")},
+    ("mailPreferenceOption", "equality"): "Lumen's cosine.schema gives it integerMatch; "
+                                          "Debian's none (not used by the data)",
+    ("nisNetgroupTriple", "equality"): "Lumen's nis.schema gives it caseIgnoreIA5Match "
+                                       "(RFC 2307bis); not used by the data",
+    ("vendorName", "equality"): "RFC 3045 gives caseExactIA5Match (Lumen); OpenLDAP caseExactMatch",
+    ("vendorVersion", "equality"): "RFC 3045 gives caseExactIA5Match (Lumen); OpenLDAP caseExactMatch",
+    ("namingContexts", "equality"): "RFC 4512 §5.1.2 gives none (Lumen); OpenLDAP adds one",
+    ("aliasedObjectName", "names"): "'aliasedEntryName' is an X.501 alias only OpenLDAP adds",
+    ("givenName", "names"): "'gn' is an X.520 alias only OpenLDAP adds (RFC 4519 has none)",
+    ("userCertificate", "equality"): "Lumen's core.schema lacks RFC 4523's certificateExactMatch "
+                                     "(reported; no certificates in the data)",
+    ("cACertificate", "equality"): "Lumen's core.schema lacks RFC 4523's certificateExactMatch "
+                                   "(reported; no certificates in the data)",
+    ("RFC822localPart", "may"): "Debian's cosine.schema also allows preferredDeliveryMethod, "
+                                "Lumen's does not (class not used by the data)",
+    ("ipProtocol", "must"): "RFC 2307 lists description in MUST and MAY; Lumen keeps it MAY only",
+    ("oncRpc", "must"): "RFC 2307 lists description in MUST and MAY; Lumen keeps it MAY only",
+}
 DN_SYNTAX = {"member", "owner", "manager", "seealso", "roleoccupant", "creatorsname",
              "modifiersname", "entrydn", "subschemasubentry", "uniquemember"}
 
@@ -101,7 +145,8 @@ def canon_dn(dn):
         dn, uid = dn.rsplit("#", 1)
         uid = "#" + uid
     try:
-        return ldap.dn.dn2str(ldap.dn.str2dn(dn)) + uid
+        rdns = [sorted(rdn, key=lambda ava: (ava[0].lower(), ava[1])) for rdn in ldap.dn.str2dn(dn)]
+        return ldap.dn.dn2str(rdns) + uid
     except ldap.DECODING_ERROR:
         return "<unparsable>" + dn + uid
 
@@ -257,21 +302,14 @@ def generate_searches(tree, rnd):
             continue
         i = rnd.randrange(len(v) - 1)
         j = rnd.randrange(i + 1, len(v))
-        piece = variants(v[i:j]).strip() or v[i:j]
+        piece = variants(v[i:j]).strip()
+        mid = len(v) // 2
         kind = rnd.randrange(6)
-        if kind == 0:
-            f = f"({a}={esc(piece)}*)"
-        elif kind == 1:
-            f = f"({a}=*{esc(piece)})"
-        elif kind == 2:
-            f = f"({a}=*{esc(piece)}*)"
-        elif kind == 3:
-            f = f"({a}={esc(v[:2])}*{esc(v[-2:])})"
-        elif kind == 4:
-            f = f"({a}={esc(v[:1])}*{esc(piece)}*{esc(v[-1:])})"
-        else:
-            mid = len(v) // 2
-            f = f"({a}=*{esc(v[1:mid])}*{esc(v[mid:-1])}*)"
+        parts = [[piece, None], [None, piece], [None, piece, None], [v[:2], v[-2:]],
+                 [v[:1], piece, v[-1:]], [None, v[1:mid], v[mid:-1], None]][kind]
+        if any(x is not None and not x.strip() for x in parts):
+            continue                                           # D9
+        f = f"({a}=" + "*".join(esc(x) if x else "" for x in parts) + ")"
         subs.append(f)
     subs += ["(cn=Zo*)", "(sn=*ström)", "(sn=*STRÖM)", "(cn=*ΕΛ*)", "(cn=*東京*)",
              "(mail=*@EXAMPLE.ORG)", "(telephoneNumber=*555-0*)", "(telephoneNumber=+1 5*)",
@@ -283,14 +321,14 @@ def generate_searches(tree, rnd):
 
     ordering = []
     for _ in range(25):
-        a = rnd.choice(["uidNumber", "gidNumber", "shadowLastChange"])
+        a = rnd.choice(["uidNumber", "gidNumber"])             # not shadow*: D10
         v = val(a)
         ordering.append(f"({a}{rnd.choice(['>=', '<='])}{v})")
     ordering += ["(uidNumber>=1190)", "(uidNumber<=1001)", "(uidNumber>=-5)",
                  "(uidNumber<=0)", "(cn>=M)", "(sn<=B)", "(uid>=user.5)",
                  "(createTimestamp>=19700101000000Z)", "(createTimestamp<=19700101000000Z)",
                  "(modifyTimestamp>=20000101000000Z)", "(employeeNumber>=00100)",
-                 "(telephoneNumber>=+1)", "(shadowLastChange>=19100)",
+                 "(telephoneNumber>=+1)", "(uidNumber>=1100)",
                  "(gidNumber<=abc)", "(undefinedAttr>=5)", "(displayName>=Z)"]
 
     present = [f"({a}=*)" for a in ["objectClass", "cn", "sn", "mail", "description",
@@ -374,6 +412,9 @@ def generate_searches(tree, rnd):
     searches = []
     for cat, filters in categories:
         for f in filters:
+            # Each filter once over the whole tree (the filter decides) ...
+            searches.append((cat, S, ldap.SCOPE_SUBTREE, f, ["1.1"], 0, 0))
+            # ... and once with a random base, scope and selection.
             base = rnd.choice(bases)
             scope = rnd.choice(scopes)
             attrs = rnd.choice(attr_lists)
@@ -467,7 +508,8 @@ WRITES = [
     ("add with case-duplicate values (20)", "add", (f"cn=dup2,{P}", person("dup2", description=["Same", "SAME"]))),
     ("add with an empty value (21)", "add", (f"cn=empty,{P}", person("empty", description=[""]))),
     ("add whose RDN value is missing from the entry (0: RFC 4511 §4.7 adds it)", "add", (f"cn=rdnmissing,{P}", person("other"))),
-    ("add whose RDN attribute the class does not allow (65)", "add", (f"l=Nowhere,{P}", person("nol"))),
+    ("add whose RDN attribute the class does not allow (65)", "add", (f"l=Nowhere,{P}", person("nol")),
+     {64}, "namingViolation (64) is as fitting as objectClassViolation for an RDN the class forbids"),
     ("add with a NO-USER-MODIFICATION attribute (19)", "add",
      (f"cn=nousermod,{P}", person("nousermod", createTimestamp="20200101000000Z"))),
     ("add a valid person", "add", (f"cn=new person,{P}", person("new person", description=["one", "two"]))),
@@ -515,7 +557,12 @@ WRITES = [
     ("modify: several valid changes", "modify",
      (f"uid=user.4,{P}", [(R, "title", [b"Boss", b"Chef"]), (A, "mail", [b"extra@example.com"]),
                           (D, "mail", [b"user.4@example.com"]), (D, "description", None),
-                          (A, "description", [b"Rewritten \xc3\xa9"]), (R, "jpegPhoto", [b"\x00\xff\x10"])])),
+                          (A, "description", [b"Rewritten \xc3\xa9"]), (R, "jpegPhoto", [treegen.JFIF + b"\xff\xd9"])])),
+    ("modify: a jpegPhoto that is not JFIF (slapd 0)", "modify",
+     (f"uid=user.4,{P}", [(R, "jpegPhoto", [b"\x00\xff\x10"])]),
+     {21}, "RFC 4517 §3.3.17: a JPEG value is a JFIF octet string; OpenLDAP does not check it"),
+    ("modify: back to a JFIF jpegPhoto (0)", "modify",
+     (f"uid=user.4,{P}", [(R, "jpegPhoto", [treegen.JFIF + b"\x01\xff\xd9"])])),
     ("modify: add then delete the same value (0)", "modify",
      (f"uid=user.5,{P}", [(A, "carLicense", [b"tmp"]), (D, "carLicense", [b"tmp"])])),
     ("modify: add an auxiliary class with its MUST attributes", "modify",
@@ -524,7 +571,8 @@ WRITES = [
      (f"cn=group.1,{G}", [(D, "member", [b"UID=USER.6, OU=PEOPLE, DC=EXAMPLE, DC=COM"])])),
     ("modrdn to an existing entry (68)", "rename", (f"uid=user.1,{P}", "uid=user.2", None, True)),
     ("modrdn of a missing entry (32)", "rename", (f"uid=nope,{P}", "uid=nope2", None, True)),
-    ("modrdn under a missing new superior (32)", "rename", (f"uid=user.6,{P}", "uid=user.6", f"ou=nope,{S}", True)),
+    ("modrdn under a missing new superior (32)", "rename", (f"uid=user.6,{P}", "uid=user.6", f"ou=nope,{S}", True),
+     {32}, "matchedDN (RFC 4511 §4.1.9) may name the deepest existing superior of newSuperior"),
     ("modrdn to an undefined attribute type (slapd 34)", "rename", (f"uid=user.6,{P}", "fooBar=x", None, False),
      {17}, "an RDN with an unknown type is an invalid DN (34) or an undefined type (17)"),
     ("modrdn to an attribute not allowed (65)", "rename", (f"cn=new person,{P}", "uid=np", None, False)),
@@ -579,6 +627,75 @@ def do_write(conn, op, args):
     except ldap.LDAPError as e:
         info = e.args[0] if e.args and isinstance(e.args[0], dict) else {}
         return info.get("result", repr(e)), canon_dn(info.get("matched") or None)
+
+
+# ------------------------------------------------------------------ schema
+
+def check_schema(cref, clum, kind):
+    """The attribute types and object classes both servers publish agree."""
+    import ldap.schema
+    subs = []
+    for c in (cref, clum):
+        res = c.search_s("cn=Subschema", ldap.SCOPE_BASE, "(objectClass=*)",
+                         ["attributeTypes", "objectClasses"])
+        subs.append(res[0][1])
+    oid_of = []
+    parsed = []
+    for sub in subs:
+        ats = {}
+        names = {}
+        for v in sub.get("attributeTypes", []):
+            o = ldap.schema.AttributeType(v.decode())
+            ats[o.oid] = o
+            for n in o.names:
+                names[n.lower()] = o.oid
+        ocs = {}
+        for v in sub.get("objectClasses", []):
+            o = ldap.schema.ObjectClass(v.decode())
+            ocs[o.oid] = o
+            for n in o.names:
+                names[n.lower()] = o.oid
+        oid_of.append(names)
+        parsed.append((ats, ocs))
+
+    def norm(i, field, value):
+        if field in ("must", "may", "sup"):
+            return frozenset(oid_of[i].get(n.lower()) or oid_of[1 - i].get(n.lower()) or n.lower()
+                             for n in value)
+        if field == "names":
+            return frozenset(n.lower() for n in value)
+        if field == "syntax":
+            return value.split("{")[0] if value else value
+        if isinstance(value, str):
+            return value.lower()
+        return value
+
+    fields = {0: ["names", "sup", "equality", "ordering", "substr", "syntax", "single_value",
+                  "no_user_mod", "usage", "collective"],
+              1: ["names", "sup", "kind", "must", "may"]}
+    unexplained, explained = [], 0
+    for k in (0, 1):
+        a, b = parsed[0][k], parsed[1][k]
+        for oid in sorted(set(a) & set(b)):
+            for f in fields[k]:
+                x, y = norm(0, f, getattr(a[oid], f)), norm(1, f, getattr(b[oid], f))
+                if x == y:
+                    continue
+                if (a[oid].names[0], f) in SCHEMA_DIFFERENCES:
+                    explained += 1
+                    continue
+                unexplained.append(f"{a[oid].names[0]} {f}: slapd {getattr(a[oid], f)!r}, "
+                                   f"{kind} {getattr(b[oid], f)!r}")
+    ats_a, ats_b = parsed[0][0], parsed[1][0]
+    used = {n.lower() for _, attrs in treegen.build_tree() for n in attrs}
+    lacking = sorted(n for n in used if oid_of[1].get(n) is None)
+    r.check(f"schema: the attribute types and classes both publish agree "
+            f"({explained} documented differences)", not unexplained,
+            "\n       ".join(unexplained[:20]))
+    r.check(f"schema: {kind} defines every attribute type of the data", not lacking, repr(lacking))
+    only = sorted(ats_a[o].names[0] for o in set(ats_a) - set(ats_b)
+                  if not ats_a[o].names[0].startswith("olc"))
+    print(f"  info t_differential.py: attribute types only slapd's schema holds: {', '.join(only)}")
 
 
 # -------------------------------------------------------------------- main
@@ -640,13 +757,18 @@ def run(ref, lum):
     print(f"  info t_differential.py: {lum.kind} load {time.time() - t0:.1f} s")
     cref, clum = connect(ref), connect(lum)
 
+    check_schema(cref, clum, lum.kind)
+
     rnd = random.Random(2849)
     searches = generate_searches(entries, rnd)
     by_cat = {}
     nonempty = 0
     for s in searches:
         cat, base, scope, filt, attrs, typesonly, sizelimit = s
-        a = run_search(cref, base, scope, filt, attrs, typesonly, sizelimit)
+        ref_filt = filt
+        for mine, theirs in (SUBSTITUTE.items() if lum.kind == "lumend" else ()):
+            ref_filt = ref_filt.replace(mine, theirs)
+        a = run_search(cref, base, scope, ref_filt, attrs, typesonly, sizelimit)
         b = run_search(clum, base, scope, filt, attrs, typesonly, sizelimit)
         if a[3]:
             nonempty += 1

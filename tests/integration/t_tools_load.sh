@@ -144,6 +144,35 @@ expect_eq "-u dry run finds the schema violation" 1 "$rc"
 expect_eq "stdin input" 0 "$(printf 'dn: cn=stdin,dc=example,dc=com\nobjectClass: device\ncn: stdin\n\n' |
   "$TOOLS/lumenadd" -f "$CONF" 2>/dev/null; echo $?)"
 
+# --- bulk path: many entries, index postings flushed in several rounds ----
+# -m 1 makes lumenadd write its sorted index runs and commit many times;
+# the result must equal a load done in one round, and a later failure must
+# still leave the database as it was.
+mkdir -p "$TMP/db3" "$TMP/db4"
+sed "s|^directory .*|directory $TMP/db3|" "$CONF" > "$TMP/slapd3.conf"
+sed "s|^directory .*|directory $TMP/db4|" "$CONF" > "$TMP/slapd4.conf"
+"$ROOT/$BUILD/lumengen" -n 3000 > "$TMP/gen.ldif"
+check "lumenadd -m 1 loads 3000 entries" "$TOOLS/lumenadd" -f "$TMP/slapd3.conf" -m 1 -l "$TMP/gen.ldif"
+check "lumenadd -j 1 loads them in one round" "$TOOLS/lumenadd" -f "$TMP/slapd4.conf" -j 1 -l "$TMP/gen.ldif"
+check "lumenindex --check after a many-round load" "$TOOLS/lumenindex" -f "$TMP/slapd3.conf" --check
+"$TOOLS/lumencat" -f "$TMP/slapd3.conf" > "$TMP/gen3.ldif" 2>/dev/null
+"$TOOLS/lumencat" -f "$TMP/slapd4.conf" > "$TMP/gen4.ldif" 2>/dev/null
+expect_eq "every generated entry loaded" 3008 "$(grep -c '^dn:' "$TMP/gen3.ldif")"
+check "many-round and one-round loads hold the same entries" compare_ldif "$TMP/gen3.ldif" "$TMP/gen4.ldif"
+check "many-round load equals its input" compare_ldif "$TMP/gen.ldif" "$TMP/gen3.ldif"
+sed 's/^dn: uid=user\.\([0-9]*\),/dn: uid=more.\1,/; s/^uid: user\./uid: more./' "$TMP/gen.ldif" |
+  awk 'BEGIN { RS = ""; ORS = "\n\n" } /^dn: uid=more/' > "$TMP/more.ldif"
+printf 'dn: uid=broken,ou=people,dc=example,dc=com\nobjectClass: inetOrgPerson\nuid: broken\ncn: Broken\n\n' >> "$TMP/more.ldif"
+rc=0; "$TOOLS/lumenadd" -f "$TMP/slapd3.conf" -m 1 -l "$TMP/more.ldif" 2>"$TMP/more.err" || rc=$?
+expect_eq "a bad last record after many flushes: exit 1" 1 "$rc"
+check "database unchanged after a failed many-round load" cmp "$TMP/gen3.ldif" \
+  <("$TOOLS/lumencat" -f "$TMP/slapd3.conf" 2>/dev/null)
+check "lumenindex --check after the failed load" "$TOOLS/lumenindex" -f "$TMP/slapd3.conf" --check
+rc=0; "$TOOLS/lumenadd" -f "$TMP/slapd3.conf" -m 1 -c -l "$TMP/more.ldif" 2>/dev/null || rc=$?
+expect_eq "-c: the good records of a second batch load on top" 0 "$rc"
+expect_eq "second batch added" 6008 "$("$TOOLS/lumencat" -f "$TMP/slapd3.conf" 2>/dev/null | grep -c '^dn:')"
+check "lumenindex --check after loading on top" "$TOOLS/lumenindex" -f "$TMP/slapd3.conf" --check
+
 # --- refusal while the database is in use ---------------------------------
 # one process holding the lock, as lumend would (flock(1) would leave a child holding it)
 "$PYTHON" -c 'import fcntl, sys, time

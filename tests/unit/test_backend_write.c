@@ -2,10 +2,12 @@
  * test_backend_write.c — back-mdb writes: add, delete, modify, modrdn and
  * their result codes, operational attributes, pre/post-read, atomicity,
  * subtree renames, index consistency (backend_check_indexes), concurrent
- * searches during writes, and a full map.
+ * searches during writes, a full map, and the bulk-load path (prepare,
+ * store, sorted index runs) producing a database lumend can serve.
  */
 #include <check.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "backend_fixture.h"
 #include "idl.h"
@@ -664,6 +666,224 @@ START_TEST(map_full_is_reported)
 }
 END_TEST
 
+/* ------------------------------------------------------ bulk-load path */
+
+/* One index posting of the tool path, to be sorted into runs. */
+struct tool_posting {
+	size_t table;
+	struct index_key key;
+	uint64_t id;
+};
+
+struct tool_run {
+	struct backend *be;
+	struct backend_tool_load *load;
+	struct ber_writer w;
+	struct tool_posting *postings;
+	size_t n, cap;
+};
+
+/* Swaps the fixture's backend for a tool-mode one on an empty directory. */
+static void tool_run_start(struct tool_run *t)
+{
+	char err[512] = "", path[128];
+	const char *suffixes[] = { BASE };
+	struct backend_settings st = {
+		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .dbnosync = true,
+		.tool_mode = true, .indexes = fixture_indexes,
+		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+	};
+	backend_close(fx.be);
+	fx.be = NULL;
+	snprintf(path, sizeof(path), "%s/data.mdb", fx.dir);
+	ck_assert_int_eq(unlink(path), 0);
+	memset(t, 0, sizeof(*t));
+	ck_assert_int_eq(backend_open(fx.schema, &st, &t->be, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(backend_tool_load_begin(t->be, &t->load), LUMEN_OK);
+	ck_assert_int_eq(ber_writer_init(&t->w, 1024, 0), LUMEN_OK);
+}
+
+/* Prepares and stores one entry the way lumenadd does; returns the LDAP result. */
+static int tool_add(struct tool_run *t, const char *dn, const char *const *lines,
+		    bool check_schema)
+{
+	struct ldap_attribute attrs[32];
+	struct schema_violation v;
+	struct entry *e = NULL;
+	uint64_t id = 0;
+
+	struct backend_op op = fx_op();
+	op.from_tool = true;
+	size_t n = fx_attributes(lines, attrs, 32);
+	ck_assert_int_eq(entry_from_attributes(fx.schema, fx_view(dn), fx_ndn(dn), attrs, n, false,
+					       &e, &v), LUMEN_OK);
+	ck_assert_int_eq(backend_tool_prepare(t->be, &op, e, check_schema), LUMEN_OK);
+	if (op.result_code == LDAP_SUCCESS) {
+		ber_writer_reset(&t->w);
+		ck_assert_int_eq(entry_encode(e, &t->w), LUMEN_OK);
+		ck_assert_int_eq(backend_tool_store(t->load, &op, e->dn, e->ndn, t->w.buf, t->w.len,
+						    &id), LUMEN_OK);
+	}
+	for (size_t table = 0; op.result_code == LDAP_SUCCESS &&
+			       table < backend_index_count(t->be); table++) {
+		const struct index_key *keys;
+		size_t n_keys;
+		ck_assert_int_eq(backend_tool_entry_keys(t->be, table, e, &fx.arena, &keys, &n_keys),
+				 LUMEN_OK);
+		for (size_t k = 0; k < n_keys; k++) {
+			if (t->n == t->cap) {
+				t->cap = t->cap ? 2 * t->cap : 1024;
+				t->postings = realloc(t->postings, t->cap * sizeof(*t->postings));
+				ck_assert_ptr_nonnull(t->postings);
+			}
+			t->postings[t->n++] = (struct tool_posting){ table, keys[k], id };
+		}
+	}
+	entry_free(e);
+	return op.result_code;
+}
+
+static int compare_postings(const void *a, const void *b)
+{
+	const struct tool_posting *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	int c = memcmp(x->key.bytes, y->key.bytes, INDEX_KEY_SIZE);
+	if (c != 0)
+		return c;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Hands the postings over sorted, one run per key; the presence key of cn as a range. */
+static void tool_flush_postings(struct tool_run *t)
+{
+	struct index_key presence;
+	uint64_t *ids = malloc((t->n ? t->n : 1) * sizeof(*ids));
+	ck_assert_ptr_nonnull(ids);
+	index_key_make(INDEX_PRESENCE, NULL, 0, &presence);
+	qsort(t->postings, t->n, sizeof(*t->postings), compare_postings);
+	for (size_t i = 0; i < t->n;) {
+		size_t j = i, n = 0;
+		while (j < t->n && t->postings[j].table == t->postings[i].table &&
+		       memcmp(t->postings[j].key.bytes, t->postings[i].key.bytes, INDEX_KEY_SIZE) == 0)
+			ids[n++] = t->postings[j++].id;
+		const char *name = backend_index_name(t->be, t->postings[i].table);
+		if (strcmp(name, "cn") == 0 &&
+		    memcmp(t->postings[i].key.bytes, presence.bytes, INDEX_KEY_SIZE) == 0)
+			ck_assert_int_eq(backend_tool_index_range(t->load, t->postings[i].table,
+								  &t->postings[i].key, ids[0],
+								  ids[n - 1]), LUMEN_OK);
+		else
+			ck_assert_int_eq(backend_tool_index_run(t->load, t->postings[i].table,
+								&t->postings[i].key, ids, n),
+					 LUMEN_OK);
+		i = j;
+	}
+	free(ids);
+	t->n = 0;
+}
+
+/* Ends the load, commits it, and reopens the directory as lumend would. */
+static void tool_run_finish(struct tool_run *t)
+{
+	char err[512] = "";
+	const char *suffixes[] = { BASE };
+	struct backend_settings st = {
+		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .dbnosync = true,
+		.indexes = fixture_indexes,
+		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+	};
+	backend_tool_load_end(t->load);
+	ck_assert_int_eq(backend_tool_flush(t->be), LUMEN_OK);
+	backend_close(t->be);
+	ber_writer_free(&t->w);
+	free(t->postings);
+	ck_assert_int_eq(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
+}
+
+#define TOOL_PEOPLE 300
+
+static int count_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	(void)e;
+	(void)info;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* Entries matching filter in scope below base (any number of them). */
+static size_t tool_count(const char *base, enum ldap_scope scope, const char *filter)
+{
+	size_t n = 0;
+	struct backend_op op = fx_op();
+	struct backend_search s = { .base_ndn = fx_ndn(base), .scope = scope,
+				    .filter = fx_filter(filter), .sink = count_sink,
+				    .sink_ctx = &n };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	return n;
+}
+
+START_TEST(tool_path_builds_consistent_database)
+{
+	struct tool_run t;
+	char dn[128], uid[32], cn[64], mail[64];
+
+	tool_run_start(&t);
+	ck_assert_int_eq(tool_add(&t, BASE, FX_LINES("objectClass: domain", "dc: example"), true),
+			 LDAP_SUCCESS);
+	ck_assert_int_eq(tool_add(&t, PEOPLE, FX_LINES("objectClass: organizationalUnit",
+						       "ou: People"), true), LDAP_SUCCESS);
+	for (int i = 0; i < TOOL_PEOPLE; i++) {
+		snprintf(dn, sizeof(dn), "uid=u%d,ou=People,dc=example,dc=com", i);
+		snprintf(uid, sizeof(uid), "uid: u%d", i);
+		snprintf(cn, sizeof(cn), "cn: User Number %d", i);
+		snprintf(mail, sizeof(mail), "mail: u%d@example.com", i);
+		ck_assert_int_eq(tool_add(&t, dn, FX_LINES("objectClass: inetOrgPerson", uid, cn,
+							   "sn: Shared", mail), true),
+				 LDAP_SUCCESS);
+		if (i == TOOL_PEOPLE / 2)
+			tool_flush_postings(&t);   /* two rounds: the second merges */
+	}
+	/* refusals write nothing */
+	ck_assert_int_eq(tool_add(&t, "uid=u7,ou=People,dc=example,dc=com",
+				  FX_LINES("objectClass: account", "uid: u7"), true),
+			 LDAP_ENTRY_ALREADY_EXISTS);
+	ck_assert_int_eq(tool_add(&t, "uid=x,ou=Nowhere,dc=example,dc=com",
+				  FX_LINES("objectClass: account", "uid: x"), true),
+			 LDAP_NO_SUCH_OBJECT);
+	ck_assert_int_eq(tool_add(&t, "cn=nosn,ou=People,dc=example,dc=com",
+				  FX_LINES("objectClass: person", "cn: nosn"), true),
+			 LDAP_OBJECT_CLASS_VIOLATION);
+	ck_assert_int_eq(tool_add(&t, "dc=other,dc=org",
+				  FX_LINES("objectClass: domain", "dc: other"), true),
+			 LDAP_UNWILLING_TO_PERFORM);
+	/* -s: the same entry without the schema check is stored */
+	ck_assert_int_eq(tool_add(&t, "cn=nosn,ou=People,dc=example,dc=com",
+				  FX_LINES("objectClass: person", "cn: nosn"), false), LDAP_SUCCESS);
+	tool_flush_postings(&t);
+	ck_assert_int_eq(backend_tool_index_run(t.load, backend_index_count(t.be),
+						&t.postings[0].key, (const uint64_t[]){ 1 }, 1),
+			 LUMEN_EINVAL);
+	tool_run_finish(&t);
+
+	ck_assert_uint_eq(index_problems(), 0);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(objectClass=*)"), TOOL_PEOPLE + 3);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(uid=u123)"), 1);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(sn=shared)"), TOOL_PEOPLE);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(cn=user number 2*)"), 111);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(cn=*)"), TOOL_PEOPLE + 1);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(mail=u29*)"), 11);
+	ck_assert_uint_eq(tool_count(BASE, LDAP_SCOPE_SUBTREE, "(objectClass=person)"),
+			  TOOL_PEOPLE + 1);
+	ck_assert_uint_eq(tool_count(PEOPLE, LDAP_SCOPE_ONE, "(objectClass=*)"),
+			  TOOL_PEOPLE + 1);
+	struct fetch_ctx f;
+	ck_assert_str_eq(fx_values("uid=u7,ou=People,dc=example,dc=com", "creatorsName", &f),
+			 "cn=manager,dc=example,dc=com");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("backend_write");
@@ -685,6 +905,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, write_sequence_consistent);
 	tcase_add_test(tc, concurrent_reads_and_writes);
 	tcase_add_test(tc, map_full_is_reported);
+	tcase_add_test(tc, tool_path_builds_consistent_database);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

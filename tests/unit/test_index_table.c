@@ -1,8 +1,11 @@
 /*
  * test_index_table.c — index keys per kind, stored ID lists with their range
- * marker, and substring candidate lookup.
+ * marker, runs of IDs added at once (bulk loads), and substring candidate
+ * lookup.
  */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backmdb_test_env.h"
@@ -187,6 +190,149 @@ START_TEST(list_degrades_to_range)
 }
 END_TEST
 
+/* IDs first, first + step, ... (n of them) into a fresh array. */
+static uint64_t *id_run(uint64_t first, uint64_t step, size_t n)
+{
+	uint64_t *ids = malloc(n * sizeof(*ids));
+	ck_assert_ptr_nonnull(ids);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = first + i * step;
+	return ids;
+}
+
+static void assert_range(const struct index_key *k, uint64_t lo, uint64_t hi)
+{
+	struct idl l;
+	idl_init(&l);
+	ck_assert_int_eq(index_read(txn, dbi, k, &l), LUMEN_OK);
+	ck_assert_msg(l.is_range && l.lo == lo && l.hi == hi,
+		      "want range [%llu, %llu], got range=%d [%llu, %llu] count %zu",
+		      (unsigned long long)lo, (unsigned long long)hi, (int)l.is_range,
+		      (unsigned long long)l.lo, (unsigned long long)l.hi, l.count);
+	idl_release(&l);
+}
+
+START_TEST(add_ids_merges_runs)
+{
+	struct index_key k = key_of(INDEX_EQUALITY, "run");
+
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 3, 5, 9 }, 3), LUMEN_OK);
+	assert_read(&k, (const uint64_t[]){ 3, 5, 9 }, 3);
+	/* after every stored ID: appended */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 10, 11 }, 2), LUMEN_OK);
+	/* interleaved, and one already there: merged, no duplicate */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 4, 5, 12 }, 3), LUMEN_OK);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 1, 9, 10, 13 }, 4),
+			 LUMEN_OK);
+	assert_read(&k, (const uint64_t[]){ 1, 3, 4, 5, 9, 10, 11, 12, 13 }, 9);
+	/* a single ID behaves as index_add */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 7 }, 1), LUMEN_OK);
+	assert_read(&k, (const uint64_t[]){ 1, 3, 4, 5, 7, 9, 10, 11, 12, 13 }, 10);
+
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 1 }, 0), LUMEN_EINVAL);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 0, 2 }, 2), LUMEN_EINVAL);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 5, 2 }, 2), LUMEN_EINVAL);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &k, (const uint64_t[]){ 2, 2 }, 2), LUMEN_EINVAL);
+	assert_read(&k, (const uint64_t[]){ 1, 3, 4, 5, 7, 9, 10, 11, 12, 13 }, 10);
+}
+END_TEST
+
+START_TEST(add_ids_degrades_to_range)
+{
+	struct index_key full = key_of(INDEX_EQUALITY, "full");
+	struct index_key over = key_of(INDEX_EQUALITY, "over");
+	struct index_key grown = key_of(INDEX_EQUALITY, "grown");
+	uint64_t *ids = id_run(100, 2, IDL_MAX_IDS + 1);
+	struct idl l;
+
+	/* exactly the limit in one run: still a list */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &full, ids, IDL_MAX_IDS), LUMEN_OK);
+	idl_init(&l);
+	ck_assert_int_eq(index_read(txn, dbi, &full, &l), LUMEN_OK);
+	ck_assert(!l.is_range);
+	ck_assert_uint_eq(l.count, IDL_MAX_IDS);
+	ck_assert_uint_eq(l.ids[IDL_MAX_IDS - 1], ids[IDL_MAX_IDS - 1]);
+	idl_release(&l);
+	/* one more: the range covering the list and the newcomer */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &full, (const uint64_t[]){ 7 }, 1), LUMEN_OK);
+	assert_range(&full, 7, ids[IDL_MAX_IDS - 1]);
+	/* a range widens on both ends, never shrinks */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &full, (const uint64_t[]){ 2, 50, 9000000 }, 3),
+			 LUMEN_OK);
+	assert_range(&full, 2, 9000000);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &full, (const uint64_t[]){ 60 }, 1), LUMEN_OK);
+	assert_range(&full, 2, 9000000);
+
+	/* a new key given more than the limit at once is stored as a range */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &over, ids, IDL_MAX_IDS + 1), LUMEN_OK);
+	assert_range(&over, 100, ids[IDL_MAX_IDS]);
+
+	/* a stored list plus a run passing the limit together */
+	ck_assert_int_eq(index_add_ids(txn, dbi, &grown, (const uint64_t[]){ 1, 5000000 }, 2),
+			 LUMEN_OK);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &grown, ids, IDL_MAX_IDS - 2), LUMEN_OK);
+	idl_init(&l);
+	ck_assert_int_eq(index_read(txn, dbi, &grown, &l), LUMEN_OK);
+	ck_assert(!l.is_range);
+	ck_assert_uint_eq(l.count, IDL_MAX_IDS);
+	idl_release(&l);
+	ck_assert_int_eq(index_add_ids(txn, dbi, &grown, (const uint64_t[]){ 6000000 }, 1),
+			 LUMEN_OK);
+	assert_range(&grown, 1, 6000000);
+	free(ids);
+}
+END_TEST
+
+/* Keys handed to a run writer, with their IDs; reads them back. */
+START_TEST(run_writer_appends_and_merges)
+{
+	enum { N_KEYS = 2000 };
+	struct index_key keys[N_KEYS];
+	struct index_run_writer w;
+	char text[32];
+
+	for (size_t i = 0; i < N_KEYS; i++) {
+		snprintf(text, sizeof(text), "value %zu", i);
+		keys[i] = key_of(INDEX_EQUALITY, text);
+	}
+	size_t n = index_keys_sort_unique(keys, N_KEYS);
+	ck_assert_uint_eq(n, N_KEYS);
+
+	/* first round: the even keys into the empty table, each with two IDs */
+	ck_assert_int_eq(index_run_writer_open(&w, txn, dbi), LUMEN_OK);
+	ck_assert(w.table_empty);
+	for (size_t i = 0; i < n; i += 2)
+		ck_assert_int_eq(index_run_add(&w, &keys[i], (const uint64_t[]){ i + 1, i + 2 }, 2),
+				 LUMEN_OK);
+	index_run_writer_close(&w);
+
+	/* second round: every key; odd ones are new (some before the table's end, some
+	 * after), even ones get a later ID; the last key becomes a range */
+	ck_assert_int_eq(index_run_writer_open(&w, txn, dbi), LUMEN_OK);
+	ck_assert(!w.table_empty);
+	for (size_t i = 0; i + 1 < n; i++)
+		ck_assert_int_eq(index_run_add(&w, &keys[i], (const uint64_t[]){ 10000 + i }, 1),
+				 LUMEN_OK);
+	ck_assert_int_eq(index_run_add_range(&w, &keys[n - 1], 20000, 30000), LUMEN_OK);
+	/* out of order and bad input are still handled */
+	ck_assert_int_eq(index_run_add(&w, &keys[0], (const uint64_t[]){ 50000 }, 1), LUMEN_OK);
+	ck_assert_int_eq(index_run_add_range(&w, &keys[1], 9, 3), LUMEN_EINVAL);
+	ck_assert_int_eq(index_run_add(&w, &keys[1], (const uint64_t[]){ 0 }, 1), LUMEN_EINVAL);
+	index_run_writer_close(&w);
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (i == 0)
+			assert_read(&keys[0], (const uint64_t[]){ 1, 2, 10000, 50000 }, 4);
+		else if (i % 2 == 0)
+			assert_read(&keys[i], (const uint64_t[]){ i + 1, i + 2, 10000 + i }, 3);
+		else
+			assert_read(&keys[i], (const uint64_t[]){ 10000 + i }, 1);
+	}
+	/* the last key was odd (n is even): new, stored straight as a range */
+	assert_range(&keys[n - 1], 20000, 30000);
+}
+END_TEST
+
 static const char *const sub_values[] = {
 	NULL, "alice", "alicia", "bob", "malice", "al", "xalicex", "bobby lice",
 };
@@ -309,6 +455,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, key_set_algebra);
 	tcase_add_test(tc, add_remove_read);
 	tcase_add_test(tc, list_degrades_to_range);
+	tcase_add_test(tc, add_ids_merges_runs);
+	tcase_add_test(tc, add_ids_degrades_to_range);
+	tcase_add_test(tc, run_writer_appends_and_merges);
 	tcase_add_loop_test(tc, substring_lookup, 0, (int)(sizeof(sub_cases) / sizeof(sub_cases[0])));
 	tcase_add_test(tc, presence_and_commit);
 	tcase_set_timeout(tc, 60);

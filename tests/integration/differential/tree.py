@@ -30,6 +30,7 @@ CITIES = ["Paris", "Zürich", "São Paulo", "Kraków", "Tōkyō", "München", "R
 TITLES = ["Engineer", "Senior Engineer", "Manager", "Director", "Intern", "Analyst",
           "Développeur", "Ingénieur", "Architect"]
 DEPTS = ["Engineering", "Sales", "Support", "Research", "Finance"]
+JFIF = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
 SHELLS = ["/bin/bash", "/bin/zsh", "/bin/sh", "/usr/bin/fish"]
 
 
@@ -136,7 +137,7 @@ def build_tree(seed=4511):
         if i % 9 == 0:
             attrs["carLicense"] = [f"CAR-{i}", f"car {i} b"]
         if i % 13 == 0:
-            attrs["jpegPhoto"] = bytes((i * k) % 256 for k in range(64))
+            attrs["jpegPhoto"] = JFIF + bytes((i * k) % 256 for k in range(64)) + b"\xff\xd9"
         if i % 8 == 0:
             attrs["employeeType"] = ["full-time", "remote"]
         if i % 10 == 0:

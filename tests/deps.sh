@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Lumen builds, tests and runs with.
-# A no-op when everything is present; runs `apt-get update` once before the
-# first install on a fresh machine.
+# Installs the Debian packages Lumen builds, tests, runs and benchmarks with.
+# A no-op when everything is present; on a fresh machine the package lists
+# are fetched once before the first install.
+#
+# OpenLDAP's slapd is installed for the differential test and the benchmark
+# comparison only. Debian's postinst would start a system slapd through
+# invoke-rc.d, so a policy-rc.d answering 101 ("action forbidden") is put in
+# place for the install (and removed afterwards if we created it), and the
+# package is preseeded to create no database of its own.
 set -euo pipefail
 
 packages=(
   gcc make pkg-config
   liblmdb-dev lmdb-utils         # storage
   libevent-dev                   # event loops, evhttp
-  libssl-dev                     # TLS, hashes
+  libssl-dev openssl             # TLS, hashes; test certificates
   libargon2-dev libcrypt-dev     # password schemes
   check                          # unit tests
   ldap-utils python3-ldap        # real clients for integration tests
   clang libclang-rt-14-dev       # libFuzzer targets
+  slapd                          # differential test and benchmark reference
+  gnuplot-nox time               # benchmark charts, peak RSS of loaders
 )
 
 missing=()
@@ -26,8 +34,22 @@ done
 echo "deps: installing ${missing[*]}"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
-install() { DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; }
+
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  created_policy=1
+fi
+remove_policy() { if [ $created_policy -eq 1 ]; then $sudo rm -f "$policy"; fi; }
+trap remove_policy EXIT
+
 # A fresh machine has no package lists: fetch them before the first install.
 if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then $sudo apt-get update -qq; fi
-# Package lists may be absent or stale on a fresh machine: refresh once and retry.
+if command -v debconf-set-selections >/dev/null; then
+  printf 'slapd slapd/no_configuration boolean true\n' | $sudo debconf-set-selections
+fi
+install() { DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; }
+# Package lists may be stale on a machine that has been around: refresh once and retry.
 install || { $sudo apt-get update -qq && install; }

@@ -170,8 +170,14 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
 		return;
 	struct search_sink sink = { ctx, &sel };
-	t->bop.size_limit = op_combine_limit((long)req->size_limit, t->db->size_limit);
-	t->bop.time_limit = op_combine_limit((long)req->time_limit, t->db->time_limit);
+	/* The rootdn escapes the configured limits, not the ones it asks for
+	 * (as slapd): combine here and let the backend apply the result. */
+	bool root = t->bop.is_root;
+	t->bop.size_limit = op_combine_limit((long)req->size_limit,
+					     root ? CONFIG_LIMIT_UNLIMITED : t->db->size_limit);
+	t->bop.time_limit = op_combine_limit((long)req->time_limit,
+					     root ? CONFIG_LIMIT_UNLIMITED : t->db->time_limit);
+	t->bop.is_root = false;
 	struct backend_search search = {
 		.base_ndn = t->ndn, .scope = req->scope, .filter = &filter,
 		.want_counts = attribute_selection_wants_counts(&sel),

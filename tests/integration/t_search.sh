@@ -103,7 +103,9 @@ expect_eq "configured sizelimit 10 applies to anonymous" "4 10" "$rc $(grep -c '
 rc=0; out=$(search -b "$B" -z 12 '(objectClass=*)' 1.1) || rc=$?
 expect_eq "the lower limit wins over the request" "4 10" "$rc $(grep -c '^dn:' <<<"$out")"
 rc=0; out=$(admin_search -b "$B" '(objectClass=*)' 1.1) || rc=$?
-expect_eq "rootdn is unlimited" "0 14" "$rc $(grep -c '^dn:' <<<"$out")"
+expect_eq "rootdn escapes the configured limit" "0 14" "$rc $(grep -c '^dn:' <<<"$out")"
+rc=0; out=$(admin_search -b "$B" -z 3 '(objectClass=*)' 1.1) || rc=$?
+expect_eq "rootdn still gets the limit it asks for" "4 3" "$rc $(grep -c '^dn:' <<<"$out")"
 
 # --- missing bases ---------------------------------------------------------------
 rc=0; out=$(search -b "uid=nobody,ou=eng,$P" -s base) || rc=$?

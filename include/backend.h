@@ -119,6 +119,13 @@ struct backend_settings {
 
 struct backend;
 
+/* Kinds of search work, for backend_op.mark. */
+enum backend_stage {
+	BACKEND_STAGE_CANDIDATES,      /* base lookup, dn2id and index lookups */
+	BACKEND_STAGE_ENTRIES,         /* reading entries (cache or LMDB), scope checks */
+	BACKEND_STAGE_FILTER,          /* filter evaluation */
+};
+
 /*
  * Per-operation context: filled by the server before the call, outputs
  * filled by the backend. Zero-initialize it and set what applies.
@@ -127,14 +134,22 @@ struct backend_op {
 	/* --- inputs --- */
 	struct arena *arena;           /* per-operation scratch; outputs live here */
 	struct ber_view requester_ndn; /* normalized bind DN; empty = anonymous */
-	bool is_root;                  /* the database's rootdn: no limits */
+	bool is_root;                  /* the database's rootdn: no configured limits */
 	/*
 	 * Limits already combined by the server (the request's and the
-	 * configuration's, the lower wins; rootdn unlimited): entries and
-	 * seconds; 0 (or negative) = unlimited. is_root overrides both.
+	 * configuration's, the lower wins): entries and seconds; 0 (or
+	 * negative) = unlimited. For is_root the backend ignores them and
+	 * applies request_size_limit / request_time_limit instead.
 	 */
 	long size_limit;
 	long time_limit;
+	/*
+	 * The limits the client put in the SearchRequest alone (0 = none).
+	 * They bind the rootdn too (RFC 4511 §4.5.1.5: the rootdn escapes only
+	 * the configured limits), so the server sets them for every search.
+	 */
+	long request_size_limit;
+	long request_time_limit;
 	/* Set (by another thread) when the operation is abandoned or the
 	 * connection closes; read with a relaxed atomic load. May be NULL. */
 	const bool *abandoned;
@@ -159,6 +174,16 @@ struct backend_op {
 	const char *unindexed_attribute; /* schema-owned name, or NULL */
 	uint64_t entries_sent;         /* search: sink calls that returned 0 */
 	uint64_t candidates_tested;    /* search: entries read and tested */
+
+	/*
+	 * Search timing (optional input): when mark is set the backend calls
+	 * it as it moves from one kind of work to the next, and the server
+	 * charges the time since its previous mark to that stage, so the
+	 * stages always add up to the operation's time. The sink's own work
+	 * falls between two marks and is the server's to mark.
+	 */
+	void (*mark)(void *mark_ctx, enum backend_stage stage);
+	void *mark_ctx;
 };
 
 /* What the sink learns about each entry beyond its attributes. */
@@ -411,7 +436,15 @@ struct backend_stats {
 	uint64_t entry_cache_hits, entry_cache_misses, entry_cache_size;
 	uint64_t idl_cache_hits, idl_cache_misses, idl_cache_size;
 	uint64_t commits, writes;
+	uint64_t entry_cache_evictions, entry_cache_capacity;
+	uint64_t idl_cache_evictions, idl_cache_capacity;
 };
 void backend_get_stats(struct backend *be, struct backend_stats *out);
+
+/*
+ * The backend's LMDB store, for read-only figures (stats_store_figures in
+ * the server layer). Borrowed; valid until backend_close.
+ */
+struct mdb_store *backend_store(struct backend *be);
 
 #endif

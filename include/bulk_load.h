@@ -59,9 +59,12 @@
  * Default memory bound (lumenadd -m), bytes: 1/BULK_LOAD_RING_SHARE of it
  * for the record batches in flight, the rest for index postings waiting
  * to be written in key order (index_postings.h). LMDB's pages of the
- * current transaction (tool_load.c) come on top.
+ * current transaction (tool_load.c) come on top. Only what the input
+ * needs is allocated (100k typical entries: ~60 MiB of postings, one
+ * round); the bound matters for millions of entries, where every round
+ * after the first merges into large tables instead of appending.
  */
-#define BULK_LOAD_DEFAULT_MEMORY ((size_t)128 << 20)
+#define BULK_LOAD_DEFAULT_MEMORY ((size_t)1024 << 20)
 #define BULK_LOAD_RING_SHARE 8
 /* Records per batch at most (smaller when the memory bound says so). */
 #define BULK_LOAD_BATCH_RECORDS 512

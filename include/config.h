@@ -35,6 +35,12 @@
  *  - sizelimit/timelimit inside a database section set that database's
  *    limit; CONFIG_LIMIT_INHERIT there means "use the global value".
  *  - rootpw is kept verbatim (cleartext or {SCHEME}...); never log it.
+ *  - lumen.schema and monitor.schema (cn=Monitor) are loaded even when
+ *    no include names them: from the directory of the other included
+ *    schema files, else LUMEN_SCHEMA_DIR. monitor.schema is skipped when
+ *    core.schema's `name` and `cn` are not loaded (it builds on them).
+ *  - metrics-listen is off unless configured: several lumend on one host
+ *    (tests, staging) would otherwise fight over one default port.
  */
 #ifndef LUMEN_CONFIG_H
 #define LUMEN_CONFIG_H
@@ -42,6 +48,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <regex.h>
+
+#include "access_rules.h"
 
 struct schema;
 
@@ -85,6 +94,71 @@ struct config_index {
 	char *origin;               /* "FILE:LINE", for the backend's errors */
 };
 
+/* `limits` subjects (OpenLDAP's slapd.conf(5) subset). */
+enum config_limit_who {
+	LIMIT_WHO_ANYONE,        /* * */
+	LIMIT_WHO_ANONYMOUS,     /* anonymous */
+	LIMIT_WHO_USERS,         /* users: any bound identity */
+	LIMIT_WHO_DN_EXACT,      /* dn[.exact|.base]="DN" */
+	LIMIT_WHO_DN_SUBTREE,    /* dn.subtree="DN" (the DN and below) */
+};
+
+/* One `limits WHO size=N time=N` line; values CONFIG_LIMIT_INHERIT when
+ * not given, CONFIG_LIMIT_UNLIMITED for "unlimited". */
+struct config_limit {
+	enum config_limit_who who;
+	char *ndn;                  /* DN kinds: normalized, NUL-terminated */
+	size_t ndn_len;
+	char *dn_text;              /* as written, normalized after the schema */
+	long size;
+	long time;
+	char *origin;               /* "FILE:LINE" */
+};
+
+/* One `authz-regexp PATTERN REPLACEMENT` (POSIX extended, case-insensitive). */
+struct config_authz_regexp {
+	char *pattern;
+	char *replacement;          /* $0..$9 name the pattern's groups */
+	regex_t regex;
+	bool compiled;
+	char *origin;
+};
+
+/* TLSVerifyClient. */
+enum config_tls_verify {
+	CONFIG_TLS_VERIFY_NEVER = 0,
+	CONFIG_TLS_VERIFY_ALLOW,
+	CONFIG_TLS_VERIFY_DEMAND,
+};
+
+/* TLS protocol versions as on the wire (and as OpenSSL numbers them). */
+#define CONFIG_TLS_1_0 0x0301u
+#define CONFIG_TLS_1_2 0x0303u
+#define CONFIG_TLS_1_3 0x0304u
+#define CONFIG_DEFAULT_TLS_HANDSHAKE_TIMEOUT 10u
+
+/* The TLS directives; certificate_file NULL = TLS not configured. */
+struct config_tls {
+	char *certificate_file;     /* TLSCertificateFile */
+	char *key_file;             /* TLSCertificateKeyFile */
+	char *ca_file;              /* TLSCACertificateFile; NULL = none */
+	char *cipher_suite;         /* TLSCipherSuite; NULL = OpenSSL's default */
+	unsigned protocol_min;      /* TLSProtocolMin; default CONFIG_TLS_1_2 */
+	enum config_tls_verify verify_client;   /* TLSVerifyClient */
+	unsigned handshake_timeout; /* tls_handshake_timeout, seconds */
+};
+
+/* `security ssf=N simple_bind=N`: the least security strength factor an
+ * operation (resp. a simple bind with a password or a password change)
+ * needs; 0 = none. ldapi counts as 71 (OpenLDAP's local SSF), TLS as its
+ * cipher's bits. */
+struct config_security {
+	unsigned ssf;
+	unsigned simple_bind;
+};
+
+#define CONFIG_DEFAULT_PASSWORD_HASH "{SSHA512}"
+
 /* One `database` section. */
 struct config_database {
 	char *type;                 /* "mdb" */
@@ -103,6 +177,9 @@ struct config_database {
 	size_t idlcachesize;        /* index lookups; 0 = the backend's default */
 	long sizelimit;             /* CONFIG_LIMIT_INHERIT unless set here */
 	long timelimit;             /* seconds; CONFIG_LIMIT_INHERIT unless set */
+	struct access_rules access; /* this database's `access` lines */
+	struct config_limit *limits;/* this database's `limits` lines, in order */
+	size_t n_limits;
 };
 
 #define CONFIG_DEFAULT_THREADS 4
@@ -115,6 +192,8 @@ struct config_database {
 #define CONFIG_DEFAULT_MAX_PENDING_AUTH 256u
 #define CONFIG_DEFAULT_MAXSIZE (10ull * 1024 * 1024 * 1024)
 #define CONFIG_DEFAULT_MAXREADERS 126u
+/* slowop-threshold not set (or "off"): no stage breakdown in the log. */
+#define CONFIG_SLOWOP_OFF (-1L)
 
 struct config {
 	char *path;                 /* the top-level file as given */
@@ -132,6 +211,25 @@ struct config {
 	unsigned max_pending_auth;  /* conn_max_pending_auth: outstanding ops, bound */
 	bool allow_bind_anon_dn;    /* `allow bind_anon_dn`: DN + empty password
 				       binds anonymously instead of failing */
+	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
+	unsigned conn_max_per_ip;   /* conn_max_per_ip: per client address; 0 = none */
+	struct config_tls tls;
+	struct config_security security;
+	bool password_allow_cleartext;  /* password-allow-cleartext (default on) */
+	char *password_hash;        /* password-hash scheme, "{SSHA512}" by default */
+	struct config_authz_regexp *authz_regexps;
+	size_t n_authz_regexps;
+	struct access_rules access; /* global `access` lines */
+	char **access_text;         /* private: the `access` lines' words, which
+				       parsed rules (filter=) keep pointing into */
+	size_t n_access_text;
+	struct config_limit *limits;/* global `limits` lines */
+	size_t n_limits;
+	/* Observability (config_observe.c). */
+	char *metrics_address;      /* metrics-listen host; NULL = no /metrics */
+	unsigned metrics_port;      /* metrics-listen port (0 = any free port) */
+	long slowop_threshold_ms;   /* slowop-threshold; CONFIG_SLOWOP_OFF = off */
+	char *logfile;              /* logfile: access log file; NULL = none */
 	struct schema *schema;      /* finalized; owned */
 	struct config_database *databases;
 	size_t n_databases;
@@ -157,6 +255,16 @@ void config_free(struct config *cfg);
  * case-insensitive), OR-ed together. LUMEN_EMALFORMED for an unknown word.
  */
 int config_parse_loglevel(const char *const *words, size_t n_words, unsigned *out);
+
+/*
+ * `metrics-listen ADDRESS:PORT|none` (an IPv6 address in brackets): a
+ * malloc'ed host in *address (NULL for none) and the port. LUMEN_EMALFORMED,
+ * LUMEN_ENOMEM.
+ */
+int config_parse_metrics_listen(const char *text, char **address, unsigned *port);
+/* `slowop-threshold MILLISECONDS|off`: CONFIG_SLOWOP_OFF for off; 0 = every
+ * operation. LUMEN_EMALFORMED. */
+int config_parse_slowop_threshold(const char *text, long *out);
 
 /* The effective sizelimit/timelimit of a database (resolving INHERIT). */
 long config_database_sizelimit(const struct config *cfg, const struct config_database *db);

@@ -41,14 +41,26 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "arena.h"
 #include "ber.h"
+#include "conn_limits.h"
 #include "listener.h"
 
 struct io_thread;
 struct op;
 struct event;
+struct tls_session;
+
+/* Where a connection stands with TLS (tls.h). */
+enum conn_tls_state {
+	CONN_TLS_NONE = 0,    /* plain */
+	CONN_TLS_STARTING,    /* StartTLS answered: handshake once the answer is out */
+	CONN_TLS_HANDSHAKE,   /* no LDAP is read or written until it completes */
+	CONN_TLS_ON,          /* every byte goes through the session */
+};
 
 /* Stop reading once this much output waits for the client. */
 #define CONN_MAX_UNSENT (1u << 20)
@@ -67,6 +79,8 @@ struct conn {
 	struct event *write_event;       /* one-shot, armed on EAGAIN */
 	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
 	char local[LISTENER_NAME_MAX];   /* the listener's name */
+	time_t started;                  /* accepted (wall clock, cn=Monitor) */
+	time_t last_activity;            /* last input read (I/O thread) */
 
 	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
 	size_t in_start, in_len, in_cap;
@@ -96,6 +110,19 @@ struct conn {
 	/* Signalled when unsent output shrinks or the connection ends, for a
 	 * worker waiting in conn_wait_output_room. */
 	pthread_cond_t output_room;
+
+	/* Security. ssf: 0 plain TCP, 71 ldapi, the cipher's bits with TLS. */
+	unsigned ssf;
+	bool is_local;                   /* ldapi: peer credentials below */
+	bool has_peer_cred;
+	uid_t peer_uid;
+	gid_t peer_gid;
+	struct tls_session *tls;         /* NULL unless TLS started */
+	enum conn_tls_state tls_state;
+	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
+	int32_t starttls_message_id;
+	bool counted;                    /* admitted by conn_limits (released at teardown) */
+	struct conn_limits_key limits_key;
 };
 
 /*
@@ -104,7 +131,31 @@ struct conn {
  * LUMEN_ENOMEM or LUMEN_EIO (event setup failed).
  */
 int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
-		const char *listener_name, bool is_tcp, struct conn **out);
+		const char *listener_name, bool is_tcp, bool tls, struct conn **out);
+
+/*
+ * StartTLS (RFC 4511 §4.14), on the worker running the request op: if op
+ * is the connection's only outstanding operation, nothing follows it in
+ * the input, and TLS is neither on nor starting, send `response` (the
+ * encoded success) in the clear and have the I/O thread start the
+ * handshake once it is out. Returns LUMEN_OK; LUMEN_EBUSY (other
+ * operations outstanding or input pending), LUMEN_EEXIST (TLS already on
+ * or starting), LUMEN_EIO (the connection is closing); nothing is sent on
+ * error.
+ */
+int conn_start_tls(struct conn *c, const struct op *op, const void *response, size_t len);
+
+/* The connection's SSF, local flag and peer credentials (under the lock). */
+struct conn_security {
+	unsigned ssf;
+	bool is_local;
+	bool has_peer_cred;
+	uid_t uid;
+	gid_t gid;
+	bool tls;
+	char tls_subject[256];           /* verified client certificate; "" = none */
+};
+void conn_get_security(struct conn *c, struct conn_security *out);
 
 /* I/O thread: stop taking operations, close once the running ones end. */
 void conn_begin_close(struct conn *c);

@@ -28,6 +28,9 @@
  *  - The DN written is the backend's current DN (info->dn) when info is
  *    given, else e->dn.
  *  - A type both stored and computed (none today) would be sent twice.
+ *  - Access control: when may_read is set (the search's ACL check for the
+ *    entry being encoded), attributes it refuses are left out, computed
+ *    ones included.
  */
 #ifndef LUMEN_ENTRY_SEND_H
 #define LUMEN_ENTRY_SEND_H
@@ -59,6 +62,8 @@ struct attribute_selection {
 	size_t n_wanted;
 	const struct attribute_type *computed_type[COMPUTED_ATTRIBUTE_COUNT]; /* NULL: not in schema */
 	bool computed[COMPUTED_ATTRIBUTE_COUNT];                             /* selected */
+	bool (*may_read)(void *arg, const struct attribute_type *type);      /* NULL: all */
+	void *may_read_arg;
 };
 
 /*

@@ -15,7 +15,9 @@
  * equality rule (an ordering or substrings rule with its own normalizer, an
  * extensible match with another rule, dnAttributes, approx), which normalize the
  * entry's values into that arena. Keep the arena alive while the filter is
- * used; a failure there makes the item Undefined.
+ * used; a failure there makes the item Undefined. Items on virtual
+ * attributes (filter_evaluate_virtual, below) take their values from the
+ * provider, in the provider's arena.
  *
  * Thread-safety: a compiled filter belongs to one operation (one thread);
  * entries and the schema are only read.
@@ -127,6 +129,45 @@ enum filter_result filter_evaluate(const struct filter *f, const struct entry *e
 enum filter_result filter_node_evaluate(const struct filter *f,
 					const struct filter_node *node,
 					const struct entry *e);
+
+/* ------------------------------------------------- virtual attributes */
+
+/*
+ * Virtual attributes are values an entry does not store but that filters
+ * treat as its own: entryDN, hasSubordinates, ... which the backend
+ * computes from its tree. A provider names the types it computes; an item
+ * on one of them (exactly that type, no options) tests the provider's
+ * values instead of the stored ones, so (hasSubordinates=TRUE) and
+ * (entryDN=*) work. A type the provider names is never looked up among the
+ * stored attributes.
+ *
+ * values(): the values of `type` for entry e into out[0 .. *n), at most
+ * `cap`, each with its raw form and its form normalized by the type's
+ * equality rule ({NULL,0} if none). Memory from `arena` (the provider's
+ * per-entry scratch, handed back as given). *n = 0: the entry has none.
+ * A non-OK return makes the item Undefined.
+ *
+ * Cost: nothing unless an item names a provided type (filter_names_virtual
+ * lets a caller skip the provider for the common filter altogether).
+ */
+#define FILTER_VIRTUAL_MAX_VALUES 4
+
+struct filter_virtual {
+	const struct attribute_type *const *types;   /* the provided types */
+	size_t n_types;
+	int (*values)(void *ctx, const struct attribute_type *type, const struct entry *e,
+		      struct arena *arena, struct entry_value *out, size_t cap, size_t *n);
+	void *ctx;
+	struct arena *arena;       /* for values(); NULL = the filter's arena */
+};
+
+/* True if some item of f (even an undefined one) names a type v provides. */
+bool filter_names_virtual(const struct filter *f, const struct filter_virtual *v);
+/* True if v provides type (NULL v or type: false). */
+bool filter_virtual_provides(const struct filter_virtual *v, const struct attribute_type *type);
+/* filter_evaluate with virtual attributes from v (NULL v: filter_evaluate). */
+enum filter_result filter_evaluate_virtual(const struct filter *f, const struct entry *e,
+					   const struct filter_virtual *v);
 
 /* ------------------------------------------------ RFC 4515 string form */
 

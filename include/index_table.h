@@ -112,6 +112,8 @@ struct index_run_writer {
 	MDB_cursor *cursor;
 	struct index_key table_last;   /* the table's last key at open */
 	bool table_empty;
+	/* keys so far that went through the B-tree search (each may copy a page) */
+	size_t merged;
 };
 
 int index_run_writer_open(struct index_run_writer *w, MDB_txn *txn, MDB_dbi dbi);

@@ -41,7 +41,10 @@ struct io_thread {
 	bool own_thread;                 /* false for thread 0 (the main thread) */
 	struct event_base *base;
 	struct event *control;           /* activated for hand-offs and stop */
-	pthread_mutex_t lock;            /* guards incoming and stop_requested */
+	pthread_mutex_t lock;            /* guards incoming, stop_requested, and changes
+					    to conns/n_conns (readers on other
+					    threads, cn=Monitor, take it; lock
+					    order: io->lock before conn->lock) */
 	struct accepted_socket *incoming;
 	bool stop_requested;
 	bool stopping;                   /* stop seen by the loop (its thread) */
@@ -63,7 +66,7 @@ void io_thread_run_here(struct io_thread *io);
  * failure). LUMEN_ENOMEM.
  */
 int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer,
-		       socklen_t peer_len, const char *listener_name, bool is_tcp);
+		       socklen_t peer_len, const char *listener_name, bool is_tcp, bool tls);
 
 /* Ask the loop to close its connections gracefully and end. Any thread. */
 void io_thread_request_stop(struct io_thread *io);

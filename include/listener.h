@@ -4,7 +4,8 @@
  *
  * listener_url_parse understands ldap://[host][:port][/] (IPv4 literal,
  * [IPv6] literal or host name; empty host = every local address; default
- * port 389) and ldapi://[percent-encoded path][/] (default
+ * port 389), ldaps:// likewise (default port 636; TLS from the first byte,
+ * tls.h) and ldapi://[percent-encoded path][/] (default
  * LISTENER_DEFAULT_LDAPI_PATH). listeners_open opens a non-blocking
  * listening socket for each address of each URL (a host name or the empty
  * host may yield several); accepting is the server's business.
@@ -14,7 +15,7 @@
  * Thread-safety: none (start-up and shutdown, main thread).
  *
  * Caveats:
- *  - ldaps:// is refused (LUMEN_EUNSUPPORTED) until TLS exists.
+ *  - ldaps:// only parses here; the server refuses it without TLS files.
  *  - An existing Unix socket is removed only if nobody answers on it (a
  *    stale socket); a live one is LUMEN_EBUSY, anything else LUMEN_EEXIST.
  */
@@ -27,12 +28,14 @@
 
 #define LISTENER_DEFAULT_LDAPI_PATH "/run/lumen/ldapi"
 #define LISTENER_DEFAULT_PORT "389"
+#define LISTENER_DEFAULT_TLS_PORT "636"
 #define LISTENER_NAME_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) + 16)
 
 enum listener_kind { LISTENER_TCP, LISTENER_UNIX };
 
 struct listener_url {
 	enum listener_kind kind;
+	bool tls;            /* ldaps:// */
 	char host[256];      /* TCP: empty = every address; no brackets */
 	char port[8];        /* TCP: decimal */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];   /* UNIX */
@@ -41,6 +44,7 @@ struct listener_url {
 struct listener {
 	int fd;
 	enum listener_kind kind;
+	bool tls;            /* ldaps://: every connection starts with a TLS handshake */
 	/* How the access log names it: "IP=0.0.0.0:389", "IP=[::1]:389",
 	 * "PATH=/run/lumen/ldapi". */
 	char name[LISTENER_NAME_MAX];
@@ -54,7 +58,7 @@ struct listener_set {
 
 /*
  * Parse one URL. LUMEN_EMALFORMED (bad syntax, port, or percent escape) or
- * LUMEN_EUNSUPPORTED (scheme other than ldap/ldapi), with err explaining.
+ * LUMEN_EUNSUPPORTED (scheme other than ldap/ldaps/ldapi), with err explaining.
  */
 int listener_url_parse(const char *url, struct listener_url *out, char *err, size_t errlen);
 

@@ -4,8 +4,14 @@
  *
  * Callers format a whole line into a per-thread buffer and hand it to one
  * logger thread through a bounded in-memory queue; the logger thread writes
- * batches to stderr (foreground, with a timestamp) or to syslog. Before
- * log_start and after log_stop, lines go straight to stderr.
+ * batches to stderr (foreground, with a timestamp), to a log file (the
+ * same lines; `logfile` in slapd.conf) or to syslog. Before log_start and
+ * after log_stop, lines go straight to stderr.
+ *
+ * Rotation: rename the file, then log_reopen (lumend: SIGHUP); the logger
+ * thread opens the path anew before its next batch, so no line is lost
+ * and the renamed file is complete once the next line appears in the new
+ * one.
  *
  * Levels are slapd's loglevel bits (config.h). A line with level 0 is an
  * error or notice and is always written.
@@ -26,13 +32,22 @@
 
 #define LOG_LINE_MAX 2048
 
-enum log_target { LOG_TO_STDERR, LOG_TO_SYSLOG };
+enum log_target { LOG_TO_STDERR, LOG_TO_SYSLOG, LOG_TO_FILE };
 
 /*
  * Start the logger thread. LUMEN_EBUSY if already started, LUMEN_ENOMEM,
  * LUMEN_EIO (thread creation failed).
  */
 int log_start(unsigned level, enum log_target target);
+/*
+ * The file for LOG_TO_FILE: opened (created 0640, appended to) now, so an
+ * unwritable path fails at start-up. Call before log_start. LUMEN_EIO
+ * (errno says why), LUMEN_ENOMEM.
+ */
+int log_open_file(const char *path);
+/* Reopen the log file by its path before the next batch (rotation).
+ * Async-signal-safe; does nothing unless logging to a file. */
+void log_reopen(void);
 /* Write everything queued, stop the thread. Safe when not started. */
 void log_stop(void);
 /* Change the level without restarting (e.g. before log_start). */

@@ -47,6 +47,7 @@
 #include "ber.h"
 #include "controls.h"
 #include "ldap_message.h"
+#include "stats.h"
 #include "workq.h"
 
 struct conn;
@@ -76,6 +77,7 @@ struct worker_context {
 	struct arena arena;            /* reset per operation */
 	struct ber_writer writer;      /* reset per operation */
 	struct ber_writer scratch;     /* response control values */
+	struct stats_thread *stats;    /* this worker's counters (NULL: not counted) */
 };
 
 struct op_context {
@@ -89,7 +91,20 @@ struct op_context {
 	struct timespec started_at;
 	unsigned long n_entries;       /* search entries sent */
 	const char *log_name;          /* "SRCH", "BIND", ... */
+	struct stats_thread *stats;    /* the worker's counters */
+	struct op_timing timing;       /* stages since the op was queued */
+	bool recorded;                 /* counted in the statistics already */
 };
+
+/*
+ * Charge the time since the previous mark to stage (stats.h). Handlers
+ * mark where their work changes kind; op_send_result marks the rest
+ * (backend work as "entries", then "encode" and "send"), so a handler
+ * that marks nothing still has stages that sum to its time.
+ */
+void op_mark(struct op_context *ctx, enum stats_stage stage);
+/* Let a backend search mark its stages into ctx->timing (backend.h mark). */
+void op_time_backend(struct op_context *ctx, struct backend_op *bop);
 
 /* workq_config hooks: per-worker scratch. NULL when it cannot be made. */
 void *ops_worker_start(void *server, unsigned index);
@@ -139,6 +154,7 @@ struct op_target {
 	struct request_controls controls;
 	struct backend_op bop;               /* ready for the backend call */
 	struct ber_view next_cookie;         /* search: the paged-results answer */
+	bool hide_matched;                   /* ACLs apply: never name a matchedDN */
 };
 
 /*
@@ -165,6 +181,35 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc);
 /* The effective limit of a request's value and a configured one (0 = none). */
 long op_combine_limit(long requested, long configured);
 
+/* --- access control and security around a target (op_target.c) --- */
+struct access_op;
+struct acl_target;
+struct entry;
+/* The access-control state of t's operation (access_glue.h); also decides
+ * whether an error may name a matchedDN (t->hide_matched). */
+void op_target_access(struct op_context *ctx, struct op_target *t, struct access_op *a);
+/* Refuse an operation on e: insufficientAccessRights, or noSuchObject when
+ * e is NULL or its existence may not be disclosed to the requester. */
+void op_target_refuse(struct op_context *ctx, struct access_op *a, const struct entry *e);
+/* Decide about t's target entry with allowed() (access_decide). True: go
+ * on (allowed, or no such entry); false: the refusal or error was sent. */
+bool op_target_decide(struct op_context *ctx, struct op_target *t, struct access_op *a,
+		      bool (*allowed)(struct acl_target *at, void *arg), void *arg);
+/* A private copy of ndn from t's database (*out NULL: none). On failure
+ * `other` was sent and false is returned. */
+bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct ber_view ndn,
+		     struct entry **out);
+/* The connection's SSF is at least `needed`; else confidentialityRequired
+ * was sent (what names the requirement) and false is returned. */
+bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what);
+
+/* --- cn=Monitor (op_search_monitor.c) --- */
+
+/* True if a normalized DN is cn=Monitor or below it. */
+bool op_is_monitor_dn(struct ber_view ndn);
+/* Answer a search whose normalized base is within cn=Monitor. */
+void op_search_monitor(struct op_context *ctx, struct ber_view base_ndn);
+
 /* --- handlers (one file each) --- */
 void op_bind(struct op_context *ctx);
 void op_search(struct op_context *ctx);
@@ -174,5 +219,10 @@ void op_delete(struct op_context *ctx);
 void op_modify(struct op_context *ctx);
 void op_moddn(struct op_context *ctx);
 void op_extended(struct op_context *ctx);
+/* SASL EXTERNAL (sasl_external.c), called by op_bind. */
+void sasl_external_bind(struct op_context *ctx, const struct ldap_bind_request *req);
+/* Extended operations with a file of their own (op_extended.c's table). */
+void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req);
+void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req);
 
 #endif

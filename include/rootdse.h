@@ -33,6 +33,9 @@ struct rootdse;
 int rootdse_create(const struct config *cfg, struct rootdse **out);
 void rootdse_free(struct rootdse *dse);
 
+/* Advertise SASL EXTERNAL (an ldapi listener exists). Before serving only. */
+void rootdse_set_sasl_external(struct rootdse *dse, bool on);
+
 /* True if the filter matches the root DSE. */
 bool rootdse_matches(const struct rootdse *dse, const struct ldap_filter *filter);
 

@@ -45,6 +45,11 @@ struct rootdse;
 struct workq;
 struct event;
 struct server_accept;
+struct stats;
+struct metrics_http;
+struct tls_context;
+struct conn_limits;
+struct database_figures;
 
 struct server_database {
 	const struct config_database *config;
@@ -73,9 +78,20 @@ struct server {
 	struct listener_set listeners;
 	struct server_accept *accepting; /* one per listener (server.c) */
 	struct event *accept_resume;     /* re-enables accepting after EMFILE */
-	struct event *signal_events[2];
+	struct event *signal_events[3];  /* SIGTERM, SIGINT, SIGHUP (log reopen) */
 	atomic_bool stopping;
 	atomic_uint_fast64_t next_conn_id;
+	/* Security (server.c creates them from the configuration). */
+	struct tls_context *tls;         /* NULL unless TLSCertificateFile is set */
+	struct conn_limits *conn_limits; /* conn_max, conn_max_per_ip */
+	bool has_ldapi;                  /* an ldapi:// listener (SASL EXTERNAL) */
+	/* Observability (server_observe.c). */
+	struct stats *stats;             /* per-thread counters; created with the server */
+	struct metrics_http *metrics;    /* /metrics listener; NULL unless configured */
+	uint64_t slowop_ns;              /* stage breakdown in RESULT lines from here */
+	bool slowop_all;                 /* slowop-threshold 0: every operation */
+	struct listener *listener_info;  /* copy of the listeners for cn=Monitor */
+	size_t n_listener_info;          /* (valid until server_destroy) */
 };
 
 /*
@@ -115,6 +131,19 @@ void server_destroy(struct server *s);
  */
 int server_normalize_dn(const struct server *s, struct ber_view dn, struct arena *arena,
 			struct ber_view *ndn);
+
+/*
+ * Figures of every open database (LMDB, entry and IDL caches) into
+ * out[0..max); returns the number of databases. Thread-safe (the metrics
+ * thread and workers call it); the shape of database_figures_source.
+ */
+size_t server_gather_databases(void *server, struct database_figures *out, size_t max);
+
+/*
+ * Start the /metrics listener if metrics-listen is configured. On failure
+ * err names the address. LUMEN_OK, metrics_http_start's errors.
+ */
+int server_metrics_start(struct server *s, char *err, size_t errlen);
 
 /*
  * The database holding ndn (at or below one of its suffixes; the longest

@@ -205,6 +205,16 @@ void stats_operation_initiated(struct stats_thread *t, enum stats_op_type type);
  */
 void stats_record_operation(struct stats_thread *t, enum stats_op_type type,
 			    int result_code, const struct op_timing *timing);
+/*
+ * The two halves of stats_record_operation, for a server that counts the
+ * operation complete before its last response leaves (so a client that
+ * saw the response also sees the count in cn=Monitor or /metrics) and
+ * files the timing, send stage included, just after.
+ */
+void stats_record_completion(struct stats_thread *t, enum stats_op_type type,
+			     int result_code);
+void stats_record_timing(struct stats_thread *t, enum stats_op_type type,
+			 const struct op_timing *timing);
 
 void stats_count_received(struct stats_thread *t, uint64_t bytes, uint64_t pdus);
 void stats_count_sent(struct stats_thread *t, uint64_t bytes, uint64_t pdus);

@@ -538,4 +538,13 @@ void backend_get_stats(struct backend *be, struct backend_stats *out)
 	out->idl_cache_size = is.size;
 	out->commits = ws.commits;
 	out->writes = __atomic_load_n(&be->writes, __ATOMIC_RELAXED);
+	out->entry_cache_evictions = es.evictions;
+	out->entry_cache_capacity = es.capacity;
+	out->idl_cache_evictions = is.evictions;
+	out->idl_cache_capacity = is.capacity;
+}
+
+struct mdb_store *backend_store(struct backend *be)
+{
+	return be->store;
 }

@@ -5,8 +5,9 @@
  * Layout: backend.c (open/close, routing, readers, result helpers),
  * entry_store.c (the one writer of entry + dn2id + index records),
  * index_keys.c (which index keys an entry produces), write_job.c (group
- * commit plumbing), operational.c, candidates.c, search.c, compare.c,
- * add.c, delete.c, modify.c, modrdn.c, index_check.c.
+ * commit plumbing), operational.c, virtual_attrs.c (computed attributes
+ * for filters and compare), candidates.c, search.c, compare.c, add.c,
+ * delete.c, modify.c, modrdn.c, index_check.c.
  *
  * Memory: everything per operation comes from op->arena; readers and their
  * scratch ID lists belong to the backend's pool.
@@ -232,6 +233,43 @@ int write_job_post_read(struct write_job *job, const struct entry *e);
 int operational_on_add(struct backend *be, const struct backend_op *op, struct entry *e);
 /* Replaces modifyTimestamp, modifiersName and entryCSN. Errors: LUMEN_ENOMEM. */
 int operational_on_modify(struct backend *be, const struct backend_op *op, struct entry *e);
+
+/* -------------------------------------------------- virtual_attrs.c */
+
+/*
+ * entryDN, subschemaSubentry, hasSubordinates and numSubordinates for
+ * filters and compare (filter.h struct filter_virtual). Set one up per
+ * filter (or compared type); then set `id` to the entry's ID before each
+ * evaluation, since the counts come from dn2id in rd's snapshot. Values
+ * go into the arena given at set-up. Lives on the caller's stack.
+ */
+#define BACKEND_VIRTUAL_TYPES 4
+
+struct backend_virtual {
+	struct filter_virtual provider;
+	const struct attribute_type *types[BACKEND_VIRTUAL_TYPES];
+	struct backend *be;
+	struct backend_reader *rd;
+	uint64_t id;                   /* the entry being tested */
+};
+
+/* True if type is one of the computed attributes (never stored or indexed). */
+bool backend_virtual_type(const struct attribute_type *type);
+/*
+ * The provider for the computed types f names (f may be NULL), or NULL
+ * when it names none: the common filter is evaluated without one.
+ */
+const struct filter_virtual *backend_virtual_for_filter(struct backend_virtual *bv,
+							struct backend *be,
+							struct backend_reader *rd,
+							const struct filter *f,
+							struct arena *arena);
+/* The provider for one type (compare), or NULL when it is not computed. */
+const struct filter_virtual *backend_virtual_for_type(struct backend_virtual *bv,
+						      struct backend *be,
+						      struct backend_reader *rd,
+						      const struct attribute_type *type,
+						      struct arena *arena);
 
 /* ----------------------------------------------------- candidates.c */
 

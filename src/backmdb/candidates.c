@@ -1,8 +1,10 @@
 /*
  * candidates.c — from a compiled filter to a candidate ID list.
  *
- * AND intersects its children, OR unions them; NOT, ordering, extensible
- * and every item on an attribute without the needed index kind give "all"
+ * AND intersects its children, OR unions them; NOT, ordering, extensible,
+ * items on computed attributes (virtual_attrs.c: nothing stored, so
+ * nothing indexed, even if slapd.conf names them) and every item on an
+ * attribute without the needed index kind give "all"
  * (the range [1, IDL_ID_MAX]), which the search turns into a walk of its
  * scope. An item that can never be TRUE (unknown type or value) gives the
  * empty list. The result is always a superset: search re-tests each
@@ -119,7 +121,8 @@ static int item_candidates(struct candidates_walk *w, const struct filter_node *
 		return LUMEN_OK;
 	}
 	unsigned kind = type != NULL ? needed_kind(node) : 0;
-	const struct backend_index *ix = backend_index_of(w->be, type);
+	const struct backend_index *ix = backend_virtual_type(type) ? NULL
+					 : backend_index_of(w->be, type);
 	if (kind == 0 || ix == NULL || !(ix->kinds & kind)) {
 		if (kind != 0)
 			note_unindexed(w, node);

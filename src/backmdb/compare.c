@@ -4,7 +4,9 @@
  *
  * Compare follows OpenLDAP: the asserted type's equality rule decides, and
  * values of subtypes count ((name=x) compares cn and sn); noSuchAttribute
- * only when the entry has no attribute of the type at all.
+ * only when the entry has no attribute of the type at all. The computed
+ * attributes (entryDN, hasSubordinates, ...) compare through the same
+ * provider filters use (virtual_attrs.c), as does the assertion control.
  */
 #include "backend_internal.h"
 
@@ -51,8 +53,28 @@ static bool attribute_has(const struct entry_attribute *a, const struct matching
 	return false;
 }
 
+/* A computed attribute's values, as the stored ones are tested. */
+static void compare_virtual(const struct filter_virtual *virt, const struct entry *e,
+			    const struct attribute_description *want, struct ber_view assertion,
+			    struct arena *arena, bool *seen, bool *found)
+{
+	struct entry_value values[FILTER_VIRTUAL_MAX_VALUES];
+	struct attribute_description have = { want->type, { NULL, 0 } };
+	size_t n = 0;
+
+	/* computed values carry no options; a failure means "no value" */
+	if (!attribute_description_matches(want, &have) ||
+	    virt->values(virt->ctx, want->type, e, arena, values, FILTER_VIRTUAL_MAX_VALUES,
+			 &n) != LUMEN_OK)
+		return;
+	struct entry_attribute a = { .desc = have, .values = values, .n_values = n };
+	*seen = n > 0;
+	*found = *seen && attribute_has(&a, want->type->equality, assertion, arena);
+}
+
 static void compare_entry(struct backend_op *op, const struct entry *e,
-			  const struct attribute_description *want, struct ber_view value)
+			  const struct attribute_description *want, struct ber_view value,
+			  const struct filter_virtual *virt)
 {
 	const struct matching_rule *rule = want->type->equality;
 	struct ber_view assertion;
@@ -66,7 +88,9 @@ static void compare_entry(struct backend_op *op, const struct entry *e,
 		backend_result(op, LDAP_INVALID_ATTRIBUTE_SYNTAX, "value cannot be compared");
 		return;
 	}
-	for (size_t i = 0; i < e->n_attributes && !found; i++) {
+	if (virt != NULL)
+		compare_virtual(virt, e, want, assertion, op->arena, &seen, &found);
+	for (size_t i = 0; virt == NULL && i < e->n_attributes && !found; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
 		if (!attribute_description_matches(want, &a->desc))
 			continue;
@@ -85,6 +109,7 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 	struct attribute_description want;
 	struct backend_reader *rd = NULL;
 	struct entry_cache_handle *handle = NULL;
+	struct backend_virtual assertion_virt, value_virt;
 	const struct entry *e;
 	uint64_t id;
 
@@ -100,10 +125,16 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 		return backend_fail(be, op, rc);
 	rc = find_entry(be, op, rd, ndn, &id, &handle, &e);
 	if (rc == LUMEN_OK) {
-		if (op->assertion != NULL && filter_evaluate(op->assertion, e) != FILTER_TRUE)
+		const struct filter_virtual *av = backend_virtual_for_filter(
+			&assertion_virt, be, rd, op->assertion, op->arena);
+		const struct filter_virtual *vv = backend_virtual_for_type(
+			&value_virt, be, rd, want.type, op->arena);
+		assertion_virt.id = value_virt.id = id;
+		if (op->assertion != NULL &&
+		    filter_evaluate_virtual(op->assertion, e, av) != FILTER_TRUE)
 			backend_result(op, LDAP_ASSERTION_FAILED, NULL);
 		else
-			compare_entry(op, e, &want, value);
+			compare_entry(op, e, &want, value, vv);
 	}
 	backend_entry_put(be, handle);
 	backend_reader_release(be, rd);

@@ -370,6 +370,7 @@ static int run_writer_add(struct index_run_writer *w, const struct index_key *ke
 		if (rc != LUMEN_EEXIST)
 			return rc;
 	}
+	w->merged++;
 	return add_run(w->txn, w->dbi, w->cursor, key, r);
 }
 

@@ -40,6 +40,9 @@ struct search_run {
 	uint64_t last_sent_id;
 	bool has_deadline;
 	struct timespec deadline;
+	/* computed attributes the filter names; NULL for most filters */
+	struct backend_virtual virt;
+	const struct filter_virtual *provider;
 };
 
 /* -------------------------------------------------------------- cookies */
@@ -92,12 +95,27 @@ static bool read_cookie(struct search_run *r)
 
 /* --------------------------------------------------------------- limits */
 
+/*
+ * The rootdn escapes the configured limits but not the ones its own
+ * request sets (RFC 4511 §4.5.1.5), so it gets the request's alone.
+ */
+static long effective_size_limit(const struct backend_op *op)
+{
+	return op->is_root ? op->request_size_limit : op->size_limit;
+}
+
+static long effective_time_limit(const struct backend_op *op)
+{
+	return op->is_root ? op->request_time_limit : op->time_limit;
+}
+
 static void start_clock(struct search_run *r)
 {
-	if (r->op->is_root || r->op->time_limit <= 0)
+	long limit = effective_time_limit(r->op);
+	if (limit <= 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &r->deadline);
-	r->deadline.tv_sec += r->op->time_limit;
+	r->deadline.tv_sec += limit;
 	r->has_deadline = true;
 }
 
@@ -113,8 +131,8 @@ static bool out_of_time(const struct search_run *r)
 
 static bool size_reached(const struct search_run *r)
 {
-	long limit = r->op->size_limit;
-	return !r->op->is_root && limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
+	long limit = effective_size_limit(r->op);
+	return limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -226,6 +244,13 @@ static int plan(struct search_run *r)
 
 /* ------------------------------------------------------------------ run */
 
+/* Tell the server's timing what the time since its last mark went to. */
+static inline void mark(struct backend_op *op, enum backend_stage stage)
+{
+	if (op->mark != NULL)
+		op->mark(op->mark_ctx, stage);
+}
+
 /* Sends one matching entry. 1 = stop (result set), 0 = go on, <0 error. */
 static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 {
@@ -271,12 +296,17 @@ static int test_candidate(struct search_run *r, uint64_t id)
 			return in;
 	}
 	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
+	mark(r->op, BACKEND_STAGE_ENTRIES);
 	if (rc == LUMEN_ENOTFOUND)
 		return 0;   /* deleted since the candidates were read */
 	if (rc != LUMEN_OK)
 		return rc;
 	r->op->candidates_tested++;
-	if (r->s->filter == NULL || filter_evaluate(r->s->filter, e) == FILTER_TRUE)
+	r->virt.id = id;
+	bool match = r->s->filter == NULL ||
+		     filter_evaluate_virtual(r->s->filter, e, r->provider) == FILTER_TRUE;
+	mark(r->op, BACKEND_STAGE_FILTER);
+	if (match)
 		rc = send_entry(r, id, e);
 	backend_entry_put(r->be, handle);
 	return rc;
@@ -328,6 +358,7 @@ static int check_base(struct search_run *r)
 {
 	struct dn2id_match match = { 0 };
 	struct entry_cache_handle *handle = NULL;
+	struct backend_virtual virt;
 	const struct entry *e;
 
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
@@ -339,7 +370,10 @@ static int check_base(struct search_run *r)
 	rc = backend_entry_get(r->be, r->rd, r->base_id, r->op->arena, &handle, &e);
 	if (rc != LUMEN_OK)
 		return rc;
-	bool ok = filter_evaluate(r->op->assertion, e) == FILTER_TRUE;
+	const struct filter_virtual *provider =
+		backend_virtual_for_filter(&virt, r->be, r->rd, r->op->assertion, r->op->arena);
+	virt.id = r->base_id;
+	bool ok = filter_evaluate_virtual(r->op->assertion, e, provider) == FILTER_TRUE;
 	backend_entry_put(r->be, handle);
 	if (!ok) {
 		backend_result(r->op, LDAP_ASSERTION_FAILED, NULL);
@@ -369,9 +403,12 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	int rc = backend_reader_acquire(be, &r.rd);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
+	r.provider = backend_virtual_for_filter(&r.virt, be, r.rd, search->filter,
+						&r.rd->entry_arena);
 	rc = check_base(&r);
 	if (rc == LUMEN_OK)
 		rc = plan(&r);
+	mark(op, BACKEND_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK)
 		rc = iterate(&r);
 	backend_reader_release(be, r.rd);

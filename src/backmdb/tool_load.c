@@ -27,6 +27,9 @@
 #define TOOL_ENTRY_OVERHEAD 128
 /* Bytes counted per index key on top of its IDs. */
 #define TOOL_KEY_OVERHEAD 32
+/* A key merged into a stored table rather than appended: LMDB copies the
+ * page it lands on, so a later round counts a page per key. */
+#define TOOL_MERGED_KEY_BYTES 4096
 
 struct backend_tool_load {
 	struct backend *be;
@@ -238,14 +241,22 @@ static int writer_for(struct backend_tool_load *load, size_t table)
 	return LUMEN_OK;
 }
 
+/* What one key's write cost the transaction, appended or merged. */
+static size_t key_cost(const struct backend_tool_load *load, size_t merged_before, size_t ids)
+{
+	size_t bytes = TOOL_KEY_OVERHEAD + ids * sizeof(uint64_t);
+	return load->writer.merged > merged_before ? bytes + TOOL_MERGED_KEY_BYTES : bytes;
+}
+
 int backend_tool_index_run(struct backend_tool_load *load, size_t table,
 			   const struct index_key *key, const uint64_t *ids, size_t n)
 {
 	int rc = writer_for(load, table);
+	size_t merged = load->writer.merged;
 	if (rc == LUMEN_OK)
 		rc = index_run_add(&load->writer, key, ids, n);
 	if (rc == LUMEN_OK)
-		rc = account(load, TOOL_KEY_OVERHEAD + n * sizeof(*ids));
+		rc = account(load, key_cost(load, merged, n));
 	return rc;
 }
 
@@ -253,9 +264,10 @@ int backend_tool_index_range(struct backend_tool_load *load, size_t table,
 			     const struct index_key *key, uint64_t lo, uint64_t hi)
 {
 	int rc = writer_for(load, table);
+	size_t merged = load->writer.merged;
 	if (rc == LUMEN_OK)
 		rc = index_run_add_range(&load->writer, key, lo, hi);
 	if (rc == LUMEN_OK)
-		rc = account(load, TOOL_KEY_OVERHEAD);
+		rc = account(load, key_cost(load, merged, 0));
 	return rc;
 }

@@ -14,13 +14,17 @@
 #include <unistd.h>
 
 #include "config_lexer.h"
+#include "dn.h"
 #include "lumen_error.h"
+#include "password.h"
 #include "schema.h"
 
 #define CONFIG_MAX_INCLUDE_DEPTH 16
 
 /* The schema file of the operational attributes the daemon always needs. */
 #define OPERATIONAL_SCHEMA_FILE "lumen.schema"
+/* The cn=Monitor tree's types and classes, loaded the same way. */
+#define MONITOR_SCHEMA_FILE "monitor.schema"
 /* Where an installed Lumen keeps its schema files (override with -D). */
 #ifndef LUMEN_SCHEMA_DIR
 #define LUMEN_SCHEMA_DIR "/usr/share/lumen/schema"
@@ -33,6 +37,8 @@ struct parse_state {
 	unsigned depth;                  /* include nesting */
 	bool operational_schema_seen;    /* an include named lumen.schema */
 	char *operational_schema_path;   /* lumen.schema next to an included file */
+	bool monitor_schema_seen;        /* an include named monitor.schema */
+	char *monitor_schema_path;       /* monitor.schema next to an included file */
 	char *err;
 	size_t errlen;
 };
@@ -163,49 +169,74 @@ static int limit_arg(struct parse_state *st, const char *directive, const char *
 /* ------------------------------------------------------ global directives */
 
 /*
- * Remembers whether lumen.schema was included and, if not yet found, whether
- * it sits next to this included file (so config_load can add it). Errors:
- * LUMEN_ENOMEM.
+ * Remembers whether the schema file `name` was included (*seen) and, if
+ * not yet found, whether it sits next to this included file (*candidate),
+ * so config_load can add it. Errors: LUMEN_ENOMEM.
  */
-static int note_operational_schema(struct parse_state *st, const char *path)
+static int note_schema_file(const char *path, const char *name, bool *seen, char **candidate)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash != NULL ? slash + 1 : path;
-	if (strcmp(base, OPERATIONAL_SCHEMA_FILE) == 0) {
-		st->operational_schema_seen = true;
+	if (strcmp(base, name) == 0) {
+		*seen = true;
 		return LUMEN_OK;
 	}
-	if (st->operational_schema_path != NULL)
+	if (*candidate != NULL)
 		return LUMEN_OK;
-	char *candidate;
+	char *next_to;
 	int dir_len = slash != NULL ? (int)(slash - path) : 1;
-	if (asprintf(&candidate, "%.*s/%s", dir_len, slash != NULL ? path : ".",
-		     OPERATIONAL_SCHEMA_FILE) < 0)
+	if (asprintf(&next_to, "%.*s/%s", dir_len, slash != NULL ? path : ".", name) < 0)
 		return LUMEN_ENOMEM;
-	if (access(candidate, R_OK) == 0)
-		st->operational_schema_path = candidate;
+	if (access(next_to, R_OK) == 0)
+		*candidate = next_to;
 	else
-		free(candidate);
+		free(next_to);
 	return LUMEN_OK;
+}
+
+static int note_operational_schema(struct parse_state *st, const char *path)
+{
+	int rc = note_schema_file(path, OPERATIONAL_SCHEMA_FILE, &st->operational_schema_seen,
+				  &st->operational_schema_path);
+	if (rc == LUMEN_OK)
+		rc = note_schema_file(path, MONITOR_SCHEMA_FILE, &st->monitor_schema_seen,
+				      &st->monitor_schema_path);
+	return rc;
+}
+
+/* Load `name` from the candidate path or LUMEN_SCHEMA_DIR, if found. */
+static int load_implied_schema(struct parse_state *st, const char *candidate, const char *name)
+{
+	char installed[PATH_MAX];
+	const char *path = candidate;
+	snprintf(installed, sizeof(installed), "%s/%s", LUMEN_SCHEMA_DIR, name);
+	if (path == NULL && access(installed, R_OK) == 0)
+		path = installed;
+	if (path == NULL)
+		return LUMEN_OK;
+	return schema_load_file(st->cfg->schema, path, st->err, st->errlen);
 }
 
 /*
  * The daemon always needs lumen.schema (entryUUID, the subschema and root
- * DSE attributes); a slapd.conf that does not include it gets it from the
- * directory of its other schema files, else from LUMEN_SCHEMA_DIR. Not
- * finding it is not an error here: the server and the backend say what is
- * missing. Errors: those of schema_load_file.
+ * DSE attributes) and monitor.schema (cn=Monitor); a slapd.conf that does
+ * not include them gets them from the directory of its other schema files,
+ * else from LUMEN_SCHEMA_DIR. Not finding them is not an error here: the
+ * server and the backend say what is missing. monitor.schema builds on
+ * core.schema's name and cn, so a configuration without those (unit tests,
+ * tools on bare schemas) goes without cn=Monitor. Errors: those of
+ * schema_load_file.
  */
 static int load_operational_schema(struct parse_state *st)
 {
-	const char *path = st->operational_schema_path;
-	if (st->operational_schema_seen)
-		return LUMEN_OK;
-	if (path == NULL && access(LUMEN_SCHEMA_DIR "/" OPERATIONAL_SCHEMA_FILE, R_OK) == 0)
-		path = LUMEN_SCHEMA_DIR "/" OPERATIONAL_SCHEMA_FILE;
-	if (path == NULL)
-		return LUMEN_OK;
-	return schema_load_file(st->cfg->schema, path, st->err, st->errlen);
+	int rc = LUMEN_OK;
+	if (!st->operational_schema_seen)
+		rc = load_implied_schema(st, st->operational_schema_path, OPERATIONAL_SCHEMA_FILE);
+	if (rc != LUMEN_OK || st->monitor_schema_seen ||
+	    schema_attribute_type(st->cfg->schema, "name", 4) == NULL ||
+	    schema_attribute_type(st->cfg->schema, "cn", 2) == NULL)
+		return rc;
+	return load_implied_schema(st, st->monitor_schema_path, MONITOR_SCHEMA_FILE);
 }
 
 static int apply_include(struct parse_state *st, size_t argc, char **argv)
@@ -358,6 +389,38 @@ static int apply_allow(struct parse_state *st, size_t argc, char **argv)
 			st->cfg->allow_bind_anon_dn = false;
 	}
 	return LUMEN_OK;
+}
+
+static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	char *address = NULL;
+	unsigned port = 0;
+	int rc = config_parse_metrics_listen(argv[1], &address, &port);
+	if (rc == LUMEN_EMALFORMED)
+		return fail_at(st, rc, "metrics-listen: expected ADDRESS:PORT ([v6]:PORT) or "
+			       "none, got \"%s\"", argv[1]);
+	if (rc != LUMEN_OK)
+		return rc;
+	free(st->cfg->metrics_address);
+	st->cfg->metrics_address = address;
+	st->cfg->metrics_port = port;
+	return LUMEN_OK;
+}
+
+static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (config_parse_slowop_threshold(argv[1], &st->cfg->slowop_threshold_ms) != LUMEN_OK)
+		return fail_at(st, LUMEN_EMALFORMED, "slowop-threshold: expected milliseconds "
+			       "(0 = every operation) or off, got \"%s\"", argv[1]);
+	return LUMEN_OK;
+}
+
+static int apply_logfile(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return set_string(&st->cfg->logfile, argv[1]);
 }
 
 static int apply_database(struct parse_state *st, size_t argc, char **argv)
@@ -516,6 +579,274 @@ static int apply_index(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+/* ------------------------------------------------ security directives */
+
+/* `access to ...`: grammar now, schema names after the whole file. */
+/*
+ * `access to ...`: grammar now, schema names after the whole file. The
+ * parsed rule keeps views into its words (a filter='s text), so the words
+ * are copied into memory the config owns for as long as the rules live.
+ */
+static int apply_access(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config *cfg = st->cfg;
+	struct access_rules *rules = st->db != NULL ? &st->db->access : &cfg->access;
+	char *copies[CONFIG_MAX_ARGS];
+	size_t total = 0;
+	for (size_t i = 0; i < argc; i++)
+		total += strlen(argv[i]) + 1;
+	char **bigger = realloc(cfg->access_text, (cfg->n_access_text + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	cfg->access_text = bigger;
+	char *block = malloc(total);
+	if (block == NULL)
+		return LUMEN_ENOMEM;
+	bigger[cfg->n_access_text++] = block;
+	for (size_t i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		copies[i] = memcpy(block, argv[i], n);
+		block += n;
+	}
+	return access_rule_parse(rules, argc, copies, st->file->path, st->file->line, st->err,
+				 st->errlen);
+}
+
+static int apply_tls_file(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	struct config_tls *tls = &st->cfg->tls;
+	if (argv[1][0] == '\0')
+		return fail_at(st, LUMEN_EMALFORMED, "%s: expected a file name", argv[0]);
+	if (strcasecmp(argv[0], "TLSCertificateFile") == 0)
+		return set_string(&tls->certificate_file, argv[1]);
+	if (strcasecmp(argv[0], "TLSCertificateKeyFile") == 0)
+		return set_string(&tls->key_file, argv[1]);
+	if (strcasecmp(argv[0], "TLSCACertificateFile") == 0)
+		return set_string(&tls->ca_file, argv[1]);
+	return set_string(&tls->cipher_suite, argv[1]);
+}
+
+/* TLSProtocolMin: OpenLDAP's "3.3" (= TLS 1.2) form, or "TLS1.2"/"1.2". */
+static int apply_tls_protocol_min(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	static const struct { const char *name; unsigned version; } names[] = {
+		{ "3.1", 0x0301 }, { "3.2", 0x0302 }, { "3.3", 0x0303 }, { "3.4", 0x0304 },
+		{ "TLS1.0", 0x0301 }, { "TLS1.1", 0x0302 }, { "TLS1.2", 0x0303 },
+		{ "TLS1.3", 0x0304 }, { "1.0", 0x0301 }, { "1.1", 0x0302 }, { "1.2", 0x0303 },
+		{ "1.3", 0x0304 },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcasecmp(argv[1], names[i].name) != 0)
+			continue;
+		if (names[i].version < CONFIG_TLS_1_2)
+			return fail_at(st, LUMEN_EMALFORMED,
+				       "TLSProtocolMin: TLS older than 1.2 (3.3) is not supported, "
+				       "got \"%s\"", argv[1]);
+		st->cfg->tls.protocol_min = names[i].version;
+		return LUMEN_OK;
+	}
+	return fail_at(st, LUMEN_EMALFORMED,
+		       "TLSProtocolMin: expected 3.3 (TLS 1.2) or 3.4 (TLS 1.3), got \"%s\"",
+		       argv[1]);
+}
+
+static int apply_tls_verify_client(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	static const struct { const char *name; enum config_tls_verify v; } names[] = {
+		{ "never", CONFIG_TLS_VERIFY_NEVER }, { "allow", CONFIG_TLS_VERIFY_ALLOW },
+		{ "try", CONFIG_TLS_VERIFY_ALLOW }, { "demand", CONFIG_TLS_VERIFY_DEMAND },
+		{ "hard", CONFIG_TLS_VERIFY_DEMAND }, { "true", CONFIG_TLS_VERIFY_DEMAND },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(argv[1], names[i].name) == 0) {
+			st->cfg->tls.verify_client = names[i].v;
+			return LUMEN_OK;
+		}
+	return fail_at(st, LUMEN_EMALFORMED,
+		       "TLSVerifyClient: expected never, allow, try or demand, got \"%s\"", argv[1]);
+}
+
+static int apply_tls_handshake_timeout(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = number_arg(st, argv[0], argv[1], 1, 3600, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->tls.handshake_timeout = (unsigned)v;
+	return rc;
+}
+
+/* `security ssf=N simple_bind=N ...`: each word NAME=N. */
+static int apply_security(struct parse_state *st, size_t argc, char **argv)
+{
+	for (size_t i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		uint64_t v;
+		unsigned *slot = NULL;
+		if (eq != NULL) {
+			*eq = '\0';
+			if (strcasecmp(argv[i], "ssf") == 0)
+				slot = &st->cfg->security.ssf;
+			else if (strcasecmp(argv[i], "simple_bind") == 0)
+				slot = &st->cfg->security.simple_bind;
+			*eq = '=';
+		}
+		if (slot == NULL || parse_unsigned(eq + 1, 0, 65535, false, &v) != LUMEN_OK)
+			return fail_at(st, LUMEN_EMALFORMED,
+				       "security: expected ssf=N or simple_bind=N (N from 0 to "
+				       "65535), got \"%s\"", argv[i]);
+		*slot = (unsigned)v;
+	}
+	return LUMEN_OK;
+}
+
+static int apply_password_hash(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (!password_scheme_known(argv[1]))
+		return fail_at(st, LUMEN_EMALFORMED,
+			       "password-hash: unknown scheme \"%s\" (expected {SSHA512}, {SSHA}, "
+			       "{PBKDF2-SHA512}, {ARGON2}, {CRYPT}, ...)", argv[1]);
+	return set_string(&st->cfg->password_hash, argv[1]);
+}
+
+static int apply_password_cleartext(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (strcasecmp(argv[1], "on") == 0 || strcasecmp(argv[1], "yes") == 0)
+		st->cfg->password_allow_cleartext = true;
+	else if (strcasecmp(argv[1], "off") == 0 || strcasecmp(argv[1], "no") == 0)
+		st->cfg->password_allow_cleartext = false;
+	else
+		return fail_at(st, LUMEN_EMALFORMED,
+			       "password-allow-cleartext: expected on or off, got \"%s\"", argv[1]);
+	return LUMEN_OK;
+}
+
+static int apply_authz_regexp(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	struct config *cfg = st->cfg;
+	struct config_authz_regexp *bigger =
+		realloc(cfg->authz_regexps, (cfg->n_authz_regexps + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	cfg->authz_regexps = bigger;
+	struct config_authz_regexp *r = &bigger[cfg->n_authz_regexps++];
+	memset(r, 0, sizeof(*r));
+	r->origin = origin_string(st);
+	r->pattern = strdup(argv[1]);
+	r->replacement = strdup(argv[2]);
+	if (r->origin == NULL || r->pattern == NULL || r->replacement == NULL)
+		return LUMEN_ENOMEM;
+	int err = regcomp(&r->regex, r->pattern, REG_EXTENDED | REG_ICASE);
+	if (err != 0) {
+		char why[160];
+		regerror(err, &r->regex, why, sizeof(why));
+		return fail_at(st, LUMEN_EMALFORMED, "authz-regexp: bad pattern \"%s\": %s",
+			       r->pattern, why);
+	}
+	r->compiled = true;
+	if (r->regex.re_nsub > 9)
+		return fail_at(st, LUMEN_EMALFORMED,
+			       "authz-regexp: at most 9 groups can be substituted");
+	for (const char *p = r->replacement; (p = strchr(p, '$')) != NULL; p++)
+		if (p[1] < '0' || p[1] > '9' || (size_t)(p[1] - '0') > r->regex.re_nsub)
+			return fail_at(st, LUMEN_EMALFORMED,
+				       "authz-regexp: \"%s\": $ must be followed by the number of "
+				       "a group of the pattern", r->replacement);
+	return LUMEN_OK;
+}
+
+/* `limits WHO LIMIT...`: WHO as slapd.conf(5) (a subset), LIMIT size=/time=. */
+static int limit_who(struct parse_state *st, const char *text, struct config_limit *l)
+{
+	static const struct { const char *prefix; enum config_limit_who who; } dn_forms[] = {
+		{ "dn=", LIMIT_WHO_DN_EXACT }, { "dn.exact=", LIMIT_WHO_DN_EXACT },
+		{ "dn.base=", LIMIT_WHO_DN_EXACT }, { "dn.subtree=", LIMIT_WHO_DN_SUBTREE },
+	};
+	if (strcmp(text, "*") == 0) {
+		l->who = LIMIT_WHO_ANYONE;
+		return LUMEN_OK;
+	}
+	if (strcasecmp(text, "anonymous") == 0) {
+		l->who = LIMIT_WHO_ANONYMOUS;
+		return LUMEN_OK;
+	}
+	if (strcasecmp(text, "users") == 0) {
+		l->who = LIMIT_WHO_USERS;
+		return LUMEN_OK;
+	}
+	for (size_t i = 0; i < sizeof(dn_forms) / sizeof(dn_forms[0]); i++) {
+		size_t n = strlen(dn_forms[i].prefix);
+		if (strncasecmp(text, dn_forms[i].prefix, n) != 0)
+			continue;
+		const char *dn = text + n;
+		size_t len = strlen(dn);
+		if (len >= 2 && dn[0] == '"' && dn[len - 1] == '"')
+			l->dn_text = strndup(dn + 1, len - 2);
+		else
+			l->dn_text = strdup(dn);
+		l->who = dn_forms[i].who;
+		return l->dn_text != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+	}
+	return fail_at(st, LUMEN_EMALFORMED,
+		       "limits: expected *, anonymous, users, dn.exact=\"DN\" or "
+		       "dn.subtree=\"DN\", got \"%s\"", text);
+}
+
+static int limit_value(struct parse_state *st, const char *text, struct config_limit *l)
+{
+	static const struct { const char *name; bool is_size; } kinds[] = {
+		{ "size=", true }, { "size.soft=", true }, { "size.hard=", true },
+		{ "time=", false }, { "time.soft=", false }, { "time.hard=", false },
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t n = strlen(kinds[i].name);
+		if (strncasecmp(text, kinds[i].name, n) == 0)
+			return limit_arg(st, "limits", text + n, kinds[i].is_size ? &l->size : &l->time);
+	}
+	return fail_at(st, LUMEN_EMALFORMED,
+		       "limits: expected size=N|unlimited or time=N|unlimited, got \"%s\"", text);
+}
+
+static int apply_limits(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config_limit **list = st->db != NULL ? &st->db->limits : &st->cfg->limits;
+	size_t *n = st->db != NULL ? &st->db->n_limits : &st->cfg->n_limits;
+	struct config_limit *bigger = realloc(*list, (*n + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	*list = bigger;
+	struct config_limit *l = &bigger[(*n)++];
+	memset(l, 0, sizeof(*l));
+	l->size = l->time = CONFIG_LIMIT_INHERIT;
+	l->origin = origin_string(st);
+	if (l->origin == NULL)
+		return LUMEN_ENOMEM;
+	int rc = limit_who(st, argv[1], l);
+	for (size_t i = 2; rc == LUMEN_OK && i < argc; i++)
+		rc = limit_value(st, argv[i], l);
+	return rc;
+}
+
+static int apply_conn_max(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = number_arg(st, argv[0], argv[1], 0, 1u << 24, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (strcasecmp(argv[0], "conn_max") == 0)
+		st->cfg->conn_max = (unsigned)v;
+	else
+		st->cfg->conn_max_per_ip = (unsigned)v;
+	return LUMEN_OK;
+}
+
 #define UNBOUNDED CONFIG_MAX_ARGS
 
 static const struct directive directives[] = {
@@ -539,6 +870,11 @@ static const struct directive directives[] = {
 	  "conn_max_pending_auth <operations>", apply_max_pending },
 	{ "allow", SECTION_GLOBAL, 1, UNBOUNDED, "allow <feature>...", apply_allow },
 	{ "disallow", SECTION_GLOBAL, 1, UNBOUNDED, "disallow <feature>...", apply_allow },
+	{ "metrics-listen", SECTION_GLOBAL, 1, 1, "metrics-listen <address:port>|none",
+	  apply_metrics_listen },
+	{ "slowop-threshold", SECTION_GLOBAL, 1, 1, "slowop-threshold <milliseconds>|off",
+	  apply_slowop_threshold },
+	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", apply_logfile },
 	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database },
 	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix },
 	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", apply_rootdn },
@@ -551,6 +887,32 @@ static const struct directive directives[] = {
 	  apply_index },
 	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>", apply_cachesize },
 	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>", apply_cachesize },
+	{ "access", SECTION_ANY, 3, UNBOUNDED, "access to <what> by <who> <access>...",
+	  apply_access },
+	{ "limits", SECTION_ANY, 2, UNBOUNDED,
+	  "limits <*|anonymous|users|dn.exact=DN|dn.subtree=DN> size=N time=N", apply_limits },
+	{ "security", SECTION_GLOBAL, 1, UNBOUNDED, "security ssf=N simple_bind=N",
+	  apply_security },
+	{ "password-hash", SECTION_GLOBAL, 1, 1, "password-hash <{SCHEME}>", apply_password_hash },
+	{ "password-allow-cleartext", SECTION_GLOBAL, 1, 1, "password-allow-cleartext on|off",
+	  apply_password_cleartext },
+	{ "authz-regexp", SECTION_GLOBAL, 2, 2, "authz-regexp <pattern> <replacement>",
+	  apply_authz_regexp },
+	{ "conn_max", SECTION_GLOBAL, 1, 1, "conn_max <connections>", apply_conn_max },
+	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>",
+	  apply_conn_max },
+	{ "TLSCertificateFile", SECTION_GLOBAL, 1, 1, "TLSCertificateFile <file>", apply_tls_file },
+	{ "TLSCertificateKeyFile", SECTION_GLOBAL, 1, 1, "TLSCertificateKeyFile <file>",
+	  apply_tls_file },
+	{ "TLSCACertificateFile", SECTION_GLOBAL, 1, 1, "TLSCACertificateFile <file>",
+	  apply_tls_file },
+	{ "TLSCipherSuite", SECTION_GLOBAL, 1, 1, "TLSCipherSuite <OpenSSL cipher list>",
+	  apply_tls_file },
+	{ "TLSProtocolMin", SECTION_GLOBAL, 1, 1, "TLSProtocolMin 3.3|3.4", apply_tls_protocol_min },
+	{ "TLSVerifyClient", SECTION_GLOBAL, 1, 1, "TLSVerifyClient never|allow|demand",
+	  apply_tls_verify_client },
+	{ "tls_handshake_timeout", SECTION_GLOBAL, 1, 1, "tls_handshake_timeout <seconds>",
+	  apply_tls_handshake_timeout },
 };
 
 static const char *const schema_keywords[] = {
@@ -653,12 +1015,60 @@ static struct config *config_new(const char *path)
 	cfg->max_incoming_auth = CONFIG_DEFAULT_MAX_INCOMING_AUTH;
 	cfg->max_pending = CONFIG_DEFAULT_MAX_PENDING;
 	cfg->max_pending_auth = CONFIG_DEFAULT_MAX_PENDING_AUTH;
+	cfg->slowop_threshold_ms = CONFIG_SLOWOP_OFF;
+	cfg->tls.protocol_min = CONFIG_TLS_1_2;
+	cfg->tls.handshake_timeout = CONFIG_DEFAULT_TLS_HANDSHAKE_TIMEOUT;
+	cfg->password_allow_cleartext = true;
+	cfg->password_hash = strdup(CONFIG_DEFAULT_PASSWORD_HASH);
 	cfg->path = strdup(path);
-	if (cfg->path == NULL || schema_create(&cfg->schema) != LUMEN_OK) {
+	if (cfg->path == NULL || cfg->password_hash == NULL ||
+	    schema_create(&cfg->schema) != LUMEN_OK) {
 		config_free(cfg);
 		return NULL;
 	}
 	return cfg;
+}
+
+/* Normalize the DN of each `limits` line of a list. */
+static int finish_limits(struct config *cfg, struct config_limit *limits, size_t n,
+			 struct arena *arena, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct config_limit *l = &limits[i];
+		struct ber_view ndn;
+		if (l->dn_text == NULL)
+			continue;
+		arena_reset(arena);
+		int rc = dn_normalize(cfg->schema, l->dn_text, strlen(l->dn_text), arena, &ndn);
+		if (rc != LUMEN_OK) {
+			snprintf(err, errlen, "%s: limits: \"%s\" is not a valid DN (%s)", l->origin,
+				 l->dn_text, lumen_strerror(rc));
+			return LUMEN_EMALFORMED;
+		}
+		l->ndn = strndup((const char *)ndn.ptr, ndn.len);
+		if (l->ndn == NULL)
+			return LUMEN_ENOMEM;
+		l->ndn_len = ndn.len;
+	}
+	return LUMEN_OK;
+}
+
+/* What needs the final schema: access rules and limits DNs. */
+static int finish_security(struct config *cfg, char *err, size_t errlen)
+{
+	struct arena arena;
+	arena_init(&arena, 0);
+	int rc = access_rules_compile(&cfg->access, cfg->schema, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = finish_limits(cfg, cfg->limits, cfg->n_limits, &arena, err, errlen);
+	for (size_t i = 0; rc == LUMEN_OK && i < cfg->n_databases; i++) {
+		struct config_database *db = &cfg->databases[i];
+		rc = access_rules_compile(&db->access, cfg->schema, err, errlen);
+		if (rc == LUMEN_OK)
+			rc = finish_limits(cfg, db->limits, db->n_limits, &arena, err, errlen);
+	}
+	arena_free(&arena);
+	return rc;
 }
 
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
@@ -682,13 +1092,17 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	if (rc != LUMEN_OK)
 		goto fail;
 	rc = schema_finalize(st.cfg->schema, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = finish_security(st.cfg, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
 	free(st.operational_schema_path);
+	free(st.monitor_schema_path);
 	*out = st.cfg;
 	return LUMEN_OK;
 fail:
 	free(st.operational_schema_path);
+	free(st.monitor_schema_path);
 	config_free(st.cfg);
 	return rc;
 }
@@ -700,8 +1114,43 @@ static void free_strings(char **strings, size_t n)
 	free(strings);
 }
 
+static void free_limits(struct config_limit *limits, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(limits[i].ndn);
+		free(limits[i].dn_text);
+		free(limits[i].origin);
+	}
+	free(limits);
+}
+
+static void free_security(struct config *cfg)
+{
+	access_rules_free(&cfg->access);
+	free_limits(cfg->limits, cfg->n_limits);
+	for (size_t i = 0; i < cfg->n_authz_regexps; i++) {
+		struct config_authz_regexp *r = &cfg->authz_regexps[i];
+		if (r->compiled)
+			regfree(&r->regex);
+		free(r->pattern);
+		free(r->replacement);
+		free(r->origin);
+	}
+	free(cfg->authz_regexps);
+	for (size_t i = 0; i < cfg->n_access_text; i++)
+		free(cfg->access_text[i]);
+	free(cfg->access_text);
+	free(cfg->tls.certificate_file);
+	free(cfg->tls.key_file);
+	free(cfg->tls.ca_file);
+	free(cfg->tls.cipher_suite);
+	free(cfg->password_hash);
+}
+
 static void free_database(struct config_database *db)
 {
+	access_rules_free(&db->access);
+	free_limits(db->limits, db->n_limits);
 	free(db->type);
 	free(db->origin);
 	free_strings(db->suffixes, db->n_suffixes);
@@ -725,11 +1174,14 @@ void config_free(struct config *cfg)
 	for (size_t i = 0; i < cfg->n_databases; i++)
 		free_database(&cfg->databases[i]);
 	free(cfg->databases);
+	free_security(cfg);
 	if (cfg->schema != NULL)
 		schema_free(cfg->schema);
 	free(cfg->path);
 	free(cfg->pidfile);
 	free(cfg->argsfile);
+	free(cfg->metrics_address);
+	free(cfg->logfile);
 	free(cfg);
 }
 

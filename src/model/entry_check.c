@@ -120,6 +120,62 @@ static int add_error(int rc, const struct attribute_description *ad, size_t bad,
 	}
 }
 
+/* Is the RDN value ava already in e? Another spelling under the equality rule counts. */
+static bool has_rdn_value(const struct entry *e, const struct dn_ava *ava)
+{
+	struct attribute_description ad = { ava->type, { NULL, 0 } };
+	const struct entry_attribute *a = entry_find(e, &ad);
+	return a != NULL && entry_attribute_find_normalized(a, ava->normalized) >= 0;
+}
+
+/* Supplies one missing RDN value, unless only check_rdn can say what is wrong. */
+static int add_rdn_value(struct entry *e, const struct dn_ava *ava, bool from_client,
+			 struct schema_violation *v)
+{
+	struct attribute_description ad = { ava->type, { NULL, 0 } };
+	size_t bad = 0;
+
+	/* a client may not set the type at all; a single value already given
+	 * that differs is a naming violation, not a second value */
+	if ((from_client && ad.type->no_user_modification) ||
+	    (ad.type->single_value && entry_find(e, &ad) != NULL))
+		return LUMEN_OK;
+	int rc = check_syntax(&ad, &ava->value, 1, v);
+	if (rc == LUMEN_OK) {
+		rc = entry_add_values(e, &ad, &ava->value, 1, &bad);
+		rc = rc == LUMEN_OK ? rc : add_error(rc, &ad, bad, v);
+	}
+	return rc;
+}
+
+/*
+ * RFC 4511 §4.7: an Add may leave the RDN's values out of its attribute
+ * list and the server supplies them (slapd and slapadd both do). A DN that
+ * does not parse is left to entry_check_add, which names the problem.
+ */
+static int add_rdn_values(struct entry *e, bool from_client, struct schema_violation *v)
+{
+	struct arena scratch;
+	struct dn dn;
+
+	if (e->dn.len == 0)
+		return LUMEN_OK;
+	arena_init(&scratch, 0);
+	int rc = dn_parse(e->schema, (const char *)e->dn.ptr, e->dn.len, &scratch, &dn);
+	if (rc != LUMEN_OK || dn.n_rdns == 0) {
+		rc = rc == LUMEN_ENOMEM ? rc : LUMEN_OK;
+		goto done;
+	}
+	for (size_t i = 0; rc == LUMEN_OK && i < dn.rdns[0].n_avas; i++) {
+		const struct dn_ava *ava = &dn.rdns[0].avas[i];
+		if (ava->type != NULL && !has_rdn_value(e, ava))
+			rc = add_rdn_value(e, ava, from_client, v);
+	}
+done:
+	arena_free(&scratch);
+	return rc;
+}
+
 int entry_from_attributes(const struct schema *s, struct ber_view dn, struct ber_view ndn,
 			  const struct ldap_attribute *attributes, size_t n,
 			  bool from_client, struct entry **out, struct schema_violation *v)
@@ -145,6 +201,8 @@ int entry_from_attributes(const struct schema *s, struct ber_view dn, struct ber
 			rc = rc == LUMEN_OK ? rc : add_error(rc, &ad, bad, v);
 		}
 	}
+	if (rc == LUMEN_OK)
+		rc = add_rdn_values(e, from_client, v);
 	if (rc != LUMEN_OK) {
 		entry_free(e);
 		return rc;

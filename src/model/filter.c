@@ -367,11 +367,35 @@ static enum filter_result extensible_matches(const struct filter *f,
 	return result;
 }
 
+/* An item on a provided type tests the provider's values (filter.h). */
+static enum filter_result virtual_matches(const struct filter *f, const struct filter_node *node,
+					  const struct entry *e, const struct filter_virtual *v)
+{
+	struct entry_value values[FILTER_VIRTUAL_MAX_VALUES];
+	struct attribute_description have = { node->desc.type, { NULL, 0 } };
+	size_t n = 0;
+
+	/* computed values carry no options: (entryDN;x=...) names nothing */
+	if (!attribute_description_matches(&node->desc, &have))
+		return FILTER_FALSE;
+	if (v->values(v->ctx, node->desc.type, e, v->arena ? v->arena : f->arena, values,
+		      FILTER_VIRTUAL_MAX_VALUES, &n) != LUMEN_OK)
+		return FILTER_UNDEFINED;
+	if (n == 0)
+		return FILTER_FALSE;
+	if (node->type == LDAP_FILTER_PRESENT)
+		return FILTER_TRUE;
+	struct entry_attribute a = { .desc = have, .values = values, .n_values = n };
+	return attribute_matches(f, node, &a, node->uses_stored_normalized);
+}
+
 static enum filter_result item_matches(const struct filter *f, const struct filter_node *node,
-				       const struct entry *e)
+				       const struct entry *e, const struct filter_virtual *v)
 {
 	if (node->undefined)
 		return FILTER_UNDEFINED;
+	if (v != NULL && filter_virtual_provides(v, node->desc.type))
+		return virtual_matches(f, node, e, v);
 	if (node->type == LDAP_FILTER_EXTENSIBLE)
 		return extensible_matches(f, node, e);
 	if (node->type == LDAP_FILTER_PRESENT && is_object_class_type(node->desc.type))
@@ -395,15 +419,15 @@ static enum filter_result item_matches(const struct filter *f, const struct filt
 	return result;
 }
 
-enum filter_result filter_node_evaluate(const struct filter *f, const struct filter_node *node,
-					const struct entry *e)
+static enum filter_result node_evaluate(const struct filter *f, const struct filter_node *node,
+					const struct entry *e, const struct filter_virtual *v)
 {
 	enum filter_result result, r;
 	switch (node->type) {
 	case LDAP_FILTER_AND:
 		result = FILTER_TRUE;
 		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = filter_node_evaluate(f, c, e);
+			r = node_evaluate(f, c, e, v);
 			if (r == FILTER_FALSE)
 				return FILTER_FALSE;
 			if (r == FILTER_UNDEFINED)
@@ -413,7 +437,7 @@ enum filter_result filter_node_evaluate(const struct filter *f, const struct fil
 	case LDAP_FILTER_OR:
 		result = FILTER_FALSE;
 		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = filter_node_evaluate(f, c, e);
+			r = node_evaluate(f, c, e, v);
 			if (r == FILTER_TRUE)
 				return FILTER_TRUE;
 			if (r == FILTER_UNDEFINED)
@@ -421,16 +445,60 @@ enum filter_result filter_node_evaluate(const struct filter *f, const struct fil
 		}
 		return result;
 	case LDAP_FILTER_NOT:
-		r = filter_node_evaluate(f, node->children, e);
+		r = node_evaluate(f, node->children, e, v);
 		return r == FILTER_UNDEFINED ? r : (r == FILTER_TRUE ? FILTER_FALSE : FILTER_TRUE);
 	default:
-		return item_matches(f, node, e);
+		return item_matches(f, node, e, v);
 	}
+}
+
+enum filter_result filter_node_evaluate(const struct filter *f, const struct filter_node *node,
+					const struct entry *e)
+{
+	return node_evaluate(f, node, e, NULL);
 }
 
 enum filter_result filter_evaluate(const struct filter *f, const struct entry *e)
 {
+	return filter_evaluate_virtual(f, e, NULL);
+}
+
+enum filter_result filter_evaluate_virtual(const struct filter *f, const struct entry *e,
+					   const struct filter_virtual *v)
+{
 	if (f == NULL || f->root == NULL)
 		return FILTER_UNDEFINED;
-	return filter_node_evaluate(f, f->root, e);
+	return node_evaluate(f, f->root, e, v);
+}
+
+/* ---------------------------------------------------- virtual attributes */
+
+bool filter_virtual_provides(const struct filter_virtual *v, const struct attribute_type *type)
+{
+	if (v == NULL || type == NULL)
+		return false;
+	for (size_t i = 0; i < v->n_types; i++)
+		if (v->types[i] == type)
+			return true;
+	return false;
+}
+
+static bool node_names_virtual(const struct filter_node *node, const struct filter_virtual *v)
+{
+	switch (node->type) {
+	case LDAP_FILTER_AND:
+	case LDAP_FILTER_OR:
+	case LDAP_FILTER_NOT:
+		for (const struct filter_node *c = node->children; c != NULL; c = c->next)
+			if (node_names_virtual(c, v))
+				return true;
+		return false;
+	default:
+		return filter_virtual_provides(v, node->desc.type);
+	}
+}
+
+bool filter_names_virtual(const struct filter *f, const struct filter_virtual *v)
+{
+	return f != NULL && f->root != NULL && v != NULL && node_names_virtual(f->root, v);
 }

@@ -39,32 +39,22 @@ static int copy_lower(const uint8_t *v, size_t len, struct arena *a, struct ber_
 
 /* ------------------------------------------------------------- integer */
 
-/* Canonical integer: no leading zeros, no sign on zero ("-007" -> "-7", "-0" -> "0"). */
+/*
+ * An INTEGER (RFC 4517 §3.3.16) is already canonical: no leading zeros, no
+ * "-0", no '+'. Anything else is rejected rather than canonicalized, so an
+ * assertion such as (uidNumber=01013) is Undefined as in slapd; stored
+ * values pass the Integer syntax check first, so none is lost here.
+ */
 int norm_integer(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
 {
-	bool negative = len > 0 && v[0] == '-';
-	size_t i = negative ? 1 : 0;
+	size_t i = len > 0 && v[0] == '-' ? 1 : 0;
 
-	if (i == len)
+	if (i == len || (v[i] == '0' && (len - i > 1 || i == 1)))
 		return LUMEN_EMALFORMED;
 	for (size_t j = i; j < len; j++)
 		if (!is_digit(v[j]))
 			return LUMEN_EMALFORMED;
-	while (i + 1 < len && v[i] == '0')
-		i++;
-	if (v[i] == '0')
-		negative = false;
-
-	uint8_t *buf = arena_alloc(a, len - i + 1);
-	if (buf == NULL)
-		return LUMEN_ENOMEM;
-	size_t n = 0;
-	if (negative)
-		buf[n++] = '-';
-	memcpy(buf + n, v + i, len - i);
-	out->ptr = buf;
-	out->len = n + len - i;
-	return LUMEN_OK;
+	return copy_out(v, len, a, out);
 }
 
 /* Numeric order of canonical integers of any length. */

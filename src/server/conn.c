@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "access_glue.h"
 #include "config.h"
 #include "io_thread.h"
 #include "ldap_message.h"
@@ -21,6 +22,8 @@
 #include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
+#include "stats.h"
+#include "tls.h"
 #include "workq.h"
 
 #define CONN_INITIAL_INPUT 16384u
@@ -51,17 +54,23 @@ static size_t unsent(const struct conn *c)
 	return c->out_len - c->out_start;
 }
 
-/* May the I/O thread take another operation from this connection now? */
+/* May the I/O thread take another operation from this connection now?
+ * Nothing is read while a StartTLS runs or TLS is being set up: bytes
+ * that follow a StartTLS request belong to the handshake. */
 static bool accepting_ops(const struct conn *c)
 {
 	return !c->closing && !c->aborting && !c->closed && !c->bind_in_progress &&
 	       !(c->bind_waiting && c->n_pending > 0) && c->n_pending < max_pending(c) &&
-	       unsent(c) < CONN_MAX_UNSENT;
+	       unsent(c) < CONN_MAX_UNSENT && !c->starttls_in_progress &&
+	       (c->tls_state == CONN_TLS_NONE || c->tls_state == CONN_TLS_ON);
 }
 
+/* The read event's timeout: the handshake deadline, else the idle one. */
 static const struct timeval *idle_timeout(const struct conn *c, struct timeval *tv)
 {
-	unsigned seconds = conn_config(c)->idletimeout;
+	unsigned seconds = c->tls_state == CONN_TLS_HANDSHAKE
+				   ? conn_config(c)->tls.handshake_timeout
+				   : conn_config(c)->idletimeout;
 	if (seconds == 0)
 		return NULL;
 	tv->tv_sec = seconds;
@@ -72,7 +81,8 @@ static const struct timeval *idle_timeout(const struct conn *c, struct timeval *
 /* I/O thread: make the read event match what the connection can take. */
 static void update_reading(struct conn *c)
 {
-	bool want = accepting_ops(c);
+	bool want = accepting_ops(c) ||
+		    (c->tls_state == CONN_TLS_HANDSHAKE && !c->closing && !c->aborting);
 	if (want && !c->reading) {
 		struct timeval tv;
 		if (event_add(c->read_event, idle_timeout(c, &tv)) == 0)
@@ -83,8 +93,72 @@ static void update_reading(struct conn *c)
 	}
 }
 
+/* A connection that never started: free its events, close, forget it. */
+static void discard_new(struct conn *c)
+{
+	if (c->read_event != NULL)
+		event_free(c->read_event);
+	if (c->write_event != NULL)
+		event_free(c->write_event);
+	c->read_event = c->write_event = NULL;
+	c->closed = true;
+	if (c->counted)
+		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
+	c->counted = false;
+	close(c->fd);
+	c->fd = -1;
+	conn_unref(c);
+}
+
+/* ldapi: the peer's uid/gid (SASL EXTERNAL) and the local SSF. */
+static void read_peer_credentials(struct conn *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	c->is_local = true;
+	c->ssf = ACCESS_SSF_LOCAL;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred)) {
+		c->has_peer_cred = true;
+		c->peer_uid = cred.uid;
+		c->peer_gid = cred.gid;
+	}
+}
+
+/*
+ * The connection bounds, peer credentials and (ldaps) the TLS session.
+ * LUMEN_ELIMIT (refused by conn_max/conn_max_per_ip, logged), LUMEN_ENOMEM,
+ * LUMEN_EIO (no TLS session).
+ */
+static int secure_setup(struct conn *c, const struct sockaddr *peer, socklen_t peer_len,
+			bool tls)
+{
+	struct server *s = c->io->server;
+	char why[96] = "";
+	if (c->is_tcp)
+		conn_limits_key_of(peer, peer_len, &c->limits_key);
+	int rc = s->conn_limits != NULL
+			 ? conn_limits_admit(s->conn_limits, &c->limits_key, why, sizeof(why))
+			 : LUMEN_OK;
+	if (rc != LUMEN_OK) {
+		log_printf(0, "conn=%llu fd=%d connection from %s (%s) refused: %s",
+			   (unsigned long long)c->id, c->fd, c->peer, c->local, why);
+		return LUMEN_ELIMIT;
+	}
+	c->counted = s->conn_limits != NULL;
+	if (!c->is_tcp)
+		read_peer_credentials(c);
+	if (!tls)
+		return LUMEN_OK;
+	if (s->tls == NULL)
+		return LUMEN_EIO;
+	rc = tls_session_new(s->tls, c->fd, &c->tls);
+	if (rc == LUMEN_OK)
+		c->tls_state = CONN_TLS_HANDSHAKE;
+	return rc;
+}
+
 int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
-		const char *listener_name, bool is_tcp, struct conn **out)
+		const char *listener_name, bool is_tcp, bool tls, struct conn **out)
 {
 	struct server *s = io->server;
 	struct conn *c = calloc(1, sizeof(*c));
@@ -106,6 +180,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	else
 		snprintf(c->peer, sizeof(c->peer), "%s", listener_name);
 	snprintf(c->local, sizeof(c->local), "%s", listener_name);
+	c->started = c->last_activity = time(NULL);
 	if (is_tcp) {
 		/* Nagle would hold small responses back by tens of milliseconds. */
 		int one = 1;
@@ -115,19 +190,15 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	c->in = malloc(c->in_cap);
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
-	if (c->in == NULL || c->read_event == NULL || c->write_event == NULL) {
-		if (c->read_event != NULL)
-			event_free(c->read_event);
-		if (c->write_event != NULL)
-			event_free(c->write_event);
-		c->read_event = c->write_event = NULL;
-		c->closed = true;
-		close(fd);
-		conn_unref(c);
-		return LUMEN_ENOMEM;
+	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL
+			 ? LUMEN_ENOMEM : secure_setup(c, peer, peer_len, tls);
+	if (rc != LUMEN_OK) {
+		discard_new(c);
+		return rc;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d ACCEPT from %s (%s)",
 		   (unsigned long long)c->id, fd, c->peer, c->local);
+	stats_connection_opened(stats_current());
 	pthread_mutex_lock(&c->lock);
 	update_reading(c);
 	pthread_mutex_unlock(&c->lock);
@@ -154,6 +225,7 @@ static void free_conn(struct conn *c)
 	free(c->out);
 	free(c->bind_dn);
 	free(c->authz_dn);
+	tls_session_free(c->tls);
 	pthread_cond_destroy(&c->output_room);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -211,6 +283,12 @@ static void teardown_locked(struct conn *c)
 	event_free(c->write_event);
 	c->read_event = c->write_event = NULL;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
+	stats_connection_closed(stats_current());
+	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)
+		tls_session_shutdown(c->tls);
+	if (c->counted)
+		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
+	c->counted = false;
 	close(c->fd);
 	c->fd = -1;
 	pthread_mutex_unlock(&c->lock);
@@ -335,6 +413,8 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 			c->bind_in_progress = false;
 		recycle_op(c, op);
 		answer_busy_locked(c, message_id, tag);
+		stats_record_operation(stats_current(),
+				       (enum stats_op_type)stats_op_type_of_tag(tag), LDAP_BUSY, NULL);
 	}
 	return LUMEN_OK;
 }
@@ -360,19 +440,36 @@ static int dispatch_pdu(struct conn *c, const uint8_t *pdu, size_t len, int32_t 
 			int tag)
 {
 	unsigned number = c->next_op_number++;
+	struct stats_thread *st = stats_current();
+	enum stats_op_type type = (enum stats_op_type)stats_op_type_of_tag(tag);
+	stats_count_received(st, 0, 1);
+	stats_operation_initiated(st, type);
 	switch (tag) {
 	case LDAP_OP_UNBIND_REQUEST:
+		/* Answered here, never timed: counted complete at once. */
+		stats_record_operation(st, type, 0, NULL);
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u UNBIND", (unsigned long long)c->id,
 			   number);
 		c->closing = true;
 		abandon_queued_locked(c);
 		return LUMEN_OK;
 	case LDAP_OP_ABANDON_REQUEST:
+		stats_record_operation(st, type, 0, NULL);
 		handle_abandon(c, pdu, len, number);
 		return LUMEN_OK;
 	default:
 		return queue_op(c, pdu, len, message_id, tag, number);
 	}
+}
+
+/* An ExtendedRequest naming StartTLS: the OID is the request's first field,
+ * so finding its bytes in a PDU this short is a sound cheap test (a false
+ * positive only pauses reading until that operation ends). */
+static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
+{
+	static const char oid[] = LDAP_OID_STARTTLS;
+	return tag == LDAP_OP_EXTENDED_REQUEST && len < 128 &&
+	       memmem(pdu, len, oid, sizeof(oid) - 1) != NULL;
 }
 
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
@@ -403,6 +500,10 @@ static void process_input(struct conn *c)
 		if (tag == LDAP_OP_BIND_REQUEST && c->n_pending > 0) {
 			c->bind_waiting = true;     /* a Bind runs alone */
 			break;
+		}
+		if (is_starttls(pdu, total, tag)) {
+			c->starttls_in_progress = true;   /* read nothing more until it ends */
+			c->starttls_message_id = message_id;
 		}
 		c->bind_waiting = false;
 		if (dispatch_pdu(c, pdu, total, message_id, tag) != LUMEN_OK) {
@@ -437,6 +538,28 @@ static int make_input_room(struct conn *c)
 	return LUMEN_OK;
 }
 
+/* Read decrypted bytes once. As fill_input. */
+static int fill_input_tls(struct conn *c)
+{
+	size_t got = 0;
+	switch (tls_session_read(c->tls, c->in + c->in_len, c->in_cap - c->in_len, &got)) {
+	case TLS_IO_OK:
+		c->in_len += got;
+		c->last_activity = time(NULL);
+		stats_count_received(stats_current(), (uint64_t)got, 0);
+		return LUMEN_OK;
+	case TLS_IO_WANT_READ:
+		return LUMEN_OK;
+	case TLS_IO_WANT_WRITE:
+		/* The session must write first; conn_on_write wakes reading. */
+		if (!c->write_armed && event_add(c->write_event, NULL) == 0)
+			c->write_armed = true;
+		return LUMEN_OK;
+	default:
+		return LUMEN_EIO;
+	}
+}
+
 /* Read once. LUMEN_OK (data or nothing yet), LUMEN_EIO (EOF or error). */
 static int fill_input(struct conn *c)
 {
@@ -445,9 +568,13 @@ static int fill_input(struct conn *c)
 		return LUMEN_OK;                  /* framing reports the oversize PDU */
 	if (rc != LUMEN_OK)
 		return rc;
+	if (c->tls_state == CONN_TLS_ON)
+		return fill_input_tls(c);
 	ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
 	if (n > 0) {
 		c->in_len += (size_t)n;
+		c->last_activity = time(NULL);
+		stats_count_received(stats_current(), (uint64_t)n, 0);
 		return LUMEN_OK;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -460,11 +587,71 @@ static bool is_idle(const struct conn *c)
 	return c->n_pending == 0 && unsent(c) == 0;
 }
 
+/* Handshake finished: record the SSF, switch to the idle timeout. */
+static void tls_established(struct conn *c)
+{
+	c->tls_state = CONN_TLS_ON;
+	c->ssf = tls_session_ssf(c->tls);
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d TLS established tls_ssf=%u ssf=%u "
+		   "tls_proto=%s tls_cipher=%s", (unsigned long long)c->id, c->fd, c->ssf, c->ssf,
+		   tls_session_protocol(c->tls), tls_session_cipher(c->tls));
+	if (c->reading) {
+		event_del(c->read_event);
+		c->reading = false;
+	}
+}
+
+/*
+ * The TLS set-up steps the I/O thread owns: start the handshake once a
+ * StartTLS answer is out, then drive it. Returns false when the connection
+ * was torn down (lock released).
+ */
+static bool drive_tls(struct conn *c)
+{
+	char why[160] = "";
+	if (c->tls_state == CONN_TLS_STARTING && c->n_pending == 0 && unsent(c) == 0 &&
+	    !c->closing && !c->aborting) {
+		if (tls_session_new(c->io->server->tls, c->fd, &c->tls) != LUMEN_OK) {
+			log_printf(0, "conn=%llu fd=%d cannot start TLS: out of memory",
+				   (unsigned long long)c->id, c->fd);
+			teardown_locked(c);
+			return false;
+		}
+		c->tls_state = CONN_TLS_HANDSHAKE;
+	}
+	if (c->tls_state != CONN_TLS_HANDSHAKE || c->closing || c->aborting)
+		return true;
+	switch (tls_session_handshake(c->tls, why, sizeof(why))) {
+	case TLS_IO_OK:
+		tls_established(c);
+		return true;
+	case TLS_IO_WANT_READ:
+		return true;
+	case TLS_IO_WANT_WRITE:
+		if (!c->write_armed && event_add(c->write_event, NULL) == 0)
+			c->write_armed = true;
+		return true;
+	default:
+		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: TLS handshake failed: %s",
+			   (unsigned long long)c->id, c->fd, why[0] ? why : "connection closed");
+		teardown_locked(c);
+		return false;
+	}
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	(void)fd;
 	pthread_mutex_lock(&c->lock);
+	if ((what & EV_TIMEOUT) && c->tls_state == CONN_TLS_HANDSHAKE) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: TLS handshake timed out",
+			   (unsigned long long)c->id, c->fd);
+		teardown_locked(c);
+		return;
+	}
+	if (!drive_tls(c))
+		return;
 	if ((what & EV_TIMEOUT) && is_idle(c) && !c->closing) {
 		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d idle timeout", (unsigned long long)c->id,
 			   c->fd);
@@ -480,7 +667,47 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		teardown_locked(c);
 		return;
 	}
+	/* Decrypted bytes may wait in the session with nothing on the socket. */
+	if (c->tls_state == CONN_TLS_ON && accepting_ops(c) && tls_session_pending(c->tls))
+		event_active(c->read_event, EV_READ, 0);
 	update_reading(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int conn_start_tls(struct conn *c, const struct op *op, const void *response, size_t len)
+{
+	int rc = LUMEN_OK;
+	pthread_mutex_lock(&c->lock);
+	if (c->closed || c->aborting || c->closing)
+		rc = LUMEN_EIO;
+	else if (c->tls_state != CONN_TLS_NONE)
+		rc = LUMEN_EEXIST;
+	else if (c->n_pending != 1 || c->ops != op || c->in_len > c->in_start)
+		rc = LUMEN_EBUSY;
+	if (rc == LUMEN_OK) {
+		/* The answer leaves in the clear; the I/O thread starts the
+		 * handshake once it is out and this operation has ended. */
+		rc = conn_send_locked(c, response, len);
+		if (rc == LUMEN_OK)
+			c->tls_state = CONN_TLS_STARTING;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void conn_get_security(struct conn *c, struct conn_security *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&c->lock);
+	out->ssf = c->ssf;
+	out->is_local = c->is_local;
+	out->has_peer_cred = c->has_peer_cred;
+	out->uid = c->peer_uid;
+	out->gid = c->peer_gid;
+	out->tls = c->tls_state == CONN_TLS_ON;
+	if (out->tls && tls_session_peer_subject(c->tls, out->tls_subject,
+						 sizeof(out->tls_subject)) != LUMEN_OK)
+		out->tls_subject[0] = '\0';
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -490,6 +717,9 @@ void conn_op_done(struct conn *c, struct op *op)
 	unlink_op(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)
 		c->bind_in_progress = false;
+	if (op->tag == LDAP_OP_EXTENDED_REQUEST && c->starttls_in_progress &&
+	    op->message_id == c->starttls_message_id)
+		c->starttls_in_progress = false;
 	recycle_op(c, op);
 	c->refs--;                          /* the op's reference */
 	bool last = c->refs == 0;           /* the I/O thread already let go */

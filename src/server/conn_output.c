@@ -16,6 +16,8 @@
 #include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
+#include "stats.h"
+#include "tls.h"
 
 void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
@@ -66,10 +68,70 @@ static void fail_output(struct conn *c)
 		event_active(c->read_event, EV_READ, 0);
 }
 
+/*
+ * TLS: encrypt and send from buf until the session must wait for the
+ * socket. Returns the bytes taken, or -1 when the session failed. A
+ * retry after a wait starts with the same bytes (moving buffer mode).
+ */
+static ssize_t tls_push(struct conn *c, const uint8_t *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		size_t sent = 0;
+		enum tls_io io = tls_session_write(c->tls, buf + done, len - done, &sent);
+		if (io == TLS_IO_OK) {
+			done += sent;
+			continue;
+		}
+		if (io == TLS_IO_WANT_WRITE || io == TLS_IO_WANT_READ)
+			break;
+		return -1;
+	}
+	return (ssize_t)done;
+}
+
+static void arm_write(struct conn *c)
+{
+	if (!c->write_armed && event_add(c->write_event, NULL) == 0)
+		c->write_armed = true;
+}
+
+/* conn_send_locked once TLS is on (or being set up: queue only). */
+static int send_tls_locked(struct conn *c, const uint8_t *bytes, size_t len)
+{
+	size_t queued = c->out_len - c->out_start;
+	if (queued > 0 || c->tls_state != CONN_TLS_ON) {
+		/* Order: behind what waits; the write event sends it. */
+		if (append_output(c, bytes, len) != LUMEN_OK) {
+			fail_output(c);
+			return LUMEN_ENOMEM;
+		}
+		if (c->tls_state == CONN_TLS_ON)
+			arm_write(c);
+		return LUMEN_OK;
+	}
+	ssize_t w = tls_push(c, bytes, len);
+	if (w < 0) {
+		fail_output(c);
+		return LUMEN_EIO;
+	}
+	stats_count_sent(stats_current(), (uint64_t)w, 0);
+	if ((size_t)w == len)
+		return LUMEN_OK;
+	if (append_output(c, bytes + w, len - (size_t)w) != LUMEN_OK) {
+		fail_output(c);
+		return LUMEN_ENOMEM;
+	}
+	arm_write(c);
+	return LUMEN_OK;
+}
+
 int conn_send_locked(struct conn *c, const void *data, size_t len)
 {
 	if (c->closed || c->aborting)
 		return LUMEN_EIO;
+	if (c->tls_state == CONN_TLS_ON || c->tls_state == CONN_TLS_HANDSHAKE)
+		return send_tls_locked(c, data, len);
 	const uint8_t *bytes = data;
 	struct iovec iov[2];
 	int n = 0;
@@ -82,6 +144,7 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 		fail_output(c);
 		return LUMEN_EIO;
 	}
+	stats_count_sent(stats_current(), (uint64_t)w, 0);
 	size_t written = (size_t)w;
 	size_t from_queue = written < queued ? written : queued;
 	c->out_start += from_queue;
@@ -139,14 +202,28 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	pthread_mutex_lock(&c->lock);
 	c->write_armed = false;
+	if (c->closed) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	if (c->tls_state == CONN_TLS_HANDSHAKE) {
+		/* The handshake wanted to write: on_read drives it. */
+		event_active(c->read_event, EV_READ, 0);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	size_t queued = c->out_len - c->out_start;
 	if (queued > CONN_WRITE_PER_TURN)
 		queued = CONN_WRITE_PER_TURN;
 	struct iovec iov = { c->out + c->out_start, queued };
-	ssize_t w = queued > 0 ? write_vector(fd, &iov, 1) : 0;
+	ssize_t w = 0;
+	if (queued > 0)
+		w = c->tls_state == CONN_TLS_ON ? tls_push(c, iov.iov_base, queued)
+						: write_vector(fd, &iov, 1);
 	if (w < 0) {
 		fail_output(c);
 	} else {
+		stats_count_sent(stats_current(), (uint64_t)w, 0);
 		c->out_start += (size_t)w;
 		if (c->out_start == c->out_len)
 			c->out_start = c->out_len = 0;

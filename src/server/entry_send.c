@@ -118,21 +118,33 @@ static void write_single(const struct attribute_selection *sel, enum computed_at
 	ber_end(w);
 }
 
+/* Access control's say on one attribute type (acl.h via the search). */
+static bool readable(const struct attribute_selection *sel, const struct attribute_type *type)
+{
+	return sel->may_read == NULL || sel->may_read(sel->may_read_arg, type);
+}
+
+/* A computed attribute selected and readable. */
+static bool computed_wanted(const struct attribute_selection *sel, enum computed_attribute c)
+{
+	return sel->computed[c] && readable(sel, sel->computed_type[c]);
+}
+
 static void write_computed(const struct attribute_selection *sel, struct ber_view dn,
 			   const struct backend_entry_info *info, struct ber_writer *w)
 {
-	if (sel->computed[COMPUTED_ENTRY_DN])
+	if (computed_wanted(sel, COMPUTED_ENTRY_DN))
 		write_single(sel, COMPUTED_ENTRY_DN, dn.ptr, dn.len, w);
-	if (sel->computed[COMPUTED_SUBSCHEMA_SUBENTRY])
+	if (computed_wanted(sel, COMPUTED_SUBSCHEMA_SUBENTRY))
 		write_single(sel, COMPUTED_SUBSCHEMA_SUBENTRY, SUBSCHEMA_DN,
 			     strlen(SUBSCHEMA_DN), w);
 	if (info == NULL || !info->has_counts)
 		return;
-	if (sel->computed[COMPUTED_HAS_SUBORDINATES]) {
+	if (computed_wanted(sel, COMPUTED_HAS_SUBORDINATES)) {
 		const char *truth = info->has_subordinates ? "TRUE" : "FALSE";
 		write_single(sel, COMPUTED_HAS_SUBORDINATES, truth, strlen(truth), w);
 	}
-	if (sel->computed[COMPUTED_NUM_SUBORDINATES]) {
+	if (computed_wanted(sel, COMPUTED_NUM_SUBORDINATES)) {
 		char count[24];
 		int n = snprintf(count, sizeof(count), "%" PRIu64, info->num_subordinates);
 		write_single(sel, COMPUTED_NUM_SUBORDINATES, count, (size_t)n, w);
@@ -162,7 +174,8 @@ void entry_send_body(const struct attribute_selection *sel, const struct entry *
 	ber_begin(w, BER_TAG_SEQUENCE);
 	for (size_t i = 0; i < e->n_attributes; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
-		if (a->desc.type != NULL && is_selected(sel, &a->desc))
+		if (a->desc.type != NULL && is_selected(sel, &a->desc) &&
+		    readable(sel, a->desc.type))
 			write_attribute(sel, a, w);
 	}
 	write_computed(sel, dn, info, w);

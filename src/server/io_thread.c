@@ -15,6 +15,7 @@
 #include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
+#include "stats.h"
 
 /* Bytes the I/O thread's scratch arena may use (Abandon decoding). */
 #define IO_ARENA_MAX (64u * 1024u)
@@ -23,6 +24,7 @@ struct accepted_socket {
 	struct accepted_socket *next;
 	int fd;
 	bool is_tcp;
+	bool tls;
 	socklen_t peer_len;
 	struct sockaddr_storage peer;
 	char listener_name[LISTENER_NAME_MAX];
@@ -40,17 +42,22 @@ static void adopt_incoming(struct io_thread *io, struct accepted_socket *list)
 		struct accepted_socket *a = list;
 		list = a->next;
 		struct conn *c = NULL;
+		int rc = LUMEN_OK;
 		if (io->stopping) {
 			close(a->fd);
-		} else if (conn_create(io, a->fd, (struct sockaddr *)&a->peer, a->peer_len,
-				       a->listener_name, a->is_tcp, &c) == LUMEN_OK) {
+		} else if ((rc = conn_create(io, a->fd, (struct sockaddr *)&a->peer, a->peer_len,
+					     a->listener_name, a->is_tcp, a->tls, &c)) == LUMEN_OK) {
+			/* io->lock: cn=Monitor walks the list from workers. */
+			pthread_mutex_lock(&io->lock);
 			c->io_next = io->conns;
 			if (io->conns != NULL)
 				io->conns->io_prev = c;
 			io->conns = c;
 			io->n_conns++;
-		} else {
-			log_printf(0, "cannot set up a connection: out of memory");
+			pthread_mutex_unlock(&io->lock);
+		} else if (rc != LUMEN_ELIMIT) {
+			/* (a refused connection was logged by conn_create) */
+			log_printf(0, "cannot set up a connection: %s", lumen_strerror(rc));
 		}
 		free(a);
 	}
@@ -103,9 +110,18 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	return LUMEN_OK;
 }
 
+/* Count this thread's connections and bytes (stats_current from now on). */
+static void register_stats(struct io_thread *io)
+{
+	struct stats_thread *unused;
+	if (io->server->stats != NULL)
+		stats_thread_register(io->server->stats, &unused);
+}
+
 static void *io_thread_main(void *arg)
 {
 	struct io_thread *io = arg;
+	register_stats(io);
 	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
 	return NULL;
 }
@@ -126,11 +142,12 @@ int io_thread_start(struct io_thread *io)
 void io_thread_run_here(struct io_thread *io)
 {
 	io->thread = pthread_self();
+	register_stats(io);
 	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
 }
 
 int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer,
-		       socklen_t peer_len, const char *listener_name, bool is_tcp)
+		       socklen_t peer_len, const char *listener_name, bool is_tcp, bool tls)
 {
 	struct accepted_socket *a = calloc(1, sizeof(*a));
 	if (a == NULL) {
@@ -139,6 +156,7 @@ int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer
 	}
 	a->fd = fd;
 	a->is_tcp = is_tcp;
+	a->tls = tls;
 	a->peer_len = peer_len <= sizeof(a->peer) ? peer_len : sizeof(a->peer);
 	memcpy(&a->peer, peer, a->peer_len);
 	snprintf(a->listener_name, sizeof(a->listener_name), "%s", listener_name);
@@ -160,6 +178,7 @@ void io_thread_request_stop(struct io_thread *io)
 
 void io_thread_conn_gone(struct io_thread *io, struct conn *c)
 {
+	pthread_mutex_lock(&io->lock);
 	if (c->io_prev != NULL)
 		c->io_prev->io_next = c->io_next;
 	else if (io->conns == c)
@@ -168,6 +187,7 @@ void io_thread_conn_gone(struct io_thread *io, struct conn *c)
 		c->io_next->io_prev = c->io_prev;
 	c->io_prev = c->io_next = NULL;
 	io->n_conns--;
+	pthread_mutex_unlock(&io->lock);
 	maybe_exit_loop(io);
 }
 

@@ -100,7 +100,7 @@ static int parse_tcp_hostport(const char *url, const char *s, size_t len,
 		goto bad_host;
 	memcpy(out->host, host, host_len);
 	out->host[host_len] = '\0';
-	strcpy(out->port, LISTENER_DEFAULT_PORT);
+	strcpy(out->port, out->tls ? LISTENER_DEFAULT_TLS_PORT : LISTENER_DEFAULT_PORT);
 	if (port != NULL && parse_port(port, (size_t)(s + len - port), out->port) != LUMEN_OK) {
 		snprintf(err, errlen, "%s: expected a port number from 1 to 65535", url);
 		return LUMEN_EMALFORMED;
@@ -118,11 +118,16 @@ int listener_url_parse(const char *url, struct listener_url *out, char *err, siz
 	if (strncasecmp(url, "ldap://", 7) == 0) {
 		out->kind = LISTENER_TCP;
 		rest = url + 7;
+	} else if (strncasecmp(url, "ldaps://", 8) == 0) {
+		out->kind = LISTENER_TCP;
+		out->tls = true;
+		rest = url + 8;
 	} else if (strncasecmp(url, "ldapi://", 8) == 0) {
 		out->kind = LISTENER_UNIX;
 		rest = url + 8;
 	} else {
-		snprintf(err, errlen, "%s: unsupported URL scheme (expected ldap:// or ldapi://)", url);
+		snprintf(err, errlen, "%s: unsupported URL scheme (expected ldap://, ldaps:// or "
+			 "ldapi://)", url);
 		return LUMEN_EUNSUPPORTED;
 	}
 	size_t len = strcspn(rest, "/?#");
@@ -219,6 +224,8 @@ static int open_tcp(const char *url, const struct listener_url *u, struct listen
 		rc = push_listener(set, fd, LISTENER_TCP, NULL);
 		if (rc != LUMEN_OK)
 			close(fd);
+		else
+			set->items[set->n - 1].tls = u->tls;
 		continue;
 sys_error:
 		snprintf(err, errlen, "%s: cannot listen: %s", url, strerror(errno));

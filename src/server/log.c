@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <syslog.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -29,9 +31,13 @@ static struct {
 	char *queue;               /* lines, each ending in '\n' */
 	size_t used;
 	unsigned long dropped;
-} logger = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+	int file_fd;               /* LOG_TO_FILE; -1 otherwise */
+	char *file_path;
+} logger = { .file_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static atomic_uint log_level;
+/* Set by log_reopen (maybe from a signal handler), honoured by the thread. */
+static atomic_bool reopen_requested;
 
 void log_set_level(unsigned level)
 {
@@ -56,7 +62,7 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 /* Prefix each line with a timestamp, like slapd -d does. */
-static void write_stderr_lines(char *batch, size_t n)
+static void write_stamped_lines(int fd, char *batch, size_t n)
 {
 	char out[LOG_LINE_MAX + 64];
 	for (size_t pos = 0; pos < n;) {
@@ -70,9 +76,62 @@ static void write_stderr_lines(char *batch, size_t n)
 			len = sizeof(out) - (size_t)head - 1;
 		memcpy(out + head, batch + pos, len);
 		out[(size_t)head + len] = '\n';
-		write_all(STDERR_FILENO, out, (size_t)head + len + 1);
+		write_all(fd, out, (size_t)head + len + 1);
 		pos = (size_t)(nl - batch) + 1;
 	}
+}
+
+static void write_stderr_lines(char *batch, size_t n)
+{
+	write_stamped_lines(STDERR_FILENO, batch, n);
+}
+
+static int open_log_file(const char *path)
+{
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+}
+
+int log_open_file(const char *path)
+{
+	int fd = open_log_file(path);
+	if (fd < 0)
+		return LUMEN_EIO;
+	char *copy = strdup(path);
+	if (copy == NULL) {
+		close(fd);
+		return LUMEN_ENOMEM;
+	}
+	if (logger.file_fd >= 0)
+		close(logger.file_fd);
+	free(logger.file_path);
+	logger.file_fd = fd;
+	logger.file_path = copy;
+	return LUMEN_OK;
+}
+
+void log_reopen(void)
+{
+	atomic_store(&reopen_requested, true);
+}
+
+/* Logger thread: after a rotation, continue in a new file at the path.
+ * If it cannot be opened, keep writing to the old one (and say so). */
+static void reopen_if_asked(void)
+{
+	if (!atomic_exchange(&reopen_requested, false) || logger.file_fd < 0)
+		return;
+	int fd = open_log_file(logger.file_path);
+	if (fd < 0) {
+		char line[LOG_LINE_MAX];
+		int n = snprintf(line, sizeof(line), "cannot reopen log file %s: %s\n",
+				 logger.file_path, strerror(errno));
+		if (n > 0)
+			write_stamped_lines(logger.file_fd, line, (size_t)n < sizeof(line)
+					    ? (size_t)n : sizeof(line) - 1);
+		return;
+	}
+	close(logger.file_fd);
+	logger.file_fd = fd;
 }
 
 static void write_syslog_lines(char *batch, size_t n)
@@ -103,10 +162,14 @@ static void *logger_main(void *arg)
 		if (dropped > 0)
 			n += (size_t)snprintf(batch + n, 64, "log queue full: %lu lines dropped\n",
 					      dropped);
-		if (logger.target == LOG_TO_SYSLOG)
+		if (logger.target == LOG_TO_SYSLOG) {
 			write_syslog_lines(batch, n);
-		else
+		} else if (logger.target == LOG_TO_FILE) {
+			reopen_if_asked();
+			write_stamped_lines(logger.file_fd, batch, n);
+		} else {
 			write_stderr_lines(batch, n);
+		}
 		pthread_mutex_lock(&logger.lock);
 	}
 	pthread_mutex_unlock(&logger.lock);
@@ -118,6 +181,8 @@ int log_start(unsigned level, enum log_target target)
 {
 	if (logger.running)
 		return LUMEN_EBUSY;
+	if (target == LOG_TO_FILE && logger.file_fd < 0)
+		return LUMEN_EINVAL;
 	log_set_level(level);
 	logger.queue = malloc(LOG_QUEUE_BYTES);
 	char *batch = malloc(LOG_QUEUE_BYTES + 64);
@@ -149,10 +214,21 @@ int log_start(unsigned level, enum log_target target)
 	return LUMEN_OK;
 }
 
+static void close_log_file(void)
+{
+	if (logger.file_fd >= 0)
+		close(logger.file_fd);
+	logger.file_fd = -1;
+	free(logger.file_path);
+	logger.file_path = NULL;
+}
+
 void log_stop(void)
 {
-	if (!logger.running)
+	if (!logger.running) {
+		close_log_file();
 		return;
+	}
 	pthread_mutex_lock(&logger.lock);
 	logger.stopping = true;
 	pthread_cond_signal(&logger.wake);
@@ -165,6 +241,7 @@ void log_stop(void)
 	pthread_mutex_unlock(&logger.lock);
 	if (logger.target == LOG_TO_SYSLOG)
 		closelog();
+	close_log_file();
 }
 
 void log_printf(unsigned level, const char *fmt, ...)

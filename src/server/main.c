@@ -2,10 +2,16 @@
  * main.c — lumend: command line, config check (-T), daemonizing, pid and
  * args files, then the server until SIGTERM/SIGINT.
  *
- *   lumend [-f FILE] [-h URLS] [-d LEVEL] [-T]
+ *   lumend [-f FILE] [-h URLS] [-d LEVEL] [-u USER] [-g GROUP] [-T]
+ *
+ * Order at start-up: open the listeners (as root, for port 389), drop to
+ * -u/-g, fork into the background (unless -d), start the logger (log file
+ * opened as the final user, so SIGHUP reopens work), open the databases.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +26,17 @@
 #include "server.h"
 
 #define DEFAULT_CONFIG_FILE "/etc/lumen/slapd.conf"
-#define DEFAULT_URLS "ldap:///"
+/* As Debian's slapd: TCP on every address, and the local socket. */
+#define DEFAULT_URLS "ldap:/// ldapi:///"
+#define DEFAULT_LDAPI_DIR "/run/lumen"
 #define MAX_DEBUG_WORDS 32
 
 struct options {
 	const char *config_file;
 	const char *urls;
+	bool urls_given;            /* -h given */
+	const char *user;           /* -u */
+	const char *group;          /* -g */
 	bool foreground;            /* -d given */
 	unsigned debug_level;
 	bool test_only;             /* -T */
@@ -33,12 +44,16 @@ struct options {
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: lumend [-f config-file] [-h \"URL ...\"] [-d level] [-T]\n"
+	fprintf(to, "usage: lumend [-f config-file] [-h \"URL ...\"] [-d level] [-u user] "
+		    "[-g group] [-T]\n"
 		    "  -f FILE   configuration file (default " DEFAULT_CONFIG_FILE ")\n"
 		    "  -h URLS   listeners, e.g. \"ldap://127.0.0.1:389/ ldapi://%%2Frun%%2Fldapi\"\n"
 		    "            (default " DEFAULT_URLS ")\n"
 		    "  -d LEVEL  stay in the foreground and log at LEVEL to stderr\n"
-		    "            (numbers or names: stats, conns, trace, any, none, ...)\n"
+		    "            (numbers or names: stats, conns, trace, any, none, ...;\n"
+		    "            0: the configured loglevel, as under systemd)\n"
+		    "  -u USER   run as USER once the listeners are open (root only)\n"
+		    "  -g GROUP  run as GROUP (default: USER's primary group)\n"
 		    "  -T        check the configuration and exit\n");
 }
 
@@ -46,13 +61,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int c;
 	*o = (struct options){ .config_file = DEFAULT_CONFIG_FILE, .urls = DEFAULT_URLS };
-	while ((c = getopt(argc, argv, "f:h:d:T")) != -1) {
+	while ((c = getopt(argc, argv, "f:h:d:u:g:T")) != -1) {
 		switch (c) {
 		case 'f':
 			o->config_file = optarg;
 			break;
 		case 'h':
 			o->urls = optarg;
+			o->urls_given = true;
+			break;
+		case 'u':
+			o->user = optarg;
+			break;
+		case 'g':
+			o->group = optarg;
 			break;
 		case 'd': {
 			unsigned level;
@@ -157,11 +179,119 @@ static void remove_run_files(const struct config *cfg)
 		unlink(cfg->argsfile);
 }
 
+/* A user or group by name or number. LUMEN_ENOTFOUND. */
+static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
+{
+	const struct passwd *pw = getpwnam(name);
+	char *end = NULL;
+	if (pw == NULL) {
+		unsigned long n = strtoul(name, &end, 10);
+		if (name[0] == '\0' || *end != '\0' || (pw = getpwuid((uid_t)n)) == NULL)
+			return LUMEN_ENOTFOUND;
+	}
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return LUMEN_OK;
+}
+
+static int lookup_group(const char *name, gid_t *gid)
+{
+	const struct group *gr = getgrnam(name);
+	char *end = NULL;
+	if (gr == NULL) {
+		unsigned long n = strtoul(name, &end, 10);
+		if (name[0] == '\0' || *end != '\0' || (gr = getgrgid((gid_t)n)) == NULL)
+			return LUMEN_ENOTFOUND;
+	}
+	*gid = gr->gr_gid;
+	return LUMEN_OK;
+}
+
+/* Leave root for -u/-g: supplementary groups, then the group, then the user. */
+static int switch_identity(const char *user, uid_t uid, gid_t gid)
+{
+	int rc = user != NULL ? initgroups(user, gid) : setgroups(1, &gid);
+	if (rc != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+		return LUMEN_EIO;
+	/* Paranoia: a root that could come back was not dropped. */
+	if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return LUMEN_EIO;
+	return LUMEN_OK;
+}
+
+/*
+ * -u USER -g GROUP, after the listeners are bound. Only root may switch;
+ * anyone else may name their own identity (a no-op). err says why.
+ * LUMEN_ENOTFOUND (no such user or group), LUMEN_EINVAL (not root),
+ * LUMEN_EIO (a set*id call failed).
+ */
+static int drop_privileges(const struct options *o, char *err, size_t errlen)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (o->user == NULL && o->group == NULL)
+		return LUMEN_OK;
+	if (o->user != NULL && lookup_user(o->user, &uid, &gid) != LUMEN_OK) {
+		snprintf(err, errlen, "-u %s: no such user", o->user);
+		return LUMEN_ENOTFOUND;
+	}
+	if (o->group != NULL && lookup_group(o->group, &gid) != LUMEN_OK) {
+		snprintf(err, errlen, "-g %s: no such group", o->group);
+		return LUMEN_ENOTFOUND;
+	}
+	if (geteuid() != 0) {
+		if (uid == geteuid() && gid == getegid())
+			return LUMEN_OK;
+		snprintf(err, errlen, "-u/-g: only root can change the user or group");
+		return LUMEN_EINVAL;
+	}
+	if (switch_identity(o->user, uid, gid) != LUMEN_OK) {
+		snprintf(err, errlen, "-u/-g: cannot switch to uid %ld gid %ld: %s", (long)uid,
+			 (long)gid, strerror(errno));
+		return LUMEN_EIO;
+	}
+	return LUMEN_OK;
+}
+
+/* The default ldapi:/// needs its directory (systemd's RuntimeDirectory). */
+static void prepare_default_ldapi(const struct options *o)
+{
+	if (!o->urls_given && mkdir(DEFAULT_LDAPI_DIR, 0755) != 0 && errno != EEXIST)
+		fprintf(stderr, "lumend: cannot create %s: %s\n", DEFAULT_LDAPI_DIR,
+			strerror(errno));
+}
+
+/*
+ * The log: `logfile` if configured, else stderr in the foreground, else
+ * syslog. -d LEVEL wins over loglevel; -d 0 keeps the configured level.
+ */
+static int start_log(const struct config *cfg, const struct options *o)
+{
+	unsigned level = o->foreground && o->debug_level != 0 ? o->debug_level : cfg->loglevel;
+	enum log_target target = o->foreground ? LOG_TO_STDERR : LOG_TO_SYSLOG;
+	if (cfg->logfile != NULL) {
+		int rc = log_open_file(cfg->logfile);
+		if (rc != LUMEN_OK) {
+			fprintf(stderr, "lumend: %s: logfile %s: %s\n", cfg->path, cfg->logfile,
+				rc == LUMEN_EIO ? strerror(errno) : lumen_strerror(rc));
+			return rc;
+		}
+		target = LOG_TO_FILE;
+	}
+	int rc = log_start(level, target);
+	if (rc != LUMEN_OK)
+		fprintf(stderr, "lumend: cannot start the logger: %s\n", lumen_strerror(rc));
+	return rc;
+}
+
 static int serve(struct server *server, const struct config *cfg,
 		 const struct options *opts, int argc, char **argv)
 {
 	char err[1024] = "";
+	prepare_default_ldapi(opts);
 	int rc = server_listen(server, opts->urls, err, sizeof(err));
+	if (rc == LUMEN_OK)
+		rc = drop_privileges(opts, err, sizeof(err));
 	if (rc != LUMEN_OK) {
 		fprintf(stderr, "lumend: %s\n", err);
 		return rc;
@@ -170,12 +300,9 @@ static int serve(struct server *server, const struct config *cfg,
 		fprintf(stderr, "lumend: cannot become a daemon: %s\n", strerror(errno));
 		return LUMEN_EIO;
 	}
-	rc = log_start(opts->foreground ? opts->debug_level : cfg->loglevel,
-		       opts->foreground ? LOG_TO_STDERR : LOG_TO_SYSLOG);
-	if (rc != LUMEN_OK) {
-		fprintf(stderr, "lumend: cannot start the logger: %s\n", lumen_strerror(rc));
+	rc = start_log(cfg, opts);
+	if (rc != LUMEN_OK)
 		return rc;
-	}
 	/* After daemonize: the backends start threads, which fork would lose. */
 	rc = server_open_databases(server, err, sizeof(err));
 	if (rc != LUMEN_OK) {

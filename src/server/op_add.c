@@ -1,22 +1,76 @@
 /*
  * op_add.c — the Add operation (RFC 4511 §4.7): the request's DN and
  * attribute list go to the backend, which builds and schema-checks the
- * entry; Post-Read is answered from the stored entry.
+ * entry; Post-Read is answered from the stored entry. Access control:
+ * `write` on the parent's `children`, on the new entry and on each of its
+ * attributes (acl.h), decided before the backend sees the request.
  */
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
+#include "dn.h"
+#include "entry.h"
 #include "log.h"
 #include "ops.h"
 #include "server.h"
+
+/* The new entry as the backend would build it; NULL when it cannot be built
+ * (the backend then reports why, once the parent's `children` allowed it). */
+static struct entry *build_new_entry(struct op_context *ctx, const struct op_target *t)
+{
+	const struct ldap_add_request *req = &ctx->msg->u.add;
+	struct entry *e = NULL;
+	struct schema_violation v;
+	if (entry_from_attributes(ctx->server->config->schema, req->entry, t->ndn,
+				  req->attributes, req->n_attributes, true, &e, &v) != LUMEN_OK)
+		return NULL;
+	return e;
+}
+
+/* write on parent's `children` (parent NULL: the DN above a suffix). */
+static bool may_add_below(struct access_op *a, const struct entry *parent,
+			  struct ber_view parent_ndn)
+{
+	struct acl_target at;
+	if (parent != NULL)
+		acl_target_init(&at, &a->policy, &a->subject, parent);
+	else
+		acl_target_init_dn(&at, &a->policy, &a->subject, parent_ndn);
+	return acl_target_allowed(&at, ACL_ATTR_CHILDREN, ACCESS_WRITE);
+}
+
+/* True when the add may go on; else the answer was sent. */
+static bool add_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a)
+{
+	struct entry *parent = NULL, *fresh = NULL;
+	struct ber_view rdn, parent_ndn;
+	if (t->bop.is_root)
+		return true;
+	dn_split_first(t->ndn, &rdn, &parent_ndn);
+	if (!op_target_fetch(ctx, t, parent_ndn, &parent))
+		return false;
+	fresh = build_new_entry(ctx, t);
+	bool allowed = fresh != NULL ? acl_may_add(&a->policy, &a->subject, parent, fresh)
+				     : may_add_below(a, parent, parent_ndn);
+	if (!allowed)
+		op_target_refuse(ctx, a, parent);
+	entry_free(parent);
+	entry_free(fresh);
+	return allowed;
+}
 
 void op_add(struct op_context *ctx)
 {
 	const struct ldap_add_request *req = &ctx->msg->u.add;
 	struct op_target t;
+	struct access_op a;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u ADD dn=\"%s\"",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, req->entry));
 	if (!op_target_prepare(ctx, req->entry, &t))
+		return;
+	op_target_access(ctx, &t, &a);
+	if (!add_allowed(ctx, &t, &a))
 		return;
 	int rc = backend_add(t.db->backend, &t.bop, req->entry, t.ndn, req->attributes,
 			     req->n_attributes);

@@ -1,11 +1,16 @@
 /*
  * op_bind.c — the Bind operation: anonymous, unauthenticated and simple
  * binds, against a database's rootdn/rootpw or an entry's userPassword
- * (any scheme of password.h); SASL is refused for now.
+ * (any scheme of password.h); SASL EXTERNAL (sasl_external.c), other SASL
+ * mechanisms refused. A simple bind with a password needs the SSF of
+ * `security simple_bind=` (and `ssf=`), `auth` access on the entry's
+ * userPassword (acl.h), and a cleartext stored value is only accepted
+ * with `password-allow-cleartext on` (the default, as OpenLDAP).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "access_glue.h"
 #include "backend.h"
 #include "config.h"
 #include "conn.h"
@@ -42,6 +47,7 @@ static const char *decoy_for(const struct server *s)
 /* What a bind learns about the entry it authenticates as. */
 struct bind_credentials {
 	struct arena *arena;
+	struct access_op *access;           /* decides `auth` on userPassword */
 	const struct attribute_type *password_type;
 	struct ber_view dn;                 /* the entry's current DN */
 	struct ber_view *passwords;         /* userPassword values, arena copies */
@@ -57,6 +63,9 @@ static int collect_passwords(void *arg, const struct entry *e,
 	cred->dn.len = info->dn.len;
 	if (cred->dn.ptr == NULL || a == NULL)
 		return cred->dn.ptr == NULL ? LUMEN_ENOMEM : LUMEN_OK;
+	/* Without `auth` the entry has, for binding, no password at all. */
+	if (!acl_may_bind(&cred->access->policy, &cred->access->subject, e))
+		return LUMEN_OK;
 	cred->passwords = arena_calloc(cred->arena, a->n_values, sizeof(*cred->passwords));
 	if (cred->passwords == NULL)
 		return LUMEN_ENOMEM;
@@ -77,10 +86,15 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 {
 	const struct schema *schema = ctx->server->config->schema;
 	struct backend_op bop = { .arena = ctx->arena, .abandoned = &ctx->op->abandoned };
+	struct access_op access;
 	cred->arena = ctx->arena;
 	cred->password_type = schema_attribute_type(schema, "userPassword", 12);
 	if (db == NULL || db->backend == NULL || cred->password_type == NULL)
 		return;
+	struct ber_view anonymous = { (const uint8_t *)"", 0 };
+	access_op_init(&access, ctx->server, db, anonymous, false, ctx->arena,
+		       &ctx->op->abandoned);
+	cred->access = &access;
 	int rc = backend_fetch(db->backend, &bop, ndn, collect_passwords, cred);
 	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
 		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",
@@ -94,8 +108,11 @@ static bool any_password_matches(struct op_context *ctx, const struct bind_crede
 				 struct ber_view given)
 {
 	bool matched = false;
+	bool cleartext_ok = ctx->server->config->password_allow_cleartext;
 	for (size_t i = 0; i < cred->n_passwords; i++) {
 		bool match = false;
+		if (!cleartext_ok && (cred->passwords[i].len == 0 || cred->passwords[i].ptr[0] != '{'))
+			continue;   /* password-allow-cleartext off */
 		if (password_check((const char *)cred->passwords[i].ptr, cred->passwords[i].len,
 				   given.ptr, given.len, &match) == LUMEN_OK && match)
 			matched = true;
@@ -159,6 +176,14 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 }
 
+/* `security simple_bind=`/`ssf=`: else confidentialityRequired was sent. */
+static bool simple_bind_protected(struct op_context *ctx)
+{
+	const struct config_security *sec = &ctx->server->config->security;
+	unsigned needed = sec->simple_bind > sec->ssf ? sec->simple_bind : sec->ssf;
+	return op_require_ssf(ctx, needed, "a simple bind with a password");
+}
+
 void op_bind(struct op_context *ctx)
 {
 	const struct ldap_bind_request *req = &ctx->msg->u.bind;
@@ -173,6 +198,8 @@ void op_bind(struct op_context *ctx)
 	if (req->version != 3) {
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL,
 			       "requested protocol version not supported");
+	} else if (sasl && ber_view_eq_str_nocase(req->mechanism, "EXTERNAL")) {
+		sasl_external_bind(ctx, req);
 	} else if (sasl) {
 		op_send_result(ctx, LDAP_AUTH_METHOD_NOT_SUPPORTED, NULL,
 			       "SASL mechanism not supported");
@@ -187,7 +214,7 @@ void op_bind(struct op_context *ctx)
 		else
 			op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
 				       "unauthenticated bind (DN with no password) disallowed");
-	} else {
+	} else if (simple_bind_protected(ctx)) {
 		simple_bind(ctx, req);
 	}
 }

@@ -1,21 +1,38 @@
 /*
  * op_compare.c — the Compare operation (RFC 4511 §4.10) on a database
  * entry; the backend answers compareTrue/compareFalse or the error.
+ * Access control: `compare` on the attribute (acl.h).
  */
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
 #include "log.h"
+#include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
+
+static bool may_compare(struct acl_target *t, void *arg)
+{
+	return acl_may_compare(t, arg);
+}
 
 void op_compare(struct op_context *ctx)
 {
 	const struct ldap_compare_request *req = &ctx->msg->u.compare;
 	struct op_target t;
+	struct access_op a;
 	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u CMP dn=\"%s\" attr=\"%s\"", conn_id,
 		   ctx->op->number, op_log_string(ctx, req->entry), op_log_string(ctx, req->attr));
 	if (!op_target_prepare(ctx, req->entry, &t))
+		return;
+	op_target_access(ctx, &t, &a);
+	struct attribute_description ad;
+	/* An unknown type is the backend's to report (undefinedAttributeType). */
+	if (a.checks &&
+	    attribute_description_parse(ctx->server->config->schema, (const char *)req->attr.ptr,
+					req->attr.len, &ad) == LUMEN_OK &&
+	    !op_target_decide(ctx, &t, &a, may_compare, (void *)ad.type))
 		return;
 	int rc = backend_compare(t.db->backend, &t.bop, t.ndn, req->attr, req->value);
 	op_target_answer(ctx, &t, rc);

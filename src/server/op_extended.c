@@ -44,9 +44,45 @@ static void who_am_i(struct op_context *ctx, const struct ldap_extended_request 
 	op_send_extended(ctx, LDAP_SUCCESS, NULL, NULL, &authz);
 }
 
+/*
+ * StartTLS (RFC 4511 §4.14): answered in the clear, then the I/O thread
+ * runs the handshake (conn_start_tls). Refused with operationsError while
+ * other operations are outstanding, when TLS is already on, and on
+ * ldaps://; unavailable (protocolError) when TLS is not configured.
+ */
+void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req)
+{
+	if (req->has_value) {
+		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, "StartTLS takes no request value",
+				 NULL, NULL);
+		return;
+	}
+	if (ctx->server->tls == NULL) {
+		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, "TLS is not configured", NULL, NULL);
+		return;
+	}
+	ldap_encode_extended_response(ctx->out, ctx->op->message_id, LDAP_SUCCESS, NULL,
+				      LDAP_OID_STARTTLS, NULL);
+	int rc = ber_writer_error(ctx->out);
+	if (rc == LUMEN_OK)
+		rc = conn_start_tls(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
+	if (rc == LUMEN_OK) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT oid=%s err=0 text=",
+			   (unsigned long long)ctx->conn->id, ctx->op->number, LDAP_OID_STARTTLS);
+		return;
+	}
+	ber_writer_reset(ctx->out);
+	const char *why = rc == LUMEN_EEXIST ? "TLS is already started"
+			  : rc == LUMEN_EBUSY ? "other operations are outstanding"
+					      : "cannot start TLS";
+	op_send_extended(ctx, LDAP_OPERATIONS_ERROR, why, NULL, NULL);
+}
+
 /* Each supported OID is a row; advertise it in rootdse.c as well. */
 static const struct extended_handler extended_handlers[] = {
 	{ LDAP_OID_WHOAMI, "WHOAMI", who_am_i },
+	{ LDAP_OID_PASSWORD_MODIFY, "PASSMOD", op_passwd },
+	{ LDAP_OID_STARTTLS, "STARTTLS", op_starttls },
 };
 
 void op_extended(struct op_context *ctx)

@@ -1,18 +1,69 @@
 /*
  * op_moddn.c — the Modify DN operation (RFC 4511 §4.9): rename and/or
- * move an entry with its subtree inside one database.
+ * move an entry with its subtree inside one database. Access control:
+ * `write` on the entry, on the new RDN's types, and on the `children` of
+ * the old and the new parent (acl.h).
  */
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
+#include "dn.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
 
+/* The entries a rename is decided on (private copies, freed together). */
+struct rename_parts {
+	struct entry *entry, *old_parent, *new_parent;
+};
+
+static void free_parts(struct rename_parts *p)
+{
+	entry_free(p->entry);
+	entry_free(p->old_parent);
+	entry_free(p->new_parent);
+}
+
+/* True when the rename may go on; else the answer was sent. */
+static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a,
+			   struct ber_view superior_ndn)
+{
+	const struct ldap_moddn_request *req = &ctx->msg->u.moddn;
+	struct rename_parts p = { NULL, NULL, NULL };
+	struct ber_view rdn, old_parent_ndn;
+	struct dn new_rdn = { NULL, 0 };
+	bool go_on = false;
+	if (t->bop.is_root)
+		return true;
+	dn_split_first(t->ndn, &rdn, &old_parent_ndn);
+	struct ber_view new_parent_ndn = req->has_new_superior ? superior_ndn : old_parent_ndn;
+	/* A new RDN that does not parse is the backend's to report. */
+	if (dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
+		     req->new_rdn.len, ctx->arena, &new_rdn) != LUMEN_OK)
+		new_rdn.n_rdns = 0;
+	if (!op_target_fetch(ctx, t, t->ndn, &p.entry))
+		return false;
+	if (p.entry == NULL) {
+		return true;        /* noSuchObject from the backend, matchedDN hidden */
+	}
+	if (op_target_fetch(ctx, t, old_parent_ndn, &p.old_parent) &&
+	    op_target_fetch(ctx, t, new_parent_ndn, &p.new_parent)) {
+		go_on = acl_may_rename(&a->policy, &a->subject, p.entry, p.old_parent,
+				       p.new_parent, new_parent_ndn,
+				       new_rdn.n_rdns > 0 ? &new_rdn.rdns[0] : NULL);
+		if (!go_on)
+			op_target_refuse(ctx, a, p.entry);
+	}
+	free_parts(&p);
+	return go_on;
+}
+
 void op_moddn(struct op_context *ctx)
 {
 	const struct ldap_moddn_request *req = &ctx->msg->u.moddn;
 	struct op_target t;
+	struct access_op a;
 	struct ber_view superior_ndn = { (const uint8_t *)"", 0 };
 	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MODRDN dn=\"%s\"", conn_id, ctx->op->number,
@@ -26,6 +77,9 @@ void op_moddn(struct op_context *ctx)
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid new superior DN");
 		return;
 	}
+	op_target_access(ctx, &t, &a);
+	if (!rename_allowed(ctx, &t, &a, superior_ndn))
+		return;
 	int rc = backend_modrdn(t.db->backend, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);
 	op_target_answer(ctx, &t, rc);

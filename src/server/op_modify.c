@@ -1,9 +1,11 @@
 /*
  * op_modify.c — the Modify operation (RFC 4511 §4.6, increment RFC 4525):
- * the backend applies every change or none.
+ * the backend applies every change or none. Access control: `write` on
+ * the type of every change (acl.h).
  */
 #include <stdio.h>
 
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
 #include "log.h"
@@ -27,6 +29,19 @@ static void log_changes(struct op_context *ctx, const struct ldap_modify_request
 		   (unsigned long long)ctx->conn->id, ctx->op->number, line);
 }
 
+/* The rights of a modify, decided on the entry as it is. */
+struct modify_rights {
+	const struct ldap_modify_request *req;
+	struct access_op *a;
+};
+
+static bool may_modify(struct acl_target *t, void *arg)
+{
+	const struct modify_rights *m = arg;
+	return acl_may_modify(&m->a->policy, &m->a->subject, t->entry, m->req->changes,
+			      m->req->n_changes);
+}
+
 void op_modify(struct op_context *ctx)
 {
 	const struct ldap_modify_request *req = &ctx->msg->u.modify;
@@ -38,6 +53,11 @@ void op_modify(struct op_context *ctx)
 		log_changes(ctx, req);
 	}
 	if (!op_target_prepare(ctx, req->object, &t))
+		return;
+	struct access_op a;
+	op_target_access(ctx, &t, &a);
+	struct modify_rights rights = { req, &a };
+	if (!t.bop.is_root && !op_target_decide(ctx, &t, &a, may_modify, &rights))
 		return;
 	int rc = backend_modify(t.db->backend, &t.bop, t.ndn, req->changes, req->n_changes);
 	op_target_answer(ctx, &t, rc);

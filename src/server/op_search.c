@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
 #include "entry_send.h"
@@ -139,18 +140,34 @@ static uint64_t paged_fingerprint(const struct ldap_search_request *req, struct 
 
 struct search_sink {
 	struct op_context *ctx;
-	const struct attribute_selection *sel;
+	struct attribute_selection *sel;
+	/* Under access control (NULL otherwise): entries are decided here, and
+	 * the size limit is counted here since skipped entries do not count. */
+	struct access_search *access;
+	unsigned long size_limit;            /* 0 = none */
+	bool size_exceeded;
 };
 
 static int send_entry(void *arg, const struct entry *e, const struct backend_entry_info *info)
 {
 	struct search_sink *sink = arg;
 	struct op_context *ctx = sink->ctx;
+	if (sink->access != NULL) {
+		if (!access_search_entry(sink->access, e))
+			return 0;
+		if (sink->size_limit > 0 && ctx->n_entries >= sink->size_limit) {
+			sink->size_exceeded = true;
+			return 1;
+		}
+	}
 	entry_send_message(sink->sel, e, info, ctx->op->message_id, ctx->out);
 	ctx->n_entries++;
+	op_mark(ctx, STATS_STAGE_ENCODE);
 	if (ctx->out->len < SEARCH_FLUSH_BYTES)
 		return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
-	return op_flush(ctx) == LUMEN_OK ? 0 : 1;
+	int rc = op_flush(ctx);
+	op_mark(ctx, STATS_STAGE_SEND);
+	return rc == LUMEN_OK ? 0 : 1;
 }
 
 static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
@@ -162,22 +179,68 @@ static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
 		   bop->unindexed_attribute != NULL ? bop->unindexed_attribute : "?");
 }
 
+static bool may_search_base(struct acl_target *t, void *arg)
+{
+	(void)arg;
+	return acl_search_may_match(t);
+}
+
+/*
+ * Under access control: `search` on the base entry (else
+ * insufficientAccessRights, or noSuchObject when it may not be disclosed),
+ * then the per-entry checks of access_search. False: the answer was sent.
+ */
+static bool start_access(struct op_context *ctx, const struct ldap_search_request *req,
+			 struct op_target *t, struct access_search *acc, struct search_sink *sink)
+{
+	const struct ldap_decode_limits *l = &ctx->server->limits;
+	struct filter_limits limits = { l->max_filter_depth, l->max_filter_nodes };
+	int rc = access_search_begin(acc, ctx->server, t->db, t->bop.requester_ndn, false,
+				     &ctx->op->abandoned, req->filter, &limits, ctx->arena);
+	if (rc != LUMEN_OK) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	if (!op_target_decide(ctx, t, &acc->a, may_search_base, NULL))
+		return false;
+	t->hide_matched = true;
+	sink->access = acc;
+	sink->sel->may_read = access_search_may_read;
+	sink->sel->may_read_arg = acc;
+	sink->size_limit = t->bop.size_limit > 0 ? (unsigned long)t->bop.size_limit : 0;
+	t->bop.size_limit = 0;
+	return true;
+}
+
+/* The limits of the requester (`limits`, sizelimit/timelimit); the rootdn
+ * escapes the configured ones, not those it asks for (as slapd). */
+static void apply_limits(struct op_context *ctx, const struct ldap_search_request *req,
+			 struct op_target *t)
+{
+	long size = CONFIG_LIMIT_UNLIMITED, time = CONFIG_LIMIT_UNLIMITED;
+	if (!t->bop.is_root)
+		access_limits(ctx->server, t->db, t->bop.requester_ndn, &size, &time);
+	t->bop.size_limit = op_combine_limit((long)req->size_limit, size);
+	t->bop.time_limit = op_combine_limit((long)req->time_limit, time);
+}
+
 static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
 			    struct op_target *t)
 {
 	struct filter filter;
 	struct attribute_selection sel;
+	struct access_search acc;
 	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
 		return;
-	struct search_sink sink = { ctx, &sel };
-	/* The rootdn escapes the configured limits, not the ones it asks for
-	 * (as slapd): combine here and let the backend apply the result. */
-	bool root = t->bop.is_root;
-	t->bop.size_limit = op_combine_limit((long)req->size_limit,
-					     root ? CONFIG_LIMIT_UNLIMITED : t->db->size_limit);
-	t->bop.time_limit = op_combine_limit((long)req->time_limit,
-					     root ? CONFIG_LIMIT_UNLIMITED : t->db->time_limit);
-	t->bop.is_root = false;
+	struct search_sink sink = { ctx, &sel, NULL, 0, false };
+	apply_limits(ctx, req, t);
+	bool checks = !t->bop.is_root && (ctx->server->config->access.n_rules > 0 ||
+					  t->db->config->access.n_rules > 0);
+	t->bop.is_root = false;     /* the backend applies the combined limits */
+	if (checks && !start_access(ctx, req, t, &acc, &sink)) {
+		access_search_end(&acc);
+		return;
+	}
 	struct backend_search search = {
 		.base_ndn = t->ndn, .scope = req->scope, .filter = &filter,
 		.want_counts = attribute_selection_wants_counts(&sel),
@@ -186,7 +249,18 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		.cookie = t->controls.cookie,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
 	};
+	/* Request preparation counts as decoding; access checks come next. */
+	op_mark(ctx, STATS_STAGE_DECODE);
+	op_mark(ctx, STATS_STAGE_ACCESS);
+	op_time_backend(ctx, &t->bop);
 	int rc = backend_search(t->db->backend, &t->bop, &search);
+	if (sink.size_exceeded) {
+		t->bop.result_code = LDAP_SIZE_LIMIT_EXCEEDED;
+		t->bop.diagnostic = NULL;
+		rc = LUMEN_OK;
+	}
+	if (checks)
+		access_search_end(&acc);
 	log_unindexed(ctx, &t->bop);
 	t->next_cookie = (struct ber_view){ search.next_cookie, search.next_cookie_len };
 	op_target_answer(ctx, t, rc);
@@ -203,10 +277,16 @@ void op_search(struct op_context *ctx)
 		search_root_dse(ctx, req);
 		return;
 	}
-	if (server_normalize_dn(ctx->server, req->base, ctx->arena, &t.ndn) == LUMEN_OK &&
-	    t.ndn.len == ctx->server->subschema_ndn.len &&
+	bool normalized = server_normalize_dn(ctx->server, req->base, ctx->arena, &t.ndn) ==
+			  LUMEN_OK;
+	if (normalized && t.ndn.len == ctx->server->subschema_ndn.len &&
 	    memcmp(t.ndn.ptr, ctx->server->subschema_ndn.ptr, t.ndn.len) == 0) {
 		search_subschema(ctx, req);
+		return;
+	}
+	if (normalized && op_is_monitor_dn(t.ndn) &&
+	    server_find_database(ctx->server, t.ndn) == NULL) {
+		op_search_monitor(ctx, t.ndn);
 		return;
 	}
 	if (op_target_resolve(ctx, req->base, &t))

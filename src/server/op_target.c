@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access_glue.h"
 #include "config.h"
 #include "conn.h"
 #include "entry.h"
@@ -60,8 +61,80 @@ static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 	return LUMEN_OK;
 }
 
+bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what)
+{
+	struct conn_security sec;
+	char diagnostic[96];
+	if (needed == 0)
+		return true;
+	conn_get_security(ctx->conn, &sec);
+	if (sec.ssf >= needed)
+		return true;
+	snprintf(diagnostic, sizeof(diagnostic), "%s requires a protected connection (ssf %u)",
+		 what, needed);
+	op_send_result(ctx, LDAP_CONFIDENTIALITY_REQUIRED, NULL, diagnostic);
+	return false;
+}
+
+void op_target_access(struct op_context *ctx, struct op_target *t, struct access_op *a)
+{
+	access_op_init(a, ctx->server, t->db, t->bop.requester_ndn, t->bop.is_root, ctx->arena,
+		       &ctx->op->abandoned);
+	t->hide_matched = a->checks;
+}
+
+void op_target_refuse(struct op_context *ctx, struct access_op *a, const struct entry *e)
+{
+	struct acl_target at;
+	if (e != NULL) {
+		acl_target_init(&at, &a->policy, &a->subject, e);
+		if (acl_may_disclose(&at)) {
+			op_send_result(ctx, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL, NULL);
+			return;
+		}
+	}
+	op_send_result(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL);
+}
+
+static void access_failed(struct op_context *ctx, struct ber_view ndn, int rc)
+{
+	log_printf(0, "conn=%llu op=%u %s: cannot read %s for access control: %s",
+		   (unsigned long long)ctx->conn->id, ctx->op->number, ctx->log_name,
+		   op_log_string(ctx, ndn), lumen_strerror(rc));
+	op_send_result(ctx, rc == LUMEN_EBUSY ? LDAP_BUSY : LDAP_OTHER, NULL,
+		       "cannot check access");
+}
+
+bool op_target_decide(struct op_context *ctx, struct op_target *t, struct access_op *a,
+		      bool (*allowed)(struct acl_target *at, void *arg), void *arg)
+{
+	enum access_verdict v;
+	int rc = access_decide(a, t->db, t->ndn, allowed, arg, &v);
+	if (rc != LUMEN_OK) {
+		access_failed(ctx, t->ndn, rc);
+		return false;
+	}
+	if (v == ACCESS_DENIED)
+		op_send_result(ctx, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL, NULL);
+	else if (v == ACCESS_HIDDEN)
+		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL);
+	return v == ACCESS_ALLOWED || v == ACCESS_ABSENT;
+}
+
+bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct ber_view ndn,
+		     struct entry **out)
+{
+	int rc = access_fetch_copy(t->db, ctx->arena, &ctx->op->abandoned, ndn, out);
+	if (rc == LUMEN_OK)
+		return true;
+	access_failed(ctx, ndn, rc);
+	return false;
+}
+
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
+	if (!op_require_ssf(ctx, ctx->server->config->security.ssf, "this operation"))
+		return false;
 	if (server_normalize_dn(ctx->server, dn, ctx->arena, &t->ndn) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return false;
@@ -120,7 +193,7 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 				    ctx->arena, &controls[n]) == LUMEN_OK)
 		n++;
 	const char *matched = NULL;
-	if (bop->matched_dn.len > 0)
+	if (bop->matched_dn.len > 0 && !t->hide_matched)
 		matched = arena_strndup(ctx->arena, (const char *)bop->matched_dn.ptr,
 					bop->matched_dn.len);
 	op_send_result_controls(ctx, bop->result_code, matched, bop->diagnostic, controls, n);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "server.h"
+#include "stats.h"
 
 struct op_handler {
 	int request;          /* protocolOp of the request */
@@ -64,6 +65,10 @@ void *ops_worker_start(void *server, unsigned index)
 		free(w);
 		return NULL;
 	}
+	/* Runs on the worker thread: the record becomes this thread's own.
+	 * Without one (out of memory) the worker serves, uncounted. */
+	if (w->server->stats != NULL)
+		stats_thread_register(w->server->stats, &w->stats);
 	return w;
 }
 
@@ -77,35 +82,74 @@ void ops_worker_stop(void *server, void *worker_context)
 	free(w);
 }
 
-static double seconds_between(const struct timespec *a, const struct timespec *b)
+void op_mark(struct op_context *ctx, enum stats_stage stage)
 {
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+	op_timing_mark(&ctx->timing, stage);
+}
+
+static const enum stats_stage backend_stages[] = {
+	[BACKEND_STAGE_CANDIDATES] = STATS_STAGE_CANDIDATES,
+	[BACKEND_STAGE_ENTRIES] = STATS_STAGE_ENTRIES,
+	[BACKEND_STAGE_FILTER] = STATS_STAGE_FILTER,
+};
+
+static void mark_backend_stage(void *ctx, enum backend_stage stage)
+{
+	op_mark(ctx, backend_stages[stage]);
+}
+
+void op_time_backend(struct op_context *ctx, struct backend_op *bop)
+{
+	bop->mark = mark_backend_stage;
+	bop->mark_ctx = ctx;
+}
+
+/* µs resolution, as slapd prints etime. */
+static int format_seconds(char *buf, size_t len, const char *name, uint64_t ns)
+{
+	uint64_t micro = ns / 1000u;
+	return snprintf(buf, len, "%s=%llu.%06llu", name, (unsigned long long)(micro / 1000000u),
+			(unsigned long long)(micro % 1000000u));
+}
+
+/*
+ * "qtime=... etime=..." (slapd 2.5's shape), or for a slow operation the
+ * whole stage breakdown "qtime=... decode=... ... send=... etime=...".
+ */
+static void format_times(const struct op_context *ctx, char *buf, size_t len)
+{
+	const struct server *s = ctx->server;
+	if (s->slowop_all || op_timing_is_slow(&ctx->timing, s->slowop_ns)) {
+		op_timing_format(&ctx->timing, buf, len);
+		return;
+	}
+	int n = format_seconds(buf, len, "qtime", ctx->timing.stage_ns[STATS_STAGE_QUEUE]);
+	if (n > 0 && (size_t)n + 1 < len) {
+		buf[n] = ' ';
+		format_seconds(buf + n + 1, len - (size_t)n - 1, "etime",
+			       op_timing_elapsed_ns(&ctx->timing));
+	}
 }
 
 static void log_result(struct op_context *ctx, int code, const char *diagnostic)
 {
-	struct timespec now;
+	char times[512];
 	if (!log_enabled(LOG_LEVEL_STATS))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	double qtime = seconds_between(&ctx->op->queued_at, &ctx->started_at);
-	double etime = seconds_between(&ctx->op->queued_at, &now);
+	format_times(ctx, times, sizeof(times));
 	const char *text = diagnostic != NULL ? diagnostic : "";
 	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
 	int response = ops_response_tag(ctx->op->tag);
 	if (response == LDAP_OP_SEARCH_DONE)
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SEARCH RESULT tag=%d err=%d "
-			   "qtime=%.6f etime=%.6f nentries=%lu text=%s", conn_id,
-			   ctx->op->number, 0x60 | response, code, qtime, etime,
-			   ctx->n_entries, text);
+			   "%s nentries=%lu text=%s", conn_id, ctx->op->number, 0x60 | response,
+			   code, times, ctx->n_entries, text);
 	else if (response == LDAP_OP_EXTENDED_RESPONSE)
-		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT oid= err=%d qtime=%.6f "
-			   "etime=%.6f text=%s", conn_id, ctx->op->number, code, qtime, etime,
-			   text);
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT oid= err=%d %s text=%s",
+			   conn_id, ctx->op->number, code, times, text);
 	else
-		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT tag=%d err=%d qtime=%.6f "
-			   "etime=%.6f text=%s", conn_id, ctx->op->number, 0x60 | response, code,
-			   qtime, etime, text);
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT tag=%d err=%d %s text=%s",
+			   conn_id, ctx->op->number, 0x60 | response, code, times, text);
 }
 
 static void send_batch(struct op_context *ctx)
@@ -121,6 +165,46 @@ static void send_batch(struct op_context *ctx)
 	if (!ctx->op->abandoned)
 		conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
 	pthread_mutex_unlock(&ctx->conn->lock);
+}
+
+static enum stats_op_type op_type(const struct op_context *ctx)
+{
+	return (enum stats_op_type)stats_op_type_of_tag(ctx->op->tag);
+}
+
+/*
+ * Count the operation complete, once. Done before its last response leaves,
+ * so a client that saw the response sees the count (cn=Monitor, /metrics).
+ * false if it was counted already.
+ */
+static bool count_completion(struct op_context *ctx, int code)
+{
+	if (ctx->recorded)
+		return false;
+	ctx->recorded = true;
+	stats_record_completion(ctx->stats, op_type(ctx), code);
+	stats_count_entries_sent(ctx->stats, ctx->n_entries, 0);
+	stats_count_sent(ctx->stats, 0, ctx->n_entries + 1);
+	return true;
+}
+
+/* An operation that ends without a (final) send: count and time it. */
+static void record_op(struct op_context *ctx, int code)
+{
+	if (count_completion(ctx, code))
+		stats_record_timing(ctx->stats, op_type(ctx), &ctx->timing);
+}
+
+/* After the final response was encoded into ctx->out: count, send, log, time. */
+static void finish_op(struct op_context *ctx, int code, const char *diagnostic)
+{
+	op_mark(ctx, STATS_STAGE_ENCODE);
+	bool first = count_completion(ctx, code);
+	send_batch(ctx);
+	op_mark(ctx, STATS_STAGE_SEND);
+	log_result(ctx, code, diagnostic);
+	if (first)
+		stats_record_timing(ctx->stats, op_type(ctx), &ctx->timing);
 }
 
 int op_flush(struct op_context *ctx)
@@ -149,6 +233,8 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 			     size_t n_controls)
 {
 	int response = ops_response_tag(ctx->op->tag);
+	/* Whatever the handler (or backend) did since its last mark. */
+	op_mark(ctx, STATS_STAGE_ENTRIES);
 	if (response == LDAP_OP_BIND_RESPONSE)
 		ldap_encode_bind_response(ctx->out, ctx->op->message_id, code, matched,
 					  diagnostic, NULL);
@@ -158,17 +244,16 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 	else
 		ldap_encode_result(ctx->out, ctx->op->message_id, response, code, matched,
 				   diagnostic, controls, n_controls);
-	log_result(ctx, code, diagnostic);
-	send_batch(ctx);
+	finish_op(ctx, code, diagnostic);
 }
 
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value)
 {
+	op_mark(ctx, STATS_STAGE_ENTRIES);
 	ldap_encode_extended_response(ctx->out, ctx->op->message_id, code, diagnostic, name,
 				      value);
-	log_result(ctx, code, diagnostic);
-	send_batch(ctx);
+	finish_op(ctx, code, diagnostic);
 }
 
 const char *op_log_string(struct op_context *ctx, struct ber_view v)
@@ -213,21 +298,29 @@ static void run_op(struct op *op, struct worker_context *w)
 	struct op_context ctx = {
 		.server = w->server, .conn = op->conn, .op = op, .msg = &msg,
 		.arena = &w->arena, .out = &w->writer, .scratch = &w->scratch,
+		.stats = w->stats,
 	};
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started_at);
+	op_timing_start(&ctx.timing, stats_timespec_ns(&op->queued_at));
+	op_mark(&ctx, STATS_STAGE_QUEUE);
 	arena_reset(&w->arena);
 	ber_writer_reset(&w->writer);
 	int rc = ldap_message_decode(op->pdu, op->pdu_len, &w->arena, &w->server->limits,
 				     &msg, &diagnostic);
+	op_mark(&ctx, STATS_STAGE_DECODE);
 	const struct op_handler *h = find_handler(op->tag);
 	if (rc == LUMEN_OK && h == NULL)
 		rc = LUMEN_EUNSUPPORTED;   /* a response or unknown op from a client */
 	if (rc != LUMEN_OK) {
 		reject_pdu(&ctx, rc, diagnostic);
+		record_op(&ctx, LDAP_PROTOCOL_ERROR);
 		return;
 	}
 	ctx.log_name = h->log_name;
 	h->run(&ctx);
+	/* Ended without a result (abandoned while it ran): still completed. */
+	op_mark(&ctx, STATS_STAGE_ENTRIES);
+	record_op(&ctx, LDAP_OTHER);
 }
 
 void ops_run_job(struct workq_job *job, void *worker_context)

@@ -10,8 +10,9 @@
 #include "config.h"
 #include "controls.h"
 #include "lumen_error.h"
+#include "schema.h"
 
-#define ROOTDSE_MAX_ATTRIBUTES 10
+#define ROOTDSE_MAX_ATTRIBUTES 16
 
 struct rootdse_attribute {
 	const char *name;
@@ -26,8 +27,12 @@ struct rootdse {
 	const char **naming_contexts;     /* borrowed strings from the config */
 };
 
-/* Only what is actually implemented is advertised. */
-static const char *const extensions[] = { LDAP_OID_WHOAMI };
+/* Only what is actually implemented is advertised; StartTLS (the last)
+ * only when TLS is configured. */
+static const char *const extensions[] = {
+	LDAP_OID_WHOAMI, LDAP_OID_PASSWORD_MODIFY, LDAP_OID_STARTTLS,
+};
+static const char *const sasl_mechanisms[] = { "EXTERNAL" };
 static const char *const features[] = {
 	"1.3.6.1.1.14",                   /* modify-increment (RFC 4525) */
 	"1.3.6.1.4.1.4203.1.5.1",         /* "+" selects all operational attributes */
@@ -36,6 +41,7 @@ static const char *const features[] = {
 };
 static const char *const versions[] = { "3" };
 static const char *const subschema[] = { "cn=Subschema" };
+static const char *const monitor_context[] = { "cn=Monitor" };
 static const char *const vendor_name[] = { LUMEN_VENDOR_NAME };
 static const char *const vendor_version[] = { LUMEN_VENDOR_VERSION };
 
@@ -71,18 +77,33 @@ int rootdse_create(const struct config *cfg, struct rootdse **out)
 			dse->naming_contexts[n_contexts++] = cfg->databases[i].suffixes[j];
 	add_attribute(dse, "namingContexts", "1.3.6.1.4.1.1466.101.120.5",
 		      dse->naming_contexts, n_contexts);
+	/* As slapd with back-monitor: where the monitoring tree is. */
+	if (schema_attribute_type(cfg->schema, "monitorContext", 14) != NULL)
+		ADD_STATIC(dse, "monitorContext", "1.3.6.1.4.1.4203.666.1.10", monitor_context);
 	ADD_STATIC(dse, "subschemaSubentry", "2.5.18.10", subschema);
 	const char *const *control_oids;
 	size_t n_controls = controls_supported(&control_oids);
 	add_attribute(dse, "supportedControl", "1.3.6.1.4.1.1466.101.120.13", control_oids,
 		      n_controls);
-	ADD_STATIC(dse, "supportedExtension", "1.3.6.1.4.1.1466.101.120.7", extensions);
+	add_attribute(dse, "supportedExtension", "1.3.6.1.4.1.1466.101.120.7", extensions,
+		      sizeof(extensions) / sizeof(extensions[0]) -
+			      (cfg->tls.certificate_file == NULL ? 1 : 0));
 	ADD_STATIC(dse, "supportedFeatures", "1.3.6.1.4.1.4203.1.3.5", features);
 	ADD_STATIC(dse, "supportedLDAPVersion", "1.3.6.1.4.1.1466.101.120.15", versions);
 	ADD_STATIC(dse, "vendorName", "1.3.6.1.1.4", vendor_name);
 	ADD_STATIC(dse, "vendorVersion", "1.3.6.1.1.5", vendor_version);
 	*out = dse;
 	return LUMEN_OK;
+}
+
+void rootdse_set_sasl_external(struct rootdse *dse, bool on)
+{
+	static const char name[] = "supportedSASLMechanisms";
+	for (size_t i = 0; i < dse->n_attributes; i++)
+		if (strcmp(dse->attributes[i].name, name) == 0)
+			return;
+	if (on && dse->n_attributes < ROOTDSE_MAX_ATTRIBUTES)
+		ADD_STATIC(dse, name, "1.3.6.1.4.1.1466.101.120.14", sasl_mechanisms);
 }
 
 void rootdse_free(struct rootdse *dse)

@@ -17,14 +17,19 @@
 #include "backend.h"
 #include "config.h"
 #include "config_backend.h"
+#include "conn_limits.h"
 #include "dn.h"
 #include "entry.h"
 #include "io_thread.h"
 #include "log.h"
 #include "lumen_error.h"
+#include "metrics_http.h"
 #include "ops.h"
 #include "rootdse.h"
+#include "sd_notify.h"
+#include "stats.h"
 #include "subschema.h"
+#include "tls.h"
 #include "workq.h"
 
 /* Queued (not yet running) operations across all connections. */
@@ -169,6 +174,36 @@ int server_open_databases(struct server *s, char *err, size_t errlen)
 	return LUMEN_OK;
 }
 
+/* TLS context (so -T checks the files) and the connection bounds. */
+static int prepare_security(struct server *s, char *err, size_t errlen)
+{
+	const struct config *cfg = s->config;
+	int rc = conn_limits_create(cfg->conn_max, cfg->conn_max_per_ip, &s->conn_limits);
+	if (rc != LUMEN_OK || cfg->tls.certificate_file == NULL)
+		return rc;
+	rc = tls_context_create(&cfg->tls, &s->tls, err, errlen);
+	if (rc == LUMEN_ENOMEM)
+		snprintf(err, errlen, "cannot set up TLS: out of memory");
+	return rc;
+}
+
+/* ldaps:// needs TLS; an ldapi:// listener offers SASL EXTERNAL. */
+static int check_listeners(struct server *s, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < s->listeners.n; i++) {
+		const struct listener *l = &s->listeners.items[i];
+		if (l->tls && s->tls == NULL) {
+			snprintf(err, errlen, "%s: an ldaps:// listener needs TLSCertificateFile and "
+				 "TLSCertificateKeyFile in %s", l->name, s->config->path);
+			return LUMEN_EINVAL;
+		}
+		if (l->kind == LISTENER_UNIX)
+			s->has_ldapi = true;
+	}
+	rootdse_set_sasl_external(s->rootdse, s->has_ldapi);
+	return LUMEN_OK;
+}
+
 int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen)
 {
 	struct arena arena;
@@ -182,6 +217,11 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 	atomic_init(&s->stopping, false);
 	atomic_init(&s->next_conn_id, FIRST_CONNECTION_ID);
 	ldap_decode_limits_default(&s->limits);
+	s->slowop_all = cfg->slowop_threshold_ms == 0;
+	if (cfg->slowop_threshold_ms > 0)
+		s->slowop_ns = (uint64_t)cfg->slowop_threshold_ms * 1000000u;
+	if (stats_create(&s->stats) != LUMEN_OK)
+		goto fail;
 	s->databases = calloc(cfg->n_databases + 1, sizeof(*s->databases));
 	if (s->databases == NULL)
 		goto fail;
@@ -192,6 +232,9 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 			goto fail;
 	}
 	rc = rootdse_create(cfg, &s->rootdse);
+	if (rc != LUMEN_OK)
+		goto fail;
+	rc = prepare_security(s, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
 	rc = build_subschema(s, err, errlen);
@@ -210,7 +253,21 @@ fail:
 
 int server_listen(struct server *s, const char *urls, char *err, size_t errlen)
 {
-	return listeners_open(urls, &s->listeners, err, errlen);
+	int rc = listeners_open(urls, &s->listeners, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = check_listeners(s, err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	/* cn=Monitor lists them after shutdown has closed the live set. */
+	free(s->listener_info);
+	s->listener_info = calloc(s->listeners.n + 1, sizeof(*s->listener_info));
+	if (s->listener_info == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return LUMEN_ENOMEM;
+	}
+	memcpy(s->listener_info, s->listeners.items, s->listeners.n * sizeof(*s->listener_info));
+	s->n_listener_info = s->listeners.n;
+	return LUMEN_OK;
 }
 
 /* What an accept callback needs: the server and the listener it serves. */
@@ -272,7 +329,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 		struct io_thread *io = &s->io_threads[s->next_io];
 		s->next_io = (s->next_io + 1) % s->n_io_threads;
 		io_thread_hand_off(io, cfd, (struct sockaddr *)&peer, peer_len, a->listener->name,
-				   a->listener->kind == LISTENER_TCP);
+				   a->listener->kind == LISTENER_TCP, a->listener->tls);
 	}
 }
 
@@ -281,6 +338,7 @@ static void begin_shutdown(struct server *s)
 	if (atomic_exchange(&s->stopping, true))
 		return;
 	log_printf(0, "lumend shutting down");
+	sd_notify_stopping();
 	set_accepting(s, false);
 	event_del(s->accept_resume);
 	/* Stop accepting for good: the sockets go, and so do ldapi paths. */
@@ -292,6 +350,15 @@ static void begin_shutdown(struct server *s)
 	listeners_close(&s->listeners);
 	for (unsigned i = 0; i < s->n_io_threads; i++)
 		io_thread_request_stop(&s->io_threads[i]);
+}
+
+/* SIGHUP: the log file was rotated; write on into a fresh one. */
+static void on_sighup(evutil_socket_t signal_number, short what, void *arg)
+{
+	(void)signal_number;
+	(void)what;
+	(void)arg;
+	log_reopen();
 }
 
 static void on_signal(evutil_socket_t signal_number, short what, void *arg)
@@ -309,8 +376,9 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
 	s->accept_resume = evtimer_new(base, on_accept_resume, s);
 	s->signal_events[0] = evsignal_new(base, SIGTERM, on_signal, s);
 	s->signal_events[1] = evsignal_new(base, SIGINT, on_signal, s);
+	s->signal_events[2] = evsignal_new(base, SIGHUP, on_sighup, s);
 	if (s->accepting == NULL || s->accept_resume == NULL || s->signal_events[0] == NULL ||
-	    s->signal_events[1] == NULL) {
+	    s->signal_events[1] == NULL || s->signal_events[2] == NULL) {
 		snprintf(err, errlen, "cannot set up the main event loop: out of memory");
 		return LUMEN_ENOMEM;
 	}
@@ -324,8 +392,9 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
 			return LUMEN_EIO;
 		}
 	}
-	if (event_add(s->signal_events[0], NULL) != 0 || event_add(s->signal_events[1], NULL) != 0) {
-		snprintf(err, errlen, "cannot watch SIGTERM/SIGINT");
+	if (event_add(s->signal_events[0], NULL) != 0 || event_add(s->signal_events[1], NULL) != 0 ||
+	    event_add(s->signal_events[2], NULL) != 0) {
+		snprintf(err, errlen, "cannot watch SIGTERM/SIGINT/SIGHUP");
 		return LUMEN_EIO;
 	}
 	return LUMEN_OK;
@@ -375,17 +444,22 @@ int server_run(struct server *s, char *err, size_t errlen)
 		return LUMEN_EIO;
 	}
 	int rc = start_threads(s, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = server_metrics_start(s, err, errlen);
 	if (rc != LUMEN_OK) {
 		begin_shutdown(s);
 		return rc;
 	}
 	log_printf(0, "lumend %s ready: %u workers, %u I/O threads", LUMEN_VENDOR_VERSION,
 		   s->config->threads, s->n_io_threads);
+	sd_notify_ready();
 	io_thread_run_here(&s->io_threads[0]);
 	/* Thread 0's loop ends only once stopping; wait for the others. */
 	for (unsigned i = 1; i < s->n_io_threads; i++)
 		io_thread_join(&s->io_threads[i]);
 	workq_shutdown(s->workq);
+	metrics_http_stop(s->metrics);
+	s->metrics = NULL;
 	return LUMEN_OK;
 }
 
@@ -402,9 +476,11 @@ void server_destroy(struct server *s)
 	free(s->accepting);
 	if (s->accept_resume != NULL)
 		event_free(s->accept_resume);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (s->signal_events[i] != NULL)
 			event_free(s->signal_events[i]);
+	/* The metrics thread reads the backends: stop it before they close. */
+	metrics_http_stop(s->metrics);
 	/* Workers first: a finishing op may still touch its connection. */
 	workq_destroy(s->workq);
 	for (unsigned i = 0; i < s->n_io_threads; i++)
@@ -424,5 +500,10 @@ void server_destroy(struct server *s)
 	free(s->backends);
 	entry_free(s->subschema);
 	rootdse_free(s->rootdse);
+	tls_context_free(s->tls);
+	conn_limits_free(s->conn_limits);
+	free(s->listener_info);
+	/* Last: every registered thread has stopped recording. */
+	stats_destroy(s->stats);
 	free(s);
 }

@@ -322,13 +322,25 @@ void stats_operation_initiated(struct stats_thread *t, enum stats_op_type type)
 void stats_record_operation(struct stats_thread *t, enum stats_op_type type,
 			    int result_code, const struct op_timing *timing)
 {
+	stats_record_completion(t, type, result_code);
+	stats_record_timing(t, type, timing);
+}
+
+void stats_record_completion(struct stats_thread *t, enum stats_op_type type,
+			     int result_code)
+{
 	if (t == NULL || (unsigned)type >= STATS_OP_COUNT)
 		return;
 	size_t code = result_code >= 0 && result_code < STATS_RESULT_OTHER
 			      ? (size_t)result_code : STATS_RESULT_OTHER;
 	cell_add(&t->completed[type], 1);
 	cell_add(&t->results[type][code], 1);
-	if (timing == NULL)
+}
+
+void stats_record_timing(struct stats_thread *t, enum stats_op_type type,
+			 const struct op_timing *timing)
+{
+	if (t == NULL || (unsigned)type >= STATS_OP_COUNT || timing == NULL)
 		return;
 	histogram_add(&t->op_duration[type], op_timing_elapsed_ns(timing));
 	for (size_t i = 0; i < STATS_STAGE_COUNT; i++)

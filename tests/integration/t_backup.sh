@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # lumenbackup: a compacted copy of a database holds exactly its entries and
 # nothing but data.mdb; refuses a non-empty target; usage and config
-# errors; a copy taken while lumend serves (and, when lumend accepts
-# writes, while a client keeps adding entries) opens and exports cleanly.
+# errors; copies taken while lumend serves and a client keeps adding
+# entries restore into a new directory that passes lumenindex --check, is
+# served by lumend, and holds exactly a prefix of the acknowledged adds.
 . "$(dirname "$0")/lib.sh"
 lumen_setup
 TOOLS="$ROOT/$BUILD"
@@ -70,42 +71,89 @@ expect_fail "missing config" 1 "nothere.conf" "$TOOLS/lumenbackup" -f "$TMP/noth
 if [ ! -e "$TMP/b4/data.mdb" ]; then ok "failed runs write no data file"; else fail "failed runs write no data file"; fi
 
 # ------------------------------------------------------- while lumend serves
+# A writer adds live1, live2, ... one at a time and appends each index to
+# $TMP/acked once lumend acknowledged it. LMDB copies one snapshot, and
+# group commit acknowledges a write only after its commit, so each backup
+# must hold exactly live1..liveK for some K with
+#   (acked before the backup started) <= K <= (acked after it ended) + 1
+# (+1: the add in flight may be committed before its answer arrives).
 lumen_start
-writer_pid=
-if ldapadd -x -H "$URI" -D "cn=admin,dc=example,dc=com" -w secret >/dev/null 2>&1 <<'LDIF'
-dn: uid=probe,ou=people,dc=example,dc=com
-objectClass: inetOrgPerson
-uid: probe
-cn: Probe
-sn: Probe
-LDIF
-then
-  # Write load: one client adding entries until told to stop.
-  (
-    i=0
-    while [ ! -e "$TMP/stop-writer" ]; do
-      i=$((i + 1))
-      printf 'dn: uid=live%d,ou=people,dc=example,dc=com\nobjectClass: inetOrgPerson\nuid: live%d\ncn: Live\nsn: Live\n\n' "$i" "$i"
-    done | ldapadd -x -c -H "$URI" -D "cn=admin,dc=example,dc=com" -w secret >/dev/null 2>&1
-  ) &
-  writer_pid=$!
-  sleep 0.5
-else
-  echo "  note $TEST_NAME: lumend does not accept adds yet; live backup runs without write load"
-fi
+cat > "$TMP/writer.py" <<'PY'
+import sys, os, ldap, ldap.modlist
+uri, stop, acked = sys.argv[1], sys.argv[2], sys.argv[3]
+c = ldap.initialize(uri)
+c.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+i = 0
+with open(acked, "a") as out:
+    while not os.path.exists(stop):
+        i += 1
+        c.add_s(f"uid=live{i},ou=people,dc=example,dc=com", ldap.modlist.addModlist({
+            "objectClass": [b"inetOrgPerson"], "uid": [f"live{i}".encode()],
+            "cn": [b"Live"], "sn": [b"Live"]}))
+        out.write(f"{i}\n")
+        out.flush()
+c.unbind_s()
+PY
+"$PYTHON" "$TMP/writer.py" "$URI" "$TMP/stop-writer" "$TMP/acked" 2>"$TMP/writer.err" &
+writer_pid=$!
+acked() { tail -1 "$TMP/acked" 2>/dev/null || echo 0; }
+for _ in $(seq 1 100); do [ "$(acked)" -ge 20 ] && break; sleep 0.05; done
 for n in 1 2 3; do
-  check "live backup $n" "$TOOLS/lumenbackup" -f "$CONF" -o "$TMP/live$n"
+  echo "$(acked)" > "$TMP/live$n.before"
+  check "live backup $n under write load" "$TOOLS/lumenbackup" -f "$CONF" -o "$TMP/live$n"
+  echo "$(acked)" > "$TMP/live$n.after"
+  sleep 0.2
 done
-if [ -n "$writer_pid" ]; then
-  touch "$TMP/stop-writer"
-  wait "$writer_pid" 2>/dev/null
-fi
+touch "$TMP/stop-writer"
+wait "$writer_pid"; wrc=$?
+expect_eq "the writer ran without errors" "0" "$wrc"
+[ -s "$TMP/writer.err" ] && fail "writer stderr is empty" "$(cat "$TMP/writer.err")"
 check "lumend still answers" ldapsearch -x -H "$URI" -b "" -s base -LLL 1.1
+total_acked=$(acked)
+if [ "$total_acked" -ge 20 ]; then ok "the writer wrote ($total_acked adds)"; else fail "the writer wrote ($total_acked adds)"; fi
 lumen_stop
+
+# live_prefix FILE — K if FILE's live entries are exactly live1..liveK, else "gap".
+live_prefix() {
+  "$PYTHON" - "$1" <<'PY'
+import re, sys
+ids = sorted(int(m) for m in re.findall(r"^dn: uid=live(\d+),", open(sys.argv[1]).read(), re.M))
+print(len(ids) if ids == list(range(1, len(ids) + 1)) else "gap:" + ",".join(map(str, ids[:10])))
+PY
+}
+
 for n in 1 2 3; do
-  "$TOOLS/lumencat" -f "$(backup_conf "$TMP/live$n")" > "$TMP/live$n.ldif" 2>"$TMP/live$n.err"
-  count=$(grep -c '^dn: ' "$TMP/live$n.ldif")
-  if [ "$count" -ge 502 ]; then ok "live backup $n exports ($count entries)"; else
-    fail "live backup $n exports ($count entries)" "$(cat "$TMP/live$n.err")"; fi
+  # Restore: a fresh directory holding the backup's data.mdb, served by lumend.
+  mkdir -p "$TMP/restore$n"
+  cp "$TMP/live$n/data.mdb" "$TMP/restore$n/"
+  rconf=$(backup_conf "$TMP/restore$n")
+  cp "$rconf" "$TMP/restore$n.conf"
+  sed -i "s|^pidfile .*|pidfile $TMP/restore$n.pid|" "$TMP/restore$n.conf"
+  check "lumenindex --check passes on restored copy $n" \
+    "$TOOLS/lumenindex" -f "$TMP/restore$n.conf" --check
+  "$TOOLS/lumencat" -f "$TMP/restore$n.conf" > "$TMP/restore$n.cat" 2>"$TMP/restore$n.err"
+  rport=$(free_port)
+  "$LUMEND" -f "$TMP/restore$n.conf" -h "ldap://127.0.0.1:$rport/" -d 0 2>"$TMP/restore$n.log" &
+  rpid=$!
+  for _ in $(seq 1 100); do
+    ldapsearch -x -H "ldap://127.0.0.1:$rport" -b "" -s base -LLL 1.1 >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ldapsearch -x -H "ldap://127.0.0.1:$rport" -D "$ADMIN_DN" -w "$ADMIN_PW" -LLL -o ldif-wrap=no \
+    -b "dc=example,dc=com" -z 0 '(objectClass=*)' '*' '+' > "$TMP/restore$n.served" 2>&1
+  kill -TERM "$rpid"; wait "$rpid"; rrc=$?
+  expect_eq "lumend serving restored copy $n exits 0" "0" "$rrc"
+  k=$(live_prefix "$TMP/restore$n.served")
+  before=$(cat "$TMP/live$n.before"); after=$(cat "$TMP/live$n.after")
+  if [[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge "$before" ] && [ "$k" -le $((after + 1)) ]; then
+    ok "restored copy $n holds live1..live$k (acked: $before before, $after after)"
+  else
+    fail "restored copy $n is a prefix of the acknowledged adds" "got $k, acked $before..$after"
+  fi
+  expect_eq "restored copy $n serves the loaded tree and live1..live$k" \
+    "$((502 + k))" "$(grep -c '^dn: ' "$TMP/restore$n.served")"
+  expect_eq "served and exported (lumencat) copy $n hold the same entries" \
+    "$(sed -n 's/^dn: //p' "$TMP/restore$n.cat" | LC_ALL=C sort)" \
+    "$(sed -n 's/^dn: //p' "$TMP/restore$n.served" | LC_ALL=C sort)"
 done
 lumen_finish

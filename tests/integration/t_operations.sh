@@ -38,7 +38,12 @@ expect_eq "add with a bad integer: invalidAttributeSyntax" 21 "$(entry "cn=x,$B"
 expect_eq "add with two values of a single-valued type: constraintViolation" 19 "$(entry "uid=x,$P" 'objectClass: inetOrgPerson' 'uid: x' 'cn: x' 'sn: x' 'displayName: a' 'displayName: b' | add_rc)"
 expect_eq "add with entryUUID from a client: constraintViolation" 19 "$(entry "cn=x,$B" 'objectClass: device' 'cn: x' 'entryUUID: 5f6b8c9e-1a2b-4c3d-9e8f-001122334455' | add_rc)"
 expect_eq "add with an unknown type: undefinedAttributeType" 17 "$(entry "cn=x,$B" 'objectClass: device' 'cn: x' 'fooBar: 1' | add_rc)"
-expect_eq "add whose RDN value is missing: namingViolation" 64 "$(entry "cn=x,$B" 'objectClass: device' 'cn: y' | add_rc)"
+# RFC 4511 §4.7: the server supplies RDN values the client left out.
+expect_eq "add whose RDN value is missing: the server adds it" 0 "$(entry "cn=rdnmissing,$B" 'objectClass: device' 'cn: other' | add_rc)"
+expect_eq "the supplied RDN value is stored beside the given one" "cn: other|cn: rdnmissing" \
+  "$(ldapsearch -x -H "$URI" -LLL -b "cn=rdnmissing,$B" -s base cn | sed -n 's/^cn: /cn: /p' | sort | paste -sd'|')"
+expect_eq "RDN value of a single-valued type that holds another value: namingViolation" 64 \
+  "$(entry "displayName=z,$P" 'objectClass: inetOrgPerson' 'cn: z' 'sn: z' 'displayName: a' | add_rc)"
 expect_eq "add with a duplicate value: attributeOrValueExists" 20 "$(entry "cn=x,$B" 'objectClass: device' 'cn: x' 'serialNumber: 1' 'serialNumber: 1' | add_rc)"
 expect_eq "add outside every suffix: noSuchObject" 32 "$(entry "cn=x,dc=other,dc=org" 'objectClass: device' 'cn: x' | add_rc)"
 expect_eq "add with a bad DN: invalidDNSyntax" 34 "$(entry "cn=x,=bad" 'objectClass: device' 'cn: x' | add_rc)"

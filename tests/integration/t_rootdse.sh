@@ -8,6 +8,7 @@ search() { ldapsearch -x -H "$URI" -LLL -o ldif-wrap=no "$@" 2>&1; }
 
 expect_eq "'*' '+' returns every root DSE attribute" "dn:
 namingContexts: dc=example,dc=com
+monitorContext: cn=Monitor
 subschemaSubentry: cn=Subschema
 supportedControl: 2.16.840.1.113730.3.4.2
 supportedControl: 1.3.6.1.1.12
@@ -15,6 +16,7 @@ supportedControl: 1.3.6.1.1.13.1
 supportedControl: 1.3.6.1.1.13.2
 supportedControl: 1.2.840.113556.1.4.319
 supportedExtension: 1.3.6.1.4.1.4203.1.11.3
+supportedExtension: 1.3.6.1.4.1.4203.1.11.1
 supportedFeatures: 1.3.6.1.1.14
 supportedFeatures: 1.3.6.1.4.1.4203.1.5.1
 supportedFeatures: 1.3.6.1.4.1.4203.1.5.2

@@ -102,11 +102,42 @@ START_TEST(size_limit)
 	ck_assert_uint_eq(r.n, FIXTURE_PERSONS);
 	fx_results_free(&r);
 
-	/* the rootdn has no limit */
+	/* the rootdn escapes the configured (combined) limit */
 	op = fx_op();
 	op.size_limit = 1;
 	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
 	ck_assert_uint_eq(r.n, FIXTURE_ENTRIES);
+	fx_results_free(&r);
+}
+END_TEST
+
+/* RFC 4511 §4.5.1.5: the limit in the request binds the rootdn too. */
+START_TEST(root_request_limits)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	op.size_limit = 0;
+	op.request_size_limit = 2;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, "(objectClass=*)", &r),
+			 LDAP_SIZE_LIMIT_EXCEEDED);
+	ck_assert_uint_eq(r.n, 2);
+	fx_results_free(&r);
+
+	/* a request limit above the matches is no limit at all */
+	op = fx_op();
+	op.request_size_limit = FIXTURE_ENTRIES;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, FIXTURE_ENTRIES);
+	fx_results_free(&r);
+
+	/* a non-root requester gets the combined limit, not the request's alone */
+	op = fx_op();
+	op.is_root = false;
+	op.size_limit = 1;
+	op.request_size_limit = 5;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, NULL, &r),
+			 LDAP_SIZE_LIMIT_EXCEEDED);
+	ck_assert_uint_eq(r.n, 1);
 	fx_results_free(&r);
 }
 END_TEST
@@ -302,6 +333,17 @@ static const struct compare_case compare_cases[] = {
 	{ "uid=alice," PEOPLE, "jpegPhoto", "x", LDAP_INAPPROPRIATE_MATCHING },
 	{ "uid=nobody," PEOPLE, "uid", "x", LDAP_NO_SUCH_OBJECT },
 	{ "cn=J\xc3\xbcrgen M\xc3\xbcller," PEOPLE, "sn", "m\xc3\xbcller", LDAP_COMPARE_TRUE },
+	/* computed attributes compare like stored ones */
+	{ PEOPLE, "hasSubordinates", "TRUE", LDAP_COMPARE_TRUE },
+	{ "uid=alice," PEOPLE, "hasSubordinates", "TRUE", LDAP_COMPARE_FALSE },
+	{ "uid=alice," PEOPLE, "hasSubordinates", "maybe", LDAP_INVALID_ATTRIBUTE_SYNTAX },
+	{ "uid=alice," PEOPLE, "entryDN", "UID=Alice, ou=people,dc=EXAMPLE,dc=com",
+	  LDAP_COMPARE_TRUE },
+	{ "uid=alice," PEOPLE, "entryDN", "uid=bob," PEOPLE, LDAP_COMPARE_FALSE },
+	{ "uid=alice," PEOPLE, "entryDN;x-opt", "uid=alice," PEOPLE, LDAP_NO_SUCH_ATTRIBUTE },
+	{ PEOPLE, "numSubordinates", "5", LDAP_COMPARE_TRUE },
+	{ PEOPLE, "numSubordinates", "05", LDAP_INVALID_ATTRIBUTE_SYNTAX },
+	{ "uid=alice," PEOPLE, "subschemaSubentry", "CN=SUBSCHEMA", LDAP_COMPARE_TRUE },
 };
 
 START_TEST(compare_table)
@@ -315,6 +357,80 @@ START_TEST(compare_table)
 		      c->attribute, c->value, op.result_code, c->code);
 	if (c->code == LDAP_NO_SUCH_OBJECT)
 		ck_assert_uint_eq(op.matched_dn.len, strlen(PEOPLE));
+}
+END_TEST
+
+struct virtual_case {
+	const char *filter;
+	size_t expected;
+	const char *must_have;
+};
+
+static const struct virtual_case virtual_cases[] = {
+	{ "(entryDN=UID=Alice, ou=people,dc=EXAMPLE,dc=com)", 1, "uid=alice," PEOPLE },
+	/* the filter's \5C is the DN's escaping backslash */
+	{ "(entryDN=CN=smith\\5C,  john,ou=People,dc=example,dc=com)", 1,
+	  "cn=Smith\\, John," PEOPLE },
+	{ "(entryDN=*)", FIXTURE_ENTRIES, BASE },
+	{ "(hasSubordinates=TRUE)", 4, "ou=Engineering," PEOPLE },
+	{ "(hasSubordinates=FALSE)", FIXTURE_ENTRIES - 4, "uid=bob," PEOPLE },
+	{ "(!(hasSubordinates=*))", 0, NULL },
+	{ "(hasSubordinates=maybe)", 0, NULL },
+	{ "(numSubordinates=5)", 1, PEOPLE },
+	{ "(&(objectClass=organizationalUnit)(numSubordinates>=2))", 2, PEOPLE },
+	{ "(subschemaSubentry=cn=Subschema)", FIXTURE_ENTRIES, BASE },
+	{ "(&(uid=alice)(hasSubordinates=FALSE))", 1, "uid=alice," PEOPLE },
+};
+
+/* entryDN, hasSubordinates, ... in filters: computed per entry, never indexed. */
+START_TEST(virtual_attribute_filters)
+{
+	const struct virtual_case *c = &virtual_cases[_i];
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, c->filter, &r), LDAP_SUCCESS);
+	ck_assert_msg(r.n == c->expected, "%s: %zu entries, expected %zu", c->filter, r.n,
+		      c->expected);
+	if (c->must_have != NULL)
+		ck_assert_msg(fx_results_has(&r, c->must_have), "%s: missing %s", c->filter,
+			      c->must_have);
+	fx_results_free(&r);
+}
+END_TEST
+
+START_TEST(virtual_attribute_unindexed)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE,
+				      "(entryDN=uid=bob,ou=People,dc=example,dc=com)", &r),
+			 LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert(op.unindexed);
+	ck_assert_str_eq(op.unindexed_attribute, "entryDN");
+	fx_results_free(&r);
+	/* an indexed item next to it still narrows the candidates */
+	op = fx_op();
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE,
+				      "(&(uid=bob)(hasSubordinates=FALSE))", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_uint_eq(op.candidates_tested, 1);
+	fx_results_free(&r);
+	/* the assertion control sees them too */
+	op = fx_op();
+	op.assertion = fx_filter("(hasSubordinates=TRUE)");
+	ck_assert_int_eq(fx_search_op(&op, PEOPLE, LDAP_SCOPE_BASE, NULL, &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	fx_results_free(&r);
+	op = fx_op();
+	op.assertion = fx_filter("(hasSubordinates=TRUE)");
+	ck_assert_int_eq(fx_search_op(&op, "uid=bob," PEOPLE, LDAP_SCOPE_BASE, NULL, &r),
+			 LDAP_ASSERTION_FAILED);
+	op = fx_op();
+	op.assertion = fx_filter("(numSubordinates=0)");
+	ck_assert_int_eq(backend_compare(fx.be, &op, fx_ndn(PEOPLE), fx_view("ou"),
+					 fx_view("people")), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
 }
 END_TEST
 
@@ -397,6 +513,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, fixture_open, fixture_close);
 	tcase_add_loop_test(tc, search_table, 0, sizeof(search_cases) / sizeof(search_cases[0]));
 	tcase_add_test(tc, size_limit);
+	tcase_add_test(tc, root_request_limits);
 	tcase_add_loop_test(tc, no_such_base, 0, sizeof(missing_cases) / sizeof(missing_cases[0]));
 	tcase_add_test(tc, paged_results);
 	tcase_add_test(tc, paged_bad_cookie);
@@ -405,6 +522,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, subordinate_counts);
 	tcase_add_loop_test(tc, compare_table, 0, sizeof(compare_cases) / sizeof(compare_cases[0]));
 	tcase_add_test(tc, compare_assertion);
+	tcase_add_loop_test(tc, virtual_attribute_filters, 0,
+			    sizeof(virtual_cases) / sizeof(virtual_cases[0]));
+	tcase_add_test(tc, virtual_attribute_unindexed);
 	tcase_add_test(tc, select_by_suffix);
 	tcase_add_test(tc, select_longest_suffix);
 	tcase_add_loop_test(tc, open_errors, 0, sizeof(bad_opens) / sizeof(bad_opens[0]));

@@ -91,8 +91,11 @@ static const struct add_case add_cases[] = {
 	{ "undefined type", "cn=ut,ou=People,dc=example,dc=com",
 	  FX_LINES("objectClass: person", "cn: ut", "sn: x", "fooBar: 1"),
 	  LDAP_UNDEFINED_ATTRIBUTE_TYPE, true },
+	/* RFC 4511 §4.7: the server supplies the RDN's values (as slapd) */
 	{ "rdn value missing", "cn=rv,ou=People,dc=example,dc=com",
-	  FX_LINES("objectClass: person", "cn: other", "sn: x"), LDAP_NAMING_VIOLATION, true },
+	  FX_LINES("objectClass: person", "cn: other", "sn: x"), LDAP_SUCCESS, true },
+	{ "rdn attribute not allowed", "uid=rn,ou=People,dc=example,dc=com",
+	  FX_LINES("objectClass: person", "cn: rn", "sn: x"), LDAP_OBJECT_CLASS_VIOLATION, true },
 	{ "invalid syntax", "uid=is,ou=People,dc=example,dc=com",
 	  FX_LINES("objectClass: posixAccount", "objectClass: account", "uid: is", "cn: is",
 		   "uidNumber: abc", "gidNumber: 1", "homeDirectory: /x"),
@@ -119,6 +122,25 @@ START_TEST(add_table)
 		ck_assert_str_eq(fx_values(c->dn, "createTimestamp", &f), "20200101000000Z");
 		ck_assert_uint_eq(strlen(fx_values(c->dn, "entryUUID", &f)), 36);
 	}
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
+/* The supplied RDN value is stored and indexed like a given one. */
+START_TEST(add_supplies_rdn_value)
+{
+	struct fetch_ctx f;
+	ck_assert_int_eq(fx_add("cn=Rdn Only,ou=People,dc=example,dc=com",
+				FX_LINES("objectClass: person", "sn: x")), LDAP_SUCCESS);
+	ck_assert_str_eq(fx_values("cn=Rdn Only,ou=People,dc=example,dc=com", "cn", &f),
+			 "Rdn Only");
+	ck_assert_uint_eq(fx_count("(cn=rdn only)"), 1);
+	/* another spelling of the value counts as present: no second value */
+	ck_assert_int_eq(fx_add("cn=Two  Spaces,ou=People,dc=example,dc=com",
+				FX_LINES("objectClass: person", "cn: two spaces", "sn: x")),
+			 LDAP_SUCCESS);
+	ck_assert_str_eq(fx_values("cn=Two Spaces,ou=People,dc=example,dc=com", "cn", &f),
+			 "two spaces");
 	ck_assert_uint_eq(index_problems(), 0);
 }
 END_TEST
@@ -890,6 +912,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("write");
 	tcase_add_checked_fixture(tc, fixture_open, fixture_close);
 	tcase_add_loop_test(tc, add_table, 0, sizeof(add_cases) / sizeof(add_cases[0]));
+	tcase_add_test(tc, add_supplies_rdn_value);
 	tcase_add_test(tc, add_operational_and_post_read);
 	tcase_add_test(tc, add_suffix_only_without_parent);
 	tcase_add_test(tc, delete_cases);

@@ -120,8 +120,8 @@ static const struct {
 	{ "testOctets=#04022C2B", "testoctets=\\2C\\2B" },
 	/* RFC 2253 quoted values. */
 	{ "cn=\"a, b+c\",dc=x", "cn=a\\2C b\\2Bc,dc=x" },
-	/* Integers normalize by value. */
-	{ "testInteger=0042", "testinteger=42" },
+	/* Integers in canonical form (RFC 4517 §3.3.16). */
+	{ "testInteger=42", "testinteger=42" },
 	/* RFC 4514 §4 examples. */
 	{ "UID=jsmith,DC=example,DC=net", "uid=jsmith,dc=example,dc=net" },
 	{ "OU=Sales+CN=J.  Smith,DC=example,DC=net", "cn=j. smith+ou=sales,dc=example,dc=net" },
@@ -228,6 +228,7 @@ static const struct {
 	{ "1.2.3.4.5.6.7=x", LUMEN_ENOTFOUND },
 	{ "cn=a,bogus=b", LUMEN_ENOTFOUND },
 	{ "testInteger=abc", LUMEN_ESCHEMA },      /* rule cannot normalize */
+	{ "testInteger=0042", LUMEN_ESCHEMA },     /* leading zeros are not an INTEGER */
 	{ "cn=a+cn=A", LUMEN_EMALFORMED },         /* repeated AVA */
 	{ "cn=x+sn=y+CN=X", LUMEN_EMALFORMED },
 };

@@ -101,10 +101,19 @@ static const struct {
 	{ "invalid DN syntax value", NULL,
 	  "objectClass: person\ncn: Babs Jensen\nsn: J\nseeAlso: not a dn\n",
 	  LDAP_INVALID_ATTRIBUTE_SYNTAX, SCHEMA_VIOLATION_INVALID_SYNTAX },
+	/* RFC 4511 §4.7: missing RDN values are supplied, then checked like
+	 * any other value */
 	{ "RDN value missing", "cn=Someone Else,dc=example,dc=com",
+	  "objectClass: person\ncn: Babs Jensen\nsn: J\n", LDAP_SUCCESS, SCHEMA_VIOLATION_NONE },
+	{ "RDN attribute missing", "cn=Babs Jensen+sn=J,dc=example,dc=com",
+	  "objectClass: person\n", LDAP_SUCCESS, SCHEMA_VIOLATION_NONE },
+	{ "RDN attribute not allowed", "uid=babs,dc=example,dc=com",
 	  "objectClass: person\ncn: Babs Jensen\nsn: J\n",
+	  LDAP_OBJECT_CLASS_VIOLATION, SCHEMA_VIOLATION_NOT_ALLOWED },
+	{ "RDN single value differs", "displayName=b,dc=example,dc=com",
+	  "objectClass: inetOrgPerson\ncn: Babs Jensen\nsn: J\ndisplayName: a\n",
 	  LDAP_NAMING_VIOLATION, SCHEMA_VIOLATION_RDN_VALUE_MISSING },
-	{ "RDN attribute missing", "uid=babs,dc=example,dc=com",
+	{ "RDN of a no-user-modification type", "createTimestamp=20240101000000Z,dc=example,dc=com",
 	  "objectClass: person\ncn: Babs Jensen\nsn: J\n",
 	  LDAP_NAMING_VIOLATION, SCHEMA_VIOLATION_RDN_VALUE_MISSING },
 	{ "single-valued twice", NULL,
@@ -134,6 +143,40 @@ START_TEST(add_violations)
 	ck_assert_int_eq(v.ldap_code, adds[_i].ldap_code);
 	ck_assert_int_eq(v.ldap_code, schema_violation_ldap_code(v.kind));
 	ck_assert_uint_gt(strlen(v.message), 0);
+}
+END_TEST
+
+/* The supplied RDN values, and none when another spelling is present. */
+START_TEST(add_supplies_rdn_values)
+{
+	struct ldap_attribute attrs[4];
+	struct schema_violation v;
+	struct entry *e = NULL;
+	size_t n = request_attributes("objectClass: person\ncn: babs  JENSEN\n", attrs, 4);
+	ck_assert_int_eq(entry_from_attributes(fixture_schema,
+					       fixture_view("cn=Babs Jensen+sn=Jensen,dc=example,dc=com"),
+					       (struct ber_view){ NULL, 0 }, attrs, n, true, &e, &v),
+			 LUMEN_OK);
+	ck_assert_int_eq(entry_check_add(e, &arena, &v), LUMEN_OK);
+	struct attribute_description cn = { schema_attribute_type(fixture_schema, "cn", 2), { 0 } };
+	struct attribute_description sn = { schema_attribute_type(fixture_schema, "sn", 2), { 0 } };
+	const struct entry_attribute *a = entry_find(e, &cn);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->n_values, 1);   /* "babs  JENSEN" already is the RDN's value */
+	ck_assert(a->values[0].value.len == 12 && memcmp(a->values[0].value.ptr, "babs  JENSEN", 12) == 0);
+	a = entry_find(e, &sn);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->n_values, 1);
+	ck_assert(a->values[0].value.len == 6 && memcmp(a->values[0].value.ptr, "Jensen", 6) == 0);
+	entry_free(e);
+
+	/* the tools (slapadd's behaviour) get the same */
+	n = request_attributes("objectClass: person\nsn: J\n", attrs, 4);
+	ck_assert_int_eq(entry_from_attributes(fixture_schema, fixture_view(dn),
+					       (struct ber_view){ NULL, 0 }, attrs, n, false, &e, &v),
+			 LUMEN_OK);
+	ck_assert_int_eq(entry_check_add(e, &arena, &v), LUMEN_OK);
+	entry_free(e);
 }
 END_TEST
 
@@ -290,6 +333,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, add_violations, 0, (int)(sizeof(adds) / sizeof(adds[0])));
 	tcase_add_test(tc, server_may_set_operational);
+	tcase_add_test(tc, add_supplies_rdn_values);
 	tcase_add_test(tc, add_without_values);
 	tcase_add_loop_test(tc, modify_changes, 0, (int)(sizeof(mods) / sizeof(mods[0])));
 	tcase_add_test(tc, modify_checks);

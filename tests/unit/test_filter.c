@@ -107,7 +107,11 @@ static const struct {
 	{ "(gidNumber<=999)", F, F },
 	{ "(uidNumber>=abc)", U, U },   /* assertion not an integer */
 	{ "(cn>=a)", U, U },            /* cn has no ordering rule */
-	{ "(uidNumber=0999)", F, T },
+	/* RFC 4517 §3.3.16: leading zeros and "-0" are not INTEGERs, so the
+	 * item is Undefined (as in slapd), not a match for 999 */
+	{ "(uidNumber=0999)", U, U },
+	{ "(!(uidNumber=0999))", U, U },
+	{ "(uidNumber<=-0)", U, U },
 	{ "(uidNumber=x)", U, U },
 	/* approx */
 	{ "(sn~=jensen)", T, F },
@@ -158,7 +162,7 @@ END_TEST
 START_TEST(compile_walk)
 {
 	struct filter f;
-	ck_assert_int_eq(compile_text("(&(CN=Babs*)(uidNumber>=0100)(nope=1))", &f), LUMEN_OK);
+	ck_assert_int_eq(compile_text("(&(CN=Babs*)(uidNumber>=100)(nope=1))", &f), LUMEN_OK);
 	ck_assert_uint_eq(f.n_nodes, 4);
 	struct filter_node *sub = f.root->children;
 	ck_assert_int_eq(sub->type, LDAP_FILTER_SUBSTRINGS);
@@ -218,6 +222,91 @@ START_TEST(decoded_entry_matches)
 }
 END_TEST
 
+/*
+ * A provider standing in for the backend's computed attributes: seeAlso
+ * plays entryDN (the entry's own DN) and uidNumber a computed count, so
+ * the suite needs no operational schema.
+ */
+struct fake_provider {
+	const struct attribute_type *types[2];
+	int calls;
+	bool fail;
+};
+
+static int fake_values(void *ctx, const struct attribute_type *type, const struct entry *e,
+		       struct arena *a, struct entry_value *out, size_t cap, size_t *n)
+{
+	struct fake_provider *p = ctx;
+	p->calls++;
+	ck_assert_uint_ge(cap, 1);
+	ck_assert_ptr_eq(a, &arena);
+	if (p->fail)
+		return LUMEN_EIO;
+	if (type == p->types[0]) {
+		out[0] = (struct entry_value){ e->dn, e->ndn };
+	} else {
+		if (e == numbers) {   /* this entry has no value of the computed type */
+			*n = 0;
+			return LUMEN_OK;
+		}
+		struct ber_view seven = fixture_view("7");
+		out[0] = (struct entry_value){ seven, seven };
+	}
+	*n = 1;
+	return LUMEN_OK;
+}
+
+static enum filter_result eval_virtual(const char *text, const struct entry *e,
+				       const struct filter_virtual *v, bool names)
+{
+	struct filter f;
+	ck_assert_int_eq(compile_text(text, &f), LUMEN_OK);
+	ck_assert_msg(filter_names_virtual(&f, v) == names, "%s: names %d", text, !names);
+	return filter_evaluate_virtual(&f, e, v);
+}
+
+START_TEST(virtual_attributes)
+{
+	struct fake_provider p = {
+		.types = { schema_attribute_type(fixture_schema, "seeAlso", 7),
+			   schema_attribute_type(fixture_schema, "uidNumber", 9) },
+	};
+	ck_assert(p.types[0] != NULL && p.types[1] != NULL);
+	struct filter_virtual v = { p.types, 2, fake_values, &p, NULL };
+	const char *dn = "(seeAlso=UID=BJensen, OU=people,dc=EXAMPLE,dc=com)";
+
+	/* without a provider the types are plain (absent) attributes */
+	ck_assert_int_eq(eval(dn, babs), F);
+	ck_assert_int_eq(eval("(seeAlso=*)", babs), F);
+	/* with one: the DN under distinguishedNameMatch, presence, NOT, AND */
+	ck_assert_int_eq(eval_virtual(dn, babs, &v, true), T);
+	ck_assert_int_eq(eval_virtual(dn, numbers, &v, true), F);
+	ck_assert_int_eq(eval_virtual("(seeAlso=*)", numbers, &v, true), T);
+	ck_assert_int_eq(eval_virtual("(!(seeAlso=*))", babs, &v, true), F);
+	ck_assert_int_eq(eval_virtual("(&(uid=bjensen)(seeAlso=*))", babs, &v, true), T);
+	ck_assert_int_eq(eval_virtual("(seeAlso;lang-de=*)", babs, &v, true), F);
+	ck_assert_int_eq(eval_virtual("(seeAlso:distinguishedNameMatch:="
+				      "uid=bjensen,ou=People,dc=example,dc=com)", babs, &v, true), T);
+	/* computed values replace stored ones; ordering works on them */
+	ck_assert_int_eq(eval_virtual("(uidNumber=7)", babs, &v, true), T);
+	ck_assert_int_eq(eval_virtual("(uidNumber>=10)", babs, &v, true), F);
+	ck_assert_int_eq(eval_virtual("(uidNumber=999)", numbers, &v, true), F);
+	ck_assert_int_eq(eval_virtual("(uidNumber=*)", numbers, &v, true), F);
+	/* an unnormalizable assertion stays Undefined without asking */
+	int calls = p.calls;
+	ck_assert_int_eq(eval_virtual("(uidNumber=x)", babs, &v, true), U);
+	ck_assert_int_eq(p.calls, calls);
+	/* other filters never call the provider */
+	ck_assert_int_eq(eval_virtual("(uid=bjensen)", babs, &v, false), T);
+	ck_assert_int_eq(p.calls, calls);
+	/* a failing provider makes the item Undefined */
+	p.fail = true;
+	ck_assert_int_eq(eval_virtual("(seeAlso=*)", babs, &v, true), U);
+	ck_assert_int_eq(eval_virtual("(|(uid=bjensen)(seeAlso=*))", babs, &v, true), T);
+	ck_assert(!filter_names_virtual(NULL, &v));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("filter");
@@ -227,6 +316,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, compile_walk);
 	tcase_add_test(tc, compile_limits);
 	tcase_add_test(tc, decoded_entry_matches);
+	tcase_add_test(tc, virtual_attributes);
 	suite_add_tcase(s, tc);
 	return s;
 }

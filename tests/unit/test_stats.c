@@ -278,6 +278,36 @@ START_TEST(unknown_result_codes_and_null_record)
 }
 END_TEST
 
+/* Completion counted before the response leaves, timing filed after. */
+START_TEST(completion_and_timing_apart)
+{
+	struct stats *s = NULL;
+	struct stats_thread *t = NULL;
+	static struct stats_snapshot snap;
+	struct op_timing timing;
+	ck_assert_int_eq(stats_create(&s), LUMEN_OK);
+	ck_assert_int_eq(stats_thread_register(s, &t), LUMEN_OK);
+	op_timing_start(&timing, 0);
+	op_timing_mark(&timing, STATS_STAGE_QUEUE);
+	op_timing_mark(&timing, STATS_STAGE_SEND);
+	stats_record_completion(t, STATS_OP_SEARCH, 0);
+	stats_snapshot(s, &snap);
+	ck_assert_uint_eq(snap.completed[STATS_OP_SEARCH], 1);
+	ck_assert_uint_eq(snap.results[STATS_OP_SEARCH][0], 1);
+	ck_assert_uint_eq(snap.op_duration[STATS_OP_SEARCH].count, 0);
+	stats_record_timing(t, STATS_OP_SEARCH, &timing);
+	stats_record_timing(t, STATS_OP_SEARCH, NULL);          /* untimed: nothing */
+	stats_record_timing(t, STATS_OP_COUNT, &timing);        /* ignored */
+	stats_record_completion(t, STATS_OP_COUNT, 0);          /* ignored */
+	stats_snapshot(s, &snap);
+	ck_assert_uint_eq(snap.completed[STATS_OP_SEARCH], 1);
+	ck_assert_uint_eq(snap.op_duration[STATS_OP_SEARCH].count, 1);
+	ck_assert_uint_eq(snap.stage_duration[STATS_STAGE_SEND].count, 1);
+	ck_assert_uint_eq(snap.stage_duration[STATS_STAGE_ENCODE].count, 0);
+	stats_destroy(s);
+}
+END_TEST
+
 /* ------------------------------------------------------ store figures */
 
 START_TEST(store_figures)
@@ -327,6 +357,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, op_types_by_tag);
 	tcase_add_test(tc, threads_merge_on_read);
 	tcase_add_test(tc, unknown_result_codes_and_null_record);
+	tcase_add_test(tc, completion_and_timing_apart);
 	tcase_add_test(tc, store_figures);
 	suite_add_tcase(s, tc);
 	return s;

@@ -30,6 +30,12 @@ for _ in $(seq 100); do
   kill -0 "$pid" 2>/dev/null || fail "lumend exited: $(tail -3 "$work/log")"
   sleep 0.1
 done
+# The log is written by a logger thread: wait for the probe's RESULT line
+# to land before counting, or it would be counted as lumenbench's.
+for _ in $(seq 50); do
+  grep -q 'SEARCH RESULT' "$work/log" && break
+  sleep 0.1
+done
 before=$(grep -c 'SEARCH RESULT' "$work/log" || true)
 
 "$BUILD/lumenbench" -H "ldap://127.0.0.1:$port" -m search -b "" -s base \

@@ -6,7 +6,7 @@
 # Included before the top-level rules: keep `make` meaning `make all`.
 .DEFAULT_GOAL := all
 
-BENCH_ENGINE := histogram template filter_text workload response stats \
+BENCH_ENGINE := histogram template workload response bench_stats \
                 procstat connection client report
 BENCH_OBJS   := $(patsubst %,$(BUILD)/obj/bench/%.o,$(BENCH_ENGINE))
 BENCH_PROGS  := $(BUILD)/lumenbench $(BUILD)/lumengen $(BUILD)/lumen-canned

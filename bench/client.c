@@ -172,6 +172,7 @@ static void thread_free(struct bench_thread *t)
 	if (t->tick_event != NULL)
 		event_free(t->tick_event);
 	free(t->stats);
+	arena_free(&t->scratch);
 	if (t->base != NULL)
 		event_base_free(t->base);
 }
@@ -181,6 +182,7 @@ static int thread_init(struct bench_thread *t, unsigned index, unsigned n_conns,
 {
 	const struct bench_config *cfg = shared->config;
 	memset(t, 0, sizeof(*t));
+	arena_init(&t->scratch, 0);
 	t->index = index;
 	t->shared = shared;
 	t->n_conns = n_conns;

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "stats.h"
+#include "bench_stats.h"
 #include "template.h"
 #include "workload.h"
 

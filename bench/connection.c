@@ -269,7 +269,7 @@ void conn_issue(struct bench_conn *c, uint64_t start_ns)
 	int32_t id = next_message_id(c);
 	size_t before = c->out.len;
 	const char *why;
-	int rc = bench_encode_op(&c->out, cfg->workload, op, id,
+	int rc = bench_encode_op(&c->out, cfg->workload, &t->scratch, op, id,
 				 bench_draw_next(&t->draw), &why);
 	if (rc != LUMEN_OK) {
 		t->stats->encode_errors++;

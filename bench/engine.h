@@ -19,9 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "ber.h"
 #include "client.h"
-#include "stats.h"
+#include "bench_stats.h"
 #include "template.h"
 
 enum bench_phase { PHASE_WARMUP, PHASE_MEASURE, PHASE_STOP };
@@ -78,6 +79,7 @@ struct bench_thread {
 	struct bench_draw draw;       /* fills templates */
 	struct bench_draw chooser;    /* picks op kinds and churn; always random */
 	struct bench_stats *stats;
+	struct arena scratch;         /* a search's parsed filter, per request */
 	bool stopping;
 	uint64_t drain_deadline_ns;
 	/* fixed rate: */

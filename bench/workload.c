@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "filter_text.h"
+#include "ldap_filter_text.h"
 #include "ldap_message.h"
 #include "lumen_error.h"
 
@@ -86,19 +86,35 @@ static int compile_templates(struct bench_workload *wl,
 	return LUMEN_OK;
 }
 
+/*
+ * Parse RFC 4515 text into scratch, which is reset first: it holds one
+ * filter at a time. The tree keeps views into text.
+ */
+static int parse_filter(const char *text, size_t len, struct arena *scratch,
+			struct ldap_filter **f, const char **why)
+{
+	arena_reset(scratch);
+	int rc = ldap_filter_text_parse(text, len, scratch, NULL, f, NULL);
+	if (rc != LUMEN_OK)
+		*why = rc == LUMEN_ELIMIT ? "filter nested too deeply or too large"
+		     : rc == LUMEN_ENOMEM ? "out of memory" : "malformed filter";
+	return rc;
+}
+
 /* Try the filter templates once so a bad filter fails at start-up. */
 static int check_filter(const struct bench_template *t, const char **why)
 {
 	char text[EXPANSION_MAX];
 	size_t len;
-	struct ber_writer w;
-	int rc = ber_writer_init(&w, 256, 0);
-	if (rc != LUMEN_OK)
-		return rc;
-	rc = bench_template_expand(t, 0, text, sizeof(text), &len);
+	struct arena scratch;
+	struct ldap_filter *f;
+	arena_init(&scratch, 0);
+	int rc = bench_template_expand(t, 0, text, sizeof(text), &len);
 	if (rc == LUMEN_OK)
-		rc = bench_filter_encode(&w, text, len, why);
-	ber_writer_free(&w);
+		rc = parse_filter(text, len, &scratch, &f, why);
+	else
+		*why = "template expansion too long";
+	arena_free(&scratch);
 	return rc;
 }
 
@@ -178,15 +194,19 @@ static int expand(const struct bench_template *t, uint64_t draw,
 	return rc;
 }
 
-static int encode_search(struct ber_writer *w, const struct bench_template *base,
+static int encode_search(struct ber_writer *w, struct arena *scratch,
+			 const struct bench_template *base,
 			 const struct bench_template *filter, int scope,
 			 const struct ber_writer *attributes, uint64_t draw,
 			 const char **why)
 {
 	struct expansion b, f;
+	struct ldap_filter *tree;
 	int rc = expand(base, draw, &b, why);
 	if (rc == LUMEN_OK)
 		rc = expand(filter, draw, &f, why);
+	if (rc == LUMEN_OK)
+		rc = parse_filter(f.text, f.len, scratch, &tree, why);
 	if (rc != LUMEN_OK)
 		return rc;
 	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_REQUEST));
@@ -196,10 +216,10 @@ static int encode_search(struct ber_writer *w, const struct bench_template *base
 	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no size limit */
 	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no time limit */
 	ber_write_boolean(w, BER_TAG_BOOLEAN, false);
-	rc = bench_filter_encode(w, f.text, f.len, why);
+	ldap_filter_encode(w, tree);
 	ber_write_raw(w, attributes->buf, attributes->len);
 	ber_end(w);
-	return rc;
+	return LUMEN_OK;
 }
 
 static int encode_compare(struct ber_writer *w, const struct bench_workload *wl,
@@ -306,16 +326,17 @@ static void encode_bind_body(struct ber_writer *w, const char *dn, size_t dn_len
 }
 
 static int encode_body(struct ber_writer *w, struct bench_workload *wl,
-		       enum bench_op op, uint64_t draw, const char **why)
+		       struct arena *scratch, enum bench_op op, uint64_t draw,
+		       const char **why)
 {
 	struct expansion e;
 	int rc;
 	switch (op) {
 	case BENCH_OP_SEARCH:
-		return encode_search(w, &wl->base, &wl->filter, wl->scope,
+		return encode_search(w, scratch, &wl->base, &wl->filter, wl->scope,
 				     &wl->attributes, draw, why);
 	case BENCH_OP_AUTH:
-		return encode_search(w, &wl->auth_base, &wl->auth_filter,
+		return encode_search(w, scratch, &wl->auth_base, &wl->auth_filter,
 				     LDAP_SCOPE_SUBTREE, &wl->no_attributes,
 				     draw, why);
 	case BENCH_OP_BIND:
@@ -348,11 +369,12 @@ static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 }
 
 int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
-		    enum bench_op op, int32_t msgid, uint64_t draw, const char **why)
+		    struct arena *scratch, enum bench_op op, int32_t msgid,
+		    uint64_t draw, const char **why)
 {
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_integer(w, BER_TAG_INTEGER, msgid);
-	int rc = encode_body(w, wl, op, draw, why);
+	int rc = encode_body(w, wl, scratch, op, draw, why);
 	ber_end(w);
 	if (rc == LUMEN_OK && ber_writer_error(w) != LUMEN_OK) {
 		rc = ber_writer_error(w);

@@ -5,8 +5,10 @@
  * weighted mix), the templates each fills in, and the parts of the requests
  * that never change, encoded once up front (the attribute selection, the
  * scope, constant filters). Encoding an operation then costs one template
- * expansion and a few ber_write calls into the connection's recycled writer:
- * nothing is allocated per operation.
+ * expansion (a search also parses its filter, ldap_filter_text.h, into the
+ * caller's scratch arena) and a few ber_write calls into the connection's
+ * recycled writer: nothing is allocated per operation once the writer and
+ * the scratch arena have grown to their working size.
  *
  * Ownership: a workload is built once (bench_workload_init) and freed with
  * bench_workload_free; it owns its pre-encoded pieces.
@@ -25,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "ber.h"
 #include "template.h"
 
@@ -95,12 +98,15 @@ enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t rand
 /*
  * Append one whole request LDAPMessage for op (the first request of auth,
  * its search) with message ID msgid and the given draw (ignored for add and
- * delete, which take the next sequential number). LUMEN_ELIMIT if an
- * expansion is too long, LUMEN_EMALFORMED if the expanded filter is bad, or
- * the writer's error. *why gets a reason.
+ * delete, which take the next sequential number). scratch holds a search's
+ * parsed filter until the call returns (reset by each call; one per client
+ * thread). LUMEN_ELIMIT if an expansion is too long or the expanded filter
+ * too deep, LUMEN_EMALFORMED if the expanded filter is bad, LUMEN_ENOMEM,
+ * or the writer's error. *why gets a reason.
  */
 int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
-		    enum bench_op op, int32_t msgid, uint64_t draw, const char **why);
+		    struct arena *scratch, enum bench_op op, int32_t msgid,
+		    uint64_t draw, const char **why);
 
 /* Append a simple BindRequest (dn may be empty: anonymous). Writer errors. */
 int bench_encode_bind(struct ber_writer *w, int32_t msgid, const char *dn,

@@ -159,8 +159,11 @@ struct access_rules {
  * Parse one `access` directive; argv[0] is "access", argv[1] must be "to".
  * Arguments are as config_split leaves them (quotes already removed); a
  * value still wrapped in double quotes ("dn.base=\"x\"" given directly) is
- * unwrapped too. The rule is appended to `rules`. On error nothing is
- * appended and err holds "FILE:LINE: access: reason". Returns LUMEN_OK,
+ * unwrapped too (argv's strings may be modified in place). The rule copies
+ * everything it keeps into memory `rules` owns, so argv may be reused or
+ * freed as soon as this returns. The rule is appended to `rules`. On
+ * error nothing is appended and err holds "FILE:LINE: access: reason".
+ * Returns LUMEN_OK,
  * LUMEN_EMALFORMED (grammar: missing `to` or `by`, unknown WHAT or WHO
  * keyword or style, bad access level or control, bad regex, filter text
  * that does not parse, duplicate dn=/attrs=/filter=, $N in a WHO regex),

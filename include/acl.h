@@ -140,6 +140,9 @@ bool acl_search_may_match(struct acl_target *t);
 bool acl_search_may_return(struct acl_target *t);
 /* Search: may this attribute be returned (read on it)? */
 bool acl_may_read_attribute(struct acl_target *t, const struct attribute_type *type);
+/* acl_may_read_attribute in the shape of attribute_selection.may_read
+ * (entry_send.h), with the acl_target as arg; a NULL type is refused. */
+bool acl_target_may_read(void *target, const struct attribute_type *type);
 /* Compare: compare on the attribute. */
 bool acl_may_compare(struct acl_target *t, const struct attribute_type *type);
 /* Simple bind: auth on the entry's userPassword (the subject is the

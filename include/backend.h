@@ -333,6 +333,14 @@ int backend_tool_index_run(struct backend_tool_load *load, size_t table,
 			   const struct index_key *key, const uint64_t *ids, size_t n);
 int backend_tool_index_range(struct backend_tool_load *load, size_t table,
 			     const struct index_key *key, uint64_t lo, uint64_t hi);
+/*
+ * Writes every key held in postings (index_postings.h; its tables are
+ * this backend's index tables) with backend_tool_index_run / _range, in
+ * the order postings_flush hands them over, and empties the set.
+ * Errors: as backend_tool_index_run, LUMEN_ENOMEM.
+ */
+struct postings;
+int backend_tool_index_postings(struct backend_tool_load *load, struct postings *postings);
 /* Ends the load (NULL is fine); then backend_tool_flush commits and syncs. */
 void backend_tool_load_end(struct backend_tool_load *load);
 
@@ -421,15 +429,85 @@ int backend_modrdn(struct backend *be, struct backend_op *op, struct ber_view nd
 typedef void (*backend_problem_fn)(void *ctx, const char *problem);
 
 /*
- * Checks that the index tables and the tree agree with the stored
- * entries: every key an entry produces lists its ID, every ID listed under
- * a key exists and produces that key, every entry has a name in dn2id.
- * Calls report (may be NULL) per problem and counts them in *problems.
- * Errors: LUMEN_ENOMEM, LUMEN_EIO, LUMEN_EMALFORMED (an undecodable entry,
- * also reported).
+ * Options and figures of the whole-database index passes below. Both read
+ * id2entry once in ID order, keep every entry's keys in memory
+ * (index_postings.h) and, whenever memory_limit is reached and at the end,
+ * walk the index tables once in key order: a pass costs one decode per
+ * entry plus one ordered walk of the tables per round, and the rounds are
+ * few (the memory bound over the size of the postings, ~100 MiB per 100k
+ * typical entries with 7 indexed attributes).
  */
+#define BACKEND_INDEX_PASS_DEFAULT_MEMORY ((size_t)512 << 20)
+
+struct backend_index_pass {
+	/* inputs */
+	size_t memory_limit;           /* bytes of postings per round; 0 = default */
+	uint64_t max_reported;         /* check: problems passed to report; 0 = all */
+	uint64_t *table_problems;      /* check: problems per index table (an array of
+					* backend_index_count(be)), or NULL */
+	/* outputs */
+	uint64_t entries;              /* entries read */
+	unsigned rounds;               /* walks of the index tables */
+};
+
+/*
+ * Checks that the index tables and the tree agree with the stored
+ * entries, in one read snapshot. What is checked, per index table, for
+ * every key that the entries produce or the table holds:
+ *  - a key stored as a list of IDs: every entry producing the key is
+ *    listed ("missing"), and every listed ID is an entry that produces it
+ *    ("extra": the ID does not exist, or its values lack the key);
+ *  - a key stored as a range (index_table.h): every entry producing it
+ *    lies inside the range (else "missing"); IDs inside the range that do
+ *    not produce the key are not problems (a range is a superset by
+ *    design), but a range under a key that no entry produces is "extra";
+ *  - more than IDL_MAX_IDS entries produce a key stored as a list: one
+ *    problem for the key (the list cannot hold them all);
+ *  - a record that is not a 9-byte key with 8-byte IDs is "malformed".
+ * And per entry: it decodes, and it has a name in dn2id. IDs listed for
+ * an entry that does not decode are not reported again.
+ * Calls report (may be NULL) for the first pass->max_reported problems
+ * (all when 0 or pass is NULL), each naming the attribute, the key's
+ * kind and hash, and the entry ID (and DN, when it exists), and counts
+ * every problem in *problems. pass may be NULL (defaults).
+ * Errors: LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int backend_check_indexes_with(struct backend *be, struct backend_index_pass *pass,
+			       backend_problem_fn report, void *ctx, uint64_t *problems);
+/* backend_check_indexes_with with the defaults. */
 int backend_check_indexes(struct backend *be, backend_problem_fn report, void *ctx,
 			  uint64_t *problems);
+
+/*
+ * Which of settings' index specifications have no table in
+ * settings->directory yet (an `index` line added after the data was
+ * loaded): missing[i] is set for settings->indexes[i] ("default" and
+ * repeated attributes included, never set for "default"). A read-only
+ * backend_open fails on such a database; the tools check first. The
+ * database must not be open in this process. Errors: those of
+ * backend_open's store, LUMEN_EINVAL (unknown attribute type).
+ */
+int backend_missing_index_tables(const struct schema *schema,
+				 const struct backend_settings *settings, bool *missing,
+				 char *errbuf, size_t errlen);
+
+/*
+ * Tool mode: empties the index tables of attributes[0..n) (type names or
+ * OIDs; n == 0: every index table) and refills them from id2entry,
+ * through the bulk loader's ordered writer. The writes go into the
+ * load's large transactions, which commit as they fill: only a staging
+ * copy (lumenindex's) makes a rebuild all-or-nothing. Other tables, the
+ * tree and the entries are not written. pass may be NULL.
+ * The refill reads id2entry from a snapshot held throughout, so LMDB
+ * cannot reuse the emptied tables' pages meanwhile: the file grows by
+ * about the size of the rebuilt tables (free pages, reused by later
+ * writes; a compacting copy drops them).
+ * Errors: LUMEN_EINVAL (not tool mode, or read-only), LUMEN_ENOTFOUND (an
+ * attribute that is not indexed), LUMEN_EMALFORMED (an entry does not
+ * decode), LUMEN_ENOMEM, LUMEN_EFULL, LUMEN_EIO, LUMEN_EPOISONED.
+ */
+int backend_reindex(struct backend *be, const char *const *attributes, size_t n,
+		    struct backend_index_pass *pass);
 
 /* Counters for cn=Monitor. */
 struct backend_stats {

@@ -35,10 +35,15 @@
  *  - sizelimit/timelimit inside a database section set that database's
  *    limit; CONFIG_LIMIT_INHERIT there means "use the global value".
  *  - rootpw is kept verbatim (cleartext or {SCHEME}...); never log it.
- *  - lumen.schema and monitor.schema (cn=Monitor) are loaded even when
- *    no include names them: from the directory of the other included
- *    schema files, else LUMEN_SCHEMA_DIR. monitor.schema is skipped when
- *    core.schema's `name` and `cn` are not loaded (it builds on them).
+ *  - schema/lumen.schema (the operational attributes: entryUUID, the
+ *    subschema and root DSE types) and schema/monitor.schema (cn=Monitor)
+ *    are loaded automatically, after the whole file was read, when no
+ *    `include` names them (by file name): from the directory of the first
+ *    included file that has them next to it, else from LUMEN_SCHEMA_DIR
+ *    (/usr/share/lumen/schema). Not finding them is not an error here (the
+ *    server says what is missing). monitor.schema is skipped when
+ *    core.schema's `name` and `cn` are not loaded (it builds on them). So
+ *    a config's schema is never just what its includes name.
  *  - metrics-listen is off unless configured: several lumend on one host
  *    (tests, staging) would otherwise fight over one default port.
  */
@@ -220,9 +225,6 @@ struct config {
 	struct config_authz_regexp *authz_regexps;
 	size_t n_authz_regexps;
 	struct access_rules access; /* global `access` lines */
-	char **access_text;         /* private: the `access` lines' words, which
-				       parsed rules (filter=) keep pointing into */
-	size_t n_access_text;
 	struct config_limit *limits;/* global `limits` lines */
 	size_t n_limits;
 	/* Observability (config_observe.c). */

@@ -77,6 +77,16 @@ int dn_normalize(const struct schema *s, const char *text, size_t len,
 /* RFC 4514 string of a parsed DN in the user's spelling (escaping re-applied). */
 int dn_format(const struct dn *dn, struct arena *arena, struct ber_view *out);
 
+/*
+ * A normalized AVA value as the normalized DN spells it: the RFC 4514
+ * special characters, NUL, a leading '#' or space and a trailing space as
+ * \XX (uppercase hex), every other byte as is. dn_ndn_value_length is the
+ * bytes dn_ndn_write_value writes at out (no NUL); it returns the end.
+ * matching_dn_light writes values the same way, so its keys equal ndns.
+ */
+size_t dn_ndn_value_length(struct ber_view v);
+char *dn_ndn_write_value(char *out, struct ber_view v);
+
 /* --- operations on normalized DN strings (no schema, no allocation) --- */
 
 /* The leftmost RDN of ndn and the rest (the parent's ndn; empty for a top). */

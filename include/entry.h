@@ -250,7 +250,16 @@ int schema_violation_ldap_code(enum schema_violation_kind kind);
  * rejects NO-USER-MODIFICATION types. On LUMEN_ESCHEMA *v says why
  * (undefined type, invalid syntax, duplicate value, no user modification);
  * other errors as entry_create / entry_add_values. *out is NULL on failure.
- * Does not run entry_check_add.
+ *
+ * RDN values the list leaves out are added (RFC 4511 §4.7, as slapd and
+ * slapadd do): each AVA of the first RDN whose value the entry lacks,
+ * syntax-checked like the others — except a NO-USER-MODIFICATION type from
+ * a client, or a SINGLE-VALUE type that already has a different value,
+ * which are left for entry_check_add to report. A DN that does not parse
+ * is not an error here either.
+ *
+ * Does not run entry_check_add: object classes, MUST/MAY and the RDN
+ * itself are checked only when the caller runs it on the result.
  */
 int entry_from_attributes(const struct schema *s, struct ber_view dn, struct ber_view ndn,
 			  const struct ldap_attribute *attributes, size_t n,

@@ -71,6 +71,19 @@ void entry_cache_release(struct entry_cache *cache, struct entry_cache_handle *h
 int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
 		       struct entry_cache_handle **out);
 
+/*
+ * The newest snapshot the handle's object is known to be current at: the
+ * snapshot it was inserted from, or a later one passed to
+ * entry_cache_confirm. Lock-free.
+ */
+uint64_t entry_cache_version(const struct entry_cache_handle *handle);
+/*
+ * The caller checked that the object is still current at snapshot version
+ * (e.g. the backend re-derived an entry's DN): raise its version, so later
+ * readers can skip the check. Never lowers it. Lock-free.
+ */
+void entry_cache_confirm(struct entry_cache_handle *handle, uint64_t version);
+
 /* Forgets id after write `version` committed (call after the commit). */
 void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t version);
 

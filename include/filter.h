@@ -1,12 +1,13 @@
 /*
  * filter.h — search filters: compiling a decoded Filter (ldap_message.h) into
  * an evaluable tree, evaluating it against entries (RFC 4511 §4.5.1.7), and
- * the RFC 4515 string form (model layer).
+ * the RFC 4515 string form's model spelling (model layer).
  *
  * One compile path: BER filters arrive decoded as struct ldap_filter;
  * textual filters (tools, config, tests) are parsed by filter_text_parse
- * into the same struct ldap_filter, then filter_compile resolves attribute
- * descriptions and matching rules and normalizes assertion values once.
+ * (ldap_filter_text.h) into the same struct ldap_filter, then
+ * filter_compile resolves attribute descriptions and matching rules and
+ * normalizes assertion values once.
  *
  * Memory: filter_compile and filter_text_parse take everything from the
  * caller's arena; nothing is freed individually. A compiled filter keeps a
@@ -50,8 +51,6 @@
  *    also tests the AVAs of the entry's DN.
  *
  * Caveats:
- *  - filter_text_print escapes '*', '(', ')', '\\', NUL and every byte
- *    outside printable ASCII as \XX, so its output is ASCII and canonical.
  *  - A compiled item with `undefined` set still carries what was resolved
  *    (e.g. the type), so the backend can walk it; it never matches.
  */
@@ -64,6 +63,7 @@
 #include "arena.h"
 #include "ber.h"
 #include "entry.h"
+#include "ldap_filter_text.h"
 #include "ldap_message.h"
 #include "schema.h"
 
@@ -172,24 +172,28 @@ enum filter_result filter_evaluate_virtual(const struct filter *f, const struct 
 /* ------------------------------------------------ RFC 4515 string form */
 
 /*
- * Parse an RFC 4515 filter string into a struct ldap_filter (values
- * unescaped into the arena). A filter without enclosing parentheses
- * ("cn=foo") is accepted as one item, as OpenLDAP's tools do. limits may be
- * NULL. LUMEN_EMALFORMED for a grammar error (unbalanced parentheses, bad
- * \XX escape, empty attribute description, bad extensible form, trailing
- * text) with *error_offset (if non-NULL) set to the byte where it was
- * detected; LUMEN_ELIMIT beyond the depth/node bounds; LUMEN_ENOMEM.
+ * The model layer's spelling of ldap_filter_text_parse/print (proto,
+ * ldap_filter_text.h, where the parser lives because it needs no schema),
+ * taking the same filter_limits as filter_compile (NULL: the defaults).
+ * Errors and memory as there: the tree keeps views into text.
  */
-int filter_text_parse(const char *text, size_t len, struct arena *arena,
-		      const struct filter_limits *limits, struct ldap_filter **out,
-		      size_t *error_offset);
-/*
- * Print a filter in canonical RFC 4515 form ("(&(cn=a*b)(!(sn=x)))") into
- * arena memory, NUL-terminated (out->len excludes the NUL). LUMEN_ENOMEM;
- * LUMEN_EINVAL for a tree that cannot be printed (e.g. substrings without
- * pieces, nesting beyond BER_MAX_NESTING * 16).
- */
-int filter_text_print(const struct ldap_filter *f, struct arena *arena,
-		      struct ber_view *out);
+static inline int filter_text_parse(const char *text, size_t len, struct arena *arena,
+				    const struct filter_limits *limits,
+				    struct ldap_filter **out, size_t *error_offset)
+{
+	struct ldap_decode_limits bounds;
+	ldap_decode_limits_default(&bounds);
+	if (limits != NULL) {
+		bounds.max_filter_depth = limits->max_depth;
+		bounds.max_filter_nodes = limits->max_nodes;
+	}
+	return ldap_filter_text_parse(text, len, arena, &bounds, out, error_offset);
+}
+
+static inline int filter_text_print(const struct ldap_filter *f, struct arena *arena,
+				    struct ber_view *out)
+{
+	return ldap_filter_text_print(f, arena, out);
+}
 
 #endif

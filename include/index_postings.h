@@ -1,6 +1,7 @@
 /*
- * index_postings.h — lumenadd's index postings held in memory until they
- * are written in key order (tools layer, src/tools/index_postings.c).
+ * index_postings.h — index postings held in memory until they are
+ * written (or compared) in key order (back-mdb, src/backmdb/index_postings.c):
+ * lumenadd's bulk loader, backend_reindex and backend_check_indexes.
  *
  * Owns: for each (index table, key) seen since the last flush, the entry
  * IDs filed under it, in the order given (which must be ascending per
@@ -13,8 +14,8 @@
  * for the next round.
  *
  * Memory: everything is allocated by the set and freed by postings_free;
- * postings_memory says how much it holds, so the caller can flush when
- * its bound is reached. The ID arrays passed to the sink live until the
+ * postings_memory says how much the keys since the last flush take, so
+ * the caller can flush when its bound is reached. The ID arrays passed to the sink live until the
  * sink returns.
  * Thread-safety: none; one thread uses a set.
  *
@@ -55,7 +56,11 @@ void postings_free(struct postings *p);
 /* Files id under (table, key). Errors: LUMEN_ENOMEM, LUMEN_EINVAL. */
 int postings_add(struct postings *p, size_t table, const struct index_key *key, uint64_t id);
 
-/* Bytes held (lists, hash slots, delta blocks). */
+/*
+ * Bytes in use since the last flush (lists, their hash slots, delta
+ * blocks): 0 after a flush, although the set keeps its allocations (at
+ * most about twice the largest figure reached) for the next round.
+ */
 size_t postings_memory(const struct postings *p);
 /* Keys held since the last flush. */
 size_t postings_key_count(const struct postings *p);

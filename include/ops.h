@@ -139,6 +139,12 @@ int op_flush(struct op_context *ctx);
 /* ExtendedResponse variant; name/value may be NULL. */
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value);
+/*
+ * For a handler that handed its final response to the connection itself
+ * (StartTLS: conn_start_tls queues it ahead of the handshake): count, log
+ * RESULT and time the operation as op_send_result does. Never fails.
+ */
+void op_finish_sent(struct op_context *ctx, int code, const char *diagnostic);
 
 /*
  * A printable, quote-safe copy of v for log lines (non-printables and '"'
@@ -175,7 +181,9 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 /*
  * Send the backend's answer (rc: its return value, logged when not
  * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from
- * bop, Paged Results with t->next_cookie), and free the read entries.
+ * bop, filtered by access control as a search result is: only attributes
+ * the requester may read, and no control without `read` on the entry;
+ * Paged Results with t->next_cookie), and free the read entries.
  */
 void op_target_answer(struct op_context *ctx, struct op_target *t, int rc);
 /* The effective limit of a request's value and a configured one (0 = none). */

@@ -53,6 +53,14 @@ int workq_create(const struct workq_config *config, struct workq **out);
 /* Queue a job. LUMEN_EFULL at capacity, LUMEN_EINVAL after workq_shutdown. */
 int workq_push(struct workq *q, struct workq_job *job);
 
+/*
+ * Queue a chain of jobs linked through their next fields, under one lock,
+ * waking as many parked workers as the queue now needs. Returns the jobs
+ * that were refused (capacity reached, or after workq_shutdown), chained
+ * in their original order; NULL when all were queued.
+ */
+struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain);
+
 /* Jobs queued and not yet taken by a worker. */
 size_t workq_length(struct workq *q);
 

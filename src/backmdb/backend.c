@@ -202,12 +202,19 @@ static int refresh_cached(struct backend *be, MDB_txn *txn, uint64_t id,
 	const struct entry *cached = entry_cache_object(*handle);
 	struct ber_view ndn, dn;
 	struct entry *copy = NULL;
+	uint64_t moved = atomic_load(&be->dn_moved_txn), snapshot = mdb_txn_id(txn);
 
+	/* No rename since this snapshot and the copy's: the DN is current. */
+	if (moved <= snapshot && moved <= entry_cache_version(*handle))
+		return LUMEN_OK;
 	int rc = dn2id_names(be->store, txn, id, scratch, &ndn, &dn);
 	if (rc != LUMEN_OK)
 		return rc;
-	if (ndn.len == cached->ndn.len && memcmp(ndn.ptr, cached->ndn.ptr, ndn.len) == 0)
+	if (ndn.len == cached->ndn.len && memcmp(ndn.ptr, cached->ndn.ptr, ndn.len) == 0) {
+		if (moved <= snapshot)
+			entry_cache_confirm(*handle, snapshot);
 		return LUMEN_OK;
+	}
 	rc = entry_dup(cached, &copy);
 	if (rc == LUMEN_OK)
 		rc = entry_set_dn(copy, dn, ndn);

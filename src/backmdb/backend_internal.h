@@ -19,6 +19,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -83,6 +84,14 @@ struct backend {
 	unsigned csn_count;
 	uint64_t cookie_secret;
 	uint64_t writes;
+	/*
+	 * The write transaction of the latest ModifyDN (0: none since open),
+	 * stored before it commits. A cached entry's DN can only have gone
+	 * stale through a rename above it, so while this is not newer than
+	 * both the reader's snapshot and the cached copy, the copy's DN is
+	 * current and the per-hit dn2id walk is skipped (backend_entry_get).
+	 */
+	atomic_uint_fast64_t dn_moved_txn;
 };
 
 /* ------------------------------------------------------ backend.c */

@@ -30,6 +30,7 @@ struct entry_cache_handle {
 	uint64_t id;
 	void *object;
 	atomic_uint refs;
+	atomic_uint_fast64_t version;      /* snapshot the object is known current at */
 	struct entry_cache_handle *next;   /* bucket chain, or pool list */
 	struct entry_shard *shard;
 	size_t ring_pos;
@@ -281,6 +282,7 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	}
 	n->id = id;
 	n->object = object;
+	atomic_store_explicit(&n->version, version, memory_order_relaxed);
 	n->shard = s;
 	n->referenced = false;
 	n->resident = false;
@@ -301,6 +303,20 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	retire(cache, s, victim);
 	*out = n;
 	return LUMEN_OK;
+}
+
+uint64_t entry_cache_version(const struct entry_cache_handle *handle)
+{
+	return atomic_load_explicit(&handle->version, memory_order_relaxed);
+}
+
+void entry_cache_confirm(struct entry_cache_handle *handle, uint64_t version)
+{
+	uint64_t known = atomic_load_explicit(&handle->version, memory_order_relaxed);
+	while (known < version &&
+	       !atomic_compare_exchange_weak_explicit(&handle->version, &known, version,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t version)

@@ -117,6 +117,8 @@ static int move_and_rename(struct write_job *job, MDB_txn *txn, const struct mod
 		rc = dn2id_names(be->store, txn, parent_id, job->op->arena, &parent_ndn, &parent_dn);
 	if (rc == LUMEN_OK)
 		rc = dn2id_move(be->store, txn, id, parent_id, st->new_nrdn, st->new_rdn_text);
+	if (rc == LUMEN_OK)   /* before the commit: see backend_internal.h */
+		atomic_store(&be->dn_moved_txn, mdb_txn_id(txn));
 	if (rc == LUMEN_EEXIST)
 		return write_job_refuse(job, rc, LDAP_ENTRY_ALREADY_EXISTS, NULL);
 	if (rc == LUMEN_EINVAL && !job->decided)

@@ -11,6 +11,11 @@
  * estimated writes: LMDB keeps a transaction's dirty pages in memory (and
  * reuses the freed pages afterwards), so that bound is also most of the
  * load's LMDB memory.
+ *
+ * backend_reindex reuses the same writer: one pass over id2entry (shared
+ * with the index checker, index_pass_run) files every entry's keys of the
+ * emptied tables into postings, which are written in key order each time
+ * they fill their memory bound.
  */
 #include "backend_internal.h"
 
@@ -18,6 +23,8 @@
 #include <string.h>
 
 #include "dn.h"
+#include "id2entry.h"
+#include "index_postings.h"
 #include "ldap_result_codes.h"
 #include "tool_load.h"
 
@@ -28,8 +35,8 @@
 /* Bytes counted per index key on top of its IDs. */
 #define TOOL_KEY_OVERHEAD 32
 /* A key merged into a stored table rather than appended: LMDB copies the
- * page it lands on, so a later round counts a page per key. */
-#define TOOL_MERGED_KEY_BYTES 4096
+ * leaf it lands on; sorted keys share leaves, about eight to a page. */
+#define TOOL_MERGED_KEY_BYTES 512
 
 struct backend_tool_load {
 	struct backend *be;
@@ -269,5 +276,186 @@ int backend_tool_index_range(struct backend_tool_load *load, size_t table,
 		rc = index_run_add_range(&load->writer, key, lo, hi);
 	if (rc == LUMEN_OK)
 		rc = account(load, key_cost(load, merged, 0));
+	return rc;
+}
+
+static int index_sink(void *ctx, size_t table, const struct index_key *key, const uint64_t *ids,
+		      size_t n, bool is_range)
+{
+	struct backend_tool_load *load = ctx;
+
+	if (is_range)
+		return backend_tool_index_range(load, table, key, ids[0], ids[1]);
+	return backend_tool_index_run(load, table, key, ids, n);
+}
+
+int backend_tool_index_postings(struct backend_tool_load *load, struct postings *postings)
+{
+	return postings_flush(postings, index_sink, load);
+}
+
+/* ------------------------------------------------- pass over id2entry */
+
+/* Decodes one entry and files its keys in the chosen tables. */
+static int pass_entry(struct index_pass *p, struct arena *arena, uint64_t id,
+		      struct ber_view bytes)
+{
+	struct entry *e = NULL;
+	struct index_key_set keys;
+
+	arena_reset(arena);
+	int rc = entry_decode(p->be->schema, bytes.ptr, bytes.len, arena, &e);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	p->entries++;
+	rc = p->on_entry(p->ctx, id, rc == LUMEN_OK ? e : NULL);
+	for (size_t t = 0; e != NULL && t < p->be->n_indexes && rc == LUMEN_OK; t++) {
+		if (p->tables != NULL && !p->tables[t])
+			continue;
+		rc = index_keys_of_entry(p->be, &p->be->indexes[t], e, arena, &keys);
+		for (size_t k = 0; k < keys.n && rc == LUMEN_OK; k++)
+			rc = postings_add(p->postings, t, &keys.keys[k], id);
+	}
+	entry_free(e);
+	return rc;
+}
+
+int index_pass_run(struct index_pass *p)
+{
+	struct id2entry_cursor cursor;
+	struct arena arena;
+	struct ber_view bytes;
+	uint64_t id = 0, lo = 1;
+	bool more = true;
+
+	arena_init(&arena, 0);
+	int rc = id2entry_cursor_open(p->be->store, p->txn, &cursor);
+	if (rc != LUMEN_OK)
+		goto done;
+	while (rc == LUMEN_OK && more) {
+		rc = id2entry_cursor_next(&cursor, &id, &bytes);
+		more = rc == LUMEN_OK;
+		if (rc == LUMEN_ENOTFOUND)
+			rc = LUMEN_OK;
+		if (more && rc == LUMEN_OK)
+			rc = pass_entry(p, &arena, id, bytes);
+		if (more && rc == LUMEN_OK && postings_memory(p->postings) < p->memory_limit)
+			continue;
+		if (rc == LUMEN_OK) {
+			p->rounds++;
+			rc = p->on_round(p->ctx, lo, more ? id : UINT64_MAX);
+			lo = id + 1;
+		}
+	}
+	id2entry_cursor_close(&cursor);
+done:
+	arena_free(&arena);
+	return rc;
+}
+
+/* ------------------------------------------------------------ reindex */
+
+struct reindex {
+	struct backend_tool_load *load;
+	struct postings *postings;
+};
+
+/* A rebuild cannot leave an entry out: one that does not decode stops it. */
+static int reindex_entry(void *ctx, uint64_t id, const struct entry *e)
+{
+	(void)ctx;
+	(void)id;
+	return e != NULL ? LUMEN_OK : LUMEN_EMALFORMED;
+}
+
+static int reindex_round(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct reindex *r = ctx;
+
+	(void)lo;
+	(void)hi;
+	return backend_tool_index_postings(r->load, r->postings);
+}
+
+/* Marks the tables of attributes[0..n) (all when n == 0) in chosen. */
+static int choose_tables(const struct backend *be, const char *const *attributes, size_t n,
+			 bool *chosen)
+{
+	for (size_t t = 0; t < be->n_indexes; t++)
+		chosen[t] = n == 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct attribute_type *type =
+			schema_attribute_type(be->schema, attributes[i], strlen(attributes[i]));
+		const struct backend_index *ix = backend_index_of(be, type);
+		if (ix == NULL)
+			return LUMEN_ENOTFOUND;
+		chosen[ix->table] = true;
+	}
+	return LUMEN_OK;
+}
+
+/* Empties the chosen tables in the load's current transaction. */
+static int empty_tables(struct backend *be, const bool *chosen)
+{
+	MDB_txn *txn = NULL;
+	int rc = write_bulk_txn(&be->bulk, &txn);
+
+	for (size_t t = 0; t < be->n_indexes && rc == LUMEN_OK; t++)
+		if (chosen[t])
+			rc = mdb_store_map_error(mdb_drop(txn, be->indexes[t].dbi, 0));
+	return rc;
+}
+
+/* Refills the chosen (empty) tables from a snapshot of id2entry. */
+static int refill_tables(struct backend *be, const bool *chosen, struct index_pass *pass)
+{
+	struct reindex r = { NULL, NULL };
+	MDB_txn *snapshot = NULL;
+
+	/* the environment is MDB_NOTLS: this thread may read beside its write txn */
+	int rc = mdb_store_map_error(mdb_txn_begin(be->store->env, NULL, MDB_RDONLY, &snapshot));
+	if (rc == LUMEN_OK)
+		rc = backend_tool_load_begin(be, &r.load);
+	if (rc == LUMEN_OK)
+		rc = postings_create(be->n_indexes, &r.postings);
+	if (rc == LUMEN_OK) {
+		pass->be = be;
+		pass->txn = snapshot;
+		pass->tables = chosen;
+		pass->postings = r.postings;
+		pass->on_entry = reindex_entry;
+		pass->on_round = reindex_round;
+		pass->ctx = &r;
+		rc = index_pass_run(pass);
+	}
+	backend_tool_load_end(r.load);
+	postings_free(r.postings);
+	if (snapshot != NULL)
+		mdb_txn_abort(snapshot);
+	return rc;
+}
+
+int backend_reindex(struct backend *be, const char *const *attributes, size_t n,
+		    struct backend_index_pass *options)
+{
+	struct index_pass pass = { 0 };
+
+	if (!be->tool_mode || be->read_only)
+		return LUMEN_EINVAL;
+	bool *chosen = calloc(be->n_indexes ? be->n_indexes : 1, sizeof(*chosen));
+	if (chosen == NULL)
+		return LUMEN_ENOMEM;
+	pass.memory_limit = options != NULL && options->memory_limit ? options->memory_limit
+				: BACKEND_INDEX_PASS_DEFAULT_MEMORY;
+	int rc = choose_tables(be, attributes, n, chosen);
+	if (rc == LUMEN_OK)
+		rc = empty_tables(be, chosen);
+	if (rc == LUMEN_OK)
+		rc = refill_tables(be, chosen, &pass);
+	if (options != NULL) {
+		options->entries = pass.entries;
+		options->rounds = pass.rounds;
+	}
+	free(chosen);
 	return rc;
 }

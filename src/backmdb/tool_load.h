@@ -17,6 +17,7 @@
 #define LUMEN_TOOL_LOAD_H
 
 #include <lmdb.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,34 @@ int write_bulk_txn(struct write_bulk *bulk, MDB_txn **txn);
 /* Commits the current large transaction (no sync). Errors: LUMEN_EFULL,
  * LUMEN_EIO, LUMEN_EPOISONED (an earlier commit failed; this one too). */
 int write_bulk_commit(struct write_bulk *bulk);
+
+/*
+ * One pass over id2entry, shared by backend_reindex and
+ * backend_check_indexes: every entry of txn in ID order is decoded and
+ * its keys in the chosen index tables are filed into postings under its
+ * ID. Whenever the postings pass memory_limit, and once at the end,
+ * on_round gets them: they then hold the keys of the entries whose IDs
+ * lie in [lo, hi] (hi is UINT64_MAX on the last round, so the rounds
+ * partition every possible ID) and on_round must flush them.
+ */
+struct entry;
+struct postings;
+
+struct index_pass {
+	struct backend *be;
+	MDB_txn *txn;                  /* a snapshot to read id2entry in */
+	const bool *tables;            /* per index table: file its keys? NULL = all */
+	struct postings *postings;
+	size_t memory_limit;
+	/* each entry before its keys are filed; e is NULL when it does not decode */
+	int (*on_entry)(void *ctx, uint64_t id, const struct entry *e);
+	int (*on_round)(void *ctx, uint64_t lo, uint64_t hi);
+	void *ctx;
+	uint64_t entries;              /* out: entries read */
+	unsigned rounds;               /* out: calls of on_round */
+};
+
+/* Errors: LUMEN_ENOMEM, LUMEN_EIO, or the first error of a callback. */
+int index_pass_run(struct index_pass *p);
 
 #endif

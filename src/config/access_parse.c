@@ -229,9 +229,15 @@ static int parse_what_token(const struct parse_site *site, struct access_rules *
 	if (key_is(token, key_len, "filter")) {
 		if (rule->has_filter)
 			return SITE_FAIL(site, LUMEN_EMALFORMED, "filter= given twice");
-		size_t at = 0;
-		int rc = filter_text_parse(value, strlen(value), &rules->arena, NULL,
-					   &rule->filter_parsed, &at);
+		/* The parsed tree keeps views into its text (attribute names,
+		 * plain values): parse a copy the rules own, not the caller's
+		 * argv, which the config reader reuses for the next line. */
+		size_t len = strlen(value), at = 0;
+		const char *text = arena_strndup(&rules->arena, value, len);
+		if (text == NULL)
+			return LUMEN_ENOMEM;
+		int rc = filter_text_parse(text, len, &rules->arena, NULL, &rule->filter_parsed,
+					   &at);
 		if (rc == LUMEN_ENOMEM)
 			return rc;
 		if (rc != LUMEN_OK)

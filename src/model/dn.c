@@ -10,9 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hex.h"
 #include "lumen_error.h"
-
-static const char hex_digits[] = "0123456789ABCDEF";
 
 /* Bytes of a normalized value that the ndn writes as \XX. */
 static bool ndn_needs_escape(const uint8_t *v, size_t len, size_t i)
@@ -31,7 +30,7 @@ static bool ndn_needs_escape(const uint8_t *v, size_t len, size_t i)
 	}
 }
 
-static size_t ndn_value_length(struct ber_view v)
+size_t dn_ndn_value_length(struct ber_view v)
 {
 	size_t n = v.len;
 	for (size_t i = 0; i < v.len; i++)
@@ -40,13 +39,12 @@ static size_t ndn_value_length(struct ber_view v)
 	return n;
 }
 
-static char *ndn_write_value(char *out, struct ber_view v)
+char *dn_ndn_write_value(char *out, struct ber_view v)
 {
 	for (size_t i = 0; i < v.len; i++) {
 		if (ndn_needs_escape(v.ptr, v.len, i)) {
 			*out++ = '\\';
-			*out++ = hex_digits[v.ptr[i] >> 4];
-			*out++ = hex_digits[v.ptr[i] & 15];
+			out = hex_write_byte(out, v.ptr[i], true);
 		} else {
 			*out++ = (char)v.ptr[i];
 		}
@@ -107,14 +105,14 @@ static int rdn_sorted(const struct dn_rdn *rdn, struct arena *arena,
 
 static size_t ndn_ava_length(const struct dn_ava *ava)
 {
-	return strlen(attribute_type_name(ava->type)) + 1 + ndn_value_length(ava->normalized);
+	return strlen(attribute_type_name(ava->type)) + 1 + dn_ndn_value_length(ava->normalized);
 }
 
 static char *ndn_write_ava(char *out, const struct dn_ava *ava)
 {
 	out = ndn_write_type(out, ava->type);
 	*out++ = '=';
-	return ndn_write_value(out, ava->normalized);
+	return dn_ndn_write_value(out, ava->normalized);
 }
 
 /*

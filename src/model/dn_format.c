@@ -12,10 +12,9 @@
 
 #include <string.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 #include "unicode.h"
-
-static const char hex_digits[] = "0123456789ABCDEF";
 
 enum escape_kind { ESCAPE_NONE, ESCAPE_CHARACTER, ESCAPE_HEX };
 
@@ -57,28 +56,21 @@ static size_t format_value_length(struct ber_view v, bool as_hex)
 	return n;
 }
 
-static char *write_hex_byte(char *out, uint8_t byte)
-{
-	*out++ = hex_digits[byte >> 4];
-	*out++ = hex_digits[byte & 15];
-	return out;
-}
-
 static char *format_hex_value(char *out, struct ber_view v)
 {
 	size_t octets = ber_length_octets(v.len);
 
 	*out++ = '#';
-	out = write_hex_byte(out, 0x04); /* OCTET STRING */
+	out = hex_write_byte(out, 0x04, true); /* OCTET STRING */
 	if (octets == 1) {
-		out = write_hex_byte(out, (uint8_t)v.len);
+		out = hex_write_byte(out, (uint8_t)v.len, true);
 	} else {
-		out = write_hex_byte(out, (uint8_t)(0x80 | (octets - 1)));
+		out = hex_write_byte(out, (uint8_t)(0x80 | (octets - 1)), true);
 		for (size_t k = octets - 1; k > 0; k--)
-			out = write_hex_byte(out, (uint8_t)(v.len >> (8 * (k - 1))));
+			out = hex_write_byte(out, (uint8_t)(v.len >> (8 * (k - 1))), true);
 	}
 	for (size_t i = 0; i < v.len; i++)
-		out = write_hex_byte(out, v.ptr[i]);
+		out = hex_write_byte(out, v.ptr[i], true);
 	return out;
 }
 
@@ -88,7 +80,7 @@ static char *format_string_value(char *out, struct ber_view v)
 		switch (format_escape(v.ptr, v.len, i)) {
 		case ESCAPE_HEX:
 			*out++ = '\\';
-			out = write_hex_byte(out, v.ptr[i]);
+			out = hex_write_byte(out, v.ptr[i], true);
 			break;
 		case ESCAPE_CHARACTER:
 			*out++ = '\\';

@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 #include "unicode.h"
 
@@ -34,17 +35,6 @@ static bool is_alpha(char c)
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static bool at_separator(const struct dn_parser *p)
@@ -156,12 +146,12 @@ static int parse_hex_value(struct dn_parser *p, struct dn_ava *ava)
 {
 	uint8_t *out = p->values + p->values_used;
 	size_t n = 0;
+	int byte;
 
 	p->pos++; /* '#' */
-	while (p->pos + 1 < p->len && hex_value(p->text[p->pos]) >= 0 &&
-	       hex_value(p->text[p->pos + 1]) >= 0) {
-		out[n++] = (uint8_t)(hex_value(p->text[p->pos]) << 4 |
-				     hex_value(p->text[p->pos + 1]));
+	while (p->pos + 1 < p->len &&
+	       (byte = hex_pair_value(p->text[p->pos], p->text[p->pos + 1])) >= 0) {
+		out[n++] = (uint8_t)byte;
 		p->pos += 2;
 	}
 	skip_spaces(p);

@@ -84,12 +84,18 @@ int entry_new_sized(const struct schema *s, size_t size, struct entry **out)
 	size_t classes = schema_object_class_count(s);
 	size_t words = (classes + 63) / 64;
 	size_t need = sizeof(struct entry) + words * sizeof(uint64_t) + 2 * alignof(max_align_t);
-	if (size < need)
-		size = need;
-	struct entry_chunk *c = chunk_new(size);
+	/* The header on top: a size that left it out made every decoded
+	 * entry spill into a second chunk twice as big (3x the memory). */
+	if (size > SIZE_MAX - need)
+		return LUMEN_ENOMEM;
+	struct entry_chunk *c = chunk_new(size + need);
 	if (c == NULL)
 		return LUMEN_ENOMEM;
 	struct entry *e = chunk_carve(c, sizeof(*e), alignof(struct entry));
+	if (e == NULL) {          /* cannot happen: need covers it */
+		free(c);
+		return LUMEN_ENOMEM;
+	}
 	memset(e, 0, sizeof(*e));
 	e->schema = s;
 	e->memory = c;

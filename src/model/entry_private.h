@@ -11,7 +11,11 @@
 
 #include "entry.h"
 
-/* A new empty entry whose first chunk holds `size` bytes. LUMEN_ENOMEM. */
+/*
+ * A new empty entry whose first chunk has `size` bytes free after the
+ * entry's own header (struct entry and its object-class bits), so a caller
+ * that sized its contents exactly gets one allocation. LUMEN_ENOMEM.
+ */
 int entry_new_sized(const struct schema *s, size_t size, struct entry **out);
 /* Memory owned by e; NULL on allocation failure. */
 void *entry_mem_alloc(struct entry *e, size_t n, size_t align);

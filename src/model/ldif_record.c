@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "base64.h"
+#include "hex.h"
 #include "lumen_error.h"
 
 enum value_kind { VALUE_PLAIN, VALUE_BASE64, VALUE_URL };
@@ -175,17 +176,6 @@ static int split(struct ldif_parse_context *ctx, size_t index, struct split_line
 	return LUMEN_OK;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* file:// URL to a NUL-terminated path with %XX escapes decoded. */
 static int url_to_path(struct ldif_parse_context *ctx, const struct split_line *s, char **path)
 {
@@ -209,11 +199,10 @@ static int url_to_path(struct ldif_parse_context *ctx, const struct split_line *
 		return LUMEN_ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < len; i++) {
-		int high = i + 2 < len ? hex_digit(url[i + 1]) : -1;
-		int low = i + 2 < len ? hex_digit(url[i + 2]) : -1;
+		int byte = i + 2 < len ? hex_pair_value(url[i + 1], url[i + 2]) : -1;
 		/* %00 would cut the path short: keep it literally (and fail to open). */
-		if (url[i] == '%' && high >= 0 && low >= 0 && (high | low) != 0) {
-			out[n++] = (char)(high << 4 | low);
+		if (url[i] == '%' && byte > 0) {
+			out[n++] = (char)byte;
 			i += 2;
 			continue;
 		}

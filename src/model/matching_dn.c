@@ -6,48 +6,21 @@
  */
 #include <string.h>
 
+#include "dn.h"
+#include "hex.h"
 #include "lumen_error.h"
 #include "matching.h"
-
-static bool is_hex(uint8_t c)
-{
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
-static uint8_t hex_value(uint8_t c)
-{
-	return (uint8_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-}
-
-static bool needs_escape(const uint8_t *v, size_t len, size_t i)
-{
-	uint8_t c = v[i];
-	if (c == ',' || c == '+' || c == '"' || c == '\\' || c == '<' || c == '>' ||
-	    c == ';' || c == '\0')
-		return true;
-	if (i == 0 && (c == '#' || c == ' '))
-		return true;
-	return i + 1 == len && c == ' ';
-}
 
 struct dn_writer {
 	uint8_t *buf;
 	size_t n;
 };
 
+/* Escaped exactly as dn.c writes a normalized DN, so the keys agree. */
 static void write_escaped(struct dn_writer *w, struct ber_view value)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	for (size_t i = 0; i < value.len; i++) {
-		uint8_t c = value.ptr[i];
-		if (needs_escape(value.ptr, value.len, i)) {
-			w->buf[w->n++] = '\\';
-			w->buf[w->n++] = (uint8_t)hex[c >> 4];
-			w->buf[w->n++] = (uint8_t)hex[c & 15];
-		} else {
-			w->buf[w->n++] = c;
-		}
-	}
+	char *start = (char *)w->buf;
+	w->n = (size_t)(dn_ndn_write_value(start + w->n, value) - start);
 }
 
 /*
@@ -65,10 +38,11 @@ static int read_value(const uint8_t *v, size_t len, size_t *pos, uint8_t *scratc
 		}
 		if (i + 1 >= len)
 			return LUMEN_EMALFORMED;
-		if (is_hex(v[i + 1])) {
-			if (i + 2 >= len || !is_hex(v[i + 2]))
+		if (hex_value(v[i + 1]) >= 0) {
+			int byte = i + 2 < len ? hex_pair_value(v[i + 1], v[i + 2]) : -1;
+			if (byte < 0)
 				return LUMEN_EMALFORMED;
-			scratch[n++] = (uint8_t)(hex_value(v[i + 1]) << 4 | hex_value(v[i + 2]));
+			scratch[n++] = (uint8_t)byte;
 			i += 3;
 		} else {
 			scratch[n++] = v[i + 1];

@@ -269,11 +269,40 @@ int password_argon2_hash(const struct password_scheme *sc, const void *password,
 #define CRYPT_MIN_SEED 16
 #define CRYPT_MAX_SEED 64
 
+/*
+ * crypt(3) of password[0..len) under setting, into out (NUL-terminated).
+ * crypt's 32 KiB state lives on the heap (too big for a worker's stack, and
+ * zeroed as crypt_rn wants); it and the passphrase copy are wiped before
+ * returning. The caller checked len < CRYPT_MAX_PASSPHRASE_SIZE and that
+ * the password holds no NUL. LUMEN_ENOMEM; LUMEN_EINVAL when crypt refuses
+ * the setting.
+ */
+static int run_crypt(const void *password, size_t len, const char *setting,
+		     char out[CRYPT_OUTPUT_SIZE])
+{
+	char phrase[CRYPT_MAX_PASSPHRASE_SIZE];
+	struct crypt_data *data = calloc(1, sizeof(*data));
+	if (data == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(phrase, password, len);
+	phrase[len] = '\0';
+	const char *result = crypt_rn(phrase, setting, data, (int)sizeof(*data));
+	int rc = result == NULL || result[0] == '*' ? LUMEN_EINVAL : LUMEN_OK;
+	if (rc == LUMEN_OK) {
+		size_t n = strnlen(result, CRYPT_OUTPUT_SIZE - 1);
+		memcpy(out, result, n);
+		out[n] = '\0';
+	}
+	OPENSSL_cleanse(data, sizeof(*data));
+	free(data);
+	OPENSSL_cleanse(phrase, sizeof(phrase));
+	return rc;
+}
+
 int password_crypt_check(const struct password_scheme *sc, const char *encoded,
 			 size_t encoded_len, const void *given, size_t given_len, bool *match)
 {
-	char setting[CRYPT_OUTPUT_SIZE], phrase[CRYPT_MAX_PASSPHRASE_SIZE];
-	int rc = LUMEN_OK;
+	char setting[CRYPT_OUTPUT_SIZE], hashed[CRYPT_OUTPUT_SIZE];
 
 	(void)sc;
 	if (encoded_len == 0 || encoded_len >= sizeof(setting) ||
@@ -281,60 +310,32 @@ int password_crypt_check(const struct password_scheme *sc, const char *encoded,
 		return LUMEN_EMALFORMED;
 	/* crypt(3) stops at NUL and caps the length: such a password can
 	 * never have been hashed, so it matches nothing. */
-	if (given_len >= sizeof(phrase) || memchr(given, '\0', given_len) != NULL)
+	if (given_len >= CRYPT_MAX_PASSPHRASE_SIZE || memchr(given, '\0', given_len) != NULL)
 		return LUMEN_OK;
 	memcpy(setting, encoded, encoded_len);
 	setting[encoded_len] = '\0';
-	memcpy(phrase, given, given_len);
-	phrase[given_len] = '\0';
-	/* 32 KiB: too big for a worker's stack, and zeroed as crypt_rn wants. */
-	struct crypt_data *data = calloc(1, sizeof(*data));
-	if (data == NULL) {
-		rc = LUMEN_ENOMEM;
-		goto done;
-	}
-	const char *result = crypt_rn(phrase, setting, data, (int)sizeof(*data));
-	if (result == NULL || result[0] == '*') {
-		rc = LUMEN_EMALFORMED;
-		goto done;
-	}
-	*match = strlen(result) == encoded_len &&
-		 CRYPTO_memcmp(result, encoded, encoded_len) == 0;
-done:
-	if (data != NULL)
-		OPENSSL_cleanse(data, sizeof(*data));
-	free(data);
-	OPENSSL_cleanse(phrase, sizeof(phrase));
-	return rc;
+	int rc = run_crypt(given, given_len, setting, hashed);
+	if (rc != LUMEN_OK)
+		return rc == LUMEN_ENOMEM ? rc : LUMEN_EMALFORMED;
+	*match = strlen(hashed) == encoded_len &&
+		 CRYPTO_memcmp(hashed, encoded, encoded_len) == 0;
+	return LUMEN_OK;
 }
 
 int password_crypt_hash(const struct password_scheme *sc, const void *password, size_t len,
 			const void *salt, size_t salt_len, char *out, size_t out_size)
 {
-	char setting[CRYPT_GENSALT_OUTPUT_SIZE], phrase[CRYPT_MAX_PASSPHRASE_SIZE];
-	int rc = LUMEN_OK;
+	char setting[CRYPT_GENSALT_OUTPUT_SIZE], hashed[CRYPT_OUTPUT_SIZE];
 
-	if (salt_len < CRYPT_MIN_SEED || salt_len > CRYPT_MAX_SEED || len >= sizeof(phrase))
+	if (salt_len < CRYPT_MIN_SEED || salt_len > CRYPT_MAX_SEED ||
+	    len >= CRYPT_MAX_PASSPHRASE_SIZE)
 		return LUMEN_ELIMIT;
 	if (memchr(password, '\0', len) != NULL)
 		return LUMEN_EINVAL;
 	if (crypt_gensalt_rn("$6$", 0, salt, (int)salt_len, setting, sizeof(setting)) == NULL)
 		return LUMEN_EIO;
-	memcpy(phrase, password, len);
-	phrase[len] = '\0';
-	struct crypt_data *data = calloc(1, sizeof(*data));
-	if (data == NULL) {
-		rc = LUMEN_ENOMEM;
-		goto done;
-	}
-	const char *result = crypt_rn(phrase, setting, data, (int)sizeof(*data));
-	rc = result == NULL || result[0] == '*'
-		     ? LUMEN_EIO
-		     : password_write_value(sc, result, strlen(result), out, out_size);
-done:
-	if (data != NULL)
-		OPENSSL_cleanse(data, sizeof(*data));
-	free(data);
-	OPENSSL_cleanse(phrase, sizeof(phrase));
-	return rc;
+	int rc = run_crypt(password, len, setting, hashed);
+	if (rc != LUMEN_OK)
+		return rc == LUMEN_ENOMEM ? rc : LUMEN_EIO;
+	return password_write_value(sc, hashed, strlen(hashed), out, out_size);
 }

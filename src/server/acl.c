@@ -323,6 +323,11 @@ bool acl_may_read_attribute(struct acl_target *t, const struct attribute_type *t
 	return acl_target_allowed(t, type, ACCESS_READ);
 }
 
+bool acl_target_may_read(void *target, const struct attribute_type *type)
+{
+	return type != NULL && acl_may_read_attribute(target, type);
+}
+
 bool acl_may_compare(struct acl_target *t, const struct attribute_type *type)
 {
 	return acl_target_allowed(t, type, ACCESS_COMPARE);

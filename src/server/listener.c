@@ -16,20 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 
 #define LISTEN_BACKLOG 1024
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Percent-decode [s, s+len) into out (size outlen). */
 static int percent_decode(const char *s, size_t len, char *out, size_t outlen)
@@ -40,11 +30,10 @@ static int percent_decode(const char *s, size_t len, char *out, size_t outlen)
 		if (c == '%') {
 			if (i + 2 >= len)
 				return LUMEN_EMALFORMED;
-			int hi = hex_value(s[i + 1]);
-			int lo = hex_value(s[i + 2]);
-			if (hi < 0 || lo < 0)
+			int byte = hex_pair_value(s[i + 1], s[i + 2]);
+			if (byte < 0)
 				return LUMEN_EMALFORMED;
-			c = (char)(hi * 16 + lo);
+			c = (char)byte;
 			i += 2;
 		}
 		if (c == '\0' || o + 1 >= outlen)

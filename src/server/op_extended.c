@@ -67,8 +67,7 @@ void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req
 	if (rc == LUMEN_OK)
 		rc = conn_start_tls(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 	if (rc == LUMEN_OK) {
-		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u RESULT oid=%s err=0 text=",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, LDAP_OID_STARTTLS);
+		op_finish_sent(ctx, LDAP_SUCCESS, NULL);
 		return;
 	}
 	ber_writer_reset(ctx->out);

@@ -156,14 +156,32 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
 }
 
-/* Add the Pre-/Post-Read control for e to controls[*n] when asked and possible. */
-static void add_read_control(struct op_context *ctx, const char *oid, bool wanted,
+/*
+ * Add the Pre-/Post-Read control for e to controls[*n] when asked and
+ * possible. RFC 4527 §3.1: the copy holds only what the requester may
+ * read, decided as for a search result: without `read` on the entry there
+ * is no control at all, else each attribute needs `read`.
+ */
+static void add_read_control(struct op_context *ctx, const struct op_target *t,
+			     const char *oid, bool wanted,
 			     const struct attribute_selection *sel, const struct entry *e,
 			     struct ldap_control *controls, size_t *n)
 {
 	if (!wanted || e == NULL)
 		return;
-	int rc = controls_read_entry_response(oid, sel, e, ctx->scratch, ctx->arena,
+	struct access_op a;
+	struct acl_target at;
+	struct attribute_selection readable = *sel;
+	access_op_init(&a, ctx->server, t->db, t->bop.requester_ndn, t->bop.is_root, ctx->arena,
+		       &ctx->op->abandoned);
+	if (a.checks) {
+		acl_target_init(&at, &a.policy, &a.subject, e);
+		if (!acl_search_may_return(&at))
+			return;
+		readable.may_read = acl_target_may_read;
+		readable.may_read_arg = &at;
+	}
+	int rc = controls_read_entry_response(oid, &readable, e, ctx->scratch, ctx->arena,
 					      &controls[*n]);
 	if (rc == LUMEN_OK)
 		(*n)++;
@@ -183,9 +201,9 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 			   ctx->op->number, ctx->log_name, lumen_strerror(rc),
 			   bop->diagnostic != NULL ? bop->diagnostic : "");
 	if (bop->result_code == LDAP_SUCCESS) {
-		add_read_control(ctx, CONTROL_PRE_READ, t->controls.pre_read,
+		add_read_control(ctx, t, CONTROL_PRE_READ, t->controls.pre_read,
 				 &t->controls.pre_read_selection, bop->pre_read, controls, &n);
-		add_read_control(ctx, CONTROL_POST_READ, t->controls.post_read,
+		add_read_control(ctx, t, CONTROL_POST_READ, t->controls.post_read,
 				 &t->controls.post_read_selection, bop->post_read, controls, &n);
 	}
 	if (t->controls.paged &&

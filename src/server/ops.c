@@ -195,16 +195,27 @@ static void record_op(struct op_context *ctx, int code)
 		stats_record_timing(ctx->stats, op_type(ctx), &ctx->timing);
 }
 
+/* Once the final response left: log it and, if this counted it, time it. */
+static void end_op(struct op_context *ctx, int code, const char *diagnostic, bool first)
+{
+	op_mark(ctx, STATS_STAGE_SEND);
+	log_result(ctx, code, diagnostic);
+	if (first)
+		stats_record_timing(ctx->stats, op_type(ctx), &ctx->timing);
+}
+
 /* After the final response was encoded into ctx->out: count, send, log, time. */
 static void finish_op(struct op_context *ctx, int code, const char *diagnostic)
 {
 	op_mark(ctx, STATS_STAGE_ENCODE);
 	bool first = count_completion(ctx, code);
 	send_batch(ctx);
-	op_mark(ctx, STATS_STAGE_SEND);
-	log_result(ctx, code, diagnostic);
-	if (first)
-		stats_record_timing(ctx->stats, op_type(ctx), &ctx->timing);
+	end_op(ctx, code, diagnostic, first);
+}
+
+void op_finish_sent(struct op_context *ctx, int code, const char *diagnostic)
+{
+	end_op(ctx, code, diagnostic, count_completion(ctx, code));
 }
 
 int op_flush(struct op_context *ctx)

@@ -1,10 +1,27 @@
 /*
  * workq.c — bounded FIFO of intrusive jobs, drained by a fixed thread pool.
+ *
+ * Hand-off cost is the point of this file: with a one-PDU-per-read client
+ * every operation crosses from an I/O thread to a worker, and a condition
+ * variable shared by all workers cost ~6 futex calls per operation (queue
+ * lock convoys, spurious wake-ups, the condvar's internal lock). Here each
+ * worker parks on its own semaphore; idle workers form a LIFO (the most
+ * recently active one, whose cache is warm, is woken first); a push wakes
+ * only the workers the queue needs (none while as many are already
+ * looking for work as there are jobs); and an I/O thread queues the
+ * operations of one read together (workq_push_chain), after releasing the
+ * connection's lock, so the woken worker does not block on it. Measured on
+ * 32 connections: ~1.7 futex calls per search instead of ~5.8.
+ *
+ * Workers do not spin or yield before parking: on a 2-core machine shared
+ * with the client that cost more CPU per operation than it saved.
  */
 #include "workq.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -15,11 +32,12 @@ struct worker {
 	unsigned index;
 	pthread_t thread;
 	bool started;
+	sem_t wake;                    /* posted once per wake-up */
+	struct worker *next_idle;      /* in queue->idle (queue lock) */
 };
 
 struct workq {
 	pthread_mutex_t lock;
-	pthread_cond_t nonempty;
 	pthread_cond_t ready;          /* worker_start results reported */
 	struct workq_job *head, *tail;
 	size_t length;
@@ -27,23 +45,90 @@ struct workq {
 	bool stopping;
 	bool joined;
 	unsigned started_ok, started_failed;
+	struct worker *idle;           /* parked workers, most recent first */
+	atomic_uint polling;           /* workers between jobs, not parked: each
+					  will look at the queue before parking */
+	atomic_size_t queued;          /* = length, readable without the lock */
 	struct workq_config config;
 	struct worker *workers;
 };
 
-static struct workq_job *take_job(struct workq *q)
+static struct workq_job *pop_locked(struct workq *q)
 {
-	while (q->head == NULL && !q->stopping)
-		pthread_cond_wait(&q->nonempty, &q->lock);
 	struct workq_job *job = q->head;
-	if (job != NULL) {
-		q->head = job->next;
-		if (q->head == NULL)
-			q->tail = NULL;
-		q->length--;
-		job->next = NULL;
-	}
+	if (job == NULL)
+		return NULL;
+	q->head = job->next;
+	if (q->head == NULL)
+		q->tail = NULL;
+	q->length--;
+	atomic_store_explicit(&q->queued, q->length, memory_order_relaxed);
+	job->next = NULL;
 	return job;
+}
+
+/*
+ * Queue lock held: the parked worker to wake for work that is queued now,
+ * or NULL when none is needed (there are as many polling workers as jobs)
+ * or none is parked. The caller posts its semaphore after unlocking.
+ */
+static struct worker *worker_to_wake_locked(struct workq *q)
+{
+	if (q->idle == NULL ||
+	    q->length <= atomic_load_explicit(&q->polling, memory_order_acquire))
+		return NULL;
+	struct worker *w = q->idle;
+	q->idle = w->next_idle;
+	w->next_idle = NULL;
+	/* Counted as polling from now: it is about to look at the queue. */
+	atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
+	return w;
+}
+
+static void wake(struct worker *w)
+{
+	if (w != NULL)
+		sem_post(&w->wake);
+}
+
+/*
+ * The next job for w, parking while there is none; NULL once the queue is
+ * stopping and empty. The caller is counted in q->polling on entry and is
+ * not on return. Passes a wake-up on when it leaves more work queued.
+ */
+static struct workq_job *next_job(struct workq *q, struct worker *w)
+{
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		struct workq_job *job = pop_locked(q);
+		if (job != NULL || q->stopping) {
+			atomic_fetch_sub_explicit(&q->polling, 1, memory_order_acq_rel);
+			struct worker *other = worker_to_wake_locked(q);
+			pthread_mutex_unlock(&q->lock);
+			wake(other);
+			return job;
+		}
+		w->next_idle = q->idle;
+		q->idle = w;
+		atomic_fetch_sub_explicit(&q->polling, 1, memory_order_acq_rel);
+		pthread_mutex_unlock(&q->lock);
+		while (sem_wait(&w->wake) != 0)
+			;                   /* EINTR: signals are blocked, but be safe */
+	}
+}
+
+/* Report whether worker_start succeeded; false: this worker must end. */
+static bool report_start(struct workq *q, void *context)
+{
+	bool ok = q->config.worker_start == NULL || context != NULL;
+	pthread_mutex_lock(&q->lock);
+	if (ok)
+		q->started_ok++;
+	else
+		q->started_failed++;
+	pthread_cond_broadcast(&q->ready);
+	pthread_mutex_unlock(&q->lock);
+	return ok;
 }
 
 static void *worker_main(void *arg)
@@ -54,19 +139,14 @@ static void *worker_main(void *arg)
 
 	if (q->config.worker_start != NULL)
 		context = q->config.worker_start(q->config.arg, w->index);
-	pthread_mutex_lock(&q->lock);
-	if (q->config.worker_start != NULL && context == NULL)
-		q->started_failed++;
-	else
-		q->started_ok++;
-	pthread_cond_broadcast(&q->ready);
-	bool ok = q->config.worker_start == NULL || context != NULL;
-	for (struct workq_job *job; ok && (job = take_job(q)) != NULL;) {
-		pthread_mutex_unlock(&q->lock);
+	bool ok = report_start(q, context);
+	atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
+	for (struct workq_job *job; ok && (job = next_job(q, w)) != NULL;) {
 		job->run(job, context);
-		pthread_mutex_lock(&q->lock);
+		atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
 	}
-	pthread_mutex_unlock(&q->lock);
+	if (!ok)
+		atomic_fetch_sub_explicit(&q->polling, 1, memory_order_acq_rel);
 	if (context != NULL && q->config.worker_stop != NULL)
 		q->config.worker_stop(q->config.arg, context);
 	return NULL;
@@ -100,6 +180,16 @@ static int start_workers(struct workq *q)
 	return rc;
 }
 
+static void free_queue(struct workq *q)
+{
+	for (unsigned i = 0; i < q->config.threads; i++)
+		sem_destroy(&q->workers[i].wake);
+	pthread_cond_destroy(&q->ready);
+	pthread_mutex_destroy(&q->lock);
+	free(q->workers);
+	free(q);
+}
+
 int workq_create(const struct workq_config *config, struct workq **out)
 {
 	*out = NULL;
@@ -116,8 +206,9 @@ int workq_create(const struct workq_config *config, struct workq **out)
 		return LUMEN_ENOMEM;
 	}
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->nonempty, NULL);
 	pthread_cond_init(&q->ready, NULL);
+	for (unsigned i = 0; i < config->threads; i++)
+		sem_init(&q->workers[i].wake, 0, 0);
 
 	int rc = start_workers(q);
 	unsigned started = 0;
@@ -137,42 +228,82 @@ int workq_create(const struct workq_config *config, struct workq **out)
 	return LUMEN_OK;
 }
 
+static int append_locked(struct workq *q, struct workq_job *job)
+{
+	if (q->stopping)
+		return LUMEN_EINVAL;
+	if (q->length >= q->capacity)
+		return LUMEN_EFULL;
+	job->next = NULL;
+	if (q->tail != NULL)
+		q->tail->next = job;
+	else
+		q->head = job;
+	q->tail = job;
+	q->length++;
+	atomic_store_explicit(&q->queued, q->length, memory_order_relaxed);
+	return LUMEN_OK;
+}
+
 int workq_push(struct workq *q, struct workq_job *job)
 {
-	int rc = LUMEN_OK;
 	pthread_mutex_lock(&q->lock);
-	if (q->stopping) {
-		rc = LUMEN_EINVAL;
-	} else if (q->length >= q->capacity) {
-		rc = LUMEN_EFULL;
-	} else {
-		job->next = NULL;
-		if (q->tail != NULL)
-			q->tail->next = job;
-		else
-			q->head = job;
-		q->tail = job;
-		q->length++;
-		pthread_cond_signal(&q->nonempty);
+	int rc = append_locked(q, job);
+	struct worker *w = rc == LUMEN_OK ? worker_to_wake_locked(q) : NULL;
+	pthread_mutex_unlock(&q->lock);
+	wake(w);
+	return rc;
+}
+
+struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain)
+{
+	struct workq_job *refused = NULL, **refused_tail = &refused;
+	struct worker *to_wake = NULL;
+	pthread_mutex_lock(&q->lock);
+	while (chain != NULL) {
+		struct workq_job *job = chain;
+		chain = job->next;
+		if (append_locked(q, job) != LUMEN_OK) {
+			job->next = NULL;
+			*refused_tail = job;
+			refused_tail = &job->next;
+		}
+	}
+	/* As many workers as the new jobs need, woken after the lock is gone. */
+	for (struct worker *w; (w = worker_to_wake_locked(q)) != NULL;) {
+		w->next_idle = to_wake;
+		to_wake = w;
 	}
 	pthread_mutex_unlock(&q->lock);
-	return rc;
+	while (to_wake != NULL) {
+		struct worker *w = to_wake;
+		to_wake = w->next_idle;
+		w->next_idle = NULL;
+		wake(w);
+	}
+	return refused;
 }
 
 size_t workq_length(struct workq *q)
 {
-	pthread_mutex_lock(&q->lock);
-	size_t n = q->length;
-	pthread_mutex_unlock(&q->lock);
-	return n;
+	return atomic_load_explicit(&q->queued, memory_order_relaxed);
 }
 
 void workq_shutdown(struct workq *q)
 {
 	pthread_mutex_lock(&q->lock);
 	q->stopping = true;
-	pthread_cond_broadcast(&q->nonempty);
+	struct worker *parked = q->idle;
+	q->idle = NULL;
+	for (struct worker *w = parked; w != NULL; w = w->next_idle)
+		atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
 	pthread_mutex_unlock(&q->lock);
+	while (parked != NULL) {
+		struct worker *w = parked;
+		parked = w->next_idle;
+		w->next_idle = NULL;
+		wake(w);
+	}
 	if (!q->joined)
 		join_workers(q);
 }
@@ -182,9 +313,5 @@ void workq_destroy(struct workq *q)
 	if (q == NULL)
 		return;
 	workq_shutdown(q);
-	pthread_cond_destroy(&q->ready);
-	pthread_cond_destroy(&q->nonempty);
-	pthread_mutex_destroy(&q->lock);
-	free(q->workers);
-	free(q);
+	free_queue(q);
 }

@@ -372,20 +372,10 @@ struct writer {
 	size_t errlen;
 };
 
-static int index_sink(void *ctx, size_t table, const struct index_key *key, const uint64_t *ids,
-		      size_t n, bool is_range)
-{
-	struct writer *w = ctx;
-
-	if (is_range)
-		return backend_tool_index_range(w->load, table, key, ids[0], ids[1]);
-	return backend_tool_index_run(w->load, table, key, ids, n);
-}
-
 /* Writes the postings held so far into the index tables, in key order. */
 static int flush_postings(struct writer *w)
 {
-	int rc = postings_flush(w->postings, index_sink, w);
+	int rc = backend_tool_index_postings(w->load, w->postings);
 	if (rc != LUMEN_OK)
 		snprintf(w->err, w->errlen, "writing the indexes: %s", lumen_strerror(rc));
 	return rc;

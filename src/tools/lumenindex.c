@@ -1,15 +1,20 @@
 /*
  * lumenindex — rebuild or check a database's indexes while lumend is stopped.
  *
- *   lumenindex -f slapd.conf [-b SUFFIX | -n N] [ATTR...]
- *   lumenindex -f slapd.conf [-b SUFFIX | -n N] --check
+ *   lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] [ATTR...]
+ *   lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] --check
  *
- * Rebuild: every entry is re-added, parents first, into a staging copy
- * built with the index lines slapd.conf has now, which then replaces the
- * database (tools.h, all-or-nothing; operational attributes are kept as
- * stored). Named attributes must be indexed in slapd.conf; today the
- * rebuild covers every index (the backend has no per-table rebuild yet).
- * --check: backend_check_indexes; exit 1 with the first disagreements.
+ * Rebuild: the index tables of the named attributes (every index table
+ * when none is named) are emptied and refilled from the stored entries
+ * (backend_reindex: one pass over id2entry, keys written in order) in a
+ * compacted staging copy of the database, which then replaces it
+ * (tools.h, all-or-nothing). Entries, the tree and the other tables are
+ * copied as they are. Named attributes must have an index line.
+ * --check: backend_check_indexes_with (backend.h says what it checks);
+ * prints the first disagreements, which tables to rebuild, and exits 1.
+ * An index line whose table does not exist yet (added after the load) is
+ * reported as such, and the other tables are still checked.
+ * -m: memory for the keys held between two walks of the index tables.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +22,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "arena.h"
 #include "backend.h"
 #include "db_lock.h"
-#include "dn.h"
-#include "entry.h"
-#include "ldap_result_codes.h"
 #include "lumen_error.h"
-#include "mdb_store.h"
+#include "schema.h"
 #include "tools.h"
 
 /* Problems printed by --check before it only counts. */
@@ -34,32 +35,21 @@ struct index_args {
 	const char *config_path, *suffix;
 	int number;
 	bool check;
+	size_t memory_limit;           /* bytes; 0 = the backend's default */
 	char **attributes;
 	size_t n_attributes;
-};
-
-struct rebuild {
-	struct backend *be;
-	struct arena arena;
-	struct ber_view rootdn_ndn;
-	uint64_t entries;
-	struct tool_progress progress;
-	char *err;
-	size_t errlen;
-};
-
-struct check_report {
-	uint64_t printed;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [--check | ATTR...]\n"
-		"  rebuilds the indexes of the database after its index lines changed\n"
-		"  (ATTR...: attributes that must be indexed; all indexes are rebuilt);\n"
-		"  --check verifies that every index agrees with the entries.\n"
-		"The database must not be served by lumend while lumenindex rebuilds.\n");
+		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] [--check | ATTR...]\n"
+		"  rebuilds the index tables of ATTR... (all when none is named) after the\n"
+		"  index lines changed; --check verifies that every index agrees with the\n"
+		"  entries. -m: memory for index keys between two walks of the tables\n"
+		"  (default %zu MiB).\n"
+		"The database must not be served by lumend while lumenindex rebuilds.\n",
+		BACKEND_INDEX_PASS_DEFAULT_MEMORY >> 20);
 }
 
 static int parse_args(int argc, char **argv, struct index_args *a)
@@ -71,11 +61,18 @@ static int parse_args(int argc, char **argv, struct index_args *a)
 			argv[i] = (char *)"-C";
 		}
 	int opt;
-	while ((opt = getopt(argc, argv, "f:b:n:C")) != -1) {
+	long mib;
+	while ((opt = getopt(argc, argv, "f:b:n:m:C")) != -1) {
 		switch (opt) {
 		case 'f': a->config_path = optarg; break;
 		case 'b': a->suffix = optarg; break;
 		case 'n': a->number = atoi(optarg); if (a->number <= 0) return LUMEN_EINVAL; break;
+		case 'm':
+			mib = atol(optarg);
+			if (mib <= 0)
+				return LUMEN_EINVAL;
+			a->memory_limit = (size_t)mib << 20;
+			break;
 		case 'C': a->check = true; break;
 		default: return LUMEN_EINVAL;
 		}
@@ -88,17 +85,23 @@ static int parse_args(int argc, char **argv, struct index_args *a)
 	return LUMEN_OK;
 }
 
-/* Every named attribute must have an index line. */
+/* Every named attribute must have an index line (names, aliases or OIDs). */
 static int check_named(const struct index_args *a, const struct tool_database *t, char *err,
 		       size_t errlen)
 {
+	const struct schema *schema = t->config->schema;
+
 	for (size_t i = 0; i < a->n_attributes; i++) {
+		const char *name = a->attributes[i];
+		const struct attribute_type *type = schema_attribute_type(schema, name, strlen(name));
 		bool found = false;
-		for (size_t k = 0; k < t->settings.n_indexes && !found; k++)
-			found = strcasecmp(t->settings.indexes[k].attribute, a->attributes[i]) == 0;
+		for (size_t k = 0; k < t->settings.n_indexes && type != NULL && !found; k++) {
+			const char *line = t->settings.indexes[k].attribute;
+			found = schema_attribute_type(schema, line, strlen(line)) == type;
+		}
 		if (!found) {
 			tool_error(err, errlen, "%s: \"%s\" has no index line in %s",
-				   t->db->origin, a->attributes[i], t->config->path);
+				   t->db->origin, name, t->config->path);
 			return LUMEN_ENOTFOUND;
 		}
 	}
@@ -109,134 +112,164 @@ static int check_named(const struct index_args *a, const struct tool_database *t
 
 static void print_problem(void *ctx, const char *problem)
 {
-	struct check_report *r = ctx;
-	if (r->printed++ < CHECK_PRINT_MAX)
-		fprintf(stderr, "lumenindex: %s\n", problem);
+	(void)ctx;
+	fprintf(stderr, "lumenindex: %s\n", problem);
 }
 
-static int run_check(const struct tool_database *t, char *err, size_t errlen)
+/*
+ * The settings without the index lines whose table does not exist yet,
+ * each reported; *n_missing counts them. Errors: those of
+ * backend_missing_index_tables, LUMEN_ENOMEM.
+ */
+static int settings_without_missing(const struct tool_database *t, struct backend_settings *out,
+				    struct backend_index_spec **specs, size_t *n_missing,
+				    char *err, size_t errlen)
 {
-	struct backend_settings settings = t->settings;
-	struct backend *be = NULL;
-	struct check_report report = { 0 };
-	uint64_t problems = 0;
+	size_t n = t->settings.n_indexes;
+	bool *missing = calloc(n ? n : 1, sizeof(*missing));
 
+	*out = t->settings;
+	*n_missing = 0;
+	*specs = calloc(n ? n : 1, sizeof(**specs));
+	int rc = missing == NULL || *specs == NULL ? LUMEN_ENOMEM : LUMEN_OK;
+	if (rc == LUMEN_OK)
+		rc = backend_missing_index_tables(t->config->schema, &t->settings, missing, err,
+						  errlen);
+	out->indexes = *specs;
+	out->n_indexes = 0;
+	for (size_t i = 0; i < n && rc == LUMEN_OK; i++) {
+		if (!missing[i]) {
+			(*specs)[out->n_indexes++] = t->settings.indexes[i];
+			continue;
+		}
+		(*n_missing)++;
+		fprintf(stderr, "lumenindex: index table for %s missing: run lumenindex -f %s %s\n",
+			t->settings.indexes[i].attribute, t->config->path,
+			t->settings.indexes[i].attribute);
+	}
+	free(missing);
+	return rc;
+}
+
+/* "run lumenindex -f CONF ATTR..." naming the tables with problems. */
+static void advise_rebuild(const struct tool_database *t, struct backend *be,
+			   const uint64_t *table_problems)
+{
+	fprintf(stderr, "lumenindex: to rebuild: lumenindex -f %s", t->config->path);
+	for (size_t i = 0; i < backend_index_count(be); i++)
+		if (table_problems[i] > 0)
+			fprintf(stderr, " %s", backend_index_name(be, i));
+	fprintf(stderr, "\n");
+}
+
+static int run_check(const struct index_args *a, const struct tool_database *t, char *err,
+		     size_t errlen)
+{
+	struct backend_settings settings;
+	struct backend_index_spec *specs = NULL;
+	struct backend *be = NULL;
+	uint64_t problems = 0, *table_problems = NULL;
+	size_t n_missing = 0;
+	double start = tool_now();
+	struct backend_index_pass pass = {
+		.memory_limit = a->memory_limit, .max_reported = CHECK_PRINT_MAX,
+	};
+
+	int rc = settings_without_missing(t, &settings, &specs, &n_missing, err, errlen);
 	settings.read_only = true;
-	int rc = backend_open(t->config->schema, &settings, &be, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = backend_open(t->config->schema, &settings, &be, err, errlen);
+	if (rc == LUMEN_OK) {
+		table_problems = calloc(backend_index_count(be) + 1, sizeof(*table_problems));
+		pass.table_problems = table_problems;
+		rc = table_problems == NULL ? LUMEN_ENOMEM
+		     : backend_check_indexes_with(be, &pass, print_problem, NULL, &problems);
+		if (rc != LUMEN_OK)
+			tool_error(err, errlen, "check stopped: %s", lumen_strerror(rc));
+	}
+	if (rc == LUMEN_OK && problems > 0)
+		advise_rebuild(t, be, table_problems);
+	backend_close(be);
+	free(table_problems);
+	free(specs);
 	if (rc != LUMEN_OK)
 		return rc;
-	rc = backend_check_indexes(be, print_problem, &report, &problems);
-	backend_close(be);
-	if (rc != LUMEN_OK) {
-		tool_error(err, errlen, "check stopped: %s", lumen_strerror(rc));
-		return rc;
-	}
-	if (problems > 0) {
-		tool_error(err, errlen, "%llu problem(s) found%s: run lumenindex to rebuild",
+	if (problems > 0 || n_missing > 0) {
+		tool_error(err, errlen, "%llu problem(s) found%s, %zu index table(s) missing",
 			   (unsigned long long)problems,
-			   problems > CHECK_PRINT_MAX ? " (first ones listed)" : "");
+			   problems > CHECK_PRINT_MAX ? " (the first ones listed)" : "", n_missing);
 		return LUMEN_EMALFORMED;
 	}
+	char extra[64];
+	snprintf(extra, sizeof(extra), "%u round(s)", pass.rounds);
+	tool_print_summary(stderr, "checked", pass.entries, tool_now() - start, extra);
 	fprintf(stderr, "lumenindex: every index agrees with the entries\n");
 	return LUMEN_OK;
 }
 
 /* ------------------------------------------------------------- rebuild */
 
-static int readd_entry(void *ctx, uint64_t id, const struct entry *e)
+/*
+ * Rebuilds the named tables (all when none is named) in a compacted copy
+ * of the database, then puts the copy in its place: all-or-nothing. The
+ * rebuild commits as it goes (backend.h, backend_reindex), so a single
+ * write transaction in place would hold every page of the rebuilt tables
+ * dirty in memory until the end; the copy costs one sequential read and
+ * write of the data instead.
+ */
+static int rebuild_in(const struct index_args *a, const struct tool_database *t,
+		      const char *staging, struct backend_index_pass *pass, char *err,
+		      size_t errlen)
 {
-	struct rebuild *r = ctx;
-	struct backend_op op;
+	struct backend_settings settings = t->settings;
+	struct backend *be = NULL;
 
-	memset(&op, 0, sizeof(op));
-	arena_reset(&r->arena);
-	op.arena = &r->arena;
-	op.requester_ndn = r->rootdn_ndn;
-	op.is_root = true;
-	op.from_tool = true;
-	int rc = backend_add_entry(r->be, &op, e);
-	if (rc == LUMEN_OK && op.result_code != LDAP_SUCCESS)
-		rc = LUMEN_ESCHEMA;
-	if (rc != LUMEN_OK) {
-		tool_error(r->err, r->errlen, "entry %llu (%s): %s%s%s", (unsigned long long)id,
-			   (const char *)e->dn.ptr, ldap_result_name(op.result_code),
-			   op.diagnostic != NULL ? ": " : "", op.diagnostic ? op.diagnostic : "");
-		return rc;
-	}
-	tool_progress_update(&r->progress, ++r->entries, 0);
-	return LUMEN_OK;
-}
-
-/* Re-adds every entry of the live database into be (the staging copy). */
-static int copy_entries(const struct tool_database *t, struct rebuild *r)
-{
-	struct mdb_store *store = NULL;
-	MDB_txn *txn = NULL;
-	struct mdb_store_options o = {
-		.directory = t->db->directory, .maxsize = (size_t)t->db->maxsize, .read_only = true,
-	};
-
-	int rc = mdb_store_open(&o, &store, r->err, r->errlen);
+	settings.directory = staging;
+	settings.tool_mode = true;
+	int rc = tool_staging_create(t, staging, true, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = backend_open(t->config->schema, &settings, &be, err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
-	rc = mdb_store_map_error(mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn));
-	if (rc == LUMEN_OK) {
-		struct tool_walk walk = {
-			.schema = t->config->schema, .store = store, .txn = txn, .fn = readd_entry,
-			.ctx = r, .err = r->err, .errlen = r->errlen,
-		};
-		rc = tool_walk_tree(&walk, NULL);
-		mdb_txn_abort(txn);
-	}
-	mdb_store_close(store);
+	rc = backend_reindex(be, (const char *const *)a->attributes, a->n_attributes, pass);
+	if (rc != LUMEN_OK)
+		tool_error(err, errlen, "rebuilding the indexes: %s", lumen_strerror(rc));
+	else if ((rc = backend_tool_flush(be)) != LUMEN_OK)
+		tool_error(err, errlen, "final commit failed: %s", lumen_strerror(rc));
+	backend_close(be);
 	return rc;
 }
 
-static int run_rebuild(const struct tool_database *t, char *err, size_t errlen)
+static int run_rebuild(const struct index_args *a, const struct tool_database *t, char *err,
+		       size_t errlen)
 {
-	struct rebuild r = { .err = err, .errlen = errlen };
-	struct backend_settings settings = t->settings;
 	struct db_lock lock = { .fd = -1 };
-	char staging[4096];
+	struct backend_index_pass pass = { .memory_limit = a->memory_limit };
+	char staging[4096], extra[512];
 	bool staged = false;
 	double start = tool_now();
-	struct arena rootdn_arena;
 
-	arena_init(&r.arena, 0);
-	arena_init(&rootdn_arena, 0);
 	int rc = db_lock_acquire(t->db->directory, "lumenindex", &lock, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = tool_staging_name(t, "lumenindex", staging, sizeof(staging), err, errlen);
 	if (rc != LUMEN_OK)
 		goto done;
 	staged = true;
-	rc = tool_staging_create(t, staging, false, err, errlen);
-	settings.directory = staging;
-	settings.tool_mode = true;
-	if (rc == LUMEN_OK)
-		rc = backend_open(t->config->schema, &settings, &r.be, err, errlen);
-	/* creatorsName of entries that lack one (none should) */
-	if (rc == LUMEN_OK && t->db->rootdn != NULL &&
-	    dn_normalize(t->config->schema, t->db->rootdn, strlen(t->db->rootdn), &rootdn_arena,
-			 &r.rootdn_ndn) != LUMEN_OK)
-		r.rootdn_ndn = (struct ber_view){ NULL, 0 };
-	tool_progress_start(&r.progress, 0);
-	if (rc == LUMEN_OK)
-		rc = copy_entries(t, &r);
-	tool_progress_finish(&r.progress);
-	if (rc == LUMEN_OK && (rc = backend_tool_flush(r.be)) != LUMEN_OK)
-		tool_error(err, errlen, "final commit failed: %s", lumen_strerror(rc));
-	backend_close(r.be);
+	rc = rebuild_in(a, t, staging, &pass, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = tool_staging_commit(t, staging, err, errlen);
-	if (rc == LUMEN_OK)
-		tool_print_summary(stderr, "reindexed", r.entries, tool_now() - start, NULL);
+	if (rc != LUMEN_OK)
+		goto done;
+	int at = snprintf(extra, sizeof(extra), "%u round(s), tables:", pass.rounds);
+	for (size_t i = 0; i < a->n_attributes && at > 0 && (size_t)at < sizeof(extra); i++)
+		at += snprintf(extra + at, sizeof(extra) - (size_t)at, " %s", a->attributes[i]);
+	if (a->n_attributes == 0)
+		snprintf(extra + at, sizeof(extra) - (size_t)at, " all");
+	tool_print_summary(stderr, "reindexed", pass.entries, tool_now() - start, extra);
 done:
 	if (staged)
 		tool_staging_remove(staging);
 	db_lock_release(&lock);
-	arena_free(&r.arena);
-	arena_free(&rootdn_arena);
 	return rc;
 }
 
@@ -261,7 +294,8 @@ int main(int argc, char **argv)
 	}
 	int rc = check_named(&a, &t, err, sizeof(err));
 	if (rc == LUMEN_OK)
-		rc = a.check ? run_check(&t, err, sizeof(err)) : run_rebuild(&t, err, sizeof(err));
+		rc = a.check ? run_check(&a, &t, err, sizeof(err))
+			     : run_rebuild(&a, &t, err, sizeof(err));
 	if (rc != LUMEN_OK)
 		fprintf(stderr, "lumenindex: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
 	tool_database_close(&t);

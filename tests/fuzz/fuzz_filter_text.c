@@ -14,6 +14,7 @@
 
 #include "entry.h"
 #include "filter.h"
+#include "ldap_filter_text.h"
 
 static const char fuzz_schema_text[] =
 	"attributetype ( 2.5.4.0 NAME 'objectClass' EQUALITY objectIdentifierMatch"
@@ -54,13 +55,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct arena arena;
 	arena_init(&arena, 0); /* inputs are bounded by -max_len */
 	struct ldap_filter *f = NULL;
-	if (filter_text_parse((const char *)data, size, &arena, NULL, &f, NULL) == LUMEN_OK) {
+	if (ldap_filter_text_parse((const char *)data, size, &arena, NULL, &f, NULL) == LUMEN_OK) {
 		struct ber_view once, twice;
 		struct ldap_filter *again = NULL;
-		if (filter_text_print(f, &arena, &once) != LUMEN_OK ||
-		    filter_text_parse((const char *)once.ptr, once.len, &arena, NULL, &again,
-				      NULL) != LUMEN_OK ||
-		    filter_text_print(again, &arena, &twice) != LUMEN_OK ||
+		if (ldap_filter_text_print(f, &arena, &once) != LUMEN_OK ||
+		    ldap_filter_text_parse((const char *)once.ptr, once.len, &arena, NULL, &again,
+					   NULL) != LUMEN_OK ||
+		    ldap_filter_text_print(again, &arena, &twice) != LUMEN_OK ||
 		    once.len != twice.len || memcmp(once.ptr, twice.ptr, once.len) != 0)
 			abort();
 		struct filter compiled;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Controls through python-ldap: Assertion (pass, fail 122, malformed),
-Pre-/Post-Read, Simple Paged Results over several pages, ManageDsaIT,
+Pre-/Post-Read (also filtered by access control), Simple Paged Results
+over several pages, ManageDsaIT,
 unknown controls (critical: 12, non-critical: ignored), and a large result
 read by a slow client (back-pressure) that still arrives whole."""
 import os
@@ -34,11 +35,17 @@ def result_code(fn):
         return e.args[0].get("result", -1)
 
 
-def main(srv):
+def load_tree(srv, label="ldapadd loads the tree"):
+    """Load tree.ldif into srv as the rootdn; its ldap:// URI."""
     uri = f"ldap://127.0.0.1:{srv.port}"
     out = subprocess.run(["ldapadd", "-x", "-H", uri, "-D", ADMIN, "-w", PW, "-f", DATA],
                          capture_output=True, text=True)
-    R.check("ldapadd loads the tree", out.returncode == 0, out.stderr)
+    R.check(label, out.returncode == 0, out.stderr)
+    return uri
+
+
+def main(srv):
+    uri = load_tree(srv)
     c = ldap.initialize(uri)
     c.simple_bind_s(ADMIN, PW)
 
@@ -138,6 +145,46 @@ def main(srv):
     slow_reader(srv, uri)
 
 
+ALICE = "uid=alice," + P
+READ_ACL = """access to attrs=userPassword by anonymous auth by * none
+access to attrs=telephoneNumber by self none by * read
+access to * by self write by * read
+"""
+
+
+def read_controls_filtered():
+    """RFC 4527 §3.1: the Pre-/Post-Read copies hold only what the requester
+    may read, as a search result would."""
+    srv = h.Lumend(READ_ACL)
+    try:
+        uri = load_tree(srv, "ACL server: ldapadd loads the tree")
+        root = ldap.initialize(uri)
+        root.simple_bind_s(ADMIN, PW)
+        root.modify_s(ALICE, [(ldap.MOD_REPLACE, "userPassword", [b"alice-pw"])])
+        wanted = ["description", "userPassword", "telephoneNumber", "mail"]
+        _, _, _, ctrls = root.modify_ext_s(ALICE, [(ldap.MOD_REPLACE, "description", [b"r"])],
+                                           serverctrls=[PostReadControl(True, wanted)])
+        R.check("rootdn's post-read holds every attribute asked for",
+                bool(ctrls) and set(ctrls[0].entry) == set(wanted), ctrls and ctrls[0].entry)
+        alice = ldap.initialize(uri)
+        alice.simple_bind_s(ALICE, "alice-pw")
+        _, _, _, ctrls = alice.modify_ext_s(
+            ALICE, [(ldap.MOD_REPLACE, "description", [b"mine"])],
+            serverctrls=[PreReadControl(True, ["*"]), PostReadControl(True, wanted)])
+        by_oid = {x.controlType: x.entry for x in ctrls}
+        pre_e = by_oid.get(PreReadControl.controlType)
+        post_e = by_oid.get(PostReadControl.controlType)
+        R.check("self's post-read leaves out userPassword and telephoneNumber",
+                post_e == {"description": [b"mine"], "mail": [b"alice@example.com"]}, post_e)
+        R.check("self's pre-read of * leaves them out too", pre_e is not None and
+                pre_e.get("description") == [b"r"] and "userPassword" not in pre_e and
+                "telephoneNumber" not in pre_e, pre_e)
+        alice.unbind_s()
+        root.unbind_s()
+    finally:
+        srv.stop(R)
+
+
 N_BIG = 1500   # ~6 MB of entries: more than the socket buffers and CONN_MAX_UNSENT
 
 
@@ -191,4 +238,5 @@ if __name__ == "__main__":
         main(srv)
     finally:
         srv.stop(R)
+    read_controls_filtered()
     R.finish()

@@ -3,7 +3,8 @@
 # StartTLS with ldapsearch (with and without the CA), TLS 1.1 refused,
 # StartTLS twice / on ldaps / behind another request (operationsError), a
 # failed StartTLS handshake and a stalled ldaps handshake close the
-# connection, security simple_bind=, and start-up errors naming the file.
+# connection, security simple_bind=, StartTLS answers counted as successes
+# in /metrics, and start-up errors naming the file.
 . "$(dirname "$0")/lib.sh"
 lumen_setup
 H="$ROOT/tests/integration"
@@ -48,8 +49,10 @@ case "$out" in *"ldaps"*"TLSCertificateFile"*) ok "ldaps:// without TLS files re
   *) fail "ldaps:// without TLS files refused" "$out";; esac
 
 # --- a server with ldap:// and ldaps:// -----------------------------------
+MPORT=$(free_port)
 write_config "$TLSCONF
-security simple_bind=128"
+security simple_bind=128
+metrics-listen 127.0.0.1:$MPORT"
 SPORT=$(free_port)
 SURI="ldaps://127.0.0.1:$SPORT"
 "$LUMEND" -f "$TMP/slapd.conf" -h "$URI/ $SURI/" -d stats 2> "$TMP/lumend.log" &
@@ -173,6 +176,15 @@ PY
 while IFS= read -r line; do
   case "$line" in "ok "*) ok "${line#ok }";; "FAIL "*) fail "${line#FAIL }";; *) fail "python: $line";; esac
 done <<< "$PYOUT"
+# Every StartTLS above either succeeded or got operationsError: none may be
+# counted as anything else (a success that skipped the result path was
+# filed as "other").
+ext=$(curl -s "http://127.0.0.1:$MPORT/metrics" | grep '^lumen_operations_total{type="extended"')
+case "$ext" in *'result="success"'*) ok "metrics: extended operations counted as success";;
+  *) fail "metrics: extended operations counted as success" "$ext";; esac
+echo "$ext" | grep -v 'code="0"\|code="1"' | grep -q . &&
+  fail "metrics: StartTLS counted only as success or operationsError" "$ext" ||
+  ok "metrics: StartTLS counted only as success or operationsError"
 grep -q "TLS handshake timed out" "$TMP/lumend.log" && ok "log: handshake timeout" ||
   fail "log: handshake timeout" "$(tail -5 "$TMP/lumend.log")"
 grep -q "TLS established tls_ssf=" "$TMP/lumend.log" && ok "log: TLS established with its ssf" ||

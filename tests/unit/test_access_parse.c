@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "access_rules.h"
@@ -171,6 +172,39 @@ START_TEST(test_what_filter_and_combination)
 	ck_assert_uint_eq(r->line, LINE);
 	ck_assert_ptr_nonnull(rules.rules[1].filter.root);
 	ck_assert_int_eq(rules.rules[1].filter.root->type, LDAP_FILTER_AND);
+}
+END_TEST
+
+/*
+ * The config reader reuses its line buffer for the next line: a rule must
+ * not keep pointing into the words it was parsed from (filter= rules read
+ * from slapd.conf used to test garbage attribute names and never matched).
+ */
+START_TEST(test_filter_outlives_argv)
+{
+	static const char *const words[] = {
+		"access", "to", "filter=(&(objectClass=person)(cn=Babs*))", "by", "*", "read",
+	};
+	enum { N_WORDS = sizeof(words) / sizeof(words[0]) };
+	char *argv[N_WORDS];
+	for (size_t i = 0; i < N_WORDS; i++)
+		ck_assert_ptr_nonnull(argv[i] = strdup(words[i]));
+	ck_assert_int_eq(access_rule_parse(&rules, N_WORDS, argv, FILE_NAME, LINE, err,
+					   sizeof(err)), LUMEN_OK);
+	for (size_t i = 0; i < N_WORDS; i++) {
+		memset(argv[i], 'X', strlen(argv[i]));
+		free(argv[i]);
+	}
+	ck_assert_msg(compile() == LUMEN_OK, "%s", err);
+
+	struct entry *babs = fixture_entry("cn=Babs Jensen,dc=example,dc=com",
+					   "objectClass: person\ncn: Babs Jensen\nsn: Jensen");
+	struct entry *other = fixture_entry("cn=Other,dc=example,dc=com",
+					    "objectClass: person\ncn: Other\nsn: Jensen");
+	ck_assert_int_eq(filter_evaluate(&last_rule()->filter, babs), FILTER_TRUE);
+	ck_assert_int_eq(filter_evaluate(&last_rule()->filter, other), FILTER_FALSE);
+	entry_free(babs);
+	entry_free(other);
 }
 END_TEST
 
@@ -398,6 +432,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, test_what_dn_forms, 0, sizeof(what_cases) / sizeof(what_cases[0]));
 	tcase_add_test(tc, test_what_attrs);
 	tcase_add_test(tc, test_what_filter_and_combination);
+	tcase_add_test(tc, test_filter_outlives_argv);
 	tcase_add_loop_test(tc, test_who_forms, 0, sizeof(who_cases) / sizeof(who_cases[0]));
 	tcase_add_test(tc, test_who_expansion);
 	tcase_add_loop_test(tc, test_levels_and_controls, 0,

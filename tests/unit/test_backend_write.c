@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend_fixture.h"
+#include "id2entry.h"
 #include "idl.h"
 #include "index_table.h"
 #include "mdb_store.h"
@@ -477,57 +478,304 @@ END_TEST
 
 /* ------------------------------------------------------ index checker */
 
-static void count_problem(void *ctx, const char *problem)
+/* The first problems a check reported, and how many calls there were. */
+struct problem_log {
+	char text[8][384];
+	int n;
+};
+
+static void log_problem(void *ctx, const char *problem)
 {
-	(void)problem;
-	(*(int *)ctx)++;
+	struct problem_log *log = ctx;
+	if (log->n < 8)
+		snprintf(log->text[log->n], sizeof(log->text[0]), "%s", problem);
+	log->n++;
 }
 
-/* The checker must notice a key that was removed behind its back. */
-START_TEST(check_indexes_detects_damage)
+static bool logged(const struct problem_log *log, const char *needle)
 {
-	int reported = 0;
-	uint64_t problems = 0;
-	ck_assert_int_eq(backend_check_indexes(fx.be, count_problem, &reported, &problems),
-			 LUMEN_OK);
-	ck_assert_uint_eq(problems, 0);
+	for (int i = 0; i < log->n && i < 8; i++)
+		if (strstr(log->text[i], needle) != NULL)
+			return true;
+	return false;
+}
 
-	/* reopen the directory's store directly and drop alice's uid key */
-	struct mdb_store *store;
-	struct mdb_store_options o = { .directory = fx.dir };
-	char err[256];
-	backend_close(fx.be);
-	fx.be = NULL;
-	ck_assert_int_eq(mdb_store_open(&o, &store, err, sizeof(err)), LUMEN_OK);
-	MDB_dbi dbi;
-	ck_assert_int_eq(mdb_store_index_open(store, "uid", &dbi), LUMEN_OK);
-	MDB_txn *txn;
-	ck_assert_int_eq(mdb_txn_begin(store->env, NULL, 0, &txn), 0);
-	struct index_key key;
-	index_key_make(INDEX_EQUALITY, (const uint8_t *)"alice", 5, &key);
-	struct idl ids;
-	idl_init(&ids);
-	ck_assert_int_eq(index_read(txn, dbi, &key, &ids), LUMEN_OK);
-	ck_assert_uint_eq(idl_size(&ids), 1);
-	ck_assert_int_eq(index_remove(txn, dbi, &key, idl_first(&ids)), LUMEN_OK);
-	/* and list a non-existent entry under another key */
-	index_key_make(INDEX_EQUALITY, (const uint8_t *)"ghost", 5, &key);
-	ck_assert_int_eq(index_add(txn, dbi, &key, 999), LUMEN_OK);
-	ck_assert_int_eq(mdb_txn_commit(txn), 0);
-	idl_release(&ids);
-	mdb_store_close(store);
+/*
+ * Checks once in one round and once with a round per entry (a memory
+ * bound of one byte): every ID window must reach the same verdict.
+ * Returns the problem count; the first run's reports go to log.
+ */
+static uint64_t checked_problems(struct problem_log *log)
+{
+	uint64_t one = 0, many = 0;
+	struct backend_index_pass pass = { .memory_limit = 1 };
 
+	memset(log, 0, sizeof(*log));
+	ck_assert_int_eq(backend_check_indexes(fx.be, log_problem, log, &one), LUMEN_OK);
+	ck_assert_int_eq(backend_check_indexes_with(fx.be, &pass, NULL, NULL, &many), LUMEN_OK);
+	ck_assert_uint_gt(pass.rounds, 1);
+	ck_assert_uint_eq(pass.entries, FIXTURE_ENTRIES);
+	ck_assert_uint_eq(one, many);
+	ck_assert_uint_eq(log->n, one);
+	return one;
+}
+
+/* Reopens fx.be on fx.dir with the fixture's indexes (plus `extra` when given). */
+static void reopen_backend(bool tool_mode, const struct backend_index_spec *extra)
+{
+	char err[256] = "";
 	const char *suffixes[] = { BASE };
+	size_t n = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]);
+	struct backend_index_spec specs[16];
+	memcpy(specs, fixture_indexes, sizeof(fixture_indexes));
+	if (extra != NULL)
+		specs[n++] = *extra;
 	struct backend_settings st = {
 		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .dbnosync = true,
-		.indexes = fixture_indexes,
-		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+		.tool_mode = tool_mode, .indexes = specs, .n_indexes = n,
 	};
-	ck_assert_int_eq(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
-	ck_assert_int_eq(backend_check_indexes(fx.be, count_problem, &reported, &problems),
+	backend_close(fx.be);
+	fx.be = NULL;
+	ck_assert_msg(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)) == LUMEN_OK, "%s",
+		      err);
+}
+
+/* What a damage function gets: one write transaction on the closed database. */
+struct damage {
+	struct mdb_store *store;
+	MDB_txn *txn;
+	MDB_dbi uid, cn;
+};
+
+/* Runs fn on the database behind the backend's back, then reopens it. */
+static void damage(void (*fn)(struct damage *d))
+{
+	struct damage d;
+	struct mdb_store_options o = { .directory = fx.dir };
+	char err[256];
+
+	backend_close(fx.be);
+	fx.be = NULL;
+	ck_assert_int_eq(mdb_store_open(&o, &d.store, err, sizeof(err)), LUMEN_OK);
+	/* opening a table may write: before the damage's own transaction */
+	ck_assert_int_eq(mdb_store_index_open(d.store, "uid", &d.uid), LUMEN_OK);
+	ck_assert_int_eq(mdb_store_index_open(d.store, "cn", &d.cn), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_begin(d.store->env, NULL, 0, &d.txn), 0);
+	fn(&d);
+	ck_assert_int_eq(mdb_txn_commit(d.txn), 0);
+	mdb_store_close(d.store);
+	reopen_backend(false, NULL);
+}
+
+/* The one ID listed under the equality key of a uid value. */
+static uint64_t uid_id(struct damage *d, const char *uid)
+{
+	struct index_key key;
+	struct idl ids;
+	idl_init(&ids);
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)uid, strlen(uid), &key);
+	ck_assert_int_eq(index_read(d->txn, d->uid, &key, &ids), LUMEN_OK);
+	ck_assert_uint_eq(idl_size(&ids), 1);
+	uint64_t id = idl_first(&ids);
+	idl_release(&ids);
+	return id;
+}
+
+static void drop_alice_add_ghost(struct damage *d)
+{
+	struct index_key key;
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"alice", 5, &key);
+	ck_assert_int_eq(index_remove(d->txn, d->uid, &key, uid_id(d, "alice")), LUMEN_OK);
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"ghost", 5, &key);
+	ck_assert_int_eq(index_add(d->txn, d->uid, &key, 999), LUMEN_OK);
+}
+
+/* A key removed behind the checker's back, and an ID that is no entry. */
+START_TEST(check_indexes_detects_damage)
+{
+	struct problem_log log;
+	ck_assert_uint_eq(checked_problems(&log), 0);
+
+	damage(drop_alice_add_ghost);
+	ck_assert_uint_eq(checked_problems(&log), 2);
+	ck_assert_msg(logged(&log, "index uid, eq key ") &&
+		      logged(&log, "(uid=alice,ou=people,dc=example,dc=com) is not listed"),
+		      "%s", log.text[0]);
+	ck_assert_msg(logged(&log, "lists entry 999, which does not exist"), "%s", log.text[1]);
+}
+END_TEST
+
+static void list_bob_under_alice(struct damage *d)
+{
+	struct index_key key;
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"alice", 5, &key);
+	ck_assert_int_eq(index_add(d->txn, d->uid, &key, uid_id(d, "bob")), LUMEN_OK);
+}
+
+/* An existing entry listed under a key its values do not produce. */
+START_TEST(check_indexes_detects_extra_id)
+{
+	struct problem_log log;
+	damage(list_bob_under_alice);
+	ck_assert_uint_eq(checked_problems(&log), 1);
+	ck_assert_msg(logged(&log, "lists entry ") &&
+		      logged(&log, "(uid=bob,ou=people,dc=example,dc=com), whose values do not "
+				   "produce the key"), "%s", log.text[0]);
+}
+END_TEST
+
+/* Replaces the key's IDs by the range [lo, hi] through the run writer. */
+static void store_range(struct damage *d, MDB_dbi dbi, const struct index_key *key, uint64_t lo,
+			uint64_t hi)
+{
+	struct index_run_writer w;
+	MDB_val k = { INDEX_KEY_SIZE, (void *)key->bytes };
+	int mrc = mdb_del(d->txn, dbi, &k, NULL);
+	ck_assert(mrc == MDB_SUCCESS || mrc == MDB_NOTFOUND);
+	ck_assert_int_eq(index_run_writer_open(&w, d->txn, dbi), LUMEN_OK);
+	ck_assert_int_eq(index_run_add_range(&w, key, lo, hi), LUMEN_OK);
+	index_run_writer_close(&w);
+}
+
+/*
+ * cn's presence key (every person and the group: the highest IDs) as a
+ * range that stops short of the last entry; a range under a key no entry
+ * produces; a range that is a superset of its key's entries (no problem).
+ */
+static void range_damage(struct damage *d)
+{
+	struct index_key key;
+	uint64_t alice = uid_id(d, "alice");
+	index_key_make(INDEX_PRESENCE, NULL, 0, &key);
+	store_range(d, d->cn, &key, alice, FIXTURE_ENTRIES - 1);
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"nobody", 6, &key);
+	store_range(d, d->cn, &key, 1, 3);
+	index_key_make(INDEX_EQUALITY, (const uint8_t *)"dave", 4, &key);
+	store_range(d, d->cn, &key, 1, FIXTURE_ENTRIES);
+}
+
+START_TEST(check_indexes_detects_range_problems)
+{
+	struct problem_log log;
+	damage(range_damage);
+	ck_assert_uint_eq(checked_problems(&log), 2);
+	ck_assert_msg(logged(&log, "index cn, pres key 0000000000000000: entry 11 "
+				   "(cn=admins,ou=groups,dc=example,dc=com) is not listed"),
+		      "%s", log.text[0]);
+	ck_assert_msg(logged(&log, "index cn, eq key ") &&
+		      logged(&log, "holds the range 1-3 but no entry inside it produces the key"),
+		      "%s", log.text[1]);
+}
+END_TEST
+
+/* A key of the wrong size; an entry record that no longer decodes. */
+static void malformed_damage(struct damage *d)
+{
+	uint64_t id = 1;
+	MDB_val key = { 5, "short" }, data = { sizeof(id), &id };
+	ck_assert_int_eq(mdb_put(d->txn, d->uid, &key, &data, 0), 0);
+	uint8_t garbage[] = { 0xff, 0xfe, 0xfd, 0xfc };
+	ck_assert_int_eq(id2entry_replace(d->store, d->txn, uid_id(d, "carol"), garbage,
+					  sizeof(garbage)), LUMEN_OK);
+}
+
+START_TEST(check_indexes_detects_malformed)
+{
+	struct problem_log log;
+	damage(malformed_damage);
+	/* carol's many index IDs are not reported again */
+	ck_assert_uint_eq(checked_problems(&log), 2);
+	ck_assert_msg(logged(&log, "index uid: malformed record: a key that is not 9 bytes"),
+		      "%s", log.text[0]);
+	ck_assert_msg(logged(&log, ": record does not decode"), "%s", log.text[1]);
+}
+END_TEST
+
+/* Reports stop at max_reported; every problem is counted, per table too. */
+START_TEST(check_indexes_limits_reports)
+{
+	struct problem_log log = { 0 };
+	uint64_t problems = 0, per_table[16] = { 0 };
+	struct backend_index_pass pass = { .max_reported = 1, .table_problems = per_table };
+
+	damage(drop_alice_add_ghost);
+	ck_assert_int_eq(backend_check_indexes_with(fx.be, &pass, log_problem, &log, &problems),
 			 LUMEN_OK);
 	ck_assert_uint_eq(problems, 2);
-	ck_assert_int_eq(reported, 2);
+	ck_assert_int_eq(log.n, 1);
+	for (size_t t = 0; t < backend_index_count(fx.be); t++)
+		ck_assert_uint_eq(per_table[t],
+				  strcmp(backend_index_name(fx.be, t), "uid") == 0 ? 2 : 0);
+}
+END_TEST
+
+/* backend_reindex rebuilds only what it is asked to, in one or many rounds. */
+START_TEST(reindex_named_tables)
+{
+	struct problem_log log;
+	const char *uid[] = { "uid" }, *unindexed[] = { "description" };
+	struct backend_index_pass pass = { .memory_limit = 1 };
+
+	damage(range_damage);
+	ck_assert_int_eq(backend_reindex(fx.be, uid, 1, NULL), LUMEN_EINVAL); /* not tool mode */
+	damage(drop_alice_add_ghost);   /* on top: uid and cn both damaged */
+	ck_assert_uint_eq(checked_problems(&log), 4);
+
+	reopen_backend(true, NULL);
+	ck_assert_int_eq(backend_reindex(fx.be, unindexed, 1, NULL), LUMEN_ENOTFOUND);
+	ck_assert_int_eq(backend_reindex(fx.be, uid, 1, &pass), LUMEN_OK);
+	ck_assert_uint_eq(pass.entries, FIXTURE_ENTRIES);
+	ck_assert_uint_gt(pass.rounds, 1);
+	reopen_backend(false, NULL);
+	ck_assert_uint_eq(checked_problems(&log), 2);   /* cn's are left */
+	ck_assert_msg(!logged(&log, "index uid"), "%s", log.text[0]);
+	ck_assert_uint_eq(fx_count("(uid=alice)"), 1);
+
+	reopen_backend(true, NULL);
+	ck_assert_int_eq(backend_reindex(fx.be, NULL, 0, NULL), LUMEN_OK);
+	reopen_backend(false, NULL);
+	ck_assert_uint_eq(checked_problems(&log), 0);
+	ck_assert_uint_eq(fx_count("(cn=*)"), FIXTURE_PERSONS + 1);
+}
+END_TEST
+
+/* An index line added after the load: its table is missing until a rebuild. */
+START_TEST(reindex_new_index_table)
+{
+	char err[256] = "";
+	struct problem_log log;
+	const struct backend_index_spec description = { "description", BACKEND_INDEX_EQUALITY };
+	const char *names[] = { "2.5.4.13" };   /* description's OID */
+	const char *suffixes[] = { BASE };
+	size_t n = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]);
+	struct backend_index_spec specs[16];
+	bool missing[16];
+	memcpy(specs, fixture_indexes, sizeof(fixture_indexes));
+	specs[n] = description;
+	struct backend_settings st = {
+		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .read_only = true,
+		.indexes = specs, .n_indexes = n + 1,
+	};
+
+	backend_close(fx.be);
+	fx.be = NULL;
+	ck_assert_int_eq(backend_missing_index_tables(fx.schema, &st, missing, err, sizeof(err)),
+			 LUMEN_OK);
+	for (size_t i = 0; i <= n; i++)
+		ck_assert_msg(missing[i] == (i == n), "index line %zu", i);
+	ck_assert_int_ne(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
+	fx.be = NULL;
+
+	reopen_backend(true, &description);   /* a writable open creates the table */
+	ck_assert_int_eq(backend_reindex(fx.be, names, 1, NULL), LUMEN_OK);
+	backend_close(fx.be);
+	fx.be = NULL;
+	ck_assert_int_eq(backend_missing_index_tables(fx.schema, &st, missing, err, sizeof(err)),
+			 LUMEN_OK);
+	ck_assert(!missing[n]);
+	reopen_backend(false, &description);
+	ck_assert_uint_eq(checked_problems(&log), 0);
+	ck_assert_uint_eq(fx_count("(description=first)"), 1);
 }
 END_TEST
 
@@ -925,6 +1173,12 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, modrdn_values);
 	tcase_add_test(tc, modrdn_subtree);
 	tcase_add_test(tc, check_indexes_detects_damage);
+	tcase_add_test(tc, check_indexes_detects_extra_id);
+	tcase_add_test(tc, check_indexes_detects_range_problems);
+	tcase_add_test(tc, check_indexes_detects_malformed);
+	tcase_add_test(tc, check_indexes_limits_reports);
+	tcase_add_test(tc, reindex_named_tables);
+	tcase_add_test(tc, reindex_new_index_table);
 	tcase_add_test(tc, write_sequence_consistent);
 	tcase_add_test(tc, concurrent_reads_and_writes);
 	tcase_add_test(tc, map_full_is_reported);

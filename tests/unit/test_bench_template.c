@@ -1,14 +1,14 @@
 /*
- * test_bench_template.c — bench/template.c, bench/filter_text.c and the
- * request encoding of bench/workload.c: range expansion, random and
- * sequential draws, RFC 4515 escapes, malformed input with clear errors.
+ * test_bench_template.c — bench/template.c and the request encoding of
+ * bench/workload.c: range expansion, random and sequential draws, filter
+ * templates through the proto parser (its own suite is
+ * test_ldap_filter_text.c), malformed input with clear errors.
  */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arena.h"
-#include "filter_text.h"
 #include "ldap_message.h"
 #include "lumen_error.h"
 #include "template.h"
@@ -124,109 +124,10 @@ START_TEST(random_and_sequential_draws)
 }
 END_TEST
 
-/* Encode text as a filter and decode it back with the proto decoder. */
-static struct ldap_filter *round_trip(const char *text, struct ber_writer *w,
-				      struct arena *arena)
-{
-	struct ldap_decode_limits limits;
-	struct ldap_filter *f = NULL;
-	const char *why = NULL;
-	ldap_decode_limits_default(&limits);
-	ber_writer_reset(w);
-	ck_assert_int_eq(bench_filter_encode(w, text, strlen(text), &why), LUMEN_OK);
-	struct ber_reader r;
-	ber_reader_init(&r, w->buf, w->len);
-	ck_assert_int_eq(ldap_filter_decode(&r, arena, &limits, &f, &why), LUMEN_OK);
-	return f;
-}
-
 static bool view_is(struct ber_view v, const char *s, size_t n)
 {
 	return v.len == n && memcmp(v.ptr, s, n) == 0;
 }
-
-START_TEST(filters_and_escapes)
-{
-	struct ber_writer w;
-	struct arena arena;
-	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
-	arena_init(&arena, 0);
-
-	struct ldap_filter *f = round_trip("(uid=user.7)", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
-	ck_assert(view_is(f->u.ava.attr, "uid", 3));
-	ck_assert(view_is(f->u.ava.value, "user.7", 6));
-
-	/* \2a is a literal '*': equality, not substrings; \00 is a NUL. */
-	f = round_trip("(cn=a\\2ab\\28\\29\\5c\\00)", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
-	ck_assert(view_is(f->u.ava.value, "a*b()\\\0", 7));
-
-	f = round_trip("(&(objectClass=person)(|(cn=ab*cd*ef)(!(sn=*))))", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_AND);
-	ck_assert_int_eq(f->u.children->type, LDAP_FILTER_EQUALITY);
-	struct ldap_filter *or = f->u.children->next;
-	ck_assert_int_eq(or->type, LDAP_FILTER_OR);
-	struct ldap_filter *sub = or->u.children;
-	ck_assert_int_eq(sub->type, LDAP_FILTER_SUBSTRINGS);
-	ck_assert(sub->u.substrings.has_initial && sub->u.substrings.has_final);
-	ck_assert_uint_eq(sub->u.substrings.n_any, 1);
-	ck_assert(view_is(sub->u.substrings.any[0], "cd", 2));
-	ck_assert_int_eq(sub->next->type, LDAP_FILTER_NOT);
-	ck_assert_int_eq(sub->next->u.child->type, LDAP_FILTER_PRESENT);
-
-	f = round_trip("(age>=21)", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_GREATER_OR_EQUAL);
-	f = round_trip("(cn~=smith)", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_APPROX);
-	f = round_trip("(cn:dn:2.5.13.2:=x)", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_EXTENSIBLE);
-	ck_assert(f->u.extensible.dn_attributes && f->u.extensible.has_rule);
-	ck_assert(view_is(f->u.extensible.rule, "2.5.13.2", 8));
-	f = round_trip("uid=bare", &w, &arena);
-	ck_assert_int_eq(f->type, LDAP_FILTER_EQUALITY);
-
-	arena_free(&arena);
-	ber_writer_free(&w);
-}
-END_TEST
-
-START_TEST(malformed_filters)
-{
-	static const struct { const char *text; int rc; const char *why; } cases[] = {
-		{ "", LUMEN_EMALFORMED, "expected '('" },
-		{ "(uid=x", LUMEN_EMALFORMED, "missing ')'" },
-		{ "(uid=x))", LUMEN_EMALFORMED, "text after the filter" },
-		{ "(uidx)", LUMEN_EMALFORMED, "filter item has no '='" },
-		{ "(=x)", LUMEN_EMALFORMED, "filter item has no attribute" },
-		{ "(uid=\\4)", LUMEN_EMALFORMED, "'\\' must be followed by two hex digits" },
-		{ "(uid=\\zz)", LUMEN_EMALFORMED, "'\\' must be followed by two hex digits" },
-		{ "(uid=a(b)", LUMEN_EMALFORMED, "unescaped '(' in a value" },
-		{ "(cn=a**b)", LUMEN_EMALFORMED, "'**' in a substring filter" },
-		{ "(&(uid=a)", LUMEN_EMALFORMED, "missing ')'" },
-		{ "(!uid=a)", LUMEN_EMALFORMED, "expected '('" },
-		{ "(u d=a)", LUMEN_EMALFORMED, "bad attribute description" },
-		{ "(:=x)", LUMEN_EMALFORMED, "extensible match needs an attribute or a rule" },
-	};
-	struct ber_writer w;
-	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *why = NULL;
-		ber_writer_reset(&w);
-		ck_assert_msg(bench_filter_encode(&w, cases[i].text, strlen(cases[i].text),
-						  &why) == cases[i].rc, "%s", cases[i].text);
-		ck_assert_str_eq(why, cases[i].why);
-	}
-	char deep[2 * (FILTER_TEXT_MAX_DEPTH + 1) + 8] = "";
-	for (int i = 0; i <= FILTER_TEXT_MAX_DEPTH; i++)
-		strcat(deep, "(!");
-	const char *why = NULL;
-	ber_writer_reset(&w);
-	ck_assert_int_eq(bench_filter_encode(&w, deep, strlen(deep), &why), LUMEN_ELIMIT);
-	ck_assert_str_eq(why, "filter nested too deeply");
-	ber_writer_free(&w);
-}
-END_TEST
 
 static struct workload_settings default_settings(void)
 {
@@ -243,31 +144,55 @@ static struct workload_settings default_settings(void)
 	};
 }
 
-START_TEST(requests_decode)
+/* What the request tests share: a workload, a writer, the encoder's scratch. */
+static struct bench_workload req_wl;
+static struct ber_writer req_w;
+static struct arena req_arena, req_scratch;
+
+static void requests_begin(const struct workload_settings *s)
 {
-	struct workload_settings s = default_settings();
-	struct bench_workload wl;
-	struct ber_writer w;
-	struct arena arena;
+	const char *why = NULL;
+	arena_init(&req_arena, 0);
+	arena_init(&req_scratch, 0);
+	ck_assert_int_eq(ber_writer_init(&req_w, 64, 0), LUMEN_OK);
+	ck_assert_int_eq(bench_workload_init(&req_wl, s, 0, &why), LUMEN_OK);
+}
+
+/* Encode one request of kind op and decode it back with the proto decoder. */
+static struct ldap_message encode_decode(enum bench_op op, int32_t id, uint64_t draw)
+{
 	struct ldap_decode_limits limits;
 	struct ldap_message m;
 	const char *why = NULL;
 	ldap_decode_limits_default(&limits);
-	arena_init(&arena, 0);
-	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
-	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_OK);
+	ber_writer_reset(&req_w);
+	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, op, id, draw, &why),
+			 LUMEN_OK);
+	ck_assert_int_eq(ldap_message_decode(req_w.buf, req_w.len, &req_arena, &limits, &m, &why),
+			 LUMEN_OK);
+	ck_assert_int_eq(m.message_id, id);
+	return m;
+}
 
-	ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_SEARCH, 5, 41, &why), LUMEN_OK);
-	ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why), LUMEN_OK);
-	ck_assert_int_eq(m.message_id, 5);
+static void requests_end(void)
+{
+	bench_workload_free(&req_wl);
+	ber_writer_free(&req_w);
+	arena_free(&req_scratch);
+	arena_free(&req_arena);
+}
+
+START_TEST(requests_decode)
+{
+	struct workload_settings s = default_settings();
+	requests_begin(&s);
+	struct ldap_message m = encode_decode(BENCH_OP_SEARCH, 5, 41);
 	ck_assert_int_eq(m.op, LDAP_OP_SEARCH_REQUEST);
 	ck_assert(view_is(m.u.search.filter->u.ava.value, "user.42", 7));
 	ck_assert_uint_eq(m.u.search.n_attributes, 2);
 
 	/* One draw: the compare's DN and value name the same entry. */
-	ber_writer_reset(&w);
-	ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_COMPARE, 6, 9, &why), LUMEN_OK);
-	ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why), LUMEN_OK);
+	m = encode_decode(BENCH_OP_COMPARE, 6, 9);
 	ck_assert(view_is(m.u.compare.entry, "uid=user.10,ou=people,dc=example,dc=com", 39));
 	ck_assert(view_is(m.u.compare.value, "10", 2));
 
@@ -275,16 +200,65 @@ START_TEST(requests_decode)
 	for (int i = 1; i <= 2; i++) {
 		char want[64];
 		snprintf(want, sizeof(want), "uid=bench.%d,ou=people,dc=example,dc=com", i);
-		ber_writer_reset(&w);
-		ck_assert_int_eq(bench_encode_op(&w, &wl, BENCH_OP_ADD, 7, 999, &why), LUMEN_OK);
-		ck_assert_int_eq(ldap_message_decode(w.buf, w.len, &arena, &limits, &m, &why),
-				 LUMEN_OK);
+		m = encode_decode(BENCH_OP_ADD, 7, 999);
 		ck_assert(view_is(m.u.add.entry, want, strlen(want)));
 		ck_assert_uint_eq(m.u.add.n_attributes, 4);   /* objectClass cn sn uid */
 	}
-	bench_workload_free(&wl);
-	ber_writer_free(&w);
-	arena_free(&arena);
+	requests_end();
+}
+END_TEST
+
+/* A search's filter text reaches the wire as the Filter it spells. */
+START_TEST(search_filters)
+{
+	struct workload_settings s = default_settings();
+	s.filter = "(&(cn=a\\2ab\\28\\29)(|(uid=user.[1-100])(!(sn=*))))";
+	requests_begin(&s);
+	struct ldap_message m = encode_decode(BENCH_OP_SEARCH, 1, 6);
+	const struct ldap_filter *f = m.u.search.filter;
+	ck_assert_int_eq(f->type, LDAP_FILTER_AND);
+	ck_assert_int_eq(f->u.children->type, LDAP_FILTER_EQUALITY);
+	ck_assert(view_is(f->u.children->u.ava.value, "a*b()", 5));
+	const struct ldap_filter *or = f->u.children->next;
+	ck_assert_int_eq(or->type, LDAP_FILTER_OR);
+	ck_assert(view_is(or->u.children->u.ava.value, "user.7", 6));
+	ck_assert_int_eq(or->u.children->next->type, LDAP_FILTER_NOT);
+	requests_end();
+}
+END_TEST
+
+/* A bad filter template fails at start-up, with a reason. */
+START_TEST(malformed_filters)
+{
+	static const struct { const char *filter; int rc; const char *why; } cases[] = {
+		{ "", LUMEN_EMALFORMED, "malformed filter" },
+		{ "(uid=user.[1-100]", LUMEN_EMALFORMED, "malformed filter" },
+		{ "(uid=x))", LUMEN_EMALFORMED, "malformed filter" },
+		{ "(=x)", LUMEN_EMALFORMED, "malformed filter" },
+		{ "(uid=\\zz)", LUMEN_EMALFORMED, "malformed filter" },
+		{ "(!uid=a)", LUMEN_EMALFORMED, "malformed filter" },
+	};
+	struct bench_workload wl;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct workload_settings s = default_settings();
+		const char *why = NULL;
+		s.filter = cases[i].filter;
+		ck_assert_msg(bench_workload_init(&wl, &s, 0, &why) == cases[i].rc, "%s",
+			      cases[i].filter);
+		ck_assert_str_eq(why, cases[i].why);
+	}
+	char deep[3 * 40 + 8] = "";   /* 40 "(!", "(a=b)", 40 ")" */
+	for (int i = 0; i < 40; i++)
+		strcat(deep, "(!");
+	strcat(deep, "(a=b)");
+	for (int i = 0; i < 40; i++)
+		strcat(deep, ")");
+	struct workload_settings s = default_settings();
+	const char *why = NULL;
+	s.auth_filter = deep;
+	s.weights[BENCH_OP_AUTH] = 1;
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_ELIMIT);
+	ck_assert_str_eq(why, "filter nested too deeply or too large");
 }
 END_TEST
 
@@ -295,7 +269,7 @@ START_TEST(bad_workloads)
 	struct workload_settings s = default_settings();
 	s.filter = "(uid=user.[1-100]";
 	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
-	ck_assert_str_eq(why, "missing ')'");
+	ck_assert_str_eq(why, "malformed filter");
 	s = default_settings();
 	s.dn = "uid=user.[1-";
 	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
@@ -338,9 +312,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, malformed_templates);
 	tcase_add_test(tc, expansion_too_long);
 	tcase_add_test(tc, random_and_sequential_draws);
-	tcase_add_test(tc, filters_and_escapes);
-	tcase_add_test(tc, malformed_filters);
 	tcase_add_test(tc, requests_decode);
+	tcase_add_test(tc, search_filters);
+	tcase_add_test(tc, malformed_filters);
 	tcase_add_test(tc, bad_workloads);
 	tcase_add_test(tc, mix_picks_by_weight);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "ldap_message.h"
 
 /* -------------------------------------------------------- the notation */
@@ -24,14 +25,6 @@ struct pdu {
 	uint8_t bytes[PDU_MAX];
 	size_t len;
 };
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)tolower((unsigned char)c);
-	return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-}
 
 static void put(struct pdu *p, uint8_t b)
 {
@@ -79,9 +72,9 @@ static void build_pdu(const char *spec, struct pdu *p)
 				put(p, (uint8_t)*c);
 			s = end + 1;
 		} else {
-			int hi = hex_value(s[0]), lo = hex_value(s[1]);
-			ck_assert_msg(hi >= 0 && lo >= 0, "bad hex at '%s'", s);
-			put(p, (uint8_t)(hi * 16 + lo));
+			int byte = hex_pair_value(s[0], s[1]);
+			ck_assert_msg(byte >= 0, "bad hex at '%s'", s);
+			put(p, (uint8_t)byte);
 			s += 2;
 			if (*s == '(') {
 				ck_assert(depth < 32);

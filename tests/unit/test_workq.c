@@ -110,10 +110,48 @@ START_TEST(test_full_queue_refuses)
 	ck_assert_int_eq(workq_push(q, &jobs[1].job), LUMEN_OK);
 	ck_assert_uint_eq(workq_length(q), 2);
 	ck_assert_int_eq(workq_push(q, &jobs[2].job), LUMEN_EFULL);
+	/* A chain that does not fit comes back whole, in order. */
+	struct counter_job extra[2] = { { .job.run = gate_job }, { .job.run = gate_job } };
+	extra[0].job.next = &extra[1].job;
+	extra[1].job.next = NULL;
+	struct workq_job *refused = workq_push_chain(q, &extra[0].job);
+	ck_assert_ptr_eq(refused, &extra[0].job);
+	ck_assert_ptr_eq(refused->next, &extra[1].job);
+	ck_assert_ptr_null(extra[1].job.next);
+	ck_assert_uint_eq(workq_length(q), 2);
 	pthread_mutex_lock(&gate_lock);
 	gate_open = true;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
+	workq_destroy(q);
+}
+END_TEST
+
+/* Chains of jobs from several pushers, as I/O threads queue one read's
+ * operations: every job still runs exactly once. */
+START_TEST(test_chains_run_once)
+{
+	enum { N = 3000, CHAIN = 7 };
+	static struct counter_job jobs[N];
+	static atomic_int runs[N];
+	struct workq *q = NULL;
+	struct workq_config cfg = { .threads = 3, .capacity = N, .worker_start = start_context,
+				    .worker_stop = stop_context };
+	ck_assert_int_eq(workq_create(&cfg, &q), LUMEN_OK);
+	for (int i = 0; i < N; i += CHAIN) {
+		struct workq_job *head = NULL, **tail = &head;
+		for (int j = i; j < N && j < i + CHAIN; j++) {
+			atomic_store(&runs[j], 0);
+			jobs[j] = (struct counter_job){ .job.run = count_job, .runs = &runs[j] };
+			*tail = &jobs[j].job;
+			tail = &jobs[j].job.next;
+		}
+		*tail = NULL;
+		ck_assert_ptr_null(workq_push_chain(q, head));
+	}
+	workq_shutdown(q);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(atomic_load(&runs[i]), 1);
 	workq_destroy(q);
 }
 END_TEST
@@ -162,6 +200,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("workq");
 	tcase_add_test(tc, test_every_job_runs_once);
 	tcase_add_test(tc, test_full_queue_refuses);
+	tcase_add_test(tc, test_chains_run_once);
 	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
 	tcase_add_test(tc, test_destroy_null);
 	suite_add_tcase(s, tc);

@@ -1,42 +1,34 @@
 /*
- * filter_text.c — the RFC 4515 string form of filters (filter.h): a
- * recursive-descent parser into struct ldap_filter and a canonical printer.
+ * ldap_filter_text.c — the RFC 4515 string form of filters
+ * (ldap_filter_text.h): a recursive-descent parser into struct ldap_filter
+ * and a canonical printer.
  *
- * The parser is strict about the grammar (every '(' closed, \XX escapes of
- * exactly two hex digits, no unescaped '(' ')' '*' NUL inside a value except
- * '*' as the substring separator) and bounded in depth and node count before
- * it recurses or allocates. It is lenient in two ways OpenLDAP's tools are:
- * an unparenthesized top-level item ("cn=x"), and empty "any" pieces in a
- * substring ("a**b" is "a*b").
+ * The parser is bounded in depth and node count before it recurses or
+ * allocates; a value piece is measured (and its escapes checked) before its
+ * one exact arena block is taken.
  */
-#include "filter.h"
+#include "ldap_filter_text.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
+
+#include "hex.h"
+#include "lumen_error.h"
 
 struct text_parser {
 	const char *text;
 	size_t len;
 	size_t pos;
 	struct arena *arena;
-	struct filter_limits limits;
+	unsigned max_depth;
+	size_t max_nodes;
 	size_t n_nodes;
 };
 
 static int peek(const struct text_parser *p)
 {
 	return p->pos < p->len ? (unsigned char)p->text[p->pos] : -1;
-}
-
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static bool is_description_char(int c)
@@ -71,8 +63,9 @@ static int measure_value_piece(struct text_parser *p, size_t *n)
 			return LUMEN_EMALFORMED;
 		}
 		if (c == '\\') {
-			if (p->len - i < 3 || hex_digit((unsigned char)p->text[i + 1]) < 0 ||
-			    hex_digit((unsigned char)p->text[i + 2]) < 0) {
+			if (p->len - i < 3 ||
+			    hex_pair_value((unsigned char)p->text[i + 1],
+					   (unsigned char)p->text[i + 2]) < 0) {
 				p->pos = i;
 				return LUMEN_EMALFORMED;
 			}
@@ -100,8 +93,8 @@ static int scan_value_piece(struct text_parser *p, struct ber_view *out)
 	for (size_t k = 0; k < n; k++) {
 		int c = (unsigned char)p->text[p->pos];
 		if (c == '\\') {
-			buf[k] = (uint8_t)(hex_digit((unsigned char)p->text[p->pos + 1]) * 16 +
-					   hex_digit((unsigned char)p->text[p->pos + 2]));
+			buf[k] = (uint8_t)hex_pair_value((unsigned char)p->text[p->pos + 1],
+							 (unsigned char)p->text[p->pos + 2]);
 			p->pos += 3;
 		} else {
 			buf[k] = (uint8_t)c;
@@ -282,7 +275,7 @@ static int parse_component(struct text_parser *p, unsigned depth, struct ldap_fi
 
 static int parse_filter(struct text_parser *p, unsigned depth, struct ldap_filter **out)
 {
-	if (depth > p->limits.max_depth || ++p->n_nodes > p->limits.max_nodes)
+	if (depth > p->max_depth || ++p->n_nodes > p->max_nodes)
 		return LUMEN_ELIMIT;
 	struct ldap_filter *f = new_node(p, LDAP_FILTER_AND);
 	if (f == NULL)
@@ -300,16 +293,19 @@ static int parse_filter(struct text_parser *p, unsigned depth, struct ldap_filte
 	return LUMEN_OK;
 }
 
-int filter_text_parse(const char *text, size_t len, struct arena *arena,
-		      const struct filter_limits *limits, struct ldap_filter **out,
-		      size_t *error_offset)
+int ldap_filter_text_parse(const char *text, size_t len, struct arena *arena,
+			   const struct ldap_decode_limits *limits,
+			   struct ldap_filter **out, size_t *error_offset)
 {
+	struct ldap_decode_limits defaults;
+	if (limits == NULL) {
+		ldap_decode_limits_default(&defaults);
+		limits = &defaults;
+	}
 	struct text_parser p = {
 		.text = text, .len = len, .arena = arena,
-		.limits = { FILTER_DEFAULT_MAX_DEPTH, FILTER_DEFAULT_MAX_NODES },
+		.max_depth = limits->max_filter_depth, .max_nodes = limits->max_filter_nodes,
 	};
-	if (limits != NULL)
-		p.limits = *limits;
 	*out = NULL;
 	int rc;
 	struct ldap_filter *f = NULL;
@@ -356,11 +352,11 @@ static void put_str(struct text_sink *s, const char *str)
 
 static void put_escaped(struct text_sink *s, struct ber_view v)
 {
-	static const char hex[] = "0123456789abcdef";
 	for (size_t i = 0; i < v.len; i++) {
 		uint8_t c = v.ptr[i];
 		if (c < 0x20 || c >= 0x7f || c == '*' || c == '(' || c == ')' || c == '\\') {
-			char e[3] = { '\\', hex[c >> 4], hex[c & 15] };
+			char e[3] = { '\\' };
+			hex_write_byte(e + 1, c, false);
 			put(s, e, 3);
 		} else {
 			put(s, &c, 1);
@@ -457,7 +453,8 @@ static int print_node(struct text_sink *s, const struct ldap_filter *f, unsigned
 	return rc;
 }
 
-int filter_text_print(const struct ldap_filter *f, struct arena *arena, struct ber_view *out)
+int ldap_filter_text_print(const struct ldap_filter *f, struct arena *arena,
+			   struct ber_view *out)
 {
 	if (f == NULL)
 		return LUMEN_EINVAL;

@@ -1,8 +1,13 @@
-/* test_filter_text.c — RFC 4515 filter strings: parse, print, reject. */
+/*
+ * test_ldap_filter_text.c — RFC 4515 filter strings (ldap_filter_text.h):
+ * parse, print, reject, bounds, and the BER a parsed filter encodes to
+ * (what lumenbench sends).
+ */
 #include <check.h>
 #include <string.h>
 
-#include "filter.h"
+#include "ldap_filter_text.h"
+#include "lumen_error.h"
 
 static struct arena arena;
 
@@ -63,17 +68,17 @@ START_TEST(round_trip)
 	struct ldap_filter *f = NULL;
 	size_t at = 0;
 	const char *in = round_trips[_i].in;
-	int rc = filter_text_parse(in, strlen(in), &arena, NULL, &f, &at);
+	int rc = ldap_filter_text_parse(in, strlen(in), &arena, NULL, &f, &at);
 	ck_assert_msg(rc == LUMEN_OK, "%s: %s at %zu", in, lumen_strerror(rc), at);
 	struct ber_view out;
-	ck_assert_int_eq(filter_text_print(f, &arena, &out), LUMEN_OK);
+	ck_assert_int_eq(ldap_filter_text_print(f, &arena, &out), LUMEN_OK);
 	ck_assert_str_eq((const char *)out.ptr, round_trips[_i].out);
 	/* printing is idempotent through the parser */
 	struct ldap_filter *again = NULL;
-	ck_assert_int_eq(filter_text_parse((const char *)out.ptr, out.len, &arena, NULL, &again, NULL),
+	ck_assert_int_eq(ldap_filter_text_parse((const char *)out.ptr, out.len, &arena, NULL, &again, NULL),
 			 LUMEN_OK);
 	struct ber_view out2;
-	ck_assert_int_eq(filter_text_print(again, &arena, &out2), LUMEN_OK);
+	ck_assert_int_eq(ldap_filter_text_print(again, &arena, &out2), LUMEN_OK);
 	ck_assert_str_eq((const char *)out2.ptr, (const char *)out.ptr);
 }
 END_TEST
@@ -82,7 +87,7 @@ START_TEST(structure)
 {
 	const char *in = "(&(cn:dn:caseExactMatch:=Foo)(o=a*b*c*d)(!(x=*)))";
 	struct ldap_filter *f = NULL;
-	ck_assert_int_eq(filter_text_parse(in, strlen(in), &arena, NULL, &f, NULL), LUMEN_OK);
+	ck_assert_int_eq(ldap_filter_text_parse(in, strlen(in), &arena, NULL, &f, NULL), LUMEN_OK);
 	ck_assert_int_eq(f->type, LDAP_FILTER_AND);
 	struct ldap_filter *ext = f->u.children;
 	ck_assert_int_eq(ext->type, LDAP_FILTER_EXTENSIBLE);
@@ -103,7 +108,7 @@ START_TEST(structure)
 	ck_assert_ptr_null(not->next);
 	/* escapes unescape to raw bytes, NUL included */
 	const char *bin = "(bin=\\00a\\2A)";
-	ck_assert_int_eq(filter_text_parse(bin, strlen(bin), &arena, NULL, &f, NULL), LUMEN_OK);
+	ck_assert_int_eq(ldap_filter_text_parse(bin, strlen(bin), &arena, NULL, &f, NULL), LUMEN_OK);
 	ck_assert_uint_eq(f->u.ava.value.len, 3);
 	ck_assert_int_eq(memcmp(f->u.ava.value.ptr, "\0a*", 3), 0);
 }
@@ -150,7 +155,7 @@ START_TEST(malformed)
 	struct ldap_filter *f = (struct ldap_filter *)1;
 	size_t at = 12345;
 	const char *in = bad[_i].in;
-	int rc = filter_text_parse(in, strlen(in), &arena, NULL, &f, &at);
+	int rc = ldap_filter_text_parse(in, strlen(in), &arena, NULL, &f, &at);
 	ck_assert_msg(rc == bad[_i].rc, "%s: %d", in, rc);
 	ck_assert_ptr_null(f);
 	if (bad[_i].offset != 0)
@@ -170,16 +175,19 @@ START_TEST(nesting_bound)
 	for (unsigned i = 0; i < depth; i++)
 		text[n++] = ')';
 	struct ldap_filter *f = NULL;
-	ck_assert_int_eq(filter_text_parse(text, n, &arena, NULL, &f, NULL), LUMEN_ELIMIT);
-	struct filter_limits deep = { 64, 1024 };
-	ck_assert_int_eq(filter_text_parse(text, n, &arena, &deep, &f, NULL), LUMEN_OK);
-	struct filter_limits few = { 64, 10 };
-	ck_assert_int_eq(filter_text_parse(text, n, &arena, &few, &f, NULL), LUMEN_ELIMIT);
+	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, NULL, &f, NULL), LUMEN_ELIMIT);
+	struct ldap_decode_limits limits;
+	ldap_decode_limits_default(&limits);
+	limits.max_filter_depth = 64;
+	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_OK);
+	limits.max_filter_nodes = 10;
+	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_ELIMIT);
 	/* exactly at the bound is fine */
-	struct filter_limits exact = { depth, 1024 };
-	ck_assert_int_eq(filter_text_parse(text, n, &arena, &exact, &f, NULL), LUMEN_OK);
-	struct filter_limits one_less = { depth - 1, 1024 };
-	ck_assert_int_eq(filter_text_parse(text, n, &arena, &one_less, &f, NULL), LUMEN_ELIMIT);
+	limits.max_filter_nodes = 1024;
+	limits.max_filter_depth = depth;
+	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_OK);
+	limits.max_filter_depth = depth - 1;
+	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_ELIMIT);
 }
 END_TEST
 
@@ -189,21 +197,55 @@ START_TEST(arena_exhaustion)
 	arena_init(&tiny, 64);
 	const char *in = "(&(cn=aaaaaaaaaaaaaaaaaaaaaaaaaaaaa)(sn=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb))";
 	struct ldap_filter *f = NULL;
-	ck_assert_int_eq(filter_text_parse(in, strlen(in), &tiny, NULL, &f, NULL), LUMEN_ENOMEM);
+	ck_assert_int_eq(ldap_filter_text_parse(in, strlen(in), &tiny, NULL, &f, NULL), LUMEN_ENOMEM);
 	arena_free(&tiny);
+}
+END_TEST
+
+/* Parse, encode as BER, decode with the proto decoder: the same tree. */
+static const char *const encoded[] = {
+	"(uid=user.7)",
+	"(cn=a\\2ab\\28\\29\\5c\\00)",
+	"(&(objectClass=person)(|(cn=ab*cd*ef)(!(sn=*))))",
+	"(age>=21)",
+	"(cn~=smith)",
+	"(cn:dn:2.5.13.2:=x)",
+	"(:1.2.3:=Wilma)",
+	"uid=bare",
+};
+
+START_TEST(ber_round_trip)
+{
+	struct ldap_filter *f = NULL, *decoded = NULL;
+	const char *in = encoded[_i];
+	ck_assert_int_eq(ldap_filter_text_parse(in, strlen(in), &arena, NULL, &f, NULL), LUMEN_OK);
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 64, 0), LUMEN_OK);
+	ldap_filter_encode(&w, f);
+	ck_assert_int_eq(ber_writer_error(&w), LUMEN_OK);
+	struct ber_reader r;
+	ber_reader_init(&r, w.buf, w.len);
+	const char *why = NULL;
+	ck_assert_int_eq(ldap_filter_decode(&r, &arena, NULL, &decoded, &why), LUMEN_OK);
+	struct ber_view before, after;
+	ck_assert_int_eq(ldap_filter_text_print(f, &arena, &before), LUMEN_OK);
+	ck_assert_int_eq(ldap_filter_text_print(decoded, &arena, &after), LUMEN_OK);
+	ck_assert_str_eq((const char *)after.ptr, (const char *)before.ptr);
+	ber_writer_free(&w);
 }
 END_TEST
 
 static Suite *make_suite(void)
 {
-	Suite *s = suite_create("filter_text");
-	TCase *tc = tcase_create("filter_text");
+	Suite *s = suite_create("ldap_filter_text");
+	TCase *tc = tcase_create("ldap_filter_text");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, round_trip, 0, (int)(sizeof(round_trips) / sizeof(round_trips[0])));
 	tcase_add_test(tc, structure);
 	tcase_add_loop_test(tc, malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, nesting_bound);
 	tcase_add_test(tc, arena_exhaustion);
+	tcase_add_loop_test(tc, ber_round_trip, 0, (int)(sizeof(encoded) / sizeof(encoded[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,7 @@
 /*
- * stats.c — per-thread counters and their merge (see stats.h).
+ * bench_stats.c — per-thread counters and their merge (see bench_stats.h).
  */
-#include "stats.h"
+#include "bench_stats.h"
 
 #include <string.h>
 

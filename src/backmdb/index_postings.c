@@ -79,8 +79,10 @@ void postings_free(struct postings *p)
 
 size_t postings_memory(const struct postings *p)
 {
-	return p->lists_cap * sizeof(*p->lists) + p->n_slots * sizeof(*p->slots) +
-	       p->n_chunks * (size_t)BLOCKS_PER_CHUNK * BLOCK_SIZE;
+	/* what is in use, not what is held: a flush must bring it back down, or
+	 * every add after the first flush would ask for another one */
+	return p->n_lists * (sizeof(*p->lists) + 2 * sizeof(*p->slots)) +
+	       (size_t)p->n_blocks * BLOCK_SIZE;
 }
 
 size_t postings_key_count(const struct postings *p)

@@ -1,5 +1,5 @@
 /*
- * stats.h — what one lumenbench run counted (bench).
+ * bench_stats.h — what one lumenbench run counted (bench).
  *
  * Each client thread fills its own struct bench_stats without locks; the
  * main thread merges them when the threads are done. Latencies are in

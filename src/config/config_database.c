@@ -1,0 +1,204 @@
+/*
+ * config_database.c — the database section of slapd.conf: `database mdb`
+ * opens it, then suffix, rootdn/rootpw, directory, map and reader sizes,
+ * dbnosync, indexes and cache sizes fill it in.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_internal.h"
+#include "lumen_error.h"
+
+static int apply_database(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (strcasecmp(argv[1], "mdb") != 0)
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "database: expected \"mdb\" (the only backend), got \"%s\"",
+				      argv[1]);
+	struct config *cfg = st->cfg;
+	struct config_database *bigger =
+		realloc(cfg->databases, (cfg->n_databases + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	cfg->databases = bigger;
+	struct config_database *db = &bigger[cfg->n_databases++];
+	memset(db, 0, sizeof(*db));
+	db->maxsize = CONFIG_DEFAULT_MAXSIZE;
+	db->maxreaders = CONFIG_DEFAULT_MAXREADERS;
+	db->sizelimit = CONFIG_LIMIT_INHERIT;
+	db->timelimit = CONFIG_LIMIT_INHERIT;
+	st->db = db;
+	db->type = strdup("mdb");
+	db->origin = config_origin(st);
+	return db->type != NULL && db->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+static int apply_suffix(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_push_string(&st->db->suffixes, &st->db->n_suffixes, argv[1]);
+}
+
+static int apply_rootdn(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_set_string(&st->db->rootdn, argv[1]);
+}
+
+static int apply_rootpw(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (argv[1][0] == '\0')
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "rootpw: expected a non-empty password");
+	return config_set_string(&st->db->rootpw, argv[1]);
+}
+
+static int apply_directory(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_set_string(&st->db->directory, argv[1]);
+}
+
+static int apply_maxsize(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_number_arg(st, argv[0], argv[1], 1u << 20, UINT64_MAX >> 1, true,
+				 &st->db->maxsize);
+}
+
+static int apply_maxreaders(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, 65536, false, &v);
+	if (rc == LUMEN_OK)
+		st->db->maxreaders = (unsigned)v;
+	return rc;
+}
+
+static int apply_dbnosync(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	st->db->dbnosync = true;
+	return LUMEN_OK;
+}
+
+static int apply_cachesize(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 0, SIZE_MAX >> 1, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (strcasecmp(argv[0], "cachesize") == 0)
+		st->db->cachesize = (size_t)v;
+	else
+		st->db->idlcachesize = (size_t)v;
+	return LUMEN_OK;
+}
+
+static const struct {
+	const char *name;
+	unsigned kind;
+} index_kinds[] = {
+	{ "pres", INDEX_KIND_PRESENT },
+	{ "eq", INDEX_KIND_EQUALITY },
+	{ "sub", INDEX_KIND_SUBSTRING },
+	{ "approx", INDEX_KIND_APPROX },
+};
+
+/* "pres,eq,sub" → bits; 0 if a word is unknown. */
+static unsigned parse_index_kinds(char *list, const char **bad)
+{
+	unsigned kinds = 0;
+	for (char *save = NULL, *word = strtok_r(list, ",", &save); word != NULL;
+	     word = strtok_r(NULL, ",", &save)) {
+		unsigned found = 0;
+		for (size_t i = 0; i < sizeof(index_kinds) / sizeof(index_kinds[0]); i++)
+			if (strcasecmp(word, index_kinds[i].name) == 0)
+				found = index_kinds[i].kind;
+		if (found == 0) {
+			*bad = word;
+			return 0;
+		}
+		kinds |= found;
+	}
+	return kinds;
+}
+
+static int apply_index(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config_database *db = st->db;
+	const char *bad = "";
+	unsigned kinds = INDEX_KIND_EQUALITY;   /* slapd's default for a bare index */
+	if (argc == 3) {
+		kinds = parse_index_kinds(argv[2], &bad);
+		if (kinds == 0)
+			return config_fail_at(st, LUMEN_EMALFORMED,
+					      "index: expected index kinds from pres,eq,sub,approx, got \"%s\"",
+					      bad);
+	}
+	struct config_index *bigger =
+		realloc(db->indexes, (db->n_indexes + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	db->indexes = bigger;
+	struct config_index *ix = &bigger[db->n_indexes++];
+	memset(ix, 0, sizeof(*ix));
+	ix->kinds = kinds;
+	ix->origin = config_origin(st);
+	if (ix->origin == NULL)
+		return LUMEN_ENOMEM;
+	for (char *save = NULL, *attr = strtok_r(argv[1], ",", &save); attr != NULL;
+	     attr = strtok_r(NULL, ",", &save)) {
+		int rc = config_push_string(&ix->attributes, &ix->n_attributes, attr);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	if (ix->n_attributes == 0)
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "index: expected a comma-separated attribute list");
+	return LUMEN_OK;
+}
+
+static const struct directive rows[] = {
+	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database },
+	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix },
+	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", apply_rootdn },
+	{ "rootpw", SECTION_DATABASE, 1, 1, "rootpw <password>", apply_rootpw },
+	{ "directory", SECTION_DATABASE, 1, 1, "directory <path>", apply_directory },
+	{ "maxsize", SECTION_DATABASE, 1, 1, "maxsize <bytes>", apply_maxsize },
+	{ "maxreaders", SECTION_DATABASE, 1, 1, "maxreaders <count>", apply_maxreaders },
+	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync },
+	{ "index", SECTION_DATABASE, 1, 2, "index <attr[,attr...]> [pres,eq,sub,approx]",
+	  apply_index },
+	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>", apply_cachesize },
+	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>", apply_cachesize },
+};
+
+/* The directives of a database section (and `database`, which opens one). */
+const struct directive_table config_database_directives = { rows, sizeof(rows) / sizeof(rows[0]) };
+
+void config_free_database(struct config_database *db)
+{
+	access_rules_free(&db->access);
+	config_free_limits(db->limits, db->n_limits);
+	free(db->type);
+	free(db->origin);
+	config_free_strings(db->suffixes, db->n_suffixes);
+	free(db->rootdn);
+	if (db->rootpw != NULL) {
+		explicit_bzero(db->rootpw, strlen(db->rootpw));
+		free(db->rootpw);
+	}
+	free(db->directory);
+	for (size_t i = 0; i < db->n_indexes; i++) {
+		config_free_strings(db->indexes[i].attributes, db->indexes[i].n_attributes);
+		free(db->indexes[i].origin);
+	}
+	free(db->indexes);
+}

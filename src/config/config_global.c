@@ -1,0 +1,210 @@
+/*
+ * config_global.c — the global directives of slapd.conf: process
+ * (pidfile, threads, logging), frontend limits (PDU sizes, pending
+ * operations, connections, time and size limits) and observability
+ * (metrics-listen, slowop-threshold). Access control and TLS are in
+ * config_security.c, the database section in config_database.c.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_internal.h"
+#include "lumen_error.h"
+
+static int apply_pidfile(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_set_string(&st->cfg->pidfile, argv[1]);
+}
+
+static int apply_argsfile(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_set_string(&st->cfg->argsfile, argv[1]);
+}
+
+static int apply_threads(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, 1024, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->threads = (unsigned)v;
+	return rc;
+}
+
+static int apply_listener_threads(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, 64, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->listener_threads = (unsigned)v;
+	return rc;
+}
+
+static int apply_loglevel(struct parse_state *st, size_t argc, char **argv)
+{
+	unsigned level;
+	if (config_parse_loglevel((const char *const *)argv + 1, argc - 1, &level) != LUMEN_OK)
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "loglevel: expected numbers or level names (trace, packets, "
+			       "args, conns, BER, filter, config, ACL, stats, stats2, shell, "
+				      "parse, sync, none, any)");
+	st->cfg->loglevel = level;
+	return LUMEN_OK;
+}
+
+static int apply_sizelimit(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_limit_arg(st, argv[0], argv[1],
+				st->db != NULL ? &st->db->sizelimit : &st->cfg->sizelimit);
+}
+
+static int apply_timelimit(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_limit_arg(st, argv[0], argv[1],
+				st->db != NULL ? &st->db->timelimit : &st->cfg->timelimit);
+}
+
+static int apply_idletimeout(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 0, INT_MAX, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->idletimeout = (unsigned)v;
+	return rc;
+}
+
+/* Frontend PDU bounds: at least one small PDU, at most 1 GiB. */
+static int apply_max_incoming(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 64, 1u << 30, true, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (strcasecmp(argv[0], "sockbuf_max_incoming") == 0)
+		st->cfg->max_incoming = (size_t)v;
+	else
+		st->cfg->max_incoming_auth = (size_t)v;
+	return LUMEN_OK;
+}
+
+static int apply_max_pending(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, 65536, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (strcasecmp(argv[0], "conn_max_pending") == 0)
+		st->cfg->max_pending = (unsigned)v;
+	else
+		st->cfg->max_pending_auth = (unsigned)v;
+	return LUMEN_OK;
+}
+
+/* `allow`/`disallow` features; only the bind ones exist so far. */
+static int apply_allow(struct parse_state *st, size_t argc, char **argv)
+{
+	bool allow = strcasecmp(argv[0], "allow") == 0;
+	for (size_t i = 1; i < argc; i++) {
+		if (strcasecmp(argv[i], "bind_anon_dn") == 0)
+			st->cfg->allow_bind_anon_dn = allow;
+		else if (!allow || strcasecmp(argv[i], "none") != 0)
+			return config_fail_at(st, LUMEN_EMALFORMED,
+					      "%s: expected bind_anon_dn%s, got \"%s\"", argv[0],
+					      allow ? " or none" : "", argv[i]);
+		else
+			st->cfg->allow_bind_anon_dn = false;
+	}
+	return LUMEN_OK;
+}
+
+static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	char *address = NULL;
+	unsigned port = 0;
+	int rc = config_parse_metrics_listen(argv[1], &address, &port);
+	if (rc == LUMEN_EMALFORMED)
+		return config_fail_at(st, rc, "metrics-listen: expected ADDRESS:PORT "
+				      "([v6]:PORT) or none, got \"%s\"", argv[1]);
+	if (rc != LUMEN_OK)
+		return rc;
+	free(st->cfg->metrics_address);
+	st->cfg->metrics_address = address;
+	st->cfg->metrics_port = port;
+	return LUMEN_OK;
+}
+
+static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (config_parse_slowop_threshold(argv[1], &st->cfg->slowop_threshold_ms) != LUMEN_OK)
+		return config_fail_at(st, LUMEN_EMALFORMED, "slowop-threshold: expected "
+				      "milliseconds (0 = every operation) or off, got \"%s\"",
+				      argv[1]);
+	return LUMEN_OK;
+}
+
+static int apply_logfile(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	return config_set_string(&st->cfg->logfile, argv[1]);
+}
+
+static int apply_conn_max(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 0, 1u << 24, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (strcasecmp(argv[0], "conn_max") == 0)
+		st->cfg->conn_max = (unsigned)v;
+	else
+		st->cfg->conn_max_per_ip = (unsigned)v;
+	return LUMEN_OK;
+}
+
+static const struct directive rows[] = {
+	{ "pidfile", SECTION_GLOBAL, 1, 1, "pidfile <file>", apply_pidfile },
+	{ "argsfile", SECTION_GLOBAL, 1, 1, "argsfile <file>", apply_argsfile },
+	{ "threads", SECTION_GLOBAL, 1, 1, "threads <count>", apply_threads },
+	{ "listener-threads", SECTION_GLOBAL, 1, 1, "listener-threads <count>",
+	  apply_listener_threads },
+	{ "loglevel", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "loglevel <level>...",
+	  apply_loglevel },
+	{ "sizelimit", SECTION_ANY, 1, 1, "sizelimit <entries>|unlimited", apply_sizelimit },
+	{ "timelimit", SECTION_ANY, 1, 1, "timelimit <seconds>|unlimited", apply_timelimit },
+	{ "idletimeout", SECTION_GLOBAL, 1, 1, "idletimeout <seconds>", apply_idletimeout },
+	{ "sockbuf_max_incoming", SECTION_GLOBAL, 1, 1, "sockbuf_max_incoming <bytes>",
+	  apply_max_incoming },
+	{ "sockbuf_max_incoming_auth", SECTION_GLOBAL, 1, 1,
+	  "sockbuf_max_incoming_auth <bytes>", apply_max_incoming },
+	{ "conn_max_pending", SECTION_GLOBAL, 1, 1, "conn_max_pending <operations>",
+	  apply_max_pending },
+	{ "conn_max_pending_auth", SECTION_GLOBAL, 1, 1,
+	  "conn_max_pending_auth <operations>", apply_max_pending },
+	{ "allow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "allow <feature>...", apply_allow },
+	{ "disallow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "disallow <feature>...",
+	  apply_allow },
+	{ "metrics-listen", SECTION_GLOBAL, 1, 1, "metrics-listen <address:port>|none",
+	  apply_metrics_listen },
+	{ "slowop-threshold", SECTION_GLOBAL, 1, 1, "slowop-threshold <milliseconds>|off",
+	  apply_slowop_threshold },
+	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", apply_logfile },
+	{ "conn_max", SECTION_GLOBAL, 1, 1, "conn_max <connections>", apply_conn_max },
+	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>",
+	  apply_conn_max },
+};
+
+/* The global directives (sizelimit and timelimit also in a database). */
+const struct directive_table config_global_directives = { rows, sizeof(rows) / sizeof(rows[0]) };

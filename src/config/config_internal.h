@@ -1,0 +1,106 @@
+/*
+ * config_internal.h — private to the config layer: the state of one
+ * config_load, the shape of a directive, the directive tables of each
+ * group, and the argument helpers every handler shares.
+ *
+ * Files: config.c reads files and dispatches lines (include, schema
+ * definitions, config_load/config_free); config_args.c holds the helpers
+ * below; config_global.c, config_database.c and config_security.c each
+ * own one table of directives and what those fill in.
+ *
+ * Ownership: handlers store copies (strdup) in the struct config; the
+ * config_free_* functions release what their group filled in.
+ * Thread-safety: none needed (start-up only).
+ * Caveats: argv strings belong to the lexer's current line; they may be
+ * modified in place but must be copied to be kept.
+ */
+#ifndef LUMEN_CONFIG_INTERNAL_H
+#define LUMEN_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "config_lexer.h"
+
+/* A directive's max_args when it takes any number of words. */
+#define CONFIG_ARGS_UNBOUNDED CONFIG_MAX_ARGS
+
+struct parse_state {
+	struct config *cfg;
+	struct config_database *db;      /* current database section, or NULL */
+	struct config_file *file;        /* file being read */
+	unsigned depth;                  /* include nesting */
+	bool operational_schema_seen;    /* an include named lumen.schema */
+	char *operational_schema_path;   /* lumen.schema next to an included file */
+	bool monitor_schema_seen;        /* an include named monitor.schema */
+	char *monitor_schema_path;       /* monitor.schema next to an included file */
+	char *err;
+	size_t errlen;
+};
+
+enum directive_section { SECTION_GLOBAL = 1, SECTION_DATABASE = 2,
+			 SECTION_ANY = SECTION_GLOBAL | SECTION_DATABASE };
+
+/*
+ * One row of a table: config.c checks the section and the number of
+ * arguments (not counting the directive itself) before apply runs, so a
+ * handler may index argv[1 .. min_args] freely. apply returns LUMEN_OK or
+ * an error with st->err filled in (config_fail_at), or LUMEN_ENOMEM.
+ */
+struct directive {
+	const char *name;
+	unsigned sections;
+	size_t min_args;
+	size_t max_args;
+	const char *usage;                /* what was expected, for errors */
+	int (*apply)(struct parse_state *st, size_t argc, char **argv);
+};
+
+struct directive_table {
+	const struct directive *rows;
+	size_t n_rows;
+};
+
+extern const struct directive_table config_global_directives;
+extern const struct directive_table config_database_directives;
+extern const struct directive_table config_security_directives;
+
+/* "FILE:LINE: " + message into st->err. Returns code. */
+int config_fail_at(struct parse_state *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "FILE:LINE" of the current line, malloc'd; NULL when out of memory. */
+char *config_origin(const struct parse_state *st);
+/* Replace *slot with a copy of value. LUMEN_ENOMEM. */
+int config_set_string(char **slot, const char *value);
+/* Append a copy of value to a string array. LUMEN_ENOMEM. */
+int config_push_string(char ***array, size_t *n, const char *value);
+/* Free n strings and the array. */
+void config_free_strings(char **strings, size_t n);
+/*
+ * A decimal unsigned number in [min, max], with an optional K/M/G/T
+ * suffix (powers of 1024) when allow_suffix is set. LUMEN_EMALFORMED.
+ */
+int config_parse_unsigned(const char *text, uint64_t min, uint64_t max, bool allow_suffix,
+			  uint64_t *out);
+/* config_parse_unsigned with the error message for `directive`. */
+int config_number_arg(struct parse_state *st, const char *directive, const char *text,
+		      uint64_t min, uint64_t max, bool allow_suffix, uint64_t *out);
+/* A sizelimit/timelimit value: a count, "unlimited" or -1. LUMEN_EMALFORMED. */
+int config_limit_arg(struct parse_state *st, const char *directive, const char *text,
+		     long *out);
+
+/* config_database.c: release what a database section holds. */
+void config_free_database(struct config_database *db);
+
+/*
+ * config_security.c: what needs the final schema (access rules compiled,
+ * limits DNs normalized), errors as "FILE:LINE: reason" in err; and the
+ * release of the security settings.
+ */
+int config_finish_security(struct config *cfg, char *err, size_t errlen);
+void config_free_limits(struct config_limit *limits, size_t n);
+void config_free_security(struct config *cfg);
+
+#endif

@@ -208,6 +208,9 @@ static bool is_all(const struct idl *idl)
 	return idl->is_range && idl->lo <= 1 && idl->hi >= IDL_ID_MAX;
 }
 
+/* At most this many candidates are iterated without looking at the scope. */
+#define PLAN_FEW_CANDIDATES 8
+
 /* Chooses what to iterate: the filter's candidates or the scope. */
 static int plan(struct search_run *r)
 {
@@ -219,8 +222,16 @@ static int plan(struct search_run *r)
 	if (r->s->scope == LDAP_SCOPE_BASE)
 		return scope_ids(r, (struct idl *)(r->ids = scope));
 	int rc = candidates_compute(r->be, r->rd, r->s->filter, r->op->arena, cand, &note);
-	if (rc == LUMEN_OK)
-		rc = scope_size(r, &size);
+	if (rc != LUMEN_OK)
+		return rc;
+	/* A handful of candidates (an equality lookup): checking each against
+	 * the scope is cheaper than reading the scope's size first. */
+	if (!cand->is_range && idl_size(cand) <= PLAN_FEW_CANDIDATES) {
+		r->ids = cand;
+		r->check_scope = true;
+		return LUMEN_OK;
+	}
+	rc = scope_size(r, &size);
 	if (rc != LUMEN_OK)
 		return rc;
 	if (is_all(cand)) {

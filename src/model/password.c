@@ -5,6 +5,7 @@
  */
 #include "password.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
@@ -57,13 +58,39 @@ static const struct password_scheme *find_scheme_text(const char *text)
 	return find_scheme(text, len);
 }
 
+/*
+ * The digests of this file, fetched once. OpenSSL 3 fetches a digest got
+ * by name again on every EVP_DigestInit_ex, through a lock all threads
+ * share: once per Bind. Kept for the life of the process.
+ */
+static struct fetched_digest {
+	const char *name;
+	EVP_MD *md;
+} fetched[] = { { "SHA1", NULL }, { "SHA256", NULL }, { "SHA512", NULL } };
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+
+static void fetch_digests(void)
+{
+	for (size_t i = 0; i < sizeof(fetched) / sizeof(fetched[0]); i++)
+		fetched[i].md = EVP_MD_fetch(NULL, fetched[i].name, NULL);
+}
+
+static const EVP_MD *digest_named(const char *name)
+{
+	pthread_once(&fetch_once, fetch_digests);
+	for (size_t i = 0; i < sizeof(fetched) / sizeof(fetched[0]); i++)
+		if (fetched[i].md != NULL && strcmp(fetched[i].name, name) == 0)
+			return fetched[i].md;
+	return EVP_get_digestbyname(name);
+}
+
 /* digest(part1 + part2) into out (EVP_MAX_MD_SIZE bytes). */
 static int digest_two(const char *digest, const void *part1, size_t len1,
 		      const void *part2, size_t len2, unsigned char *out)
 {
 	int rc = LUMEN_EIO;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	const EVP_MD *md = EVP_get_digestbyname(digest);
+	const EVP_MD *md = digest_named(digest);
 	if (ctx == NULL || md == NULL)
 		goto done;
 	if (EVP_DigestInit_ex(ctx, md, NULL) != 1 ||

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# lumenbench in every mode against a real lumend holding generated data: for
+# each run, the operations lumenbench says it completed must equal the
+# RESULT lines lumend logged for that operation type. No timing is asserted.
+. "$(dirname "$0")/lib.sh"
+lumen_setup "sizelimit 1000"
+echo "index uid eq" >> "$TMP/slapd.conf"
+
+BENCH="$ROOT/$BUILD/lumenbench"
+N=300
+check "lumengen writes $N users" "$ROOT/$BUILD/lumengen" -n $N --groups 2 -o "$TMP/data.ldif"
+check "lumenadd loads them" "$ROOT/$BUILD/lumenadd" -f "$TMP/slapd.conf" -l "$TMP/data.ldif"
+lumen_start
+LOG="$TMP/lumend.log"
+
+# The access log is written by a logger thread: a WhoAmI (RESULT tag=120,
+# which no benchmark mode sends) marks a point; once its line is in the
+# file, every earlier operation's line is too.
+last_mark=0
+mark() {
+  local before
+  before=$(grep -c 'RESULT tag=120' "$LOG" || true)
+  ldapwhoami -x -H "$URI" >/dev/null 2>&1
+  for _ in $(seq 100); do
+    [ "$(grep -c 'RESULT tag=120' "$LOG" || true)" -gt "$before" ] && break
+    sleep 0.05
+  done
+  window_start=$last_mark
+  last_mark=$(grep -n 'RESULT tag=120' "$LOG" | tail -1 | cut -d: -f1)
+}
+# logged TAG — RESULT lines with that tag since the previous mark.
+logged() {
+  sed -n "$((window_start + 1)),${last_mark}p" "$LOG" | grep -c "RESULT tag=$1 " || true
+}
+json() { "$PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/out.json" "$1"; }
+
+# run NAME ARGS... — a short lumenbench run; the JSON lands in $TMP/out.json.
+run() {
+  local name=$1; shift
+  mark
+  if "$BENCH" -H "$URI" --entries $N -c 4 -d 1 -w 0 --json "$@" > "$TMP/out.json"; then
+    ok "lumenbench $name runs"
+  else
+    fail "lumenbench $name runs" "$(cat "$TMP/out.json")"
+  fi
+  mark
+}
+ADMIN=(-D "$ADMIN_DN" --bind-pw "$ADMIN_PW")
+
+run search -m search
+expect_eq "search: no errors" 0 "$(json 'r["errors"]["total"]')"
+expect_eq "search: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
+check "search: some work was done" test "$(json 'r["completed_total"]')" -gt 0
+
+run auth -m auth
+expect_eq "auth: no errors" 0 "$(json 'r["errors"]["total"]')"
+expect_eq "auth: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
+expect_eq "auth: completed = logged binds" "$(json 'r["completed_total"]')" "$(logged 97)"
+
+run compare -m compare
+expect_eq "compare: every answer compareTrue" "$(json 'r["completed_total"]')" \
+  "$(json 'r["results"].get("compareTrue", 0)')"
+expect_eq "compare: completed = logged compares" "$(json 'r["completed_total"]')" "$(logged 111)"
+
+run modify -m modify "${ADMIN[@]}"
+expect_eq "modify: no errors" 0 "$(json 'r["errors"]["total"]')"
+expect_eq "modify: completed = logged modifies" "$(json 'r["completed_total"]')" "$(logged 103)"
+expect_eq "modify: one bind per connection" "$(json 'r["connections_opened"]')" "$(logged 97)"
+
+run add -m add "${ADMIN[@]}" --first 1
+adds=$(json 'r["completed_total"]')
+expect_eq "add: no errors" 0 "$(json 'r["errors"]["total"]')"
+expect_eq "add: completed = logged adds" "$adds" "$(logged 105)"
+
+run delete -m delete "${ADMIN[@]}" --first 1
+expect_eq "delete: completed = logged deletes" "$(json 'r["completed_total"]')" "$(logged 107)"
+check "delete: every added entry was deletable" \
+  test "$(json 'r["results"].get("success", 0)')" -le "$adds"
+
+run mix -m mix --mix search=65,compare=30,modify=5 "${ADMIN[@]}"
+expect_eq "mix: no errors" 0 "$(json 'r["errors"]["total"]')"
+expect_eq "mix: completed = logged searches + compares + modifies" "$(json 'r["completed_total"]')" \
+  "$(( $(logged 101) + $(logged 111) + $(logged 103) ))"
+
+lumen_stop
+lumen_finish

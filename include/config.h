@@ -218,6 +218,7 @@ struct config {
 				       binds anonymously instead of failing */
 	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
 	unsigned conn_max_per_ip;   /* conn_max_per_ip: per client address; 0 = none */
+	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
 	struct config_tls tls;
 	struct config_security security;
 	bool password_allow_cleartext;  /* password-allow-cleartext (default on) */

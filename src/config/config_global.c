@@ -127,6 +127,21 @@ static int apply_allow(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+/* debug-nagle on|off: leave TCP_NODELAY unset, for the benchmark experiment
+ * that shows what Nagle's algorithm costs; never for production. */
+static int apply_debug_nagle(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (strcasecmp(argv[1], "on") == 0)
+		st->cfg->debug_nagle = true;
+	else if (strcasecmp(argv[1], "off") == 0)
+		st->cfg->debug_nagle = false;
+	else
+		return config_fail_at(st, LUMEN_EMALFORMED, "debug-nagle: expected on or off, got \"%s\"",
+				      argv[1]);
+	return LUMEN_OK;
+}
+
 static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -204,6 +219,7 @@ static const struct directive rows[] = {
 	{ "conn_max", SECTION_GLOBAL, 1, 1, "conn_max <connections>", apply_conn_max },
 	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>",
 	  apply_conn_max },
+	{ "debug-nagle", SECTION_GLOBAL, 1, 1, "debug-nagle on|off", apply_debug_nagle },
 };
 
 /* The global directives (sizelimit and timelimit also in a database). */

@@ -197,10 +197,12 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		snprintf(c->peer, sizeof(c->peer), "%s", listener_name);
 	snprintf(c->local, sizeof(c->local), "%s", listener_name);
 	c->started = c->last_activity = time(NULL);
-	if (is_tcp) {
+	if (is_tcp && !s->config->debug_nagle) {
 		/* Nagle would hold small responses back by tens of milliseconds. */
 		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+			log_printf(LOG_LEVEL_CONNS, "fd=%d TCP_NODELAY not set: %s", fd,
+				   strerror(errno));
 	}
 	c->in_cap = CONN_INITIAL_INPUT;
 	c->in = malloc(c->in_cap);

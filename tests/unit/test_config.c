@@ -56,6 +56,7 @@ static const char full_config[] =
 	"conn_max_pending 10\n"
 	"conn_max_pending_auth 20\n"
 	"allow bind_anon_dn\n"
+	"debug-nagle on\n"
 	"\n"
 	"database mdb\n"
 	"suffix \"dc=example,dc=com\"\n"
@@ -95,6 +96,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(cfg->max_pending, 10);
 	ck_assert_uint_eq(cfg->max_pending_auth, 20);
 	ck_assert(cfg->allow_bind_anon_dn);
+	ck_assert(cfg->debug_nagle);
 	ck_assert_uint_eq(cfg->n_databases, 1);
 	const struct config_database *db = &cfg->databases[0];
 	ck_assert_str_eq(db->type, "mdb");
@@ -116,7 +118,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(db->indexes[1].kinds, INDEX_KIND_PRESENT | INDEX_KIND_EQUALITY |
 						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
 	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
-	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:26"));
+	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:27"));
 	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:16"));
 	ck_assert_uint_eq(db->cachesize, 5000);
 	ck_assert_uint_eq(db->idlcachesize, 7000);
@@ -142,6 +144,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->max_incoming, 256 * 1024);
 	ck_assert_uint_eq(cfg->max_incoming_auth, 4 * 1024 * 1024);
 	ck_assert(!cfg->allow_bind_anon_dn);
+	ck_assert(!cfg->debug_nagle);
 	ck_assert_ptr_null(cfg->pidfile);
 	ck_assert_uint_eq(cfg->n_databases, 0);
 	ck_assert_ptr_nonnull(cfg->schema);
@@ -246,6 +249,8 @@ static const struct bad_config bad_configs[] = {
 	  "main.conf:2: rootpw: expected a non-empty password" },
 	{ "bad allow", "allow everything\n", LUMEN_EMALFORMED,
 	  "main.conf:1: allow: expected bind_anon_dn" },
+	{ "bad debug-nagle", "debug-nagle maybe\n", LUMEN_EMALFORMED,
+	  "main.conf:1: debug-nagle: expected on or off, got \"maybe\"" },
 	{ "dbnosync takes no argument", "database mdb\ndbnosync yes\n", LUMEN_EMALFORMED,
 	  "main.conf:2: dbnosync: wrong number of arguments" },
 	{ "missing include", "threads 2\ninclude nowhere.conf\n", LUMEN_EIO,

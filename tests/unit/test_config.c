@@ -119,7 +119,7 @@ START_TEST(test_every_directive)
 						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
 	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
 	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:27"));
-	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:16"));
+	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:17"));
 	ck_assert_uint_eq(db->cachesize, 5000);
 	ck_assert_uint_eq(db->idlcachesize, 7000);
 	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);

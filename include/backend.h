@@ -487,6 +487,15 @@ int backend_check_indexes(struct backend *be, backend_problem_fn report, void *c
  * database must not be open in this process. Errors: those of
  * backend_open's store, LUMEN_EINVAL (unknown attribute type).
  */
+/*
+ * The attributes whose `index` line has no table in a database that already
+ * holds entries (the line was added after loading). lumend does not create
+ * such a table — an empty one would make indexed searches miss entries —
+ * and searches them as unindexed until `lumenindex ATTR` builds it. Fills up
+ * to max names and returns how many there are; tool mode reports none.
+ */
+size_t backend_unbuilt_indexes(const struct backend *be, const char **names, size_t max);
+
 int backend_missing_index_tables(const struct schema *schema,
 				 const struct backend_settings *settings, bool *missing,
 				 char *errbuf, size_t errlen);

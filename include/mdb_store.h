@@ -110,6 +110,29 @@ const char *mdb_store_describe(const struct mdb_store *store, int err, char *buf
 int mdb_store_index_open(struct mdb_store *store, const char *name, MDB_dbi *out);
 
 /*
+ * Whether the index table of attribute name exists, without creating it.
+ * Errors: LUMEN_EINVAL (empty or too long name), LUMEN_EIO.
+ */
+int mdb_store_index_exists(struct mdb_store *store, const char *name, bool *exists);
+
+/*
+ * The index kinds (backend_index_kind bits) recorded as fully built for the
+ * table of attribute name; *found is false when none were recorded.
+ * Errors: LUMEN_EINVAL (bad name), LUMEN_EIO.
+ */
+int mdb_store_index_kinds(struct mdb_store *store, const char *name, unsigned *kinds,
+			  bool *found);
+/*
+ * Record kinds as built for name inside txn (a write txn), or in a txn of
+ * its own when txn is NULL. Errors: LUMEN_EINVAL, LUMEN_EFULL, LUMEN_EIO.
+ */
+int mdb_store_set_index_kinds(struct mdb_store *store, MDB_txn *txn, const char *name,
+			      unsigned kinds);
+
+/* Whether the store holds no entry at all. Errors: LUMEN_EIO. */
+int mdb_store_is_empty(struct mdb_store *store, bool *empty);
+
+/*
  * Allocates the next entry ID inside write transaction txn (rolled back with
  * it). Errors: LUMEN_EFULL, LUMEN_EIO.
  */

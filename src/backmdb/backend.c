@@ -311,6 +311,14 @@ static int normalize_suffixes(struct backend *be, const struct backend_settings 
 	return rc;
 }
 
+size_t backend_unbuilt_indexes(const struct backend *be, const char **names, size_t max)
+{
+	size_t n = 0;
+	for (; n < be->n_unbuilt && n < max; n++)
+		names[n] = attribute_type_name(be->unbuilt[n].type);
+	return be->n_unbuilt;
+}
+
 static unsigned default_kinds(const struct backend_settings *st)
 {
 	unsigned kinds = 0;
@@ -320,13 +328,65 @@ static unsigned default_kinds(const struct backend_settings *st)
 	return kinds;
 }
 
-/* Adds kinds for type, merging repeated specifications of one type. */
+/*
+ * Which of the configured kinds of type's index are complete. An index line
+ * added after entries were loaded has no keys for them: an indexed search
+ * would miss entries, so until lumenindex builds it those kinds are left
+ * out (searched as unindexed) and no empty table is created. In an empty
+ * database every kind is complete from the start and is recorded so.
+ */
+static int built_kinds(struct backend *be, const struct attribute_type *type,
+		       unsigned kinds, unsigned *built)
+{
+	const char *name = attribute_type_name(type);
+	bool empty, exists, found;
+	unsigned recorded = 0;
+
+	int rc = mdb_store_is_empty(be->store, &empty);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (empty) {
+		*built = kinds;
+		return mdb_store_set_index_kinds(be->store, NULL, name, kinds);
+	}
+	/* the tools build what they write; lumenindex records what it rebuilt */
+	if (be->tool_mode) {
+		*built = kinds;
+		return LUMEN_OK;
+	}
+	rc = mdb_store_index_exists(be->store, name, &exists);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (!exists) {
+		*built = 0;
+		return LUMEN_OK;
+	}
+	rc = mdb_store_index_kinds(be->store, name, &recorded, &found);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (found) {
+		*built = recorded;
+		return LUMEN_OK;
+	}
+	/* a table from before built kinds were recorded: trust it */
+	*built = kinds;
+	return mdb_store_set_index_kinds(be->store, NULL, name, kinds);
+}
+
+/* Opens the index of type with all its configured kinds (merged). */
 static int add_index(struct backend *be, const struct attribute_type *type, unsigned kinds)
 {
-	struct backend_index *ix = be->index_by_type[type->index];
-	if (ix != NULL) {
-		ix->kinds |= kinds;
-		return LUMEN_OK;
+	struct backend_index *ix;
+	if (!be->read_only) {
+		unsigned built;
+		int rc = built_kinds(be, type, kinds, &built);
+		if (rc != LUMEN_OK)
+			return rc;
+		if ((kinds & ~built) != 0 && be->n_unbuilt < BACKEND_MAX_UNBUILT)
+			be->unbuilt[be->n_unbuilt++] = (struct backend_unbuilt){ type, kinds & ~built };
+		kinds &= built;
+		if (kinds == 0)
+			return LUMEN_OK;
 	}
 	ix = &be->indexes[be->n_indexes];
 	ix->type = type;
@@ -340,16 +400,12 @@ static int add_index(struct backend *be, const struct attribute_type *type, unsi
 	return LUMEN_OK;
 }
 
-static int open_indexes(struct backend *be, const struct backend_settings *st,
-			char *errbuf, size_t errlen)
+/* Validates every index line and ORs its kinds into merged[type index]. */
+static int merge_index_lines(struct backend *be, const struct backend_settings *st,
+			     unsigned *merged, char *errbuf, size_t errlen)
 {
 	unsigned fallback = default_kinds(st);
 
-	be->n_types = schema_attribute_type_count(be->schema);
-	be->index_by_type = calloc(be->n_types ? be->n_types : 1, sizeof(*be->index_by_type));
-	be->indexes = calloc(st->n_indexes ? st->n_indexes : 1, sizeof(*be->indexes));
-	if (be->index_by_type == NULL || be->indexes == NULL)
-		return LUMEN_ENOMEM;
 	for (size_t i = 0; i < st->n_indexes; i++) {
 		const char *name = st->indexes[i].attribute;
 		if (strcasecmp(name, "default") == 0)
@@ -370,14 +426,37 @@ static int open_indexes(struct backend *be, const struct backend_settings *st,
 		if ((kinds & BACKEND_INDEX_SUBSTRING) && type->substr == NULL)
 			return fail_open(errbuf, errlen, be->name, LUMEN_EINVAL,
 					 "index %s: sub needs a substrings rule", name);
-		int rc = add_index(be, type, kinds);
-		if (rc != LUMEN_OK)
-			return fail_open(errbuf, errlen, be->name, rc,
-					 "index %s: cannot open its table", name);
+		merged[type->index] |= kinds;
 	}
 	return LUMEN_OK;
 }
 
+static int open_indexes(struct backend *be, const struct backend_settings *st,
+			char *errbuf, size_t errlen)
+{
+	be->n_types = schema_attribute_type_count(be->schema);
+	be->index_by_type = calloc(be->n_types ? be->n_types : 1, sizeof(*be->index_by_type));
+	be->indexes = calloc(st->n_indexes ? st->n_indexes : 1, sizeof(*be->indexes));
+	unsigned *merged = calloc(be->n_types ? be->n_types : 1, sizeof(*merged));
+	int rc = be->index_by_type == NULL || be->indexes == NULL || merged == NULL
+			 ? LUMEN_ENOMEM : merge_index_lines(be, st, merged, errbuf, errlen);
+
+	/* Repeated lines for one type merge: open each index once, in order. */
+	for (size_t i = 0; i < st->n_indexes && rc == LUMEN_OK; i++) {
+		const char *name = st->indexes[i].attribute;
+		const struct attribute_type *type = strcasecmp(name, "default") == 0 ? NULL
+			: schema_attribute_type(be->schema, name, strlen(name));
+		if (type == NULL || merged[type->index] == 0)
+			continue;
+		rc = add_index(be, type, merged[type->index]);
+		merged[type->index] = 0;
+		if (rc != LUMEN_OK)
+			rc = fail_open(errbuf, errlen, be->name, rc,
+				       "index %s: cannot open its table", name);
+	}
+	free(merged);
+	return rc;
+}
 static int resolve_one(const struct schema *s, const char *name,
 		       struct attribute_description *ad)
 {

@@ -39,6 +39,8 @@
 #define BACKEND_SCRATCH_FIRST_FREE 2
 
 /* One indexed attribute type: its kinds and table. */
+#define BACKEND_MAX_UNBUILT 64
+
 struct backend_index {
 	const struct attribute_type *type;
 	unsigned kinds;        /* enum backend_index_kind bits */
@@ -70,6 +72,13 @@ struct backend {
 	struct backend_index *indexes;
 	size_t n_indexes;
 	struct backend_index **index_by_type;   /* schema type index → index or NULL */
+	/* Configured but never built (no table while entries exist): searched
+	 * as unindexed until lumenindex builds them. */
+	struct backend_unbuilt {
+		const struct attribute_type *type;
+		unsigned kinds;             /* backend_index_kind bits not built */
+	} unbuilt[BACKEND_MAX_UNBUILT];
+	size_t n_unbuilt;
 	size_t n_types;
 	struct entry_cache *entry_cache;
 	struct idl_cache *idl_cache;

@@ -279,6 +279,107 @@ done:
 	return rc;
 }
 
+int mdb_store_index_exists(struct mdb_store *store, const char *name, bool *exists)
+{
+	char table[sizeof(INDEX_TABLE_PREFIX) + MDB_STORE_INDEX_NAME_MAX];
+	size_t len = name ? strlen(name) : 0;
+	MDB_txn *txn = NULL;
+	MDB_dbi dbi;
+
+	if (len == 0 || len > MDB_STORE_INDEX_NAME_MAX)
+		return LUMEN_EINVAL;
+	snprintf(table, sizeof(table), INDEX_TABLE_PREFIX "%s", name);
+	int mrc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	mrc = mdb_dbi_open(txn, table, 0, &dbi);
+	mdb_txn_abort(txn);
+	if (mrc != MDB_SUCCESS && mrc != MDB_NOTFOUND)
+		return mdb_store_map_error(mrc);
+	*exists = mrc == MDB_SUCCESS;
+	return LUMEN_OK;
+}
+
+/* meta key of an index table's built kinds: "index-kinds:" + name */
+static int index_kinds_key(const char *name, char *buf, size_t len, MDB_val *key)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n == 0 || n > MDB_STORE_INDEX_NAME_MAX)
+		return LUMEN_EINVAL;
+	int w = snprintf(buf, len, "index-kinds:%s", name);
+	key->mv_size = (size_t)w;
+	key->mv_data = buf;
+	return LUMEN_OK;
+}
+
+int mdb_store_index_kinds(struct mdb_store *store, const char *name, unsigned *kinds,
+			  bool *found)
+{
+	char buf[16 + MDB_STORE_INDEX_NAME_MAX];
+	MDB_val key, data;
+	MDB_txn *txn = NULL;
+	uint32_t value;
+
+	int rc = index_kinds_key(name, buf, sizeof(buf), &key);
+	if (rc != LUMEN_OK)
+		return rc;
+	int mrc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	mrc = mdb_get(txn, store->meta, &key, &data);
+	*found = mrc == MDB_SUCCESS && data.mv_size == sizeof(value);
+	if (*found) {
+		memcpy(&value, data.mv_data, sizeof(value));
+		*kinds = value;
+	}
+	mdb_txn_abort(txn);
+	return mrc == MDB_SUCCESS || mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);
+}
+
+int mdb_store_set_index_kinds(struct mdb_store *store, MDB_txn *txn, const char *name,
+			      unsigned kinds)
+{
+	char buf[16 + MDB_STORE_INDEX_NAME_MAX];
+	MDB_val key, data;
+	MDB_txn *own = NULL;
+	uint32_t value = kinds;
+
+	int rc = index_kinds_key(name, buf, sizeof(buf), &key);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (txn == NULL) {
+		int mrc = mdb_txn_begin(store->env, NULL, 0, &own);
+		if (mrc != MDB_SUCCESS)
+			return mdb_store_map_error(mrc);
+	}
+	data.mv_size = sizeof(value);
+	data.mv_data = &value;
+	int mrc = mdb_put(txn ? txn : own, store->meta, &key, &data, 0);
+	if (own != NULL) {
+		if (mrc == MDB_SUCCESS)
+			mrc = mdb_txn_commit(own);
+		else
+			mdb_txn_abort(own);
+	}
+	return mdb_store_map_error(mrc);
+}
+
+int mdb_store_is_empty(struct mdb_store *store, bool *empty)
+{
+	MDB_txn *txn = NULL;
+	MDB_stat st;
+
+	int mrc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	mrc = mdb_stat(txn, store->id2entry, &st);
+	mdb_txn_abort(txn);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	*empty = st.ms_entries == 0;
+	return LUMEN_OK;
+}
+
 int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id)
 {
 	MDB_val key = { sizeof(meta_next_id_key) - 1, (void *)meta_next_id_key };

@@ -435,6 +435,19 @@ static int refill_tables(struct backend *be, const bool *chosen, struct index_pa
 	return rc;
 }
 
+/* The rebuilt tables now hold every configured kind: say so for lumend. */
+static int record_rebuilt_kinds(struct backend *be, const bool *chosen)
+{
+	MDB_txn *txn = NULL;
+	int rc = write_bulk_txn(&be->bulk, &txn);
+	for (size_t i = 0; i < be->n_indexes && rc == LUMEN_OK; i++)
+		if (chosen[i])
+			rc = mdb_store_set_index_kinds(be->store, txn,
+						       attribute_type_name(be->indexes[i].type),
+						       be->indexes[i].kinds);
+	return rc;
+}
+
 int backend_reindex(struct backend *be, const char *const *attributes, size_t n,
 		    struct backend_index_pass *options)
 {
@@ -452,6 +465,8 @@ int backend_reindex(struct backend *be, const char *const *attributes, size_t n,
 		rc = empty_tables(be, chosen);
 	if (rc == LUMEN_OK)
 		rc = refill_tables(be, chosen, &pass);
+	if (rc == LUMEN_OK)
+		rc = record_rebuilt_kinds(be, chosen);
 	if (options != NULL) {
 		options->entries = pass.entries;
 		options->rounds = pass.rounds;

@@ -129,6 +129,17 @@ static int build_subschema(struct server *s, char *err, size_t errlen)
 	return rc;
 }
 
+/* Index lines added after the data was loaded: say how to build them. */
+static void warn_unbuilt_indexes(const struct server *s, const struct server_database *db)
+{
+	const char *names[16];
+	size_t n = backend_unbuilt_indexes(db->backend, names, 16);
+	for (size_t i = 0; i < n && i < 16; i++)
+		log_printf(0, "%s: index for %s is configured but not (fully) built: searches on it "
+			   "walk their scope until \"lumenindex -f %s %s\" (with lumend stopped) "
+			   "builds it", db->config->origin, names[i], s->config->path, names[i]);
+}
+
 /* Lock and open one database; err names it on failure. */
 static int open_database(struct server *s, struct server_database *db, char *err,
 			 size_t errlen)
@@ -155,6 +166,8 @@ static int open_database(struct server *s, struct server_database *db, char *err
 	if (rc != LUMEN_OK)
 		snprintf(err, errlen, "%s: %s", cfg->origin,
 			 why[0] != '\0' ? why : lumen_strerror(rc));
+	else
+		warn_unbuilt_indexes(s, db);
 	return rc;
 }
 

@@ -34,6 +34,22 @@ cat >> "$CONF" <<CONF
 index sn eq
 index uid sub
 CONF
+# lumend started before the rebuild must not trust the unbuilt table/kind:
+# the searches still find every entry, and the log says what to run.
+uid_sub() {
+  ldapsearch -x -H "$URI" -b dc=example,dc=com -LLL '(uid=*er.1*)' dn 2>/dev/null |
+    grep -c '^dn:'
+}
+lumen_start
+expect_eq "new sn index not built yet: sn search still complete" "$before" "$(search_sn)"
+expect_eq "new uid sub kind not built yet: substring search still complete" 111 "$(uid_sub)"
+lumen_stop
+for a in sn uid; do
+  grep -q "index for $a is configured but not (fully) built.*lumenindex -f $CONF $a" \
+    "$TMP/lumend.log" && ok "lumend names the unbuilt $a index" ||
+    fail "lumend names the unbuilt $a index" "$(grep -i index "$TMP/lumend.log")"
+done
+
 rc=0; "$TOOLS/lumenindex" -f "$CONF" --check 2>"$TMP/check.err" || rc=$?
 expect_eq "--check with a new index line: exit 1" 1 "$rc"
 grep -q "index table for sn missing: run lumenindex -f $CONF sn" "$TMP/check.err" &&
@@ -72,6 +88,8 @@ expect_eq "uid substring search uses the new kind" "dn: uid=user.123,ou=people,d
   "$(ldapsearch -x -H "$URI" -b dc=example,dc=com -LLL '(uid=*ser.123)' dn 2>/dev/null | grep '^dn:')"
 lumen_stop
 # lumen_start began a fresh log
+grep -q 'not (fully) built' "$TMP/lumend.log" && fail "no unbuilt-index warning after the rebuild" ||
+  ok "no unbuilt-index warning after the rebuild"
 grep -q 'SRCH unindexed attr=sn' "$TMP/lumend.log" && fail "sn search no longer unindexed" ||
   ok "sn search no longer unindexed"
 grep -q 'SRCH unindexed attr=uid' "$TMP/lumend.log" && fail "uid substring search indexed" ||

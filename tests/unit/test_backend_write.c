@@ -454,6 +454,15 @@ START_TEST(modrdn_subtree)
 	ck_assert(fx_results_has(&r, "uid=carol,ou=Engineering,ou=Staff,dc=example,dc=com"));
 	fx_results_free(&r);
 	ck_assert_int_eq(fx_search(PEOPLE, LDAP_SCOPE_SUBTREE, NULL, &r), LDAP_NO_SUCH_OBJECT);
+	/* twice more: the copies re-derived after the rename, then the copies
+	 * confirmed current (no dn2id walk) still carry the new DNs */
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, "(uid=carol)", &r),
+				 LDAP_SUCCESS);
+		ck_assert_uint_eq(r.n, 1);
+		ck_assert_str_eq(r.dns[0], "uid=carol,ou=Engineering,ou=Staff,dc=example,dc=com");
+		fx_results_free(&r);
+	}
 
 	/* move Engineering below Groups; search by an index finds the new DN */
 	op = fx_op();

@@ -218,7 +218,7 @@ run_lumen() {
     echo "directory $dir/db"
     echo "maxsize 17179869184"
     [ $nosync -eq 1 ] && echo "dbnosync"
-    [ "$entry_cache" = off ] && echo "cachesize 0" || echo "cachesize $(( entries + 1000 ))"
+    [ "$entry_cache" = off ] && echo "cachesize off" || echo "cachesize $(( entries + 1000 ))"
     indexes
   } > "$dir/lumend.conf"
   if [ $nagle -eq 1 ]; then

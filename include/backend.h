@@ -98,6 +98,9 @@ struct backend_index_spec {
 	unsigned kinds;                /* enum backend_index_kind bits; 0 = default's */
 };
 
+/* cachesize/idlcachesize: keep no cache at all. */
+#define BACKEND_CACHE_OFF SIZE_MAX
+
 struct backend_settings {
 	const char *const *suffixes;   /* user form; at least one */
 	size_t n_suffixes;
@@ -109,8 +112,8 @@ struct backend_settings {
 	bool tool_mode;                /* offline bulk writes (see Caveats) */
 	const struct backend_index_spec *indexes;
 	size_t n_indexes;
-	size_t cachesize;              /* entries; 0 = BACKEND_DEFAULT_CACHESIZE */
-	size_t idlcachesize;           /* index keys; 0 = BACKEND_DEFAULT_IDLCACHESIZE */
+	size_t cachesize;              /* entries; 0 = BACKEND_DEFAULT_CACHESIZE; BACKEND_CACHE_OFF */
+	size_t idlcachesize;           /* index keys; 0 = BACKEND_DEFAULT_IDLCACHESIZE; BACKEND_CACHE_OFF */
 	const char *name;              /* for messages, e.g. "slapd.conf:12"; may be NULL */
 };
 

@@ -178,8 +178,8 @@ struct config_database {
 	bool dbnosync;
 	struct config_index *indexes;
 	size_t n_indexes;
-	size_t cachesize;           /* entries; 0 = the backend's default */
-	size_t idlcachesize;        /* index lookups; 0 = the backend's default */
+	size_t cachesize;           /* entries; 0 = the backend's default; CONFIG_CACHE_OFF */
+	size_t idlcachesize;        /* index lookups; 0 = the backend's default; CONFIG_CACHE_OFF */
 	long sizelimit;             /* CONFIG_LIMIT_INHERIT unless set here */
 	long timelimit;             /* seconds; CONFIG_LIMIT_INHERIT unless set */
 	struct access_rules access; /* this database's `access` lines */
@@ -197,6 +197,9 @@ struct config_database {
 #define CONFIG_DEFAULT_MAX_PENDING_AUTH 256u
 #define CONFIG_DEFAULT_MAXSIZE (10ull * 1024 * 1024 * 1024)
 #define CONFIG_DEFAULT_MAXREADERS 126u
+/* cachesize/idlcachesize off: no cache. */
+#define CONFIG_CACHE_OFF SIZE_MAX
+
 /* slowop-threshold not set (or "off"): no stage breakdown in the log. */
 #define CONFIG_SLOWOP_OFF (-1L)
 

@@ -14,9 +14,11 @@
  * "kick" it (event_active) when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
- * while the connection has max_pending outstanding operations, more than
- * CONN_MAX_UNSENT bytes of unsent output, a Bind in progress, or a Bind
- * waiting for earlier operations to end (Binds run alone).
+ * while the connection has max_pending outstanding operations or more than
+ * CONN_MAX_UNSENT bytes of unsent output. While a Bind runs or waits for
+ * earlier operations to end (Binds run alone) no operation is taken
+ * either, but the socket stays armed and input is buffered in the room
+ * the input buffer already has (no epoll_ctl per Bind).
  *
  * Ownership and lifetime: reference-counted. The I/O thread holds one
  * reference until teardown; every queued operation holds one. The last

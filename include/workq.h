@@ -11,14 +11,20 @@
  * Ownership: the queue owns its threads; it never owns jobs — a job's run
  * function is responsible for its object. workq_destroy after workq_shutdown
  * frees the queue.
- * Thread-safety: workq_push and workq_length may be called from any thread;
- * workq_shutdown and workq_destroy from one controlling thread.
+ * Thread-safety: workq_push, workq_push_chain and workq_length may be
+ * called from any thread; workq_shutdown and workq_destroy from one
+ * controlling thread.
  *
  * Caveats:
  *  - workq_shutdown drains: jobs already queued still run before the
  *    workers exit, so every job's run function is called exactly once.
  *  - A full queue refuses the job (LUMEN_EFULL) instead of blocking the
  *    caller: an I/O thread must never wait on workers.
+ *  - Wake-ups are counted, not broadcast: a push wakes a parked worker only
+ *    when more jobs are queued than workers are between jobs (those look
+ *    at the queue before they park), so a busy pool takes jobs without
+ *    any system call. Push after releasing locks a job's run function
+ *    takes: a woken worker would block on them at once.
  */
 #ifndef LUMEN_WORKQ_H
 #define LUMEN_WORKQ_H

@@ -511,8 +511,10 @@ static int start_writer_and_caches(struct backend *be, const struct backend_sett
 	size_t idlcachesize = st->idlcachesize ? st->idlcachesize : BACKEND_DEFAULT_IDLCACHESIZE;
 
 	/* offline tools read each entry about once: a cache would only cost */
-	if (be->tool_mode)
-		cachesize = idlcachesize = 0;
+	if (be->tool_mode || st->cachesize == BACKEND_CACHE_OFF)
+		cachesize = 0;
+	if (be->tool_mode || st->idlcachesize == BACKEND_CACHE_OFF)
+		idlcachesize = 0;
 	int rc = entry_cache_create(cachesize, destroy_cached_entry, NULL, &be->entry_cache);
 	if (rc == LUMEN_OK)
 		rc = idl_cache_create(idlcachesize, 0, &be->idl_cache);

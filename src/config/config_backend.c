@@ -46,8 +46,9 @@ int config_backend_settings(const struct config_database *db, struct backend_set
 	out->dbnosync = db->dbnosync;
 	out->indexes = indexes;
 	out->n_indexes = n_specs;
-	out->cachesize = db->cachesize;
-	out->idlcachesize = db->idlcachesize;
+	out->cachesize = db->cachesize == CONFIG_CACHE_OFF ? BACKEND_CACHE_OFF : db->cachesize;
+	out->idlcachesize = db->idlcachesize == CONFIG_CACHE_OFF ? BACKEND_CACHE_OFF
+								   : db->idlcachesize;
 	out->name = db->origin;
 	return LUMEN_OK;
 }

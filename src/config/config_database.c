@@ -90,8 +90,10 @@ static int apply_dbnosync(struct parse_state *st, size_t argc, char **argv)
 static int apply_cachesize(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 0, SIZE_MAX >> 1, false, &v);
+	uint64_t v = CONFIG_CACHE_OFF;
+	/* "off": no cache at all (the cache experiment of the benchmarks) */
+	int rc = strcasecmp(argv[1], "off") == 0
+			 ? LUMEN_OK : config_number_arg(st, argv[0], argv[1], 0, SIZE_MAX >> 1, false, &v);
 	if (rc != LUMEN_OK)
 		return rc;
 	if (strcasecmp(argv[0], "cachesize") == 0)
@@ -176,8 +178,8 @@ static const struct directive rows[] = {
 	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync },
 	{ "index", SECTION_DATABASE, 1, 2, "index <attr[,attr...]> [pres,eq,sub,approx]",
 	  apply_index },
-	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>", apply_cachesize },
-	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>", apply_cachesize },
+	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize },
+	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize },
 };
 
 /* The directives of a database section (and `database`, which opens one). */

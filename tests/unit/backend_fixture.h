@@ -167,6 +167,9 @@ static void fixture_tree(void)
 		"member: uid=bob,ou=People,dc=example,dc=com")), LDAP_SUCCESS);
 }
 
+/* Entry cache size of the next fixture_open (a test may turn it off). */
+static size_t fixture_cachesize = 4;
+
 static void fixture_open_settings(size_t maxsize, bool build_tree)
 {
 	char err[512] = "";
@@ -183,7 +186,7 @@ static void fixture_open_settings(size_t maxsize, bool build_tree)
 		.maxsize = maxsize, .dbnosync = true,
 		.indexes = fixture_indexes,
 		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
-		.cachesize = 4, /* small: evictions and misses get exercised */
+		.cachesize = fixture_cachesize, /* small: evictions and misses get exercised */
 		.idlcachesize = 16,
 	};
 	int rc = backend_open(fx.schema, &settings, &fx.be, err, sizeof(err));

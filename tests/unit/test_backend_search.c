@@ -506,6 +506,29 @@ START_TEST(open_errors)
 }
 END_TEST
 
+START_TEST(cache_off_keeps_nothing)
+{
+	/* reopen the checked fixture's database with `cachesize off` */
+	fixture_close();
+	fixture_cachesize = BACKEND_CACHE_OFF;
+	fixture_open();
+	fixture_cachesize = 4;
+	struct backend_stats before, after;
+	backend_get_stats(fx.be, &before);
+	for (int round = 0; round < 2; round++) {
+		struct fx_results r = { 0 };
+		ck_assert_int_eq(fx_search("dc=example,dc=com", LDAP_SCOPE_SUBTREE,
+					   "(objectClass=*)", &r), LDAP_SUCCESS);
+		ck_assert_uint_gt(r.n, 5);
+		fx_results_free(&r);
+	}
+	backend_get_stats(fx.be, &after);
+	ck_assert_uint_eq(after.entry_cache_capacity, 0);
+	ck_assert_uint_eq(after.entry_cache_size, 0);
+	ck_assert_uint_eq(after.entry_cache_hits, before.entry_cache_hits);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("backend_search");
@@ -514,6 +537,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, search_table, 0, sizeof(search_cases) / sizeof(search_cases[0]));
 	tcase_add_test(tc, size_limit);
 	tcase_add_test(tc, root_request_limits);
+	tcase_add_test(tc, cache_off_keeps_nothing);
 	tcase_add_loop_test(tc, no_such_base, 0, sizeof(missing_cases) / sizeof(missing_cases[0]));
 	tcase_add_test(tc, paged_results);
 	tcase_add_test(tc, paged_bad_cookie);

@@ -72,7 +72,7 @@ static const char full_config[] =
 	"  pres,eq,sub,approx\n"
 	"index uid\n"
 	"cachesize 5000\n"
-	"idlcachesize 7000\n"
+	"idlcachesize off\n"
 	"sizelimit 10\n";
 
 START_TEST(test_every_directive)
@@ -121,7 +121,7 @@ START_TEST(test_every_directive)
 	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:27"));
 	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:17"));
 	ck_assert_uint_eq(db->cachesize, 5000);
-	ck_assert_uint_eq(db->idlcachesize, 7000);
+	ck_assert(db->idlcachesize == CONFIG_CACHE_OFF);
 	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);
 	ck_assert_int_eq(config_database_timelimit(cfg, db), CONFIG_LIMIT_UNLIMITED);
 	config_free(cfg);
@@ -249,6 +249,8 @@ static const struct bad_config bad_configs[] = {
 	  "main.conf:2: rootpw: expected a non-empty password" },
 	{ "bad allow", "allow everything\n", LUMEN_EMALFORMED,
 	  "main.conf:1: allow: expected bind_anon_dn" },
+	{ "bad cachesize", "database mdb\ncachesize none\n", LUMEN_EMALFORMED,
+	  "main.conf:2: cachesize: expected" },
 	{ "bad debug-nagle", "debug-nagle maybe\n", LUMEN_EMALFORMED,
 	  "main.conf:1: debug-nagle: expected on or off, got \"maybe\"" },
 	{ "dbnosync takes no argument", "database mdb\ndbnosync yes\n", LUMEN_EMALFORMED,

@@ -302,8 +302,13 @@ const char *backend_index_name(const struct backend *be, size_t table);
  * violation's code (diagnostic in op->arena), unwillingToPerform (outside
  * the database). Errors: LUMEN_ENOMEM, LUMEN_EIO (no randomness).
  */
+enum backend_schema_check {
+	BACKEND_CHECK_NONE = 0,       /* lumenadd -s */
+	BACKEND_CHECK_FULL = 1,       /* entry_check_add */
+	BACKEND_CHECK_STRUCTURE = 2,  /* lumenadd -q: entry_check_add_structure */
+};
 int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry *e,
-			 bool check_schema);
+			 enum backend_schema_check check);
 /*
  * Thread-safe. The keys e produces in index table `table`, sorted and
  * unique, in arena memory (*n may be 0). Errors: LUMEN_ENOMEM,

@@ -72,6 +72,7 @@
 
 struct bulk_load_options {
 	bool skip_schema;          /* -s: no schema check (trusted input) */
+	bool quick;                /* -q: no second syntax check of each value */
 	bool continue_on_error;    /* -c */
 	bool progress;             /* progress line on stderr (when a tty) */
 	unsigned threads;          /* -j: builder threads, 1..BULK_LOAD_MAX_THREADS */

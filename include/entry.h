@@ -281,6 +281,13 @@ int entry_apply_change(struct entry *e, const struct ldap_change *change,
 int entry_check_add(const struct entry *e, struct arena *scratch,
 		    struct schema_violation *v);
 /*
+ * entry_check_add without validating each value against its syntax, for
+ * trusted input whose values were already validated on the way in
+ * (entry_from_attributes does): lumenadd -q. Errors as entry_check_add.
+ */
+int entry_check_add_structure(const struct entry *e, struct arena *scratch,
+			      struct schema_violation *v);
+/*
  * entry_check_add on `after` plus: the structural class may not change
  * from `before` (objectClassModsProhibited). Errors as entry_check_add.
  */

@@ -64,7 +64,7 @@ const char *backend_index_name(const struct backend *be, size_t table)
 /* ------------------------------------------------------------ prepare */
 
 int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry *e,
-			 bool check_schema)
+			 enum backend_schema_check check)
 {
 	struct schema_violation v;
 
@@ -73,7 +73,9 @@ int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry
 		backend_result(op, LDAP_UNWILLING_TO_PERFORM, "the entry is outside the database");
 		return LUMEN_OK;
 	}
-	int rc = check_schema ? entry_check_add(e, op->arena, &v) : LUMEN_OK;
+	int rc = check == BACKEND_CHECK_FULL ? entry_check_add(e, op->arena, &v)
+		 : check == BACKEND_CHECK_STRUCTURE ? entry_check_add_structure(e, op->arena, &v)
+		 : LUMEN_OK;
 	if (rc == LUMEN_ESCHEMA) {
 		const char *text = arena_strndup(op->arena, v.message,
 						 strnlen(v.message, sizeof(v.message)));

@@ -359,7 +359,7 @@ static bool attribute_allowed(const struct entry *e, const struct attribute_type
 	return false;
 }
 
-static int check_attributes(const struct entry *e, struct schema_violation *v)
+static int check_attributes(const struct entry *e, bool check_syntax, struct schema_violation *v)
 {
 	const struct object_class *extensible =
 		schema_object_class(e->schema, "extensibleObject", 16);
@@ -375,7 +375,7 @@ static int check_attributes(const struct entry *e, struct schema_violation *v)
 		if (t->single_value && a->n_values > 1)
 			return violation(v, SCHEMA_VIOLATION_SINGLE_VALUE,
 					 "attribute '%s' cannot have multiple values", name);
-		for (size_t j = 0; j < a->n_values; j++) {
+		for (size_t j = 0; check_syntax && j < a->n_values; j++) {
 			struct ber_view value = a->values[j].value;
 			if (a->values[j].normalized.ptr == NULL ||
 			    (t->syntax && t->syntax->validate &&
@@ -411,17 +411,29 @@ static int check_rdn(const struct entry *e, struct arena *scratch, struct schema
 	return LUMEN_OK;
 }
 
-int entry_check_add(const struct entry *e, struct arena *scratch, struct schema_violation *v)
+static int check_entry(const struct entry *e, bool check_syntax, struct arena *scratch,
+		       struct schema_violation *v)
 {
 	no_violation(v);
 	int rc = check_classes(e, v);
 	if (rc == LUMEN_OK)
-		rc = check_attributes(e, v);
+		rc = check_attributes(e, check_syntax, v);
 	if (rc == LUMEN_OK)
 		rc = check_must(e, v);
 	if (rc == LUMEN_OK)
 		rc = check_rdn(e, scratch, v);
 	return rc;
+}
+
+int entry_check_add(const struct entry *e, struct arena *scratch, struct schema_violation *v)
+{
+	return check_entry(e, true, scratch, v);
+}
+
+int entry_check_add_structure(const struct entry *e, struct arena *scratch,
+			      struct schema_violation *v)
+{
+	return check_entry(e, false, scratch, v);
 }
 
 int entry_check_modify(const struct entry *before, const struct entry *after,

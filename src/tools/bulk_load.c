@@ -68,7 +68,7 @@ struct pipeline {
 	uint64_t read_seq;           /* next sequence the reader fills */
 	bool input_done;             /* read_seq is final */
 	bool stop;                   /* the writer gave up: everyone leaves */
-	bool check_schema;           /* builders run the schema check */
+	enum backend_schema_check schema_check;  /* what the builders check */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -262,7 +262,7 @@ static void prepare_record(struct pipeline *p, struct load_slot *slot, struct lo
 		.arena = &slot->arena, .requester_ndn = p->options->rootdn_ndn,
 		.is_root = true, .from_tool = true,
 	};
-	int rc = backend_tool_prepare(p->be, &op, e, p->check_schema);
+	int rc = backend_tool_prepare(p->be, &op, e, p->schema_check);
 	if (rc == LUMEN_OK && op.result_code != LDAP_SUCCESS) {
 		record_fail(slot, r, "line %zu: %.*s: %s", refusal_text(&op, why, sizeof(why)));
 		return;
@@ -300,8 +300,10 @@ static void build_record(struct pipeline *p, struct load_slot *slot, struct load
 				       attrs, n_attrs, false, &e, &v);
 	if (rc == LUMEN_OK && p->be != NULL)
 		prepare_record(p, slot, r, e, w);
-	else if (rc == LUMEN_OK && p->check_schema)
+	else if (rc == LUMEN_OK && p->schema_check == BACKEND_CHECK_FULL)
 		rc = entry_check_add(e, &slot->arena, &v);
+	else if (rc == LUMEN_OK && p->schema_check == BACKEND_CHECK_STRUCTURE)
+		rc = entry_check_add_structure(e, &slot->arena, &v);
 	entry_free(e);
 	if (rc == LUMEN_OK)
 		return;
@@ -498,7 +500,8 @@ static int pipeline_init(struct pipeline *p, struct backend *be, const struct sc
 	p->schema = schema;
 	p->options = o;
 	p->input = input;
-	p->check_schema = !o->skip_schema;
+	p->schema_check = o->skip_schema ? BACKEND_CHECK_NONE
+			  : o->quick ? BACKEND_CHECK_STRUCTURE : BACKEND_CHECK_FULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->slot_empty, NULL);
 	pthread_cond_init(&p->slot_read, NULL);

@@ -55,7 +55,8 @@ static void usage(FILE *out)
 		"  -j THREADS  threads building entries (default: the number of cores)\n"
 		"  -m MB       memory for records in flight and index keys waiting to\n"
 		"              be written in order (default %zu; more = fewer rounds)\n"
-		"  -q          quick: trusted input (accepted; nothing is skipped yet)\n"
+		"  -q          quick: trusted input; values are syntax-checked once, on\n"
+		"              the way in, not again by the schema check\n"
 		"  -s          skip the schema check (trusted input)\n"
 		"  -u          dry run: parse and check, write nothing\n"
 		"The database must not be served by lumend while lumenadd runs.\n",
@@ -144,7 +145,7 @@ static int run(const struct add_args *a, struct tool_database *t, FILE *input, c
 	       size_t errlen)
 {
 	struct bulk_load_options o = {
-		.skip_schema = a->skip_schema, .continue_on_error = a->continue_on_error,
+		.skip_schema = a->skip_schema, .quick = a->quick, .continue_on_error = a->continue_on_error,
 		.progress = true, .threads = a->threads, .memory_limit = a->memory_limit,
 		.input_size = tool_file_size(input), .errors = stderr,
 	};

@@ -160,6 +160,15 @@ check "lumenindex --check after a many-round load" "$TOOLS/lumenindex" -f "$TMP/
 expect_eq "every generated entry loaded" 3008 "$(grep -c '^dn:' "$TMP/gen3.ldif")"
 check "many-round and one-round loads hold the same entries" compare_ldif "$TMP/gen3.ldif" "$TMP/gen4.ldif"
 check "many-round load equals its input" compare_ldif "$TMP/gen.ldif" "$TMP/gen3.ldif"
+# -q trusts the values (no second syntax pass) but still checks structure.
+mkdir -p "$TMP/db5"
+sed "s|^directory .*|directory $TMP/db5|" "$CONF" > "$TMP/slapd5.conf"
+check "lumenadd -q loads the same input" "$TOOLS/lumenadd" -f "$TMP/slapd5.conf" -q -l "$TMP/gen.ldif"
+"$TOOLS/lumencat" -f "$TMP/slapd5.conf" > "$TMP/gen5.ldif" 2>/dev/null
+check "-q load holds the same entries" compare_ldif "$TMP/gen4.ldif" "$TMP/gen5.ldif"
+rc=0; printf 'dn: uid=nosn,ou=people,dc=example,dc=com\nobjectClass: inetOrgPerson\nuid: nosn\ncn: x\n\n' |
+  "$TOOLS/lumenadd" -f "$TMP/slapd5.conf" -q 2>/dev/null || rc=$?
+expect_eq "-q still refuses a structural violation (missing sn)" 1 "$rc"
 sed 's/^dn: uid=user\.\([0-9]*\),/dn: uid=more.\1,/; s/^uid: user\./uid: more./' "$TMP/gen.ldif" |
   awk 'BEGIN { RS = ""; ORS = "\n\n" } /^dn: uid=more/' > "$TMP/more.ldif"
 printf 'dn: uid=broken,ou=people,dc=example,dc=com\nobjectClass: inetOrgPerson\nuid: broken\ncn: Broken\n\n' >> "$TMP/more.ldif"

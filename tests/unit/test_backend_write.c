@@ -984,7 +984,7 @@ static void tool_run_start(struct tool_run *t)
 
 /* Prepares and stores one entry the way lumenadd does; returns the LDAP result. */
 static int tool_add(struct tool_run *t, const char *dn, const char *const *lines,
-		    bool check_schema)
+		    enum backend_schema_check check_schema)
 {
 	struct ldap_attribute attrs[32];
 	struct schema_violation v;

@@ -316,6 +316,24 @@ START_TEST(modify_checks)
 }
 END_TEST
 
+/* lumenadd -q: values were validated on the way in; structure still is. */
+START_TEST(structure_check_trusts_values)
+{
+	struct entry *e = valid_person();
+	struct schema_violation v;
+	struct attribute_description sn;
+	ck_assert_int_eq(entry_add_text(e, "c", "USA"), LUMEN_OK); /* Country String: 2 letters */
+	ck_assert_int_eq(entry_check_add(e, &arena, &v), LUMEN_ESCHEMA);
+	ck_assert_int_eq(v.kind, SCHEMA_VIOLATION_INVALID_SYNTAX);
+	ck_assert_int_eq(entry_check_add_structure(e, &arena, &v), LUMEN_OK);
+	ck_assert_int_eq(attribute_description_parse(fixture_schema, "sn", 2, &sn), LUMEN_OK);
+	ck_assert_int_eq(entry_delete_values(e, &sn, NULL, 0, NULL), LUMEN_OK);
+	ck_assert_int_eq(entry_check_add_structure(e, &arena, &v), LUMEN_ESCHEMA);
+	ck_assert_int_eq(v.kind, SCHEMA_VIOLATION_MISSING_MUST);
+	entry_free(e);
+}
+END_TEST
+
 START_TEST(code_table)
 {
 	ck_assert_int_eq(schema_violation_ldap_code(SCHEMA_VIOLATION_KIND_COUNT), LDAP_OTHER);
@@ -335,6 +353,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, server_may_set_operational);
 	tcase_add_test(tc, add_supplies_rdn_values);
 	tcase_add_test(tc, add_without_values);
+	tcase_add_test(tc, structure_check_trusts_values);
 	tcase_add_loop_test(tc, modify_changes, 0, (int)(sizeof(mods) / sizeof(mods[0])));
 	tcase_add_test(tc, modify_checks);
 	tcase_add_test(tc, code_table);

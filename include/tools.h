@@ -55,6 +55,17 @@ int tool_database_open(const char *conf_path, const char *suffix, int number,
 void tool_database_close(struct tool_database *t);
 
 /*
+ * The file path opened with mode, or fallback (stdin/stdout) when path is
+ * NULL or "-". NULL after printing "TOOL: PATH: reason" to stderr.
+ */
+FILE *tool_stream_open(const char *tool, const char *path, const char *mode, FILE *fallback);
+/*
+ * Closes a stream from tool_stream_open (the fallback stays open).
+ * LUMEN_EIO, after printing the reason, when buffered output was lost.
+ */
+int tool_stream_close(const char *tool, const char *path, FILE *f, FILE *fallback);
+
+/*
  * The backend settings of a configured database: suffixes, directory,
  * map size, readers, sync, indexes. The arrays are allocated into
  * *suffixes and *indexes (caller frees both). Errors: LUMEN_ENOMEM.

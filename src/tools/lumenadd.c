@@ -213,19 +213,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lumenadd: %s\n", err);
 		return TOOL_EXIT_FAILURE;
 	}
-	if (a.ldif_path != NULL && strcmp(a.ldif_path, "-") != 0) {
-		input = fopen(a.ldif_path, "r");
-		if (input == NULL) {
-			fprintf(stderr, "lumenadd: %s: %s\n", a.ldif_path, strerror(errno));
-			tool_database_close(&t);
-			return TOOL_EXIT_FAILURE;
-		}
+	input = tool_stream_open("lumenadd", a.ldif_path, "r", stdin);
+	if (input == NULL) {
+		tool_database_close(&t);
+		return TOOL_EXIT_FAILURE;
 	}
 	int rc = run(&a, &t, input, err, sizeof(err));
 	if (rc != LUMEN_OK)
 		fprintf(stderr, "lumenadd: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
-	if (input != stdin)
-		fclose(input);
+	tool_stream_close("lumenadd", a.ldif_path, input, stdin);
 	tool_database_close(&t);
 	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
 }

@@ -202,21 +202,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lumencat: %s\n", err);
 		return TOOL_EXIT_FAILURE;
 	}
-	if (a.output_path != NULL && strcmp(a.output_path, "-") != 0) {
-		out = fopen(a.output_path, "w");
-		if (out == NULL) {
-			fprintf(stderr, "lumencat: %s: %s\n", a.output_path, strerror(errno));
-			tool_database_close(&t);
-			return TOOL_EXIT_FAILURE;
-		}
+	out = tool_stream_open("lumencat", a.output_path, "w", stdout);
+	if (out == NULL) {
+		tool_database_close(&t);
+		return TOOL_EXIT_FAILURE;
 	}
 	int rc = run(&a, &t, out, err, sizeof(err));
 	if (rc != LUMEN_OK)
 		fprintf(stderr, "lumencat: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
-	if (out != stdout && fclose(out) != 0 && rc == LUMEN_OK) {
-		fprintf(stderr, "lumencat: %s: %s\n", a.output_path, strerror(errno));
-		rc = LUMEN_EIO;
-	}
+	int close_rc = tool_stream_close("lumencat", a.output_path, out, stdout);
+	if (rc == LUMEN_OK)
+		rc = close_rc;
 	tool_database_close(&t);
 	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
 }

@@ -4,6 +4,7 @@
  */
 #include "tools.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -223,4 +224,24 @@ uint64_t tool_file_size(FILE *fp)
 	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	return (uint64_t)st.st_size;
+}
+
+FILE *tool_stream_open(const char *tool, const char *path, const char *mode, FILE *fallback)
+{
+	if (path == NULL || strcmp(path, "-") == 0)
+		return fallback;
+	FILE *f = fopen(path, mode);
+	if (f == NULL)
+		fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(errno));
+	return f;
+}
+
+int tool_stream_close(const char *tool, const char *path, FILE *f, FILE *fallback)
+{
+	if (f == NULL || f == fallback)
+		return LUMEN_OK;
+	if (fclose(f) == 0)
+		return LUMEN_OK;
+	fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(errno));
+	return LUMEN_EIO;
 }

@@ -89,6 +89,16 @@ check "lumenadd loads lumencat output" "$TOOLS/lumenadd" -f "$TMP/slapd2.conf" -
 "$TOOLS/lumencat" -f "$TMP/slapd2.conf" > "$TMP/out2.ldif" 2>/dev/null
 check "reloaded export is identical, operational attributes included" cmp "$TMP/out.ldif" "$TMP/out2.ldif"
 
+# --- files that cannot be opened -------------------------------------------
+rc=0; "$TOOLS/lumenadd" -f "$CONF" -l "$TMP/no-such.ldif" 2>"$TMP/open.err" || rc=$?
+expect_eq "lumenadd with a missing input file: exit 1" 1 "$rc"
+expect_eq "the message names the file and reason" \
+  "lumenadd: $TMP/no-such.ldif: No such file or directory" "$(cat "$TMP/open.err")"
+rc=0; "$TOOLS/lumencat" -f "$CONF" -l "$TMP/no-such-dir/out.ldif" 2>"$TMP/open.err" || rc=$?
+expect_eq "lumencat into an unwritable path: exit 1" 1 "$rc"
+expect_eq "its message names the file and reason" \
+  "lumencat: $TMP/no-such-dir/out.ldif: No such file or directory" "$(cat "$TMP/open.err")"
+
 # --- bad records ---------------------------------------------------------
 cat > "$TMP/bad.ldif" <<'LDIF'
 dn: uid=carol,ou=people,dc=example,dc=com

@@ -61,37 +61,54 @@ void access_op_init(struct access_op *a, const struct server *s,
 		    bool is_root, struct arena *arena, const bool *abandoned);
 
 /*
- * A search under access control (acl.h's search rules): per entry, `search`
- * on the entry, the filter re-evaluated with the items on attributes the
- * requester may not search made Undefined (the filter-oracle rule), `read`
- * on the entry, then `read` per attribute while encoding (may_read).
- * The per-entry scratch (rule cache, $N expansions, group lookups) lives
- * in its own arena, reset per entry, so a long search does not grow the
- * operation's arena.
+ * A search under access control (acl.h's search rules), in two halves:
+ * `hook` goes to the backend (backend_op.filter_access), which evaluates
+ * the filter through it: per entry, `search` on the entry, then `search`
+ * on every attribute actually tested (filter.h: a denied one is Undefined,
+ * so a filter is never an oracle, also not through a supertype). The sink
+ * then asks access_search_entry (`read` on the entry) and reads attributes
+ * through access_search_may_read while encoding. The per-entry scratch
+ * (rule cache, $N expansions, group lookups) lives in its own arena, reset
+ * per entry, so a long search does not grow the operation's arena.
  */
 struct access_search {
 	struct access_op a;          /* subject.arena = &scratch; must not move */
 	struct arena scratch;
-	struct filter guarded;       /* the request's filter, compiled a second time */
-	struct acl_filter_guard guard;
+	struct filter_access hook;
 	struct acl_target target;    /* the entry being decided/encoded */
+	const struct entry *begun;   /* the entry the hook set target up for */
+	bool may_match;              /* `search` on it */
 };
 
-/*
- * Start: compile `raw` again into op_arena (the backend keeps evaluating
- * its own copy) and record its marks. LUMEN_OK, LUMEN_ENOMEM, the errors of
- * filter_compile (the caller compiled the same filter already).
- */
-int access_search_begin(struct access_search *s, const struct server *srv,
-			const struct server_database *db, struct ber_view requester_ndn,
-			bool is_root, const bool *abandoned, const struct ldap_filter *raw,
-			const struct filter_limits *limits, struct arena *op_arena);
-/* May e be returned? (sets up s->target for access_search_may_read). */
+/* Start (never fails). */
+void access_search_begin(struct access_search *s, const struct server *srv,
+			 const struct server_database *db, struct ber_view requester_ndn,
+			 bool is_root, const bool *abandoned);
+/* May e, which the backend found to match through s->hook, be returned?
+ * (sets up s->target for access_search_may_read). */
 bool access_search_entry(struct access_search *s, const struct entry *e);
 /* attribute_selection.may_read for the entry of the last access_search_entry. */
 bool access_search_may_read(void *search, const struct attribute_type *type);
 /* Free the scratch arena. */
 void access_search_end(struct access_search *s);
+
+/*
+ * The values one operation tests on one entry other than a search filter:
+ * the Assertion control (`search` on each attribute tested) and Compare
+ * (`compare` on each subtype compared). `hook` goes to the backend
+ * (backend_op.filter_access / compare_access); it works in a->subject's
+ * arena and sets `hidden` when it denied an attribute of an entry the
+ * requester may not know exists (answer noSuchObject then, not
+ * insufficientAccessRights). a must outlive the hook's use.
+ */
+struct access_values {
+	struct filter_access hook;
+	struct access_op *a;
+	enum access_level level;
+	struct acl_target target;
+	bool hidden;
+};
+void access_values_init(struct access_values *v, struct access_op *a, enum access_level level);
 
 /* What access_decide found. */
 enum access_verdict {

@@ -50,6 +50,10 @@
  *  - A target with entry == NULL (acl_target_init_dn: a DN that names no
  *    entry, such as the parent of a suffix) never matches a rule with
  *    filter=.
+ *  - Fails closed: when a rule's filter= cannot be evaluated (the
+ *    subject's arena is exhausted), the target grants nothing at all
+ *    (ACCESS_NONE for every attribute), since skipping that rule could
+ *    reach a later, more generous one.
  *  - The group callback runs on the worker, inside the operation's read
  *    transaction if the server wants it to; it must not call back into acl.
  */
@@ -110,6 +114,7 @@ struct acl_target {
 	struct ber_view ndn;            /* the target's normalized DN */
 	uint8_t *rule_matches;          /* per rule: 0 unknown, 1 yes, 2 no; may be NULL */
 	size_t n_rules;
+	bool failed;                    /* a rule's filter= could not be evaluated */
 };
 
 /* Start deciding about `entry` (never fails; see the arena note above). */
@@ -176,25 +181,5 @@ bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *s
 		    const struct entry *entry, const struct entry *old_parent,
 		    const struct entry *new_parent, struct ber_view new_parent_ndn,
 		    const struct dn_rdn *new_rdn);
-
-/* ------------------------------------------------ filter oracle rule */
-
-/*
- * A search filter must not reveal values the subject may not search: every
- * item on an attribute the subject lacks `search` on for the current entry
- * evaluates as Undefined. The guard keeps the compiled filter's own
- * Undefined marks and re-marks the per-operation copy for each entry.
- * Items without a type (extensible match over all attributes) are
- * Undefined whenever rules exist and the subject is not the rootdn.
- */
-struct acl_filter_guard {
-	struct filter *filter;
-	bool *compiled_undefined;      /* the compile-time marks, by walk order */
-	size_t n_nodes;
-};
-/* Record f's marks (arena memory). LUMEN_ENOMEM, LUMEN_EINVAL (NULL f). */
-int acl_filter_guard_init(struct acl_filter_guard *g, struct filter *f, struct arena *arena);
-/* Re-mark g's filter for t's entry; call before filter_evaluate on it. */
-void acl_filter_guard_apply(const struct acl_filter_guard *g, struct acl_target *t);
 
 #endif

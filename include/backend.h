@@ -159,6 +159,17 @@ struct backend_op {
 	/* Controls. assertion: RFC 4528, compiled by the server; tested on the
 	 * target entry before any change (search: the base entry). */
 	const struct filter *assertion;
+	/*
+	 * Access control on the values the backend tests for the requester
+	 * (NULL: none, e.g. the rootdn): filter_access for the search filter
+	 * and the assertion control (filter.h: begin once per entry, then
+	 * may_test per attribute actually tested; a search calls begin on an
+	 * entry right before handing it to the sink), compare_access for the
+	 * values a Compare tests (a type it denies makes the Compare answer
+	 * insufficientAccessRights unless an allowed value matched).
+	 */
+	const struct filter_access *filter_access;
+	const struct filter_access *compare_access;
 	bool want_pre_read;            /* RFC 4527: fill pre_read */
 	bool want_post_read;           /* RFC 4527: fill post_read */
 	bool manage_dsa_it;            /* accepted; no referral objects exist yet */

@@ -10,15 +10,17 @@
  * normalizes assertion values once.
  *
  * Memory: filter_compile and filter_text_parse take everything from the
- * caller's arena; nothing is freed individually. A compiled filter keeps a
- * pointer to that arena: evaluation allocates nothing, except for the rare
- * items whose matching rule normalizes differently from the attribute's
- * equality rule (an ordering or substrings rule with its own normalizer, an
- * extensible match with another rule, dnAttributes, approx), which normalize the
- * entry's values into that arena. Keep the arena alive while the filter is
- * used; a failure there makes the item Undefined. Items on virtual
- * attributes (filter_evaluate_virtual, below) take their values from the
- * provider, in the provider's arena.
+ * caller's arena; nothing is freed individually. Evaluation allocates
+ * nothing, except for the rare items whose matching rule normalizes
+ * differently from the attribute's equality rule (an ordering or
+ * substrings rule with its own normalizer, an extensible match with
+ * another rule, dnAttributes, approx), which normalize the entry's values
+ * into the evaluation's scratch arena (filter_evaluation.scratch, by
+ * default the filter's own). A caller that evaluates many entries passes a
+ * scratch arena it resets per entry, so a long search does not grow; when
+ * the scratch runs out, filter_test fails (LUMEN_ENOMEM) instead of
+ * quietly calling the entry a non-match. Items on virtual attributes
+ * (filter_virtual, below) take their values from the provider.
  *
  * Thread-safety: a compiled filter belongs to one operation (one thread);
  * entries and the schema are only read.
@@ -124,11 +126,45 @@ int filter_compile(const struct schema *s, const struct ldap_filter *in,
 		   const struct filter_limits *limits, struct arena *arena,
 		   struct filter *out);
 
-/* Evaluate against an entry; never fails (problems are FILTER_UNDEFINED). */
+/*
+ * Who may test what during an evaluation (access control; the server's
+ * ACL engine implements it). begin(ctx, e) is called once per evaluation,
+ * before anything of e is tested: false means e may not be tested at all
+ * (the filter is Undefined for it). may_test(ctx, type) is asked for the
+ * type of every attribute actually tested: a stored attribute's own type
+ * (so (name=x) asks for cn and sn separately, never for name), a computed
+ * type, objectClass for class items, a DN component's type for
+ * dnAttributes. An attribute that may not be tested contributes Undefined,
+ * never TRUE or FALSE, so the result reveals nothing about its values,
+ * only what the attributes that may be tested say.
+ */
+struct filter_access {
+	bool (*begin)(void *ctx, const struct entry *e);   /* NULL: every entry */
+	bool (*may_test)(void *ctx, const struct attribute_type *type);
+	void *ctx;
+};
+
+/* How to evaluate; every member may be NULL. */
+struct filter_evaluation {
+	const struct filter_virtual *virtual;  /* computed attributes (below) */
+	const struct filter_access *access;    /* NULL: everything may be tested */
+	/* Where entry values are normalized for the rules that need it; the
+	 * caller resets it between entries. NULL: the filter's arena. */
+	struct arena *scratch;
+};
+
+/*
+ * Evaluate f against e: *out is TRUE, FALSE or UNDEFINED. Returns
+ * LUMEN_OK, LUMEN_ENOMEM when the scratch arena ran out (then *out is
+ * meaningless: the caller must fail the operation, not treat the entry as
+ * a non-match), LUMEN_EINVAL for a NULL filter or entry.
+ */
+int filter_test(const struct filter *f, const struct entry *e,
+		const struct filter_evaluation *how, enum filter_result *out);
+
+/* filter_test without access control, computed attributes or scratch;
+ * a failure reads as FILTER_UNDEFINED (tools and tests only). */
 enum filter_result filter_evaluate(const struct filter *f, const struct entry *e);
-enum filter_result filter_node_evaluate(const struct filter *f,
-					const struct filter_node *node,
-					const struct entry *e);
 
 /* ------------------------------------------------- virtual attributes */
 
@@ -144,7 +180,7 @@ enum filter_result filter_node_evaluate(const struct filter *f,
  * values(): the values of `type` for entry e into out[0 .. *n), at most
  * `cap`, each with its raw form and its form normalized by the type's
  * equality rule ({NULL,0} if none). Memory from `arena` (the provider's
- * per-entry scratch, handed back as given). *n = 0: the entry has none.
+ * per-entry scratch, handed back as given; NULL: the evaluation's scratch). *n = 0: the entry has none.
  * A non-OK return makes the item Undefined.
  *
  * Cost: nothing unless an item names a provided type (filter_names_virtual
@@ -158,17 +194,13 @@ struct filter_virtual {
 	int (*values)(void *ctx, const struct attribute_type *type, const struct entry *e,
 		      struct arena *arena, struct entry_value *out, size_t cap, size_t *n);
 	void *ctx;
-	struct arena *arena;       /* for values(); NULL = the filter's arena */
+	struct arena *arena;       /* for values(); NULL = the evaluation's scratch */
 };
 
 /* True if some item of f (even an undefined one) names a type v provides. */
 bool filter_names_virtual(const struct filter *f, const struct filter_virtual *v);
 /* True if v provides type (NULL v or type: false). */
 bool filter_virtual_provides(const struct filter_virtual *v, const struct attribute_type *type);
-/* filter_evaluate with virtual attributes from v (NULL v: filter_evaluate). */
-enum filter_result filter_evaluate_virtual(const struct filter *f, const struct entry *e,
-					   const struct filter_virtual *v);
-
 /* ------------------------------------------------ RFC 4515 string form */
 
 /*

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "access_glue.h"
 #include "arena.h"
 #include "backend.h"
 #include "ber.h"
@@ -161,6 +162,7 @@ struct op_target {
 	struct backend_op bop;               /* ready for the backend call */
 	struct ber_view next_cookie;         /* search: the paged-results answer */
 	bool hide_matched;                   /* ACLs apply: never name a matchedDN */
+	struct access_values assertion_access; /* bop.filter_access of non-searches */
 };
 
 /*
@@ -194,7 +196,9 @@ struct access_op;
 struct acl_target;
 struct entry;
 /* The access-control state of t's operation (access_glue.h); also decides
- * whether an error may name a matchedDN (t->hide_matched). */
+ * whether an error may name a matchedDN (t->hide_matched), and puts the
+ * Assertion control under `search` access (t->bop.filter_access). a must
+ * live until the backend call returns. */
 void op_target_access(struct op_context *ctx, struct op_target *t, struct access_op *a);
 /* Refuse an operation on e: insufficientAccessRights, or noSuchObject when
  * e is NULL or its existence may not be disclosed to the requester. */

@@ -85,10 +85,17 @@ static int backend_add_owned(struct backend *be, struct backend_op *op, struct e
 		rc = LUMEN_OK;
 		goto done;
 	}
-	if (rc == LUMEN_OK && op->assertion != NULL &&
-	    filter_evaluate(op->assertion, e) != FILTER_TRUE) {
-		backend_result(op, LDAP_ASSERTION_FAILED, NULL);
-		goto done;
+	if (rc == LUMEN_OK && op->assertion != NULL) {
+		bool match = false;
+		rc = backend_filter_matches(op, op->assertion, e, NULL, op->arena, &match);
+		if (rc == LUMEN_ENOMEM || !match) {
+			if (rc == LUMEN_ENOMEM)
+				backend_filter_exhausted(op);
+			else
+				backend_result(op, LDAP_ASSERTION_FAILED, NULL);
+			rc = LUMEN_OK;
+			goto done;
+		}
 	}
 	if (rc == LUMEN_OK)
 		rc = operational_on_add(be, op, e);

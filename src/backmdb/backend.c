@@ -23,6 +23,26 @@ void backend_result(struct backend_op *op, int code, const char *diagnostic)
 	op->diagnostic = diagnostic;
 }
 
+int backend_filter_matches(const struct backend_op *op, const struct filter *f,
+			   const struct entry *e, const struct filter_virtual *virt,
+			   struct arena *scratch, bool *match)
+{
+	struct filter_evaluation how = {
+		.virtual = virt, .access = op->filter_access, .scratch = scratch,
+	};
+	enum filter_result r;
+	int rc = filter_test(f, e, &how, &r);
+	*match = rc == LUMEN_OK && r == FILTER_TRUE;
+	return rc;
+}
+
+int backend_filter_exhausted(struct backend_op *op)
+{
+	backend_result(op, LDAP_ADMIN_LIMIT_EXCEEDED,
+		       "evaluating the filter on one entry needs more memory than allowed");
+	return LUMEN_ELIMIT;
+}
+
 int backend_fail(struct backend *be, struct backend_op *op, int err)
 {
 	char buf[256];

@@ -230,7 +230,9 @@ int write_job_run(struct write_job *job);
 int write_job_refuse(struct write_job *job, int err, int code, const char *diagnostic);
 /* In apply: LDAP noSuchObject with matchedDN; returns LUMEN_ENOTFOUND. */
 int write_job_no_such_object(struct write_job *job, MDB_txn *txn, const struct dn2id_match *m);
-/* In apply: evaluate op->assertion on e; non-OK (assertionFailed decided) if not TRUE. */
+/* In apply: evaluate op->assertion on e (under op->filter_access); non-OK
+ * (assertionFailed, or adminLimitExceeded when it could not be evaluated,
+ * decided) if not TRUE. */
 int write_job_check_assertion(struct write_job *job, const struct entry *e);
 /*
  * In apply: the entry named ndn (caller frees) and its ID, after the
@@ -251,6 +253,20 @@ int write_job_post_read(struct write_job *job, const struct entry *e);
 int operational_on_add(struct backend *be, const struct backend_op *op, struct entry *e);
 /* Replaces modifyTimestamp, modifiersName and entryCSN. Errors: LUMEN_ENOMEM. */
 int operational_on_modify(struct backend *be, const struct backend_op *op, struct entry *e);
+
+/*
+ * Evaluate f on e for op: op->filter_access, the computed attributes of
+ * virt (may be NULL), normalizations into scratch. LUMEN_ENOMEM when the
+ * scratch ran out (filter_test): the caller answers with
+ * backend_filter_exhausted, never with a non-match. *match is true only
+ * for FILTER_TRUE.
+ */
+int backend_filter_matches(const struct backend_op *op, const struct filter *f,
+			   const struct entry *e, const struct filter_virtual *virt,
+			   struct arena *scratch, bool *match);
+/* The answer to a filter that could not be evaluated: adminLimitExceeded
+ * with a diagnostic; returns LUMEN_ELIMIT. */
+int backend_filter_exhausted(struct backend_op *op);
 
 /* -------------------------------------------------- virtual_attrs.c */
 

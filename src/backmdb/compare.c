@@ -3,7 +3,8 @@
  * a pooled read snapshot and the entry cache (no allocation on a hit).
  *
  * Compare follows OpenLDAP: the asserted type's equality rule decides, and
- * values of subtypes count ((name=x) compares cn and sn); noSuchAttribute
+ * values of subtypes count ((name=x) compares cn and sn), each only if the
+ * requester may compare that subtype (op->compare_access); noSuchAttribute
  * only when the entry has no attribute of the type at all. The computed
  * attributes (entryDN, hasSubordinates, ...) compare through the same
  * provider filters use (virtual_attrs.c), as does the assertion control.
@@ -53,10 +54,23 @@ static bool attribute_has(const struct entry_attribute *a, const struct matching
 	return false;
 }
 
+/* What a Compare found so far. */
+struct compare_state {
+	bool seen;       /* an attribute of the type exists */
+	bool found;      /* an allowed value matched */
+	bool hidden;     /* an attribute of the type may not be compared */
+};
+
+static bool may_compare(const struct backend_op *op, const struct attribute_type *type)
+{
+	const struct filter_access *acc = op->compare_access;
+	return acc == NULL || acc->may_test(acc->ctx, type);
+}
+
 /* A computed attribute's values, as the stored ones are tested. */
-static void compare_virtual(const struct filter_virtual *virt, const struct entry *e,
-			    const struct attribute_description *want, struct ber_view assertion,
-			    struct arena *arena, bool *seen, bool *found)
+static void compare_virtual(const struct backend_op *op, const struct filter_virtual *virt,
+			    const struct entry *e, const struct attribute_description *want,
+			    struct ber_view assertion, struct compare_state *cs)
 {
 	struct entry_value values[FILTER_VIRTUAL_MAX_VALUES];
 	struct attribute_description have = { want->type, { NULL, 0 } };
@@ -64,21 +78,49 @@ static void compare_virtual(const struct filter_virtual *virt, const struct entr
 
 	/* computed values carry no options; a failure means "no value" */
 	if (!attribute_description_matches(want, &have) ||
-	    virt->values(virt->ctx, want->type, e, arena, values, FILTER_VIRTUAL_MAX_VALUES,
-			 &n) != LUMEN_OK)
+	    virt->values(virt->ctx, want->type, e, op->arena, values, FILTER_VIRTUAL_MAX_VALUES,
+			 &n) != LUMEN_OK || n == 0)
 		return;
+	cs->seen = true;
+	if (!may_compare(op, want->type)) {
+		cs->hidden = true;
+		return;
+	}
 	struct entry_attribute a = { .desc = have, .values = values, .n_values = n };
-	*seen = n > 0;
-	*found = *seen && attribute_has(&a, want->type->equality, assertion, arena);
+	cs->found = attribute_has(&a, want->type->equality, assertion, op->arena);
 }
 
+/* The stored attributes of the type and its subtypes, each under its own access. */
+static void compare_stored(const struct backend_op *op, const struct entry *e,
+			   const struct attribute_description *want, struct ber_view assertion,
+			   struct compare_state *cs)
+{
+	for (size_t i = 0; i < e->n_attributes && !cs->found; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		if (!attribute_description_matches(want, &a->desc))
+			continue;
+		cs->seen = true;
+		if (!may_compare(op, a->desc.type)) {
+			cs->hidden = true;
+			continue;
+		}
+		cs->found = attribute_has(a, want->type->equality, assertion, op->arena);
+	}
+}
+
+/*
+ * As OpenLDAP: a value that matches answers compareTrue; otherwise an
+ * attribute the requester may not compare makes the answer
+ * insufficientAccessRights whatever its values, so that it reveals nothing.
+ */
 static void compare_entry(struct backend_op *op, const struct entry *e,
 			  const struct attribute_description *want, struct ber_view value,
 			  const struct filter_virtual *virt)
 {
 	const struct matching_rule *rule = want->type->equality;
+	const struct filter_access *acc = op->compare_access;
+	struct compare_state cs = { false, false, false };
 	struct ber_view assertion;
-	bool seen = false, found = false;
 
 	if (rule == NULL) {
 		backend_result(op, LDAP_INAPPROPRIATE_MATCHING, "no equality matching rule");
@@ -88,19 +130,18 @@ static void compare_entry(struct backend_op *op, const struct entry *e,
 		backend_result(op, LDAP_INVALID_ATTRIBUTE_SYNTAX, "value cannot be compared");
 		return;
 	}
-	if (virt != NULL)
-		compare_virtual(virt, e, want, assertion, op->arena, &seen, &found);
-	for (size_t i = 0; virt == NULL && i < e->n_attributes && !found; i++) {
-		const struct entry_attribute *a = &e->attributes[i];
-		if (!attribute_description_matches(want, &a->desc))
-			continue;
-		seen = true;
-		found = attribute_has(a, rule, assertion, op->arena);
-	}
-	if (!seen)
-		backend_result(op, LDAP_NO_SUCH_ATTRIBUTE, NULL);
+	if (acc != NULL && acc->begin != NULL && !acc->begin(acc->ctx, e))
+		cs.hidden = true;
+	else if (virt != NULL)
+		compare_virtual(op, virt, e, want, assertion, &cs);
 	else
-		backend_result(op, found ? LDAP_COMPARE_TRUE : LDAP_COMPARE_FALSE, NULL);
+		compare_stored(op, e, want, assertion, &cs);
+	if (cs.found)
+		backend_result(op, LDAP_COMPARE_TRUE, NULL);
+	else if (cs.hidden)
+		backend_result(op, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL);
+	else
+		backend_result(op, cs.seen ? LDAP_COMPARE_FALSE : LDAP_NO_SUCH_ATTRIBUTE, NULL);
 }
 
 int backend_compare(struct backend *be, struct backend_op *op, struct ber_view ndn,
@@ -130,8 +171,12 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 		const struct filter_virtual *vv = backend_virtual_for_type(
 			&value_virt, be, rd, want.type, op->arena);
 		assertion_virt.id = value_virt.id = id;
-		if (op->assertion != NULL &&
-		    filter_evaluate_virtual(op->assertion, e, av) != FILTER_TRUE)
+		bool holds = true;
+		if (op->assertion != NULL)
+			rc = backend_filter_matches(op, op->assertion, e, av, op->arena, &holds);
+		if (rc == LUMEN_ENOMEM)
+			rc = backend_filter_exhausted(op) == LUMEN_ELIMIT ? LUMEN_OK : rc;
+		else if (!holds)
 			backend_result(op, LDAP_ASSERTION_FAILED, NULL);
 		else
 			compare_entry(op, e, &want, value, vv);

@@ -314,11 +314,18 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		return rc;
 	r->op->candidates_tested++;
 	r->virt.id = id;
-	bool match = r->s->filter == NULL ||
-		     filter_evaluate_virtual(r->s->filter, e, r->provider) == FILTER_TRUE;
+	/* the scratch is reset per candidate, so a long search never fills it */
+	bool match = true;
+	if (r->s->filter != NULL)
+		rc = backend_filter_matches(r->op, r->s->filter, e, r->provider,
+					    &r->rd->entry_arena, &match);
 	mark(r->op, BACKEND_STAGE_FILTER);
-	if (match)
+	if (rc == LUMEN_ENOMEM) {
+		backend_filter_exhausted(r->op);
+		rc = 1;
+	} else if (rc == LUMEN_OK && match) {
 		rc = send_entry(r, id, e);
+	}
 	backend_entry_put(r->be, handle);
 	return rc;
 }
@@ -384,8 +391,11 @@ static int check_base(struct search_run *r)
 	const struct filter_virtual *provider =
 		backend_virtual_for_filter(&virt, r->be, r->rd, r->op->assertion, r->op->arena);
 	virt.id = r->base_id;
-	bool ok = filter_evaluate_virtual(r->op->assertion, e, provider) == FILTER_TRUE;
+	bool ok = false;
+	rc = backend_filter_matches(r->op, r->op->assertion, e, provider, r->op->arena, &ok);
 	backend_entry_put(r->be, handle);
+	if (rc == LUMEN_ENOMEM)
+		return backend_filter_exhausted(r->op);
 	if (!ok) {
 		backend_result(r->op, LDAP_ASSERTION_FAILED, NULL);
 		return LUMEN_EINVAL;
@@ -427,6 +437,8 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	if (rc == LUMEN_ENOTFOUND && op->result_code == LDAP_NO_SUCH_OBJECT)
 		return LUMEN_OK;
 	if (rc == LUMEN_EINVAL && op->result_code == LDAP_ASSERTION_FAILED)
+		return LUMEN_OK;
+	if (rc == LUMEN_ELIMIT && op->result_code == LDAP_ADMIN_LIMIT_EXCEEDED)
 		return LUMEN_OK;
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);

@@ -30,7 +30,15 @@ int write_job_no_such_object(struct write_job *job, MDB_txn *txn, const struct d
 int write_job_check_assertion(struct write_job *job, const struct entry *e)
 {
 	const struct filter *f = job->op->assertion;
-	if (f == NULL || filter_evaluate(f, e) == FILTER_TRUE)
+	bool match = false;
+	if (f == NULL)
+		return LUMEN_OK;
+	int rc = backend_filter_matches(job->op, f, e, NULL, job->op->arena, &match);
+	if (rc == LUMEN_ENOMEM) {
+		job->decided = true;
+		return backend_filter_exhausted(job->op);
+	}
+	if (match)
 		return LUMEN_OK;
 	return write_job_refuse(job, LUMEN_EINVAL, LDAP_ASSERTION_FAILED, NULL);
 }

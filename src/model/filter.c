@@ -243,22 +243,42 @@ static bool bytes_equal(struct ber_view a, struct ber_view b)
 }
 
 /*
+ * One evaluation: the entry, where entry values are normalized, who may
+ * test what, and the first failure (filter.h: a failure is an error, never
+ * a quiet Undefined that would drop an entry from a result).
+ */
+struct eval_state {
+	const struct filter *f;
+	const struct entry *e;
+	const struct filter_virtual *virtual;
+	const struct filter_access *access;
+	struct arena *scratch;
+	int error;
+};
+
+/* May the values of `type` be tested on this entry? */
+static bool may_test(const struct eval_state *st, const struct attribute_type *type)
+{
+	return st->access == NULL || st->access->may_test(st->access->ctx, type);
+}
+
+/*
  * The form of an entry value the node's rule compares: the stored
- * normalized form when the normalizers agree, else computed into the arena.
+ * normalized form when the normalizers agree, else computed into scratch.
  * LUMEN_EMALFORMED when the rule rejects the value (it then cannot match).
  */
-static int value_form(const struct filter *f, const struct filter_node *node,
+static int value_form(struct eval_state *st, const struct filter_node *node,
 		      const struct matching_rule *rule, bool stored,
 		      const struct entry_value *v, struct ber_view *out)
 {
 	if (node->type == LDAP_FILTER_APPROX && !node->uses_stored_normalized &&
 	    node->rule != NULL && approx_uses_key(node->rule))
-		return matching_approx_key(v->value.ptr, v->value.len, f->arena, out);
+		return matching_approx_key(v->value.ptr, v->value.len, st->scratch, out);
 	if (stored) {
 		*out = v->normalized;
 		return v->normalized.ptr != NULL ? LUMEN_OK : LUMEN_EMALFORMED;
 	}
-	return rule->normalize(v->value.ptr, v->value.len, f->arena, out);
+	return rule->normalize(v->value.ptr, v->value.len, st->scratch, out);
 }
 
 static int rule_compare(const struct matching_rule *rule, struct ber_view a, struct ber_view b)
@@ -290,20 +310,43 @@ static bool value_matches(const struct filter_node *node, struct ber_view form)
 	}
 }
 
-/* Test every value of one attribute. */
-static enum filter_result attribute_matches(const struct filter *f,
+/* One prepared value: TRUE, FALSE, or UNDEFINED with st->error set. */
+static enum filter_result value_item(struct eval_state *st, const struct filter_node *node,
+				     bool stored, const struct entry_value *v)
+{
+	struct ber_view form;
+	int rc = value_form(st, node, node->rule, stored, v, &form);
+	if (rc == LUMEN_ENOMEM) {
+		st->error = rc;
+		return FILTER_UNDEFINED;
+	}
+	return rc == LUMEN_OK && value_matches(node, form) ? FILTER_TRUE : FILTER_FALSE;
+}
+
+/* Test every value of one attribute (whose type the caller may test). */
+static enum filter_result attribute_matches(struct eval_state *st,
 					    const struct filter_node *node,
 					    const struct entry_attribute *a, bool stored)
 {
 	for (size_t i = 0; i < a->n_values; i++) {
-		struct ber_view form;
-		int rc = value_form(f, node, node->rule, stored, &a->values[i], &form);
-		if (rc == LUMEN_ENOMEM)
-			return FILTER_UNDEFINED;
-		if (rc == LUMEN_OK && value_matches(node, form))
-			return FILTER_TRUE;
+		enum filter_result r = value_item(st, node, stored, &a->values[i]);
+		if (r != FILTER_FALSE)
+			return r;
 	}
 	return FILTER_FALSE;
+}
+
+/*
+ * Combine what one attribute said into what the item says so far: TRUE
+ * wins; an attribute the requester may not test is Undefined, so that the
+ * answer never depends on its values (RFC 4511 §4.5.1.7, OpenLDAP's
+ * per-attribute `search` check).
+ */
+static enum filter_result combine(enum filter_result so_far, enum filter_result r)
+{
+	if (so_far == FILTER_TRUE || r == FILTER_TRUE)
+		return FILTER_TRUE;
+	return r == FILTER_UNDEFINED ? FILTER_UNDEFINED : so_far;
 }
 
 /* Without a type, an extensible rule applies to attributes of its syntax. */
@@ -315,62 +358,73 @@ static bool rule_applies_to(const struct matching_rule *rule, const struct attri
 	       strcmp(type->syntax->oid, rule->syntax_oid) == 0;
 }
 
-static enum filter_result dn_matches(const struct filter *f, const struct filter_node *node,
-				     const struct entry *e)
+/* Does the DN component's type take part in the item? */
+static bool dn_ava_applies(const struct filter_node *node, const struct attribute_type *t)
 {
-	struct dn dn;
-	if (dn_parse(f->schema, (const char *)e->dn.ptr, e->dn.len, f->arena, &dn) != LUMEN_OK)
-		return FILTER_UNDEFINED;
-	for (size_t i = 0; i < dn.n_rdns; i++) {
-		for (size_t j = 0; j < dn.rdns[i].n_avas; j++) {
-			const struct dn_ava *ava = &dn.rdns[i].avas[j];
-			const struct attribute_type *t = ava->type;
-			if (t == NULL)
-				continue;
-			if (node->desc.type ? !attribute_type_is_subtype(t, node->desc.type)
-					    : !rule_applies_to(node->rule, t))
-				continue;
-			struct entry_value v = { ava->value, ava->normalized };
-			struct ber_view form;
-			bool stored = shares_equality_normalizer(t, node->rule);
-			if (value_form(f, node, node->rule, stored, &v, &form) == LUMEN_OK &&
-			    value_matches(node, form))
-				return FILTER_TRUE;
-		}
-	}
-	return FILTER_FALSE;
+	return node->desc.type ? attribute_type_is_subtype(t, node->desc.type)
+			       : rule_applies_to(node->rule, t);
 }
 
-static enum filter_result extensible_matches(const struct filter *f,
-					     const struct filter_node *node,
-					     const struct entry *e)
+static enum filter_result dn_matches(struct eval_state *st, const struct filter_node *node)
 {
+	const struct entry *e = st->e;
+	struct dn dn;
+	int rc = dn_parse(st->f->schema, (const char *)e->dn.ptr, e->dn.len, st->scratch, &dn);
+	if (rc == LUMEN_ENOMEM)
+		st->error = rc;
+	if (rc != LUMEN_OK)
+		return FILTER_UNDEFINED;
+	enum filter_result result = FILTER_FALSE;
+	for (size_t i = 0; i < dn.n_rdns; i++) {
+		for (size_t j = 0; j < dn.rdns[i].n_avas && result != FILTER_TRUE; j++) {
+			const struct dn_ava *ava = &dn.rdns[i].avas[j];
+			if (ava->type == NULL || !dn_ava_applies(node, ava->type))
+				continue;
+			if (!may_test(st, ava->type)) {
+				result = combine(result, FILTER_UNDEFINED);
+				continue;
+			}
+			struct entry_value v = { ava->value, ava->normalized };
+			bool stored = shares_equality_normalizer(ava->type, node->rule);
+			result = combine(result, value_item(st, node, stored, &v));
+		}
+	}
+	return result;
+}
+
+/* Does an extensible item test attribute a, and with the stored forms? */
+static bool extensible_applies(const struct filter_node *node, const struct entry_attribute *a)
+{
+	if (node->desc.type != NULL)
+		return attribute_description_matches(&node->desc, &a->desc);
+	return rule_applies_to(node->rule, a->desc.type);
+}
+
+static enum filter_result extensible_matches(struct eval_state *st,
+					     const struct filter_node *node)
+{
+	const struct entry *e = st->e;
 	enum filter_result result = FILTER_FALSE;
 	for (size_t i = 0; i < e->n_attributes && result != FILTER_TRUE; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
-		bool stored;
-		if (node->desc.type != NULL) {
-			if (!attribute_description_matches(&node->desc, &a->desc))
-				continue;
-			stored = shares_equality_normalizer(a->desc.type, node->rule);
-		} else {
-			if (!rule_applies_to(node->rule, a->desc.type))
-				continue;
-			stored = shares_equality_normalizer(a->desc.type, node->rule);
+		if (!extensible_applies(node, a))
+			continue;
+		if (!may_test(st, a->desc.type)) {
+			result = combine(result, FILTER_UNDEFINED);
+			continue;
 		}
-		enum filter_result r = attribute_matches(f, node, a, stored);
-		if (r != FILTER_FALSE)
-			result = r;
+		bool stored = shares_equality_normalizer(a->desc.type, node->rule);
+		result = combine(result, attribute_matches(st, node, a, stored));
 	}
-	if (result == FILTER_FALSE && node->dn_attributes)
-		result = dn_matches(f, node, e);
+	if (result != FILTER_TRUE && node->dn_attributes)
+		result = combine(result, dn_matches(st, node));
 	return result;
 }
 
 /* An item on a provided type tests the provider's values (filter.h). */
-static enum filter_result virtual_matches(const struct filter *f, const struct filter_node *node,
-					  const struct entry *e, const struct filter_virtual *v)
+static enum filter_result virtual_matches(struct eval_state *st, const struct filter_node *node)
 {
+	const struct filter_virtual *v = st->virtual;
 	struct entry_value values[FILTER_VIRTUAL_MAX_VALUES];
 	struct attribute_description have = { node->desc.type, { NULL, 0 } };
 	size_t n = 0;
@@ -378,7 +432,9 @@ static enum filter_result virtual_matches(const struct filter *f, const struct f
 	/* computed values carry no options: (entryDN;x=...) names nothing */
 	if (!attribute_description_matches(&node->desc, &have))
 		return FILTER_FALSE;
-	if (v->values(v->ctx, node->desc.type, e, v->arena ? v->arena : f->arena, values,
+	if (!may_test(st, node->desc.type))
+		return FILTER_UNDEFINED;
+	if (v->values(v->ctx, node->desc.type, st->e, v->arena ? v->arena : st->scratch, values,
 		      FILTER_VIRTUAL_MAX_VALUES, &n) != LUMEN_OK)
 		return FILTER_UNDEFINED;
 	if (n == 0)
@@ -386,48 +442,55 @@ static enum filter_result virtual_matches(const struct filter *f, const struct f
 	if (node->type == LDAP_FILTER_PRESENT)
 		return FILTER_TRUE;
 	struct entry_attribute a = { .desc = have, .values = values, .n_values = n };
-	return attribute_matches(f, node, &a, node->uses_stored_normalized);
+	return attribute_matches(st, node, &a, node->uses_stored_normalized);
 }
 
-static enum filter_result item_matches(const struct filter *f, const struct filter_node *node,
-				       const struct entry *e, const struct filter_virtual *v)
+/* An objectClass item that holds: (objectClass=*), or the entry is of the class. */
+static enum filter_result object_class_matches(struct eval_state *st,
+					       const struct filter_node *node)
 {
+	return may_test(st, node->desc.type) ? FILTER_TRUE : FILTER_UNDEFINED;
+}
+
+static enum filter_result item_matches(struct eval_state *st, const struct filter_node *node)
+{
+	const struct entry *e = st->e;
 	if (node->undefined)
 		return FILTER_UNDEFINED;
-	if (v != NULL && filter_virtual_provides(v, node->desc.type))
-		return virtual_matches(f, node, e, v);
+	if (st->virtual != NULL && filter_virtual_provides(st->virtual, node->desc.type))
+		return virtual_matches(st, node);
 	if (node->type == LDAP_FILTER_EXTENSIBLE)
-		return extensible_matches(f, node, e);
-	if (node->type == LDAP_FILTER_PRESENT && is_object_class_type(node->desc.type))
-		return FILTER_TRUE;
-	if (node->object_class != NULL && entry_is_instance_of(e, node->object_class))
-		return FILTER_TRUE;
+		return extensible_matches(st, node);
+	if ((node->type == LDAP_FILTER_PRESENT && is_object_class_type(node->desc.type)) ||
+	    (node->object_class != NULL && entry_is_instance_of(e, node->object_class)))
+		return object_class_matches(st, node);
 	enum filter_result result = FILTER_FALSE;
 	for (size_t i = 0; i < e->n_attributes && result != FILTER_TRUE; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
 		if (!attribute_description_matches(&node->desc, &a->desc))
 			continue;
+		if (!may_test(st, a->desc.type)) {
+			result = combine(result, FILTER_UNDEFINED);
+			continue;
+		}
 		if (node->type == LDAP_FILTER_PRESENT)
 			return FILTER_TRUE;
 		/* a subtype may normalize differently from the asserted type */
 		bool stored = node->uses_stored_normalized &&
 			      shares_equality_normalizer(a->desc.type, node->rule);
-		enum filter_result r = attribute_matches(f, node, a, stored);
-		if (r != FILTER_FALSE)
-			result = r;
+		result = combine(result, attribute_matches(st, node, a, stored));
 	}
 	return result;
 }
 
-static enum filter_result node_evaluate(const struct filter *f, const struct filter_node *node,
-					const struct entry *e, const struct filter_virtual *v)
+static enum filter_result node_evaluate(struct eval_state *st, const struct filter_node *node)
 {
 	enum filter_result result, r;
 	switch (node->type) {
 	case LDAP_FILTER_AND:
 		result = FILTER_TRUE;
 		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = node_evaluate(f, c, e, v);
+			r = node_evaluate(st, c);
 			if (r == FILTER_FALSE)
 				return FILTER_FALSE;
 			if (r == FILTER_UNDEFINED)
@@ -437,7 +500,7 @@ static enum filter_result node_evaluate(const struct filter *f, const struct fil
 	case LDAP_FILTER_OR:
 		result = FILTER_FALSE;
 		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = node_evaluate(f, c, e, v);
+			r = node_evaluate(st, c);
 			if (r == FILTER_TRUE)
 				return FILTER_TRUE;
 			if (r == FILTER_UNDEFINED)
@@ -445,30 +508,40 @@ static enum filter_result node_evaluate(const struct filter *f, const struct fil
 		}
 		return result;
 	case LDAP_FILTER_NOT:
-		r = node_evaluate(f, node->children, e, v);
+		r = node_evaluate(st, node->children);
 		return r == FILTER_UNDEFINED ? r : (r == FILTER_TRUE ? FILTER_FALSE : FILTER_TRUE);
 	default:
-		return item_matches(f, node, e, v);
+		return item_matches(st, node);
 	}
 }
 
-enum filter_result filter_node_evaluate(const struct filter *f, const struct filter_node *node,
-					const struct entry *e)
+int filter_test(const struct filter *f, const struct entry *e,
+		const struct filter_evaluation *how, enum filter_result *out)
 {
-	return node_evaluate(f, node, e, NULL);
+	struct eval_state st = {
+		.f = f, .e = e,
+		.virtual = how != NULL ? how->virtual : NULL,
+		.access = how != NULL ? how->access : NULL,
+		.scratch = how != NULL && how->scratch != NULL ? how->scratch
+							       : (f != NULL ? f->arena : NULL),
+	};
+	*out = FILTER_UNDEFINED;
+	if (f == NULL || f->root == NULL || e == NULL)
+		return LUMEN_EINVAL;
+	if (st.access != NULL && st.access->begin != NULL &&
+	    !st.access->begin(st.access->ctx, e))
+		return LUMEN_OK;
+	enum filter_result r = node_evaluate(&st, f->root);
+	if (st.error != LUMEN_OK)
+		return st.error;
+	*out = r;
+	return LUMEN_OK;
 }
 
 enum filter_result filter_evaluate(const struct filter *f, const struct entry *e)
 {
-	return filter_evaluate_virtual(f, e, NULL);
-}
-
-enum filter_result filter_evaluate_virtual(const struct filter *f, const struct entry *e,
-					   const struct filter_virtual *v)
-{
-	if (f == NULL || f->root == NULL)
-		return FILTER_UNDEFINED;
-	return node_evaluate(f, f->root, e, v);
+	enum filter_result r;
+	return filter_test(f, e, NULL, &r) == LUMEN_OK ? r : FILTER_UNDEFINED;
 }
 
 /* ---------------------------------------------------- virtual attributes */

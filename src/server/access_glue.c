@@ -102,29 +102,42 @@ void access_op_init(struct access_op *a, const struct server *s,
 	a->checks = a->has_rules && !is_root;
 }
 
-int access_search_begin(struct access_search *s, const struct server *srv,
-			const struct server_database *db, struct ber_view requester_ndn,
-			bool is_root, const bool *abandoned, const struct ldap_filter *raw,
-			const struct filter_limits *limits, struct arena *op_arena)
+/* filter_access.begin for searches: a fresh scratch and `search` on e. */
+static bool search_begin_entry(void *ctx, const struct entry *e)
+{
+	struct access_search *s = ctx;
+	arena_reset(&s->scratch);
+	acl_target_init(&s->target, &s->a.policy, &s->a.subject, e);
+	s->begun = e;
+	s->may_match = acl_search_may_match(&s->target);
+	return s->may_match;
+}
+
+static bool search_may_test(void *ctx, const struct attribute_type *type)
+{
+	struct access_search *s = ctx;
+	return acl_target_allowed(&s->target, type, ACCESS_SEARCH);
+}
+
+void access_search_begin(struct access_search *s, const struct server *srv,
+			 const struct server_database *db, struct ber_view requester_ndn,
+			 bool is_root, const bool *abandoned)
 {
 	arena_init(&s->scratch, ACCESS_SCRATCH_MAX);
 	access_op_init(&s->a, srv, db, requester_ndn, is_root, &s->scratch, abandoned);
-	int rc = filter_compile(srv->config->schema, raw, limits, op_arena, &s->guarded);
-	if (rc == LUMEN_OK)
-		rc = acl_filter_guard_init(&s->guard, &s->guarded, op_arena);
-	return rc;
+	s->hook = (struct filter_access){ search_begin_entry, search_may_test, s };
+	s->begun = NULL;
+	s->may_match = false;
 }
 
 bool access_search_entry(struct access_search *s, const struct entry *e)
 {
-	arena_reset(&s->scratch);
-	acl_target_init(&s->target, &s->a.policy, &s->a.subject, e);
-	if (!acl_search_may_match(&s->target))
-		return false;
-	acl_filter_guard_apply(&s->guard, &s->target);
-	if (filter_evaluate(&s->guarded, e) != FILTER_TRUE)
-		return false;
-	return acl_search_may_return(&s->target);
+	/* The backend set the target up while testing e; an entry it did not
+	 * test through the hook gets the entry-level check here. */
+	if (s->begun != e)
+		search_begin_entry(s, e);
+	s->begun = NULL;
+	return s->may_match && acl_search_may_return(&s->target);
 }
 
 bool access_search_may_read(void *search, const struct attribute_type *type)
@@ -136,6 +149,31 @@ bool access_search_may_read(void *search, const struct attribute_type *type)
 void access_search_end(struct access_search *s)
 {
 	arena_free(&s->scratch);
+}
+
+static bool values_begin_entry(void *ctx, const struct entry *e)
+{
+	struct access_values *v = ctx;
+	acl_target_init(&v->target, &v->a->policy, &v->a->subject, e);
+	return true;
+}
+
+static bool values_may_test(void *ctx, const struct attribute_type *type)
+{
+	struct access_values *v = ctx;
+	if (acl_target_allowed(&v->target, type, v->level))
+		return true;
+	if (!acl_may_disclose(&v->target))
+		v->hidden = true;
+	return false;
+}
+
+void access_values_init(struct access_values *v, struct access_op *a, enum access_level level)
+{
+	v->hook = (struct filter_access){ values_begin_entry, values_may_test, v };
+	v->a = a;
+	v->level = level;
+	v->hidden = false;
 }
 
 struct decision {

@@ -80,7 +80,7 @@ static bool regex_matches(const regex_t *re, struct ber_view text, regmatch_t *g
 }
 
 /* The DN and filter part of a rule's WHAT (the attrs part is separate). */
-static bool rule_selects(const struct acl_target *t, const struct access_rule *r)
+static bool rule_selects(struct acl_target *t, const struct access_rule *r)
 {
 	const struct access_dn_pattern *what = &r->what;
 	bool dn_ok = what->style == ACCESS_DN_ANY ||
@@ -90,10 +90,14 @@ static bool rule_selects(const struct acl_target *t, const struct access_rule *r
 		return dn_ok;
 	if (t->entry == NULL || t->subject->arena == NULL)
 		return false;
-	/* a private copy so the shared compiled filter never sees our arena */
-	struct filter local = r->filter;
-	local.arena = t->subject->arena;
-	return filter_evaluate(&local, t->entry) == FILTER_TRUE;
+	/* the shared compiled filter never sees our arena: scratch is ours */
+	struct filter_evaluation how = { .scratch = t->subject->arena };
+	enum filter_result result;
+	if (filter_test(&r->filter, t->entry, &how, &result) != LUMEN_OK) {
+		t->failed = true;   /* fail closed: see acl_target_level */
+		return false;
+	}
+	return result == FILTER_TRUE;
 }
 
 static bool rule_selects_cached(struct acl_target *t, size_t i, const struct access_rule *r)
@@ -246,6 +250,7 @@ static void target_setup(struct acl_target *t, const struct acl_policy *policy,
 {
 	t->policy = policy;
 	t->subject = subject;
+	t->failed = false;
 	t->n_rules = rules_count(policy->database) + rules_count(policy->global);
 	t->rule_matches = NULL;
 	if (t->n_rules > 0 && subject->arena != NULL && !subject->is_root)
@@ -274,16 +279,19 @@ enum access_level acl_target_level(struct acl_target *t, const struct attribute_
 		return ACCESS_MANAGE;
 	if (t->n_rules == 0)
 		return ACCESS_READ;
+	enum access_level level = ACCESS_NONE;  /* the implicit final `access to * by * none` */
 	for (size_t i = 0; i < t->n_rules; i++) {
 		const struct access_rules *owner;
 		const struct access_rule *r = rule_at(t->policy, i, &owner);
 		if (!rule_covers(r, attr) || !rule_selects_cached(t, i, r))
 			continue;
-		enum access_level level;
 		if (walk_clauses(t, r, owner, &level) == WALK_STOP)
-			return level;
+			break;
+		level = ACCESS_NONE;
 	}
-	return ACCESS_NONE;     /* the implicit final `access to * by * none` */
+	/* a rule whose filter could not be evaluated may have been skipped:
+	 * the walk's answer cannot be trusted, so nothing is granted */
+	return t->failed ? ACCESS_NONE : level;
 }
 
 bool acl_target_allowed(struct acl_target *t, const struct attribute_type *attr,
@@ -432,64 +440,4 @@ bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *s
 	if (view_equal(old_parent_ndn, new_parent_ndn))
 		return true;
 	return may_write_children(policy, subject, new_parent, new_parent_ndn);
-}
-
-/* ------------------------------------------------ filter oracle rule */
-
-static bool is_operator(const struct filter_node *node)
-{
-	return node->type == LDAP_FILTER_AND || node->type == LDAP_FILTER_OR ||
-	       node->type == LDAP_FILTER_NOT;
-}
-
-static void record_marks(const struct filter_node *node, bool *marks, size_t *i)
-{
-	for (; node != NULL; node = node->next) {
-		if (marks != NULL)
-			marks[*i] = node->undefined;
-		(*i)++;
-		if (is_operator(node))
-			record_marks(node->children, marks, i);
-	}
-}
-
-int acl_filter_guard_init(struct acl_filter_guard *g, struct filter *f, struct arena *arena)
-{
-	if (g == NULL || f == NULL || arena == NULL)
-		return LUMEN_EINVAL;
-	size_t n = 0;
-	record_marks(f->root, NULL, &n);
-	g->filter = f;
-	g->n_nodes = n;
-	g->compiled_undefined = arena_calloc(arena, n + 1, sizeof(bool));
-	if (g->compiled_undefined == NULL)
-		return LUMEN_ENOMEM;
-	n = 0;
-	record_marks(f->root, g->compiled_undefined, &n);
-	return LUMEN_OK;
-}
-
-/*
- * Restore each node's compile-time mark, then (unless nothing is hidden)
- * mark the items the subject may not search on this entry.
- */
-static void apply_marks(struct filter_node *node, const bool *marks, size_t *i,
-			struct acl_target *t, bool hides)
-{
-	for (; node != NULL; node = node->next) {
-		bool undefined = marks[(*i)++];
-		if (is_operator(node))
-			apply_marks(node->children, marks, i, t, hides);
-		else if (!undefined && hides)
-			undefined = node->desc.type == NULL ||
-				    !acl_target_allowed(t, node->desc.type, ACCESS_SEARCH);
-		node->undefined = undefined;
-	}
-}
-
-void acl_filter_guard_apply(const struct acl_filter_guard *g, struct acl_target *t)
-{
-	size_t i = 0;
-	bool hides = !t->subject->is_root && t->n_rules > 0;
-	apply_marks(g->filter->root, g->compiled_undefined, &i, t, hides);
 }

@@ -1,7 +1,8 @@
 /*
  * op_compare.c — the Compare operation (RFC 4511 §4.10) on a database
  * entry; the backend answers compareTrue/compareFalse or the error.
- * Access control: `compare` on the attribute (acl.h).
+ * Access control: `compare` on the asserted type (acl.h), then, in the
+ * backend, on each subtype whose values are compared (access_values).
  */
 #include "access_glue.h"
 #include "config.h"
@@ -34,6 +35,14 @@ void op_compare(struct op_context *ctx)
 					req->attr.len, &ad) == LUMEN_OK &&
 	    !op_target_decide(ctx, &t, &a, may_compare, (void *)ad.type))
 		return;
+	struct access_values compared;
+	if (a.checks) {
+		access_values_init(&compared, &a, ACCESS_COMPARE);
+		t.bop.compare_access = &compared.hook;
+	}
 	int rc = backend_compare(t.db->backend, &t.bop, t.ndn, req->attr, req->value);
+	/* a denied subtype must not reveal an entry the requester may not see */
+	if (a.checks && t.bop.result_code == LDAP_INSUFFICIENT_ACCESS_RIGHTS && compared.hidden)
+		t.bop.result_code = LDAP_NO_SUCH_OBJECT;
 	op_target_answer(ctx, &t, rc);
 }

@@ -190,20 +190,15 @@ static bool may_search_base(struct acl_target *t, void *arg)
  * insufficientAccessRights, or noSuchObject when it may not be disclosed),
  * then the per-entry checks of access_search. False: the answer was sent.
  */
-static bool start_access(struct op_context *ctx, const struct ldap_search_request *req,
-			 struct op_target *t, struct access_search *acc, struct search_sink *sink)
+static bool start_access(struct op_context *ctx, struct op_target *t,
+			 struct access_search *acc, struct search_sink *sink)
 {
-	const struct ldap_decode_limits *l = &ctx->server->limits;
-	struct filter_limits limits = { l->max_filter_depth, l->max_filter_nodes };
-	int rc = access_search_begin(acc, ctx->server, t->db, t->bop.requester_ndn, false,
-				     &ctx->op->abandoned, req->filter, &limits, ctx->arena);
-	if (rc != LUMEN_OK) {
-		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
-		return false;
-	}
+	access_search_begin(acc, ctx->server, t->db, t->bop.requester_ndn, false,
+			    &ctx->op->abandoned);
 	if (!op_target_decide(ctx, t, &acc->a, may_search_base, NULL))
 		return false;
 	t->hide_matched = true;
+	t->bop.filter_access = &acc->hook;
 	sink->access = acc;
 	sink->sel->may_read = access_search_may_read;
 	sink->sel->may_read_arg = acc;
@@ -237,7 +232,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	bool checks = !t->bop.is_root && (ctx->server->config->access.n_rules > 0 ||
 					  t->db->config->access.n_rules > 0);
 	t->bop.is_root = false;     /* the backend applies the combined limits */
-	if (checks && !start_access(ctx, req, t, &acc, &sink)) {
+	if (checks && !start_access(ctx, t, &acc, &sink)) {
 		access_search_end(&acc);
 		return;
 	}

@@ -81,6 +81,10 @@ void op_target_access(struct op_context *ctx, struct op_target *t, struct access
 	access_op_init(a, ctx->server, t->db, t->bop.requester_ndn, t->bop.is_root, ctx->arena,
 		       &ctx->op->abandoned);
 	t->hide_matched = a->checks;
+	if (a->checks && t->bop.assertion != NULL) {
+		access_values_init(&t->assertion_access, a, ACCESS_SEARCH);
+		t->bop.filter_access = &t->assertion_access.hook;
+	}
 }
 
 void op_target_refuse(struct op_context *ctx, struct access_op *a, const struct entry *e)

@@ -569,74 +569,139 @@ static struct filter compile_filter(const char *text)
 	return f;
 }
 
-static enum filter_result guarded(struct acl_filter_guard *g, const struct acl_subject *who,
+/* The server's search hook in miniature: `search` per attribute tested. */
+struct searcher {
+	struct acl_target t;
+	const struct acl_subject *who;
+};
+
+static bool searcher_begin(void *ctx, const struct entry *e)
+{
+	struct searcher *s = ctx;
+	acl_target_init(&s->t, &policy, s->who, e);
+	return true;
+}
+
+static bool searcher_may_test(void *ctx, const struct attribute_type *type)
+{
+	struct searcher *s = ctx;
+	return acl_target_allowed(&s->t, type, ACCESS_SEARCH);
+}
+
+static enum filter_result guarded(const char *text, const struct acl_subject *who,
 				  const struct entry *e)
 {
-	struct acl_target t;
-	acl_target_init(&t, &policy, who, e);
-	acl_filter_guard_apply(g, &t);
-	return filter_evaluate(g->filter, e);
+	struct filter f = compile_filter(text);
+	struct searcher s = { .who = who };
+	struct filter_access hook = { searcher_begin, searcher_may_test, &s };
+	struct filter_evaluation how = { .access = &hook };
+	enum filter_result r;
+	ck_assert_int_eq(filter_test(&f, e, &how, &r), LUMEN_OK);
+	return r;
 }
 
 START_TEST(test_filter_oracle)
 {
 	load(&db_rules, "access to attrs=userPassword by self write by * none\n"
 			"access to * by * read");
-	struct filter f = compile_filter("(userPassword=secret)");
-	struct acl_filter_guard g;
-	ck_assert_int_eq(acl_filter_guard_init(&g, &f, &arena), LUMEN_OK);
-	ck_assert_int_eq(guarded(&g, &as_bob, alice), FILTER_UNDEFINED);
-	ck_assert_int_eq(guarded(&g, &as_alice, alice), FILTER_TRUE);   /* marks are redone */
-	ck_assert_int_eq(guarded(&g, &anon, alice), FILTER_UNDEFINED);
-	ck_assert_int_eq(guarded(&g, &as_root, alice), FILTER_TRUE);
-
-	struct filter g2f = compile_filter("(|(userPassword=secret)(cn=Alice*))");
-	struct acl_filter_guard g2;
-	ck_assert_int_eq(acl_filter_guard_init(&g2, &g2f, &arena), LUMEN_OK);
-	ck_assert_uint_eq(g2.n_nodes, 3);
-	ck_assert_int_eq(guarded(&g2, &anon, alice), FILTER_TRUE);
-	ck_assert_int_eq(guarded(&g2, &anon, bob), FILTER_UNDEFINED);
-	ck_assert(g2f.root->children->undefined);
-	ck_assert(!g2f.root->children->next->undefined);
-
+	ck_assert_int_eq(guarded("(userPassword=secret)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(userPassword=secret)", &as_alice, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(userPassword=secret)", &anon, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(userPassword=secret)", &as_root, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(|(userPassword=secret)(cn=Alice*))", &anon, alice),
+			 FILTER_TRUE);
+	ck_assert_int_eq(guarded("(|(userPassword=secret)(cn=Alice*))", &anon, bob),
+			 FILTER_UNDEFINED);
 	/* (!(userPassword=x)) must not reveal a non-match either */
-	struct filter nf = compile_filter("(!(userPassword=wrong))");
-	struct acl_filter_guard ng;
-	ck_assert_int_eq(acl_filter_guard_init(&ng, &nf, &arena), LUMEN_OK);
-	ck_assert_int_eq(guarded(&ng, &as_bob, alice), FILTER_UNDEFINED);
-	ck_assert_int_eq(guarded(&ng, &as_alice, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(!(userPassword=wrong))", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(!(userPassword=wrong))", &as_alice, alice), FILTER_TRUE);
+	/* the Assertion control's ordering and extensible forms: the attacks */
+	ck_assert_int_eq(guarded("(userPassword>=s)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(userPassword<=t)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(userPassword:octetStringMatch:=secret)", &as_bob, alice),
+			 FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(userPassword=*)", &as_bob, alice), FILTER_UNDEFINED);
 }
 END_TEST
 
-START_TEST(test_filter_guard_keeps_compile_marks)
+/* A supertype item tests each subtype under its own rule (OpenLDAP does). */
+START_TEST(test_filter_supertype_checks_each_subtype)
 {
-	load(&db_rules, "access to * by * read");
-	struct filter f = compile_filter("(&(noSuchType=x)(cn=Alice*))");
-	struct acl_filter_guard g;
-	ck_assert_int_eq(acl_filter_guard_init(&g, &f, &arena), LUMEN_OK);
-	ck_assert_int_eq(guarded(&g, &as_root, alice), FILTER_UNDEFINED);
-	ck_assert(f.root->children->undefined);
-	/* an extensible match over every attribute is hidden when rules exist */
-	struct filter ext = compile_filter("(:caseIgnoreMatch:=Alice Liddell)");
-	struct acl_filter_guard eg;
-	ck_assert_int_eq(acl_filter_guard_init(&eg, &ext, &arena), LUMEN_OK);
-	ck_assert_int_eq(guarded(&eg, &as_root, alice), FILTER_TRUE);
-	ck_assert_int_eq(guarded(&eg, &as_bob, alice), FILTER_UNDEFINED);
-	ck_assert_int_eq(acl_filter_guard_init(&eg, NULL, &arena), LUMEN_EINVAL);
-	struct arena tiny;
-	arena_init(&tiny, 1);
-	ck_assert_int_eq(acl_filter_guard_init(&eg, &ext, &tiny), LUMEN_ENOMEM);
-	arena_free(&tiny);
+	load(&db_rules, "access to attrs=sn by * none\n"
+			"access to * by * read");
+	/* alice: cn "Alice Liddell", sn "Liddell" */
+	ck_assert_int_eq(guarded("(name=Liddell)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(name=Alice Liddell)", &as_bob, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(name=Liddell)", &as_root, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(name=nobody)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(name=Lid*)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(sn=*)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(name=*)", &as_bob, alice), FILTER_TRUE);    /* cn is there */
+	/* extensible matches over every attribute skip only what is hidden */
+	ck_assert_int_eq(guarded("(:caseIgnoreMatch:=Alice Liddell)", &as_bob, alice),
+			 FILTER_TRUE);
+	ck_assert_int_eq(guarded("(:caseIgnoreMatch:=Liddell)", &as_bob, alice),
+			 FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(:caseIgnoreMatch:=Liddell)", &as_root, alice), FILTER_TRUE);
 }
 END_TEST
 
-START_TEST(test_filter_guard_without_rules_hides_nothing)
+START_TEST(test_filter_distinguished_name_supertype)
+{
+	load(&db_rules, "access to attrs=member by * none\n"
+			"access to * by * read");
+	ck_assert_int_eq(guarded("(distinguishedName=uid=alice,ou=people,dc=example,dc=com)",
+				 &as_bob, admins), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(distinguishedName=uid=alice,ou=people,dc=example,dc=com)",
+				 &as_root, admins), FILTER_TRUE);
+}
+END_TEST
+
+/* dnAttributes tests the DN's own AVAs under their types' rules */
+START_TEST(test_filter_dn_attributes)
+{
+	load(&db_rules, "access to attrs=uid by * none\n"
+			"access to * by * read");
+	ck_assert_int_eq(guarded("(:dn:caseIgnoreMatch:=alice)", &as_bob, alice),
+			 FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(ou:dn:=people)", &as_bob, alice), FILTER_TRUE);
+}
+END_TEST
+
+START_TEST(test_filter_object_class_needs_search)
+{
+	load(&db_rules, "access to attrs=objectClass by * none\n"
+			"access to * by * read");
+	ck_assert_int_eq(guarded("(objectClass=person)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(objectClass=*)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(objectClass=device)", &as_bob, alice), FILTER_UNDEFINED);
+	ck_assert_int_eq(guarded("(objectClass=person)", &as_root, alice), FILTER_TRUE);
+}
+END_TEST
+
+START_TEST(test_filter_without_rules_hides_nothing)
 {
 	load(&db_rules, "");
-	struct filter f = compile_filter("(&(userPassword=secret)(:caseIgnoreMatch:=alice))");
-	struct acl_filter_guard g;
-	ck_assert_int_eq(acl_filter_guard_init(&g, &f, &arena), LUMEN_OK);
-	ck_assert_int_eq(guarded(&g, &anon, alice), FILTER_TRUE);
+	ck_assert_int_eq(guarded("(&(userPassword=secret)(:caseIgnoreMatch:=alice))", &anon,
+				 alice), FILTER_TRUE);
+}
+END_TEST
+
+/* A rule whose filter cannot be evaluated must not let a later rule grant. */
+START_TEST(test_failed_rule_filter_grants_nothing)
+{
+	load(&db_rules, "access to filter=(ou:dn:=sales) by * none\n"
+			"access to * by * read");
+	struct arena tiny;
+	arena_init(&tiny, 64);
+	struct acl_subject starved = { fixture_view(BOB), false, &tiny };
+	struct acl_target t;
+	acl_target_init(&t, &policy, &starved, alice);
+	ck_assert_int_eq(acl_target_level(&t, type("cn")), ACCESS_NONE);
+	ck_assert(t.failed);
+	arena_free(&tiny);
+	/* with room, the first rule does not select alice (not under ou=sales) */
+	ck_assert_int_eq(level(&as_bob, alice, "cn"), ACCESS_READ);
 }
 END_TEST
 
@@ -681,8 +746,12 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_rename);
 	tcase_add_test(tc, test_dn_only_target_skips_filter_rules);
 	tcase_add_test(tc, test_filter_oracle);
-	tcase_add_test(tc, test_filter_guard_keeps_compile_marks);
-	tcase_add_test(tc, test_filter_guard_without_rules_hides_nothing);
+	tcase_add_test(tc, test_filter_supertype_checks_each_subtype);
+	tcase_add_test(tc, test_filter_distinguished_name_supertype);
+	tcase_add_test(tc, test_filter_dn_attributes);
+	tcase_add_test(tc, test_filter_object_class_needs_search);
+	tcase_add_test(tc, test_filter_without_rules_hides_nothing);
+	tcase_add_test(tc, test_failed_rule_filter_grants_nothing);
 	tcase_add_test(tc, test_exhausted_arena_still_decides);
 	suite_add_tcase(s, tc);
 	return s;

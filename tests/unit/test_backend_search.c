@@ -529,6 +529,79 @@ START_TEST(cache_off_keeps_nothing)
 }
 END_TEST
 
+/*
+ * Per-entry filter work (a rule that normalizes each value itself) goes to
+ * scratch reset per candidate, never to the operation's arena: before, a
+ * long search filled that arena and then quietly skipped the rest of the
+ * matching entries.
+ */
+START_TEST(filter_scratch_is_per_entry)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	struct arena bounded;
+	arena_init(&bounded, 64 * 1024);
+	op.arena = &bounded;
+	struct filter *f = fx_filter("(|(sn:caseExactMatch:=Smith)(cn:caseExactMatch:=x))");
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE, .filter = f,
+		.sink = fx_collect, .sink_ctx = &r,
+	};
+	size_t before = bounded.used;
+	for (int round = 0; round < 50; round++) {
+		ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+		ck_assert_uint_eq(r.n, 2);
+		fx_results_free(&r);
+	}
+	ck_assert_uint_lt(bounded.used - before, 1024);
+	arena_free(&bounded);
+}
+END_TEST
+
+/* An access hook that denies sn: the filter and the assertion obey it. */
+static bool deny_sn(void *ctx, const struct attribute_type *type)
+{
+	(void)ctx;
+	return strcmp(type->names[0], "sn") != 0;
+}
+
+START_TEST(access_hook_in_search_and_compare)
+{
+	struct fx_results r = { 0 };
+	struct filter_access hook = { NULL, deny_sn, NULL };
+	struct backend_op op = fx_op();
+	op.filter_access = &hook;
+	ck_assert_int_eq(fx_search_op(&op, BASE, LDAP_SCOPE_SUBTREE, "(name=smith)", &r),
+			 LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 0);
+	op = fx_op();
+	op.filter_access = &hook;
+	op.assertion = fx_filter("(ou=*)");
+	ck_assert_int_eq(fx_search_op(&op, PEOPLE, LDAP_SCOPE_BASE, NULL, &r), LDAP_SUCCESS);
+	fx_results_free(&r);
+	op = fx_op();
+	op.filter_access = &hook;
+	op.assertion = fx_filter("(name=*)");
+	ck_assert_int_eq(fx_search_op(&op, "uid=alice,ou=People,dc=example,dc=com",
+				      LDAP_SCOPE_BASE, NULL, &r), LDAP_SUCCESS);
+	fx_results_free(&r);
+	op = fx_op();
+	op.filter_access = &hook;
+	op.assertion = fx_filter("(sn=*)");
+	ck_assert_int_eq(fx_search_op(&op, "uid=alice,ou=People,dc=example,dc=com",
+				      LDAP_SCOPE_BASE, NULL, &r), LDAP_ASSERTION_FAILED);
+	ck_assert_uint_eq(r.n, 0);
+
+	/* compare on a supertype: a hidden subtype answers insufficientAccess */
+	op = fx_op();
+	op.compare_access = &hook;
+	ck_assert_int_eq(backend_compare(fx.be, &op, fx_ndn("uid=alice,ou=People,dc=example,dc=com"),
+					 fx_view("name"), fx_view("Smith")), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_INSUFFICIENT_ACCESS_RIGHTS);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("backend_search");
@@ -550,6 +623,8 @@ static Suite *make_suite(void)
 			    sizeof(virtual_cases) / sizeof(virtual_cases[0]));
 	tcase_add_test(tc, virtual_attribute_unindexed);
 	tcase_add_test(tc, select_by_suffix);
+	tcase_add_test(tc, filter_scratch_is_per_entry);
+	tcase_add_test(tc, access_hook_in_search_and_compare);
 	tcase_add_test(tc, select_longest_suffix);
 	tcase_add_loop_test(tc, open_errors, 0, sizeof(bad_opens) / sizeof(bad_opens[0]));
 	tcase_set_timeout(tc, 60);

@@ -262,7 +262,10 @@ static enum filter_result eval_virtual(const char *text, const struct entry *e,
 	struct filter f;
 	ck_assert_int_eq(compile_text(text, &f), LUMEN_OK);
 	ck_assert_msg(filter_names_virtual(&f, v) == names, "%s: names %d", text, !names);
-	return filter_evaluate_virtual(&f, e, v);
+	struct filter_evaluation how = { .virtual = v };
+	enum filter_result r;
+	ck_assert_int_eq(filter_test(&f, e, &how, &r), LUMEN_OK);
+	return r;
 }
 
 START_TEST(virtual_attributes)
@@ -307,6 +310,100 @@ START_TEST(virtual_attributes)
 }
 END_TEST
 
+/* The scratch arena: entry values normalized there, and its exhaustion
+ * is an error, never a quiet non-match (a search would drop the entry). */
+START_TEST(scratch_exhaustion_is_an_error)
+{
+	struct filter f;
+	ck_assert_int_eq(compile_text("(cn~=Babs Jensen)", &f), LUMEN_OK);
+	struct arena tiny;
+	arena_init(&tiny, 8);
+	struct filter_evaluation how = { .scratch = &tiny };
+	enum filter_result r = FILTER_TRUE;
+	ck_assert_int_eq(filter_test(&f, babs, &how, &r), LUMEN_ENOMEM);
+	ck_assert_int_eq(r, FILTER_UNDEFINED);
+	arena_free(&tiny);
+
+	/* a scratch reset per entry never fills, however many entries */
+	struct arena scratch;
+	arena_init(&scratch, 4096);
+	how.scratch = &scratch;
+	size_t used_before = arena.used;
+	for (int i = 0; i < 10000; i++) {
+		arena_reset(&scratch);
+		ck_assert_int_eq(filter_test(&f, babs, &how, &r), LUMEN_OK);
+		ck_assert_int_eq(r, FILTER_TRUE);
+	}
+	ck_assert_uint_eq(arena.used, used_before);   /* the filter's arena untouched */
+	arena_free(&scratch);
+	ck_assert_int_eq(filter_test(NULL, babs, NULL, &r), LUMEN_EINVAL);
+}
+END_TEST
+
+/* The access hook: begin once per entry, may_test per attribute tested. */
+struct hook_log {
+	const struct attribute_type *denied;
+	unsigned begins;
+	bool refuse_entry;
+	const struct attribute_type *asked[16];
+	size_t n_asked;
+};
+
+static bool hook_begin(void *ctx, const struct entry *e)
+{
+	struct hook_log *h = ctx;
+	(void)e;
+	h->begins++;
+	return !h->refuse_entry;
+}
+
+static bool hook_may_test(void *ctx, const struct attribute_type *type)
+{
+	struct hook_log *h = ctx;
+	if (h->n_asked < 16)
+		h->asked[h->n_asked++] = type;
+	return type != h->denied;
+}
+
+static enum filter_result eval_hooked(const char *text, struct hook_log *h)
+{
+	struct filter f;
+	ck_assert_int_eq(compile_text(text, &f), LUMEN_OK);
+	struct filter_access hook = { hook_begin, hook_may_test, h };
+	struct filter_evaluation how = { .access = &hook };
+	enum filter_result r;
+	h->n_asked = 0;
+	ck_assert_int_eq(filter_test(&f, babs, &how, &r), LUMEN_OK);
+	return r;
+}
+
+START_TEST(access_hook_per_subtype)
+{
+	struct hook_log h = { .denied = schema_attribute_type(fixture_schema, "sn", 2) };
+	ck_assert_int_eq(eval_hooked("(name=Jensen)", &h), U);       /* only sn holds it */
+	ck_assert_int_eq(eval_hooked("(name=Babs Jensen)", &h), T);  /* cn does */
+	ck_assert_int_eq(eval_hooked("(sn=nobody)", &h), U);
+	ck_assert_int_eq(eval_hooked("(!(sn=nobody))", &h), U);
+	ck_assert_int_eq(eval_hooked("(|(sn=nobody)(uid=bjensen))", &h), T);
+	ck_assert_int_eq(eval_hooked("(&(sn=Jensen)(uid=bjensen))", &h), U);
+	ck_assert_int_eq(eval_hooked("(sn>=A)", &h), U);
+	ck_assert_int_eq(eval_hooked("(sn:caseExactMatch:=Jensen)", &h), U);
+	ck_assert_int_eq(eval_hooked("(:caseIgnoreMatch:=Jensen)", &h), U);
+	ck_assert_int_eq(eval_hooked("(:caseIgnoreMatch:=bjensen)", &h), T);
+	ck_assert_int_eq(eval_hooked("(sn=*)", &h), U);
+	ck_assert_uint_eq(h.begins, 11);
+	/* the hook is asked about the subtypes tested, never the supertype */
+	eval_hooked("(name=nobody)", &h);
+	ck_assert_uint_gt(h.n_asked, 0);
+	for (size_t i = 0; i < h.n_asked; i++)
+		ck_assert_str_ne(h.asked[i]->names[0], "name");
+	/* an entry that may not be tested at all is Undefined */
+	h.refuse_entry = true;
+	ck_assert_int_eq(eval_hooked("(uid=bjensen)", &h), U);
+	ck_assert_int_eq(eval_hooked("(objectClass=*)", &h), U);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("filter");
@@ -317,6 +414,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, compile_limits);
 	tcase_add_test(tc, decoded_entry_matches);
 	tcase_add_test(tc, virtual_attributes);
+	tcase_add_test(tc, scratch_exhaustion_is_an_error);
+	tcase_add_test(tc, access_hook_per_subtype);
 	suite_add_tcase(s, tc);
 	return s;
 }

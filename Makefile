@@ -29,6 +29,8 @@ $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/$(1)/main.c,$(wildcard src/
 endef
 $(foreach l,$(LAYERS),$(eval OBJS_$(l) := $(call layer_objs,$(l))))
 LIBS_ALL   := $(foreach l,server config backmdb model proto,$(if $(OBJS_$(l)),$(BUILD)/lib$(l).a))
+# The tools may use config and what is below it (DESIGN.md), never the server.
+LIBS_TOOLS := $(filter-out $(BUILD)/libserver.a,$(LIBS_ALL))
 
 PROGRAMS   := $(BUILD)/lumend
 TOOLS      := $(patsubst src/tools/%.c,$(BUILD)/%,$(wildcard src/tools/lumen*.c))
@@ -40,9 +42,13 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # suites (tests/unit/test_bench_*.c) to UNIT_BINS.
 -include bench/bench.mk
 
-.PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke bench bench-quick
-all: $(PROGRAMS) $(TOOLS) bench-build
+.PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke bench bench-quick check-layers
+all: $(PROGRAMS) $(TOOLS) bench-build check-layers
 bench-build:
+
+# The build fails when a lower layer's library uses a higher layer's symbol.
+check-layers: $(LIBS_ALL)
+	@./tests/build/check-layers.sh $(BUILD)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -53,12 +59,24 @@ $(foreach l,$(LAYERS),$(eval $(BUILD)/lib$(l).a: $(OBJS_$(l)) ; @mkdir -p $$(dir
 $(BUILD)/lumend: $(BUILD)/obj/server/main.o $(LIBS_ALL)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/lumen%: $(BUILD)/obj/tools/lumen%.o $(TOOL_OBJS) $(LIBS_ALL)
+$(BUILD)/lumen%: $(BUILD)/obj/tools/lumen%.o $(TOOL_OBJS) $(LIBS_TOOLS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check_main.h $(LIBS_ALL)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIBS_ALL) $(CHECK_LIBS) $(LDLIBS)
+# A unit suite tests/unit/test_<module>.c links only the layers up to its
+# module's (src/<layer>/<module>.c); suites of no single module link all.
+LIBS_UP_TO_proto   := $(BUILD)/libproto.a
+LIBS_UP_TO_model   := $(BUILD)/libmodel.a $(LIBS_UP_TO_proto)
+LIBS_UP_TO_backmdb := $(BUILD)/libbackmdb.a $(LIBS_UP_TO_model)
+LIBS_UP_TO_config  := $(BUILD)/libconfig.a $(LIBS_UP_TO_backmdb)
+LIBS_UP_TO_server  := $(LIBS_ALL)
+unit_layer = $(firstword $(patsubst src/%/$(1).c,%,$(wildcard $(foreach l,$(LAYERS),src/$(l)/$(1).c))))
+unit_libs = $(if $(call unit_layer,$(1)),$(LIBS_UP_TO_$(call unit_layer,$(1))),$(LIBS_ALL))
+define unit_rule
+$(BUILD)/tests/test_$(1): tests/unit/test_$(1).c tests/unit/check_main.h $(call unit_libs,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
+endef
+$(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_%,$(UNIT_SRCS))),$(eval $(call unit_rule,$(t))))
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -264,9 +264,8 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 /* Finishes queued writes (tool mode: commits and syncs), frees everything. */
 void backend_close(struct backend *be);
 
-/* Number of suffixes and the i-th one's normalized / user form. */
+/* Number of suffixes and the i-th one's user form. */
 size_t backend_suffix_count(const struct backend *be);
-struct ber_view backend_suffix_ndn(const struct backend *be, size_t i);
 struct ber_view backend_suffix_dn(const struct backend *be, size_t i);
 
 /*
@@ -405,11 +404,6 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
  */
 int backend_add(struct backend *be, struct backend_op *op, struct ber_view dn,
 		struct ber_view ndn, const struct ldap_attribute *attributes, size_t n);
-/*
- * As backend_add, for an entry built by the caller (LDIF loaders); e is
- * only read. Schema-checked and given operational attributes likewise.
- */
-int backend_add_entry(struct backend *be, struct backend_op *op, const struct entry *e);
 
 /* Delete a leaf. Result codes: success, noSuchObject with matchedDN,
  * notAllowedOnNonLeaf, assertionFailed; pre_read when asked. */

@@ -156,8 +156,6 @@ bool ldif_value_needs_base64(const uint8_t *value, size_t len);
 int ldif_write_line(FILE *out, const char *name, size_t name_len,
 		    const uint8_t *value, size_t len);
 
-/* "version: 1" and a blank line. LUMEN_EIO. */
-int ldif_write_version(FILE *out);
 
 /*
  * Write one record and the blank line after it. LUMEN_EINVAL for an

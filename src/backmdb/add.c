@@ -134,14 +134,3 @@ int backend_add(struct backend *be, struct backend_op *op, struct ber_view dn,
 		return LUMEN_OK;
 	}
 }
-
-int backend_add_entry(struct backend *be, struct backend_op *op, const struct entry *e)
-{
-	struct entry *copy = NULL;
-
-	op->matched_dn = (struct ber_view){ NULL, 0 };
-	int rc = entry_dup(e, &copy);
-	if (rc != LUMEN_OK)
-		return backend_fail(be, op, rc);
-	return backend_add_owned(be, op, copy);
-}

@@ -104,11 +104,6 @@ size_t backend_suffix_count(const struct backend *be)
 	return be->n_suffixes;
 }
 
-struct ber_view backend_suffix_ndn(const struct backend *be, size_t i)
-{
-	return i < be->n_suffixes ? be->suffix_ndn[i] : (struct ber_view){ NULL, 0 };
-}
-
 struct ber_view backend_suffix_dn(const struct backend *be, size_t i)
 {
 	return i < be->n_suffixes ? be->suffix_dn[i] : (struct ber_view){ NULL, 0 };

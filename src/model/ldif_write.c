@@ -104,13 +104,6 @@ static int write_text(FILE *out, const char *name, const char *value)
 	return ldif_write_line(out, name, strlen(name), (const uint8_t *)value, strlen(value));
 }
 
-/* Errors: LUMEN_EIO. */
-int ldif_write_version(FILE *out)
-{
-	fputs("version: 1\n\n", out);
-	return ferror(out) ? LUMEN_EIO : LUMEN_OK;
-}
-
 static int write_control(FILE *out, const struct ldif_control *control)
 {
 	struct folded_line f = { out, 0 };

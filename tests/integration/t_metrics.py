@@ -97,8 +97,12 @@ def main():
         status, ctype, text = scrape(mport)
         R.check("GET /metrics answers 200", status == 200, str(status))
         R.check("content type is the text exposition format", ctype.startswith("text/plain"), ctype)
-        samples, types = parse(text)
-        R.check("every line parses", True)
+        try:
+            samples, types = parse(text)
+            bad = ""
+        except ValueError as e:
+            samples, types, bad = {}, {}, str(e)
+        R.check("every line parses", bad == "" and len(samples) > 0, bad)
         R.check("histogram families are typed",
                 types.get("lumen_operation_duration_seconds") == "histogram" and
                 types.get("lumen_stage_duration_seconds") == "histogram", str(types)[:300])
@@ -191,9 +195,10 @@ def main():
     try:
         try:
             scrape(mport)
-            R.check("metrics-listen none opens nothing", False)
-        except OSError:
-            R.check("metrics-listen none opens nothing", True)
+            refused = ""
+        except OSError as e:
+            refused = str(e)
+        R.check("metrics-listen none opens nothing", refused != "", "the port answered")
     finally:
         srv.stop(R)
     R.finish()

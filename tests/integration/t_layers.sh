@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The build's layering check (tests/build/check-layers.sh): clean on the real
+# libraries, and failing, naming layer, object and symbol, when a lower
+# layer's library is given a deliberate upward reference.
+. "$(dirname "$0")/lib.sh"
+lumen_setup
+CHECK="$ROOT/tests/build/check-layers.sh"
+CC=${CC:-cc}
+
+out=$("$CHECK" "$ROOT/$BUILD" 2>&1); rc=$?
+expect_eq "the real libraries pass" "0" "$rc"
+expect_eq "and print nothing" "" "$out"
+
+# A copy of the libraries whose proto layer calls into the server layer.
+mkdir -p "$TMP/libs"
+cp "$ROOT/$BUILD"/lib*.a "$TMP/libs/"
+cat > "$TMP/upward.c" <<'C'
+struct server;
+struct ber_view { const unsigned char *ptr; unsigned long len; };
+const void *server_find_database(const struct server *s, struct ber_view ndn);
+const void *proto_reaches_up(const struct server *s)
+{
+	struct ber_view none = { 0, 0 };
+	return server_find_database(s, none);
+}
+C
+$CC -c "$TMP/upward.c" -o "$TMP/upward.o"
+ar rs "$TMP/libs/libproto.a" "$TMP/upward.o" 2>/dev/null
+out=$("$CHECK" "$TMP/libs" 2>&1); rc=$?
+expect_eq "an upward reference fails the check" "1" "$rc"
+check "it names layer, object, symbol and owner" \
+  grep -q "proto: upward.o uses server_find_database (defined by server)" <<< "$out"
+
+# A model object using config is caught too (not only proto -> server).
+cp "$ROOT/$BUILD"/lib*.a "$TMP/libs/"
+cat > "$TMP/upward2.c" <<'C'
+int config_load(const char *path, void *out);
+int model_reaches_up(void) { return config_load("x", 0); }
+C
+$CC -c "$TMP/upward2.c" -o "$TMP/upward2.o"
+ar rs "$TMP/libs/libmodel.a" "$TMP/upward2.o" 2>/dev/null
+out=$("$CHECK" "$TMP/libs" 2>&1); rc=$?
+expect_eq "model -> config fails too" "1" "$rc"
+check "names config_load" grep -q "model: upward2.o uses config_load (defined by config)" <<< "$out"
+
+rm -f "$TMP/libs/libserver.a"
+"$CHECK" "$TMP/libs" >/dev/null 2>&1; rc=$?
+expect_eq "a missing library is an error (2)" "2" "$rc"
+lumen_finish

@@ -54,6 +54,45 @@ int tool_database_open(const char *conf_path, const char *suffix, int number,
 		       struct tool_database *out, char *err, size_t errlen);
 void tool_database_close(struct tool_database *t);
 
+/* ----------------------------------------------- the database tools' main */
+
+/*
+ * The options every database tool takes (-f FILE, -b SUFFIX | -n N, and
+ * -l FILE for the tools with a data stream). A tool's argument struct
+ * starts with one, so tool_main can open the database it names.
+ */
+struct tool_target {
+	const char *config_path;   /* -f, required */
+	const char *suffix;        /* -b */
+	int number;                /* -n, > 0 */
+	const char *stream_path;   /* -l; NULL or "-": standard input/output */
+};
+/* 1 if opt is -f/-b/-n/-l (recorded in t), 0 if it is another option,
+ * LUMEN_EINVAL for an -n that is not a number from 1 to 1000. */
+int tool_target_option(struct tool_target *t, int opt, const char *arg);
+/* LUMEN_OK when -f was given and not both -b and -n, else LUMEN_EINVAL. */
+int tool_target_check(const struct tool_target *t);
+
+/* One database tool: what tool_main needs to drive it. */
+struct tool_program {
+	const char *name;                      /* "lumenadd": prefixes every message */
+	void (*usage)(FILE *out);
+	/* Fill args (starting with a struct tool_target) from argv; LUMEN_EINVAL
+	 * for a bad command line. */
+	int (*parse_args)(int argc, char **argv, void *args);
+	/* "r" (default standard input), "w" (standard output), or NULL: none. */
+	const char *stream_mode;
+	/* The work; err holds the reason on failure. */
+	int (*run)(void *args, struct tool_database *t, FILE *stream, char *err, size_t errlen);
+};
+
+/*
+ * The whole main() of a database tool: --help, the command line (usage and
+ * TOOL_EXIT_USAGE when wrong), the database, the stream, run, the error
+ * message and the exit code (a stream that fails to flush fails the run).
+ */
+int tool_main(const struct tool_program *p, void *args, int argc, char **argv);
+
 /*
  * The file path opened with mode, or fallback (stdin/stdout) when path is
  * NULL or "-". NULL after printing "TOOL: PATH: reason" to stderr.

@@ -36,8 +36,7 @@
 #include "tools.h"
 
 struct add_args {
-	const char *config_path, *suffix, *ldif_path;
-	int number;
+	struct tool_target target;     /* first: tool_main reads it */
 	bool continue_on_error, quick, skip_schema, dry_run;
 	unsigned threads;
 	size_t memory_limit;
@@ -85,15 +84,13 @@ static int parse_args(int argc, char **argv, struct add_args *a)
 								     : (unsigned)cores;
 	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
 	while ((opt = getopt(argc, argv, "f:b:n:l:cj:m:qsu")) != -1) {
+		int common = tool_target_option(&a->target, opt, optarg);
+		if (common != 0) {
+			if (common < 0)
+				return common;
+			continue;
+		}
 		switch (opt) {
-		case 'f': a->config_path = optarg; break;
-		case 'b': a->suffix = optarg; break;
-		case 'n':
-			if (parse_unsigned(optarg, 1000, &v) != LUMEN_OK)
-				return LUMEN_EINVAL;
-			a->number = (int)v;
-			break;
-		case 'l': a->ldif_path = optarg; break;
 		case 'c': a->continue_on_error = true; break;
 		case 'j':
 			if (parse_unsigned(optarg, BULK_LOAD_MAX_THREADS, &v) != LUMEN_OK)
@@ -111,9 +108,7 @@ static int parse_args(int argc, char **argv, struct add_args *a)
 		default: return LUMEN_EINVAL;
 		}
 	}
-	if (optind != argc || a->config_path == NULL || (a->suffix != NULL && a->number > 0))
-		return LUMEN_EINVAL;
-	return LUMEN_OK;
+	return optind == argc ? LUMEN_OK : LUMEN_EINVAL;
 }
 
 /* ---------------------------------------------------------------- load */
@@ -193,35 +188,21 @@ done:
 	return rc;
 }
 
+static int parse(int argc, char **argv, void *args)
+{
+	return parse_args(argc, argv, args);
+}
+
+static int run_tool(void *args, struct tool_database *t, FILE *input, char *err, size_t errlen)
+{
+	return run(args, t, input, err, errlen);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct tool_program program = {
+		"lumenadd", usage, parse, "r", run_tool,
+	};
 	struct add_args a;
-	struct tool_database t;
-	char err[1024] = "";
-	FILE *input = stdin;
-
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return TOOL_EXIT_OK;
-	}
-	if (parse_args(argc, argv, &a) != LUMEN_OK) {
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
-	if (tool_database_open(a.config_path, a.suffix, a.number, &t, err, sizeof(err)) !=
-	    LUMEN_OK) {
-		fprintf(stderr, "lumenadd: %s\n", err);
-		return TOOL_EXIT_FAILURE;
-	}
-	input = tool_stream_open("lumenadd", a.ldif_path, "r", stdin);
-	if (input == NULL) {
-		tool_database_close(&t);
-		return TOOL_EXIT_FAILURE;
-	}
-	int rc = run(&a, &t, input, err, sizeof(err));
-	if (rc != LUMEN_OK)
-		fprintf(stderr, "lumenadd: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
-	tool_stream_close("lumenadd", a.ldif_path, input, stdin);
-	tool_database_close(&t);
-	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
+	return tool_main(&program, &a, argc, argv);
 }

@@ -28,8 +28,8 @@
 #include "tools.h"
 
 struct cat_args {
-	const char *config_path, *suffix, *output_path, *filter_text;
-	int number;
+	struct tool_target target;     /* first: tool_main reads it */
+	const char *filter_text;
 };
 
 struct exporter {
@@ -62,18 +62,16 @@ static int parse_args(int argc, char **argv, struct cat_args *a)
 	int opt;
 	memset(a, 0, sizeof(*a));
 	while ((opt = getopt(argc, argv, "f:b:n:l:a:")) != -1) {
-		switch (opt) {
-		case 'f': a->config_path = optarg; break;
-		case 'b': a->suffix = optarg; break;
-		case 'n': a->number = atoi(optarg); if (a->number <= 0) return LUMEN_EINVAL; break;
-		case 'l': a->output_path = optarg; break;
-		case 'a': a->filter_text = optarg; break;
-		default: return LUMEN_EINVAL;
-		}
+		int common = tool_target_option(&a->target, opt, optarg);
+		if (common < 0)
+			return common;
+		if (common > 0)
+			continue;
+		if (opt != 'a')
+			return LUMEN_EINVAL;
+		a->filter_text = optarg;
 	}
-	if (optind != argc || a->config_path == NULL || (a->suffix != NULL && a->number > 0))
-		return LUMEN_EINVAL;
-	return LUMEN_OK;
+	return optind == argc ? LUMEN_OK : LUMEN_EINVAL;
 }
 
 /* Flattens e's attributes into LDIF lines (the exporter's reusable array). */
@@ -166,7 +164,7 @@ static int run(const struct cat_args *a, const struct tool_database *t, FILE *ou
 			.schema = x.schema, .store = x.store, .txn = x.txn, .fn = export_entry,
 			.ctx = &x, .err = err, .errlen = errlen,
 		};
-		rc = tool_walk_tree(&walk, a->suffix);
+		rc = tool_walk_tree(&walk, a->target.suffix);
 	}
 	if (rc == LUMEN_OK && fflush(out) != 0) {
 		tool_error(err, errlen, "writing the output: %s", strerror(errno));
@@ -182,37 +180,21 @@ static int run(const struct cat_args *a, const struct tool_database *t, FILE *ou
 	return rc;
 }
 
+static int parse(int argc, char **argv, void *args)
+{
+	return parse_args(argc, argv, args);
+}
+
+static int run_tool(void *args, struct tool_database *t, FILE *out, char *err, size_t errlen)
+{
+	return run(args, t, out, err, errlen);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct tool_program program = {
+		"lumencat", usage, parse, "w", run_tool,
+	};
 	struct cat_args a;
-	struct tool_database t;
-	char err[1024] = "";
-	FILE *out = stdout;
-
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return TOOL_EXIT_OK;
-	}
-	if (parse_args(argc, argv, &a) != LUMEN_OK) {
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
-	if (tool_database_open(a.config_path, a.suffix, a.number, &t, err, sizeof(err)) !=
-	    LUMEN_OK) {
-		fprintf(stderr, "lumencat: %s\n", err);
-		return TOOL_EXIT_FAILURE;
-	}
-	out = tool_stream_open("lumencat", a.output_path, "w", stdout);
-	if (out == NULL) {
-		tool_database_close(&t);
-		return TOOL_EXIT_FAILURE;
-	}
-	int rc = run(&a, &t, out, err, sizeof(err));
-	if (rc != LUMEN_OK)
-		fprintf(stderr, "lumencat: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
-	int close_rc = tool_stream_close("lumencat", a.output_path, out, stdout);
-	if (rc == LUMEN_OK)
-		rc = close_rc;
-	tool_database_close(&t);
-	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
+	return tool_main(&program, &a, argc, argv);
 }

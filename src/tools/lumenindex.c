@@ -32,8 +32,7 @@
 #define CHECK_PRINT_MAX 20
 
 struct index_args {
-	const char *config_path, *suffix;
-	int number;
+	struct tool_target target;     /* first: tool_main reads it */
 	bool check;
 	size_t memory_limit;           /* bytes; 0 = the backend's default */
 	char **attributes;
@@ -63,10 +62,13 @@ static int parse_args(int argc, char **argv, struct index_args *a)
 	int opt;
 	long mib;
 	while ((opt = getopt(argc, argv, "f:b:n:m:C")) != -1) {
+		int common = tool_target_option(&a->target, opt, optarg);
+		if (common != 0) {
+			if (common < 0)
+				return common;
+			continue;
+		}
 		switch (opt) {
-		case 'f': a->config_path = optarg; break;
-		case 'b': a->suffix = optarg; break;
-		case 'n': a->number = atoi(optarg); if (a->number <= 0) return LUMEN_EINVAL; break;
 		case 'm':
 			mib = atol(optarg);
 			if (mib <= 0)
@@ -79,8 +81,7 @@ static int parse_args(int argc, char **argv, struct index_args *a)
 	}
 	a->attributes = argv + optind;
 	a->n_attributes = (size_t)(argc - optind);
-	if (a->config_path == NULL || (a->suffix != NULL && a->number > 0) ||
-	    (a->check && a->n_attributes > 0))
+	if (a->check && a->n_attributes > 0)
 		return LUMEN_EINVAL;
 	return LUMEN_OK;
 }
@@ -273,31 +274,26 @@ done:
 	return rc;
 }
 
+static int parse(int argc, char **argv, void *args)
+{
+	return parse_args(argc, argv, args);
+}
+
+static int run_tool(void *args, struct tool_database *t, FILE *unused, char *err, size_t errlen)
+{
+	const struct index_args *a = args;
+	(void)unused;
+	int rc = check_named(a, t, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = a->check ? run_check(a, t, err, errlen) : run_rebuild(a, t, err, errlen);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct tool_program program = {
+		"lumenindex", usage, parse, NULL, run_tool,
+	};
 	struct index_args a;
-	struct tool_database t;
-	char err[1024] = "";
-
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return TOOL_EXIT_OK;
-	}
-	if (parse_args(argc, argv, &a) != LUMEN_OK) {
-		usage(stderr);
-		return TOOL_EXIT_USAGE;
-	}
-	if (tool_database_open(a.config_path, a.suffix, a.number, &t, err, sizeof(err)) !=
-	    LUMEN_OK) {
-		fprintf(stderr, "lumenindex: %s\n", err);
-		return TOOL_EXIT_FAILURE;
-	}
-	int rc = check_named(&a, &t, err, sizeof(err));
-	if (rc == LUMEN_OK)
-		rc = a.check ? run_check(&a, &t, err, sizeof(err))
-			     : run_rebuild(&a, &t, err, sizeof(err));
-	if (rc != LUMEN_OK)
-		fprintf(stderr, "lumenindex: %s\n", err[0] != '\0' ? err : lumen_strerror(rc));
-	tool_database_close(&t);
-	return rc == LUMEN_OK ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
+	return tool_main(&program, &a, argc, argv);
 }

@@ -95,4 +95,23 @@ grep -q 'SRCH unindexed attr=sn' "$TMP/lumend.log" && fail "sn search no longer 
 grep -q 'SRCH unindexed attr=uid' "$TMP/lumend.log" && fail "uid substring search indexed" ||
   ok "uid substring search indexed"
 
+# The command line every database tool shares (tool_main): usage errors exit 2
+# and name the tool; --help exits 0.
+for tool in lumenadd lumencat lumenindex; do
+  "$TOOLS/$tool" -f "$CONF" -n 0 >/dev/null 2>&1; rc=$?
+  expect_eq "$tool -n 0: exit 2" 2 "$rc"
+  "$TOOLS/$tool" -f "$CONF" -n 1x >/dev/null 2>&1; rc=$?
+  expect_eq "$tool -n 1x: exit 2" 2 "$rc"
+  "$TOOLS/$tool" -f "$CONF" -b dc=example,dc=com -n 1 >/dev/null 2>&1; rc=$?
+  expect_eq "$tool -b and -n: exit 2" 2 "$rc"
+  "$TOOLS/$tool" -b dc=example,dc=com >/dev/null 2>&1; rc=$?
+  expect_eq "$tool without -f: exit 2" 2 "$rc"
+  out=$("$TOOLS/$tool" --help 2>/dev/null); rc=$?
+  expect_eq "$tool --help: exit 0" 0 "$rc"
+  check "$tool --help prints its usage" grep -q "usage: $tool" <<< "$out"
+  out=$("$TOOLS/$tool" -f "$TMP/no-such.conf" 2>&1 </dev/null); rc=$?
+  expect_eq "$tool with a missing config: exit 1" 1 "$rc"
+  check "$tool names itself in the error" grep -q "^$tool: " <<< "$out"
+done
+
 lumen_finish

@@ -2,9 +2,9 @@
  * entry_cache.c — sharded, refcounted CLOCK cache of entries by ID
  * (entry_cache.h).
  *
- * Each shard has a hash table (chained through the nodes), a ring of
- * resident nodes swept by the CLOCK hand, a stack of empty ring positions
- * and a pool of spare nodes. A resident node holds one reference for the
+ * Each shard has a hash table (chained through the nodes), the node at each
+ * position of its CLOCK ring (cache_clock.h hands positions out) and a
+ * pool of spare nodes. A resident node holds one reference for the
  * cache; each handle holds one more. Whoever drops the count to zero
  * destroys the object, always outside the shard lock.
  */
@@ -16,13 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_clock.h"
 #include "lumen_error.h"
 #include "stable_hash.h"
-
-/* Enough shards that 2–8 workers rarely share a lock. */
-#define MAX_SHARDS 16
-/* Below this many slots per shard, fewer shards keep CLOCK meaningful. */
-#define MIN_SHARD_CAPACITY 16
 
 struct entry_shard;
 
@@ -34,7 +30,6 @@ struct entry_cache_handle {
 	struct entry_cache_handle *next;   /* bucket chain, or pool list */
 	struct entry_shard *shard;
 	size_t ring_pos;
-	bool referenced;                   /* CLOCK bit */
 	bool resident;
 };
 
@@ -44,13 +39,9 @@ struct entry_shard {
 	pthread_mutex_t lock;
 	node_t **buckets;
 	size_t bucket_mask;
-	node_t **ring;
-	size_t capacity, resident, hand;
-	size_t *free_pos;
-	size_t n_free_pos;
+	node_t **ring;                     /* the node at each CLOCK position */
+	struct cache_clock clock;
 	node_t *pool;
-	uint64_t last_invalidation;
-	uint64_t hits, misses, evictions, invalidations, refused;
 } __attribute__((aligned(64)));
 
 struct entry_cache {
@@ -78,21 +69,17 @@ static int shard_init(struct entry_shard *s, size_t capacity)
 	while (buckets < capacity * 2)
 		buckets *= 2;
 	pthread_mutex_init(&s->lock, NULL);
-	s->capacity = capacity;
 	s->bucket_mask = buckets - 1;
 	s->buckets = calloc(buckets, sizeof(*s->buckets));
 	s->ring = calloc(capacity ? capacity : 1, sizeof(*s->ring));
-	s->free_pos = calloc(capacity ? capacity : 1, sizeof(*s->free_pos));
-	if (s->buckets == NULL || s->ring == NULL || s->free_pos == NULL)
+	if (s->buckets == NULL || s->ring == NULL)
 		return LUMEN_ENOMEM;
-	for (size_t i = 0; i < capacity; i++)
-		s->free_pos[s->n_free_pos++] = capacity - 1 - i;
-	return LUMEN_OK;
+	return cache_clock_init(&s->clock, capacity);
 }
 
 static void shard_free(struct entry_cache *cache, struct entry_shard *s)
 {
-	for (size_t i = 0; s->ring != NULL && i < s->capacity; i++) {
+	for (size_t i = 0; s->ring != NULL && i < s->clock.capacity; i++) {
 		if (s->ring[i] != NULL) {
 			cache->destroy(s->ring[i]->object, cache->ctx);
 			free(s->ring[i]);
@@ -105,20 +92,18 @@ static void shard_free(struct entry_cache *cache, struct entry_shard *s)
 	}
 	free(s->buckets);
 	free(s->ring);
-	free(s->free_pos);
+	cache_clock_free(&s->clock);
 	pthread_mutex_destroy(&s->lock);
 }
 
 int entry_cache_create(size_t capacity, entry_cache_destroy_fn destroy, void *ctx,
 		       struct entry_cache **out)
 {
-	size_t n_shards = MAX_SHARDS;
+	size_t n_shards = cache_shard_count(capacity);
 
 	*out = NULL;
 	if (destroy == NULL)
 		return LUMEN_EINVAL;
-	while (n_shards > 1 && capacity / n_shards < MIN_SHARD_CAPACITY)
-		n_shards /= 2;
 	/* Shards are cache-line aligned so two workers' locks never share a line. */
 	size_t size = sizeof(struct entry_cache) + n_shards * sizeof(struct entry_shard);
 	struct entry_cache *cache = NULL;
@@ -131,7 +116,7 @@ int entry_cache_create(size_t capacity, entry_cache_destroy_fn destroy, void *ct
 	cache->n_shards = n_shards;
 	int rc = LUMEN_OK;
 	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(&cache->shards[i], capacity / n_shards + (i < capacity % n_shards));
+		rc = shard_init(&cache->shards[i], cache_shard_capacity(capacity, n_shards, i));
 	if (rc != LUMEN_OK) {
 		entry_cache_destroy(cache);
 		return rc;
@@ -172,10 +157,10 @@ int entry_cache_get(struct entry_cache *cache, uint64_t id, struct entry_cache_h
 	node_t *n = find(s, h, id);
 	if (n != NULL) {
 		atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
-		n->referenced = true;
-		s->hits++;
+		cache_clock_touch(&s->clock, n->ring_pos);
+		s->clock.counts.hits++;
 	} else {
-		s->misses++;
+		s->clock.counts.misses++;
 	}
 	pthread_mutex_unlock(&s->lock);
 	*out = n;
@@ -230,7 +215,6 @@ static void unlink_node(struct entry_shard *s, node_t *n)
 	*link = n->next;
 	s->ring[n->ring_pos] = NULL;
 	n->resident = false;
-	s->resident--;
 }
 
 /*
@@ -247,22 +231,16 @@ static node_t *drop_cache_ref(node_t *n)
 /* A ring position for a new node, evicting by CLOCK if full; lock held. */
 static size_t take_position(struct entry_shard *s, node_t **victim)
 {
+	bool evicted;
+	size_t pos = cache_clock_take(&s->clock, &evicted);
+
 	*victim = NULL;
-	if (s->n_free_pos > 0)
-		return s->free_pos[--s->n_free_pos];
-	for (;;) {
-		size_t pos = s->hand;
+	if (evicted) {
 		node_t *n = s->ring[pos];
-		s->hand = (s->hand + 1) % s->capacity;
-		if (n->referenced) {
-			n->referenced = false;
-			continue;
-		}
 		unlink_node(s, n);
-		s->evictions++;
 		*victim = drop_cache_ref(n);
-		return pos;
 	}
+	return pos;
 }
 
 int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
@@ -284,16 +262,15 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	n->object = object;
 	atomic_store_explicit(&n->version, version, memory_order_relaxed);
 	n->shard = s;
-	n->referenced = false;
 	n->resident = false;
 	atomic_init(&n->refs, 1);
-	if (s->capacity == 0 || version < s->last_invalidation || find(s, h, id) != NULL) {
-		s->refused += s->capacity != 0;
+	if (s->clock.capacity == 0 || !cache_clock_fresh(&s->clock, version) ||
+	    find(s, h, id) != NULL) {
+		s->clock.counts.refused += s->clock.capacity != 0;
 	} else {
 		n->ring_pos = take_position(s, &victim);
 		s->ring[n->ring_pos] = n;
 		n->resident = true;
-		s->resident++;
 		atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
 		node_t **bucket = bucket_of(s, h);
 		n->next = *bucket;
@@ -326,13 +303,12 @@ void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t ver
 	node_t *dead = NULL;
 
 	pthread_mutex_lock(&s->lock);
-	if (version > s->last_invalidation)
-		s->last_invalidation = version;
+	cache_clock_invalidated(&s->clock, version);
 	node_t *n = find(s, h, id);
 	if (n != NULL) {
 		unlink_node(s, n);
-		s->free_pos[s->n_free_pos++] = n->ring_pos;
-		s->invalidations++;
+		cache_clock_release(&s->clock, n->ring_pos);
+		s->clock.counts.invalidations++;
 		dead = drop_cache_ref(n);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -341,16 +317,18 @@ void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t ver
 
 void entry_cache_get_stats(struct entry_cache *cache, struct entry_cache_stats *out)
 {
-	*out = (struct entry_cache_stats){ .capacity = cache->capacity };
+	struct cache_counters sum = { 0 };
+	uint64_t size = 0;
 	for (size_t i = 0; i < cache->n_shards; i++) {
 		struct entry_shard *s = &cache->shards[i];
 		pthread_mutex_lock(&s->lock);
-		out->hits += s->hits;
-		out->misses += s->misses;
-		out->evictions += s->evictions;
-		out->invalidations += s->invalidations;
-		out->inserts_refused += s->refused;
-		out->size += s->resident;
+		cache_counters_add(&sum, &s->clock.counts);
+		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
 	}
+	*out = (struct entry_cache_stats){
+		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
+		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
+		.size = size, .capacity = cache->capacity,
+	};
 }

@@ -1,9 +1,9 @@
 /*
  * idl_cache.c — sharded CLOCK cache of index lookups (idl_cache.h).
  *
- * Each shard owns a fixed array of slots that doubles as the CLOCK ring;
- * a slot keeps its IDL buffer when it is reused, so a warm cache stops
- * allocating. Lookups copy out under the shard lock (no reference counts:
+ * Each shard owns a fixed array of slots, one per position of its CLOCK
+ * ring (cache_clock.h); a slot keeps its IDL buffer when it is reused, so a
+ * warm cache stops allocating. Lookups copy out under the shard lock (no reference counts:
  * the IDLs worth caching are short).
  */
 #include "idl_cache.h"
@@ -13,11 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_clock.h"
 #include "lumen_error.h"
 #include "stable_hash.h"
 
-#define MAX_SHARDS 16
-#define MIN_SHARD_CAPACITY 16
 #define NO_SLOT SIZE_MAX
 
 struct cache_key {
@@ -30,19 +29,14 @@ struct idl_slot {
 	struct idl idl;          /* owned, growable */
 	size_t next;             /* bucket chain */
 	bool in_use;
-	bool referenced;         /* CLOCK bit */
 };
 
 struct idl_shard {
 	pthread_mutex_t lock;
-	struct idl_slot *slots;
-	size_t capacity, used, hand;
+	struct idl_slot *slots;  /* one per CLOCK position */
 	size_t *buckets;
 	size_t bucket_mask;
-	size_t *free_slots;
-	size_t n_free;
-	uint64_t last_invalidation;
-	uint64_t hits, misses, evictions, invalidations, refused;
+	struct cache_clock clock;
 } __attribute__((aligned(64)));
 
 struct idl_cache {
@@ -82,39 +76,33 @@ static int shard_init(struct idl_shard *s, size_t capacity)
 	while (buckets < capacity * 2)
 		buckets *= 2;
 	pthread_mutex_init(&s->lock, NULL);
-	s->capacity = capacity;
 	s->bucket_mask = buckets - 1;
 	s->slots = calloc(capacity ? capacity : 1, sizeof(*s->slots));
 	s->buckets = malloc(buckets * sizeof(*s->buckets));
-	s->free_slots = malloc((capacity ? capacity : 1) * sizeof(*s->free_slots));
-	if (s->slots == NULL || s->buckets == NULL || s->free_slots == NULL)
+	if (s->slots == NULL || s->buckets == NULL)
 		return LUMEN_ENOMEM;
 	for (size_t i = 0; i < buckets; i++)
 		s->buckets[i] = NO_SLOT;
-	for (size_t i = 0; i < capacity; i++) {
+	for (size_t i = 0; i < capacity; i++)
 		idl_init(&s->slots[i].idl);
-		s->free_slots[s->n_free++] = capacity - 1 - i;
-	}
-	return LUMEN_OK;
+	return cache_clock_init(&s->clock, capacity);
 }
 
 static void shard_free(struct idl_shard *s)
 {
-	for (size_t i = 0; s->slots != NULL && i < s->capacity; i++)
+	for (size_t i = 0; s->slots != NULL && i < s->clock.capacity; i++)
 		idl_release(&s->slots[i].idl);
 	free(s->slots);
 	free(s->buckets);
-	free(s->free_slots);
+	cache_clock_free(&s->clock);
 	pthread_mutex_destroy(&s->lock);
 }
 
 int idl_cache_create(size_t capacity, size_t max_ids, struct idl_cache **out)
 {
-	size_t n_shards = MAX_SHARDS;
+	size_t n_shards = cache_shard_count(capacity);
 
 	*out = NULL;
-	while (n_shards > 1 && capacity / n_shards < MIN_SHARD_CAPACITY)
-		n_shards /= 2;
 	size_t size = sizeof(struct idl_cache) + n_shards * sizeof(struct idl_shard);
 	struct idl_cache *cache = NULL;
 	if (posix_memalign((void **)&cache, 64, size) != 0)
@@ -125,7 +113,7 @@ int idl_cache_create(size_t capacity, size_t max_ids, struct idl_cache **out)
 	cache->n_shards = n_shards;
 	int rc = LUMEN_OK;
 	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(&cache->shards[i], capacity / n_shards + (i < capacity % n_shards));
+		rc = shard_init(&cache->shards[i], cache_shard_capacity(capacity, n_shards, i));
 	if (rc != LUMEN_OK) {
 		idl_cache_destroy(cache);
 		return rc;
@@ -168,45 +156,43 @@ int idl_cache_get(struct idl_cache *cache, uint32_t table, const struct index_ke
 	struct idl_shard *s = shard_of(cache, h);
 
 	pthread_mutex_lock(&s->lock);
-	size_t slot = s->capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	size_t slot = s->clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
 	if (slot != NO_SLOT) {
-		s->slots[slot].referenced = true;
+		cache_clock_touch(&s->clock, slot);
 		idl_copy(out, &s->slots[slot].idl);
-		s->hits++;
+		s->clock.counts.hits++;
 	} else {
-		s->misses++;
+		s->clock.counts.misses++;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return slot != NO_SLOT ? LUMEN_OK : LUMEN_ENOTFOUND;
 }
 
-/* Unchains a used slot and marks it free (its buffer is kept). */
-static void drop_slot(struct idl_shard *s, size_t slot, uint64_t h)
+/* Unchains a used slot (its buffer is kept); lock held. */
+static void unchain_slot(struct idl_shard *s, size_t slot, uint64_t h)
 {
 	size_t *link;
 
 	find(s, h, &s->slots[slot].key, &link);
 	*link = s->slots[slot].next;
 	s->slots[slot].in_use = false;
-	s->used--;
+}
+
+/* Unchains a used slot and frees its position. */
+static void drop_slot(struct idl_shard *s, size_t slot, uint64_t h)
+{
+	unchain_slot(s, slot, h);
+	cache_clock_release(&s->clock, slot);
 }
 
 /* A free slot, evicting by CLOCK if none; lock held. */
 static size_t take_slot(struct idl_shard *s)
 {
-	if (s->n_free > 0)
-		return s->free_slots[--s->n_free];
-	for (;;) {
-		size_t slot = s->hand;
-		s->hand = (s->hand + 1) % s->capacity;
-		if (s->slots[slot].referenced) {
-			s->slots[slot].referenced = false;
-			continue;
-		}
-		drop_slot(s, slot, key_hash(&s->slots[slot].key));
-		s->evictions++;
-		return slot;
-	}
+	bool evicted;
+	size_t slot = cache_clock_take(&s->clock, &evicted);
+	if (evicted)
+		unchain_slot(s, slot, key_hash(&s->slots[slot].key));
+	return slot;
 }
 
 int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_key *key,
@@ -217,11 +203,12 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 	struct idl_shard *s = shard_of(cache, h);
 	int rc = LUMEN_OK;
 
-	if (s->capacity == 0)
+	if (s->clock.capacity == 0)
 		return LUMEN_OK;
 	pthread_mutex_lock(&s->lock);
-	if (version < s->last_invalidation || (!idl->is_range && idl->count > cache->max_ids)) {
-		s->refused++;
+	if (!cache_clock_fresh(&s->clock, version) ||
+	    (!idl->is_range && idl->count > cache->max_ids)) {
+		s->clock.counts.refused++;
 		goto done;
 	}
 	size_t slot = find(s, h, &k, NULL);
@@ -229,18 +216,15 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 		slot = take_slot(s);
 		s->slots[slot].key = k;
 		s->slots[slot].in_use = true;
-		s->slots[slot].referenced = false;
 		size_t *bucket = &s->buckets[h & s->bucket_mask];
 		s->slots[slot].next = *bucket;
 		*bucket = slot;
-		s->used++;
 	}
 	struct idl *copy = &s->slots[slot].idl;
 	idl_copy(copy, idl);
 	/* A copy that lost precision for want of memory is not worth keeping. */
 	if (copy->is_range != idl->is_range) {
 		drop_slot(s, slot, h);
-		s->free_slots[s->n_free++] = slot;
 		rc = LUMEN_ENOMEM;
 	}
 done:
@@ -256,29 +240,29 @@ void idl_cache_invalidate(struct idl_cache *cache, uint32_t table, const struct 
 	struct idl_shard *s = shard_of(cache, h);
 
 	pthread_mutex_lock(&s->lock);
-	if (version > s->last_invalidation)
-		s->last_invalidation = version;
-	size_t slot = s->capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	cache_clock_invalidated(&s->clock, version);
+	size_t slot = s->clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
 	if (slot != NO_SLOT) {
 		drop_slot(s, slot, h);
-		s->free_slots[s->n_free++] = slot;
-		s->invalidations++;
+		s->clock.counts.invalidations++;
 	}
 	pthread_mutex_unlock(&s->lock);
 }
 
 void idl_cache_get_stats(struct idl_cache *cache, struct idl_cache_stats *out)
 {
-	*out = (struct idl_cache_stats){ .capacity = cache->capacity };
+	struct cache_counters sum = { 0 };
+	uint64_t size = 0;
 	for (size_t i = 0; i < cache->n_shards; i++) {
 		struct idl_shard *s = &cache->shards[i];
 		pthread_mutex_lock(&s->lock);
-		out->hits += s->hits;
-		out->misses += s->misses;
-		out->evictions += s->evictions;
-		out->invalidations += s->invalidations;
-		out->inserts_refused += s->refused;
-		out->size += s->used;
+		cache_counters_add(&sum, &s->clock.counts);
+		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
 	}
+	*out = (struct idl_cache_stats){
+		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
+		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
+		.size = size, .capacity = cache->capacity,
+	};
 }

@@ -1,0 +1,87 @@
+/*
+ * cache_clock.h — what the entry cache and the IDL cache share (back-mdb
+ * layer): how a capacity is split into shards, and per shard a CLOCK
+ * ring of `capacity` positions with a stack of free ones, the staleness
+ * mark and the counters.
+ *
+ * A cache keeps its own record of what occupies each position; the ring
+ * only hands positions out: a free one, else the first one the CLOCK hand
+ * finds with its referenced bit clear (an eviction: the caller unlinks the
+ * occupant there before reusing the position). A hit sets the bit
+ * (cache_clock_touch); no list moves.
+ *
+ * Staleness: every insert carries the LMDB snapshot it was read from, every
+ * invalidation the txn ID of the committed write; an insert older than the
+ * shard's latest invalidation is refused (cache_clock_fresh), so a reader
+ * that raced a writer cannot put the old value back.
+ *
+ * Memory: cache_clock_init allocates the bit array and the free stack;
+ * cache_clock_free releases them. Thread-safety: none; the caller holds its
+ * shard's lock. Errors: LUMEN_ENOMEM.
+ */
+#ifndef LUMEN_CACHE_CLOCK_H
+#define LUMEN_CACHE_CLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Enough shards that 2–8 workers rarely share a lock. */
+#define CACHE_MAX_SHARDS 16
+/* Below this many positions per shard, fewer shards keep CLOCK meaningful. */
+#define CACHE_MIN_SHARD_CAPACITY 16
+
+struct cache_counters {
+	uint64_t hits, misses, evictions, invalidations, refused;
+};
+
+struct cache_clock {
+	size_t capacity;             /* positions; 0 = caching disabled */
+	size_t used;                 /* occupied positions */
+	size_t hand;
+	uint8_t *referenced;         /* per position: the CLOCK bit */
+	size_t *free;                /* stack of free positions */
+	size_t n_free;
+	uint64_t last_invalidation;  /* newest committed write invalidated */
+	struct cache_counters counts;
+};
+
+/* The number of shards (a power of two) for a cache of `capacity`. */
+size_t cache_shard_count(size_t capacity);
+/* The capacity of shard i of n_shards (they differ by at most one). */
+size_t cache_shard_capacity(size_t capacity, size_t n_shards, size_t i);
+
+int cache_clock_init(struct cache_clock *c, size_t capacity);
+void cache_clock_free(struct cache_clock *c);
+
+/*
+ * A position for a new occupant (capacity must be > 0): a free one
+ * (*evicted false), or the CLOCK's victim (*evicted true; counted as an
+ * eviction: the caller unlinks its occupant).
+ */
+size_t cache_clock_take(struct cache_clock *c, bool *evicted);
+/* The occupant of pos is gone (invalidated, or not kept): pos is free. */
+void cache_clock_release(struct cache_clock *c, size_t pos);
+
+static inline void cache_clock_touch(struct cache_clock *c, size_t pos)
+{
+	c->referenced[pos] = 1;
+}
+
+/* May a value read from snapshot `version` be inserted? */
+static inline bool cache_clock_fresh(const struct cache_clock *c, uint64_t version)
+{
+	return version >= c->last_invalidation;
+}
+
+/* A write committed as `version` invalidated something in this shard. */
+static inline void cache_clock_invalidated(struct cache_clock *c, uint64_t version)
+{
+	if (version > c->last_invalidation)
+		c->last_invalidation = version;
+}
+
+/* sum += c's counters. */
+void cache_counters_add(struct cache_counters *sum, const struct cache_counters *c);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * test_cache_clock.c — the CLOCK ring and shard sizing both back-mdb caches
+ * use: free positions first, second chances for referenced ones, releases,
+ * the staleness mark and the counters.
+ */
+#include <check.h>
+
+#include "cache_clock.h"
+#include "lumen_error.h"
+
+START_TEST(test_shards)
+{
+	ck_assert_uint_eq(cache_shard_count(0), 1);
+	ck_assert_uint_eq(cache_shard_count(31), 1);
+	ck_assert_uint_eq(cache_shard_count(32), 2);
+	ck_assert_uint_eq(cache_shard_count(10000), 16);
+	size_t total = 0;
+	for (size_t i = 0; i < 16; i++)
+		total += cache_shard_capacity(10007, 16, i);
+	ck_assert_uint_eq(total, 10007);
+	ck_assert_uint_eq(cache_shard_capacity(10007, 16, 0), 626);
+	ck_assert_uint_eq(cache_shard_capacity(10007, 16, 15), 625);
+}
+END_TEST
+
+START_TEST(test_clock)
+{
+	struct cache_clock c;
+	bool evicted;
+	ck_assert_int_eq(cache_clock_init(&c, 3), LUMEN_OK);
+	/* free positions in order, no eviction */
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(cache_clock_take(&c, &evicted), i);
+		ck_assert(!evicted);
+	}
+	ck_assert_uint_eq(c.used, 3);
+	/* full: the hand passes over referenced positions once */
+	cache_clock_touch(&c, 0);
+	cache_clock_touch(&c, 1);
+	ck_assert_uint_eq(cache_clock_take(&c, &evicted), 2);
+	ck_assert(evicted);
+	ck_assert_uint_eq(c.counts.evictions, 1);
+	ck_assert_uint_eq(c.used, 3);
+	/* their bits were cleared on the way: next the hand takes 0 */
+	ck_assert_uint_eq(cache_clock_take(&c, &evicted), 0);
+	ck_assert(evicted);
+	/* a released position is reused before any eviction */
+	cache_clock_release(&c, 1);
+	ck_assert_uint_eq(c.used, 2);
+	ck_assert_uint_eq(cache_clock_take(&c, &evicted), 1);
+	ck_assert(!evicted);
+	ck_assert_uint_eq(c.counts.evictions, 2);
+	cache_clock_free(&c);
+}
+END_TEST
+
+START_TEST(test_staleness_and_counters)
+{
+	struct cache_clock c;
+	ck_assert_int_eq(cache_clock_init(&c, 0), LUMEN_OK);
+	ck_assert(cache_clock_fresh(&c, 0));
+	cache_clock_invalidated(&c, 10);
+	cache_clock_invalidated(&c, 7);      /* never moves back */
+	ck_assert(!cache_clock_fresh(&c, 9));
+	ck_assert(cache_clock_fresh(&c, 10));
+	c.counts = (struct cache_counters){ 1, 2, 3, 4, 5 };
+	struct cache_counters sum = { 10, 10, 10, 10, 10 };
+	cache_counters_add(&sum, &c.counts);
+	ck_assert_uint_eq(sum.hits, 11);
+	ck_assert_uint_eq(sum.refused, 15);
+	cache_clock_free(&c);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("cache_clock");
+	TCase *tc = tcase_create("cache_clock");
+	tcase_add_test(tc, test_shards);
+	tcase_add_test(tc, test_clock);
+	tcase_add_test(tc, test_staleness_and_counters);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

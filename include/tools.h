@@ -70,6 +70,12 @@ struct tool_target {
 /* 1 if opt is -f/-b/-n/-l (recorded in t), 0 if it is another option,
  * LUMEN_EINVAL for an -n that is not a number from 1 to 1000. */
 int tool_target_option(struct tool_target *t, int opt, const char *arg);
+/*
+ * getopt(3) over `options` that records -f/-b/-n/-l in t itself: returns
+ * the next other option, -1 at the end, '?' for an unknown option or a bad
+ * -n.
+ */
+int tool_getopt(int argc, char **argv, const char *options, struct tool_target *t);
 /* LUMEN_OK when -f was given and not both -b and -n, else LUMEN_EINVAL. */
 int tool_target_check(const struct tool_target *t);
 

@@ -73,8 +73,9 @@ static int parse_unsigned(const char *text, unsigned long max, unsigned long *ou
 	return LUMEN_OK;
 }
 
-static int parse_args(int argc, char **argv, struct add_args *a)
+static int parse_args(int argc, char **argv, void *args)
 {
+	struct add_args *a = args;
 	unsigned long v = 0;
 	int opt;
 
@@ -83,13 +84,7 @@ static int parse_args(int argc, char **argv, struct add_args *a)
 	a->threads = cores < 1 ? 1 : cores > BULK_LOAD_MAX_THREADS ? BULK_LOAD_MAX_THREADS
 								     : (unsigned)cores;
 	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
-	while ((opt = getopt(argc, argv, "f:b:n:l:cj:m:qsu")) != -1) {
-		int common = tool_target_option(&a->target, opt, optarg);
-		if (common != 0) {
-			if (common < 0)
-				return common;
-			continue;
-		}
+	while ((opt = tool_getopt(argc, argv, "f:b:n:l:cj:m:qsu", &a->target)) != -1) {
 		switch (opt) {
 		case 'c': a->continue_on_error = true; break;
 		case 'j':
@@ -136,9 +131,9 @@ static int load_into(const struct tool_database *t, const char *directory, FILE 
 	return rc;
 }
 
-static int run(const struct add_args *a, struct tool_database *t, FILE *input, char *err,
-	       size_t errlen)
+static int run(void *args, struct tool_database *t, FILE *input, char *err, size_t errlen)
 {
+	const struct add_args *a = args;
 	struct bulk_load_options o = {
 		.skip_schema = a->skip_schema, .quick = a->quick, .continue_on_error = a->continue_on_error,
 		.progress = true, .threads = a->threads, .memory_limit = a->memory_limit,
@@ -188,20 +183,10 @@ done:
 	return rc;
 }
 
-static int parse(int argc, char **argv, void *args)
-{
-	return parse_args(argc, argv, args);
-}
-
-static int run_tool(void *args, struct tool_database *t, FILE *input, char *err, size_t errlen)
-{
-	return run(args, t, input, err, errlen);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct tool_program program = {
-		"lumenadd", usage, parse, "r", run_tool,
+		"lumenadd", usage, parse_args, "r", run,
 	};
 	struct add_args a;
 	return tool_main(&program, &a, argc, argv);

@@ -57,16 +57,12 @@ static void usage(FILE *out)
 		"Safe to run while lumend serves the database.\n");
 }
 
-static int parse_args(int argc, char **argv, struct cat_args *a)
+static int parse_args(int argc, char **argv, void *args)
 {
+	struct cat_args *a = args;
 	int opt;
 	memset(a, 0, sizeof(*a));
-	while ((opt = getopt(argc, argv, "f:b:n:l:a:")) != -1) {
-		int common = tool_target_option(&a->target, opt, optarg);
-		if (common < 0)
-			return common;
-		if (common > 0)
-			continue;
+	while ((opt = tool_getopt(argc, argv, "f:b:n:l:a:", &a->target)) != -1) {
 		if (opt != 'a')
 			return LUMEN_EINVAL;
 		a->filter_text = optarg;
@@ -136,9 +132,9 @@ static int compile_filter(struct exporter *x, const char *text, struct arena *ar
 	return rc;
 }
 
-static int run(const struct cat_args *a, const struct tool_database *t, FILE *out, char *err,
-	       size_t errlen)
+static int run(void *args, struct tool_database *t, FILE *out, char *err, size_t errlen)
 {
+	const struct cat_args *a = args;
 	struct exporter x = { .schema = t->config->schema, .out = out, .err = err,
 			      .errlen = errlen };
 	struct mdb_store_options o = {
@@ -180,20 +176,10 @@ static int run(const struct cat_args *a, const struct tool_database *t, FILE *ou
 	return rc;
 }
 
-static int parse(int argc, char **argv, void *args)
-{
-	return parse_args(argc, argv, args);
-}
-
-static int run_tool(void *args, struct tool_database *t, FILE *out, char *err, size_t errlen)
-{
-	return run(args, t, out, err, errlen);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct tool_program program = {
-		"lumencat", usage, parse, "w", run_tool,
+		"lumencat", usage, parse_args, "w", run,
 	};
 	struct cat_args a;
 	return tool_main(&program, &a, argc, argv);

@@ -51,8 +51,9 @@ static void usage(FILE *out)
 		BACKEND_INDEX_PASS_DEFAULT_MEMORY >> 20);
 }
 
-static int parse_args(int argc, char **argv, struct index_args *a)
+static int parse_args(int argc, char **argv, void *args)
 {
+	struct index_args *a = args;
 	memset(a, 0, sizeof(*a));
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--check") == 0) {
@@ -61,13 +62,7 @@ static int parse_args(int argc, char **argv, struct index_args *a)
 		}
 	int opt;
 	long mib;
-	while ((opt = getopt(argc, argv, "f:b:n:m:C")) != -1) {
-		int common = tool_target_option(&a->target, opt, optarg);
-		if (common != 0) {
-			if (common < 0)
-				return common;
-			continue;
-		}
+	while ((opt = tool_getopt(argc, argv, "f:b:n:m:C", &a->target)) != -1) {
 		switch (opt) {
 		case 'm':
 			mib = atol(optarg);
@@ -274,11 +269,6 @@ done:
 	return rc;
 }
 
-static int parse(int argc, char **argv, void *args)
-{
-	return parse_args(argc, argv, args);
-}
-
 static int run_tool(void *args, struct tool_database *t, FILE *unused, char *err, size_t errlen)
 {
 	const struct index_args *a = args;
@@ -292,7 +282,7 @@ static int run_tool(void *args, struct tool_database *t, FILE *unused, char *err
 int main(int argc, char **argv)
 {
 	static const struct tool_program program = {
-		"lumenindex", usage, parse, NULL, run_tool,
+		"lumenindex", usage, parse_args, NULL, run_tool,
 	};
 	struct index_args a;
 	return tool_main(&program, &a, argc, argv);

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lumen_error.h"
 
@@ -28,6 +29,19 @@ int tool_target_option(struct tool_target *t, int opt, const char *arg)
 	default:
 		return 0;
 	}
+}
+
+int tool_getopt(int argc, char **argv, const char *options, struct tool_target *t)
+{
+	int opt;
+	while ((opt = getopt(argc, argv, options)) != -1) {
+		int common = tool_target_option(t, opt, optarg);
+		if (common == 0)
+			return opt;
+		if (common < 0)
+			return '?';
+	}
+	return -1;
 }
 
 int tool_target_check(const struct tool_target *t)

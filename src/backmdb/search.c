@@ -284,12 +284,15 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 		info.num_subordinates = children;
 		info.has_subordinates = children > 0;
 	}
-	if (r->s->sink(r->s->sink_ctx, e, &info) != 0) {
+	int verdict = r->s->sink(r->s->sink_ctx, e, &info);
+	r->last_sent_id = id;     /* a refused entry is not tried again */
+	if (verdict == BACKEND_SINK_SKIPPED)
+		return 0;
+	if (verdict != 0) {
 		backend_result(r->op, LDAP_OTHER, "search stopped");
 		return 1;
 	}
 	r->sent++;
-	r->last_sent_id = id;
 	r->op->entries_sent++;
 	return 0;
 }

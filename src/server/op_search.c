@@ -14,6 +14,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "paged_cookie.h"
 #include "rootdse.h"
 #include "server.h"
 
@@ -145,6 +146,7 @@ struct search_sink {
 	 * the size limit is counted here since skipped entries do not count. */
 	struct access_search *access;
 	unsigned long size_limit;            /* 0 = none */
+	uint64_t returned_before;            /* paged: entries of earlier pages */
 	bool size_exceeded;
 };
 
@@ -154,8 +156,9 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	struct op_context *ctx = sink->ctx;
 	if (sink->access != NULL) {
 		if (!access_search_entry(sink->access, e))
-			return 0;
-		if (sink->size_limit > 0 && ctx->n_entries >= sink->size_limit) {
+			return BACKEND_SINK_SKIPPED;
+		if (sink->size_limit > 0 &&
+		    sink->returned_before + ctx->n_entries >= sink->size_limit) {
 			sink->size_exceeded = true;
 			return 1;
 		}
@@ -224,15 +227,58 @@ static void apply_limits(struct op_context *ctx, const struct ldap_search_reques
 	t->bop.time_limit = op_combine_limit((long)req->time_limit, time);
 }
 
+/*
+ * Paged results: the client's cookie back into the backend's position and
+ * the count returned so far (paged_cookie.h). False: the answer was sent.
+ */
+static bool open_cookie(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, struct ber_view *pos, uint64_t *returned)
+{
+	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	*pos = (struct ber_view){ NULL, 0 };
+	*returned = 0;
+	if (!t->controls.paged || t->controls.cookie.len == 0)
+		return true;
+	int rc = paged_cookie_open(&b, t->controls.cookie, ctx->arena, pos, returned);
+	if (rc == LUMEN_OK)
+		return true;
+	if (rc == LUMEN_EMALFORMED)
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+			       "paged results cookie is invalid");
+	else
+		op_send_result(ctx, LDAP_OTHER, NULL, lumen_strerror(rc));
+	return false;
+}
+
+/* The next page's cookie, sealed; on failure the search ends in `other`. */
+static void seal_cookie(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, const struct backend_search *search,
+			uint64_t returned, int *rc)
+{
+	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	struct ber_view pos = { search->next_cookie, search->next_cookie_len };
+	t->next_cookie = (struct ber_view){ NULL, 0 };
+	if (pos.len == 0 || *rc != LUMEN_OK)
+		return;
+	int seal = paged_cookie_seal(&b, returned, pos, ctx->arena, &t->next_cookie);
+	if (seal == LUMEN_OK)
+		return;
+	t->bop.result_code = LDAP_OTHER;
+	t->bop.diagnostic = "paged results cookie cannot be made";
+}
+
 static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
 			    struct op_target *t)
 {
 	struct filter filter;
 	struct attribute_selection sel;
 	struct access_search acc;
-	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
+	struct ber_view position;
+	uint64_t returned;
+	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel) ||
+	    !open_cookie(ctx, req, t, &position, &returned))
 		return;
-	struct search_sink sink = { ctx, &sel, NULL, 0, false };
+	struct search_sink sink = { ctx, &sel, NULL, 0, returned, false };
 	apply_limits(ctx, req, t);
 	bool checks = !t->bop.is_root && (ctx->server->config->access.n_rules > 0 ||
 					  t->db->config->access.n_rules > 0);
@@ -246,7 +292,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		.want_counts = attribute_selection_wants_counts(&sel),
 		.sink = send_entry, .sink_ctx = &sink,
 		.paged = t->controls.paged, .page_size = t->controls.page_size,
-		.cookie = t->controls.cookie,
+		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
 	};
 	/* Request preparation counts as decoding; access checks come next. */
@@ -262,7 +308,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	if (checks)
 		access_search_end(&acc);
 	log_unindexed(ctx, &t->bop);
-	t->next_cookie = (struct ber_view){ search.next_cookie, search.next_cookie_len };
+	seal_cookie(ctx, req, t, &search, returned + ctx->n_entries, &rc);
 	op_target_answer(ctx, t, rc);
 }
 

@@ -80,18 +80,56 @@ static bool prepare_selection(struct op_context *ctx, const struct ldap_search_r
 	return false;
 }
 
+/*
+ * The server's own entries (root DSE, cn=Subschema) are in no database:
+ * the global `access` rules decide, for the connection's identity, as for
+ * an ordinary entry (access_search). *checks false: no global rule, read
+ * freely. False: the answer was sent (call access_search_end anyway).
+ */
+static bool begin_own_access(struct op_context *ctx, const struct ldap_search_request *req,
+			     struct access_search *acc, bool *checks)
+{
+	const struct ldap_decode_limits *l = &ctx->server->limits;
+	struct filter_limits limits = { l->max_filter_depth, l->max_filter_nodes };
+	struct ber_view requester;
+	*checks = ctx->server->config->access.n_rules > 0;
+	if (!*checks)
+		return true;
+	int rc = conn_identity(ctx->conn, ctx->arena, &requester);
+	if (rc == LUMEN_OK)
+		rc = access_search_begin(acc, ctx->server, NULL, requester, false,
+					 &ctx->op->abandoned, req->filter, &limits, ctx->arena);
+	if (rc == LUMEN_OK)
+		return true;
+	if (rc == LUMEN_ENOMEM)
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+	else
+		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, "filter cannot be used");
+	return false;
+}
+
 static void search_root_dse(struct op_context *ctx, const struct ldap_search_request *req)
 {
+	const struct rootdse *dse = ctx->server->rootdse;
+	struct access_search acc;
+	bool checks = false;
 	if (req->scope != LDAP_SCOPE_BASE) {
 		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
 		return;
 	}
-	if (rootdse_matches(ctx->server->rootdse, req->filter)) {
-		rootdse_encode(ctx->server->rootdse, ctx->out, ctx->op->message_id, req->attributes,
-			       req->n_attributes, req->types_only);
-		ctx->n_entries = 1;
+	arena_init(&acc.scratch, 0);    /* so that access_search_end is always safe */
+	if (begin_own_access(ctx, req, &acc, &checks)) {
+		bool match = checks ? access_search_entry(&acc, rootdse_entry(dse))
+				    : rootdse_matches(dse, req->filter);
+		if (match) {
+			rootdse_encode(dse, ctx->out, ctx->op->message_id, req->attributes,
+				       req->n_attributes, req->types_only,
+				       checks ? access_search_may_read : NULL, &acc);
+			ctx->n_entries = 1;
+		}
+		op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 	}
-	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+	access_search_end(&acc);
 }
 
 /* cn=Subschema: one immutable entry built at start-up, with no children. */
@@ -100,16 +138,30 @@ static void search_subschema(struct op_context *ctx, const struct ldap_search_re
 	const struct entry *e = ctx->server->subschema;
 	struct filter filter;
 	struct attribute_selection sel;
+	struct access_search acc;
+	bool checks = false;
 	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
 		return;
+	arena_init(&acc.scratch, 0);
+	if (!begin_own_access(ctx, req, &acc, &checks)) {
+		access_search_end(&acc);
+		return;
+	}
 	struct backend_entry_info info = {
 		.dn = e->dn, .ndn = e->ndn, .has_counts = true,
 	};
 	bool in_scope = req->scope == LDAP_SCOPE_BASE || req->scope == LDAP_SCOPE_SUBTREE;
-	if (in_scope && filter_evaluate(&filter, e) == FILTER_TRUE) {
+	bool match = checks ? access_search_entry(&acc, e)
+			    : filter_evaluate(&filter, e) == FILTER_TRUE;
+	if (checks) {
+		sel.may_read = access_search_may_read;
+		sel.may_read_arg = &acc;
+	}
+	if (in_scope && match) {
 		entry_send_message(&sel, e, &info, ctx->op->message_id, ctx->out);
 		ctx->n_entries = 1;
 	}
+	access_search_end(&acc);
 	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 }
 

@@ -213,8 +213,10 @@ static int check_listeners(struct server *s, char *err, size_t errlen)
 		if (l->kind == LISTENER_UNIX)
 			s->has_ldapi = true;
 	}
-	rootdse_set_sasl_external(s->rootdse, s->has_ldapi);
-	return LUMEN_OK;
+	int rc = rootdse_set_sasl_external(s->rootdse, s->has_ldapi);
+	if (rc != LUMEN_OK)
+		snprintf(err, errlen, "root DSE: %s", lumen_strerror(rc));
+	return rc;
 }
 
 int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen)

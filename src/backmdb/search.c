@@ -12,7 +12,11 @@
  * sent so far], the fingerprint hashing a per-open secret, base, scope and
  * the server's request fingerprint. Because IDs only grow and entries come
  * in ID order, "continue after the last ID" is a stable position even when
- * entries are added or deleted between pages.
+ * entries are added or deleted between pages. The fingerprint is not a
+ * MAC: the server never hands this cookie to a client as is but seals it
+ * (paged_cookie.h) with the connection, the search and the count it
+ * returned. An entry the sink refuses (BACKEND_SINK_SKIPPED) is passed
+ * over: it fills no page and counts toward no limit.
  */
 #include "backend_internal.h"
 

@@ -1,7 +1,10 @@
 /*
  * op_search.c — the Search operation (RFC 4511 §4.5): the root DSE, the
  * cn=Subschema subentry, and searches of a database, whose entries are
- * encoded as the backend hands them out and sent in batches.
+ * encoded as the backend hands them out and sent in batches. The root DSE
+ * and cn=Subschema are in no database: the global `access` rules decide
+ * about them as about any entry. Paged results carry the server's sealed
+ * cookie (paged_cookie.h), whose count bounds the whole paged search.
  */
 #include <stdio.h>
 #include <string.h>

@@ -87,6 +87,13 @@ void access_search_begin(struct access_search *s, const struct server *srv,
 /* May e, which the backend found to match through s->hook, be returned?
  * (sets up s->target for access_search_may_read). */
 bool access_search_entry(struct access_search *s, const struct entry *e);
+/*
+ * For entries no backend tests (the root DSE, cn=Subschema, cn=Monitor):
+ * f evaluated on e through s->hook, then access_search_entry. False also
+ * when the evaluation fails (the scratch ran out): nothing is shown that
+ * was not decided.
+ */
+bool access_search_test(struct access_search *s, const struct filter *f, const struct entry *e);
 /* attribute_selection.may_read for the entry of the last access_search_entry. */
 bool access_search_may_read(void *search, const struct attribute_type *type);
 /* Free the scratch arena. */

@@ -212,10 +212,13 @@ struct backend_entry_info {
 
 /*
  * Receives each entry (borrowed: valid during the call). Return 0 to go
- * on; anything else stops the search (client gone, abandoned, output
- * full): the search then ends with LDAP_OTHER "search stopped" unless the
- * server overrides it.
+ * on; BACKEND_SINK_SKIPPED to go on when the entry was not returned (the
+ * server's access control refused it): it then does not count toward the
+ * page size or the size limit; anything else stops the search (client
+ * gone, abandoned, output full): the search then ends with LDAP_OTHER
+ * "search stopped" unless the server overrides it.
  */
+#define BACKEND_SINK_SKIPPED 2
 typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
 				const struct backend_entry_info *info);
 

@@ -7,11 +7,22 @@
  * OpenLDAP it shows none for "*" and all for "+"; named attributes are
  * matched case-insensitively by name or OID; "1.1" alone selects nothing.
  *
+ * Access control: the root DSE is in no database, so the global `access`
+ * rules decide, as for ordinary entries (op_search.c): `search` and `read`
+ * on the entry (slapd: denied, the base search succeeds with no entry),
+ * the filter-oracle rule, `read` per returned attribute. rootdse_entry is
+ * the same attributes as an entry (plus objectClass: top) for the ACL
+ * engine; under access control the filter is evaluated on it by filter.c
+ * (the full evaluator), not by the small one below.
+ *
  * Ownership: rootdse_create allocates; rootdse_free releases.
  * Thread-safety: read-only after creation; any number of workers.
- * Caveats: the filter test is a small evaluator over these few attributes
- * (presence, equality, AND/OR/NOT; (objectClass=*) is always true); other
- * items are Undefined, i.e. do not match.
+ * Caveats:
+ *  - Without access rules the filter test is a small evaluator over these
+ *    few attributes (presence, equality, AND/OR/NOT; (objectClass=*) is
+ *    always true); other items are Undefined, i.e. do not match.
+ *  - An attribute whose type the schema does not know is not in the entry,
+ *    and not returned when a may_read check applies.
  */
 #ifndef LUMEN_ROOTDSE_H
 #define LUMEN_ROOTDSE_H
@@ -21,7 +32,9 @@
 #include <stdint.h>
 
 #include "ber.h"
+#include "entry.h"
 #include "ldap_message.h"
+#include "schema.h"
 
 struct config;
 struct rootdse;
@@ -29,21 +42,27 @@ struct rootdse;
 #define LUMEN_VENDOR_NAME "Lumen"
 #define LUMEN_VENDOR_VERSION "0.1.0"
 
-/* LUMEN_ENOMEM. */
+/* LUMEN_ENOMEM, LUMEN_ESCHEMA (a value the schema refuses). */
 int rootdse_create(const struct config *cfg, struct rootdse **out);
 void rootdse_free(struct rootdse *dse);
 
-/* Advertise SASL EXTERNAL (an ldapi listener exists). Before serving only. */
-void rootdse_set_sasl_external(struct rootdse *dse, bool on);
+/* Advertise SASL EXTERNAL (an ldapi listener exists). Before serving only.
+ * Errors as rootdse_create. */
+int rootdse_set_sasl_external(struct rootdse *dse, bool on);
+
+/* The root DSE as an entry (DN ""), for access-control decisions. */
+const struct entry *rootdse_entry(const struct rootdse *dse);
 
 /* True if the filter matches the root DSE. */
 bool rootdse_matches(const struct rootdse *dse, const struct ldap_filter *filter);
 
 /*
  * Append a SearchResultEntry for the root DSE with the requested attribute
- * selection to w. Errors are left in the writer (ber_writer_error).
+ * selection to w; may_read (NULL: all) refuses attributes the requester
+ * may not read. Errors are left in the writer (ber_writer_error).
  */
 void rootdse_encode(const struct rootdse *dse, struct ber_writer *w, int32_t message_id,
-		    const struct ber_view *attributes, size_t n_attributes, bool types_only);
+		    const struct ber_view *attributes, size_t n_attributes, bool types_only,
+		    bool (*may_read)(void *arg, const struct attribute_type *type), void *arg);
 
 #endif

@@ -68,6 +68,7 @@ struct server {
 	size_t n_databases;
 	struct backend **backends;       /* databases[i].backend, for backend_select */
 	struct rootdse *rootdse;
+	struct bind_pace *bind_pace;     /* failed binds all cost the same */
 	struct entry *subschema;         /* cn=Subschema, built once */
 	struct ber_view subschema_ndn;   /* its normalized DN (static) */
 	struct ldap_decode_limits limits;

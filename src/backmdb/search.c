@@ -12,7 +12,11 @@
  * sent so far], the fingerprint hashing a per-open secret, base, scope and
  * the server's request fingerprint. Because IDs only grow and entries come
  * in ID order, "continue after the last ID" is a stable position even when
- * entries are added or deleted between pages.
+ * entries are added or deleted between pages. The fingerprint is not a
+ * MAC: the server never hands this cookie to a client as is but seals it
+ * (paged_cookie.h) with the connection, the search and the count it
+ * returned. An entry the sink refuses (BACKEND_SINK_SKIPPED) is passed
+ * over: it fills no page and counts toward no limit.
  */
 #include "backend_internal.h"
 
@@ -284,12 +288,15 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 		info.num_subordinates = children;
 		info.has_subordinates = children > 0;
 	}
-	if (r->s->sink(r->s->sink_ctx, e, &info) != 0) {
+	int verdict = r->s->sink(r->s->sink_ctx, e, &info);
+	r->last_sent_id = id;     /* a refused entry is not tried again */
+	if (verdict == BACKEND_SINK_SKIPPED)
+		return 0;
+	if (verdict != 0) {
 		backend_result(r->op, LDAP_OTHER, "search stopped");
 		return 1;
 	}
 	r->sent++;
-	r->last_sent_id = id;
 	r->op->entries_sent++;
 	return 0;
 }

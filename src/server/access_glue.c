@@ -140,6 +140,15 @@ bool access_search_entry(struct access_search *s, const struct entry *e)
 	return s->may_match && acl_search_may_return(&s->target);
 }
 
+bool access_search_test(struct access_search *s, const struct filter *f, const struct entry *e)
+{
+	struct filter_evaluation how = { .access = &s->hook, .scratch = &s->scratch };
+	enum filter_result r;
+	if (filter_test(f, e, &how, &r) != LUMEN_OK || r != FILTER_TRUE)
+		return false;
+	return access_search_entry(s, e);
+}
+
 bool access_search_may_read(void *search, const struct attribute_type *type)
 {
 	struct access_search *s = search;

@@ -1,7 +1,7 @@
 /*
  * acl.c — the access-control decision: which rule applies to a target and
  * attribute, which `by` clause matches the subject, and the level it grants;
- * then the per-operation checks and the filter guard built on that.
+ * then the per-operation checks built on that.
  */
 #include "acl.h"
 

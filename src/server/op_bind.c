@@ -6,12 +6,17 @@
  * `security simple_bind=` (and `ssf=`), `auth` access on the entry's
  * userPassword (acl.h), and a cleartext stored value is only accepted
  * with `password-allow-cleartext on` (the default, as OpenLDAP).
+ *
+ * A failed simple bind costs the same whatever it names (bind_pace.h): an
+ * unknown DN or an entry without a usable password checks the decoy, and
+ * every failure waits out the pace's floor before invalidCredentials.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "access_glue.h"
 #include "backend.h"
+#include "bind_pace.h"
 #include "config.h"
 #include "conn.h"
 #include "entry.h"
@@ -20,9 +25,6 @@
 #include "ops.h"
 #include "password.h"
 #include "server.h"
-
-/* Checked when the DN is unknown, so that the answer costs the same work. */
-static const char decoy_password[] = "{SSHA}eF6eKXnDYIQc+iK1nsyqemOkKJVzYWx0eXNh";
 
 static const struct server_database *find_rootdn(const struct server *s, struct ber_view ndn)
 {
@@ -35,15 +37,6 @@ static const struct server_database *find_rootdn(const struct server *s, struct 
 	return NULL;
 }
 
-/* A decoy that looks like the real thing: the first configured rootpw. */
-static const char *decoy_for(const struct server *s)
-{
-	for (size_t i = 0; i < s->n_databases; i++)
-		if (s->databases[i].config->rootpw != NULL)
-			return s->databases[i].config->rootpw;
-	return decoy_password;
-}
-
 /* What a bind learns about the entry it authenticates as. */
 struct bind_credentials {
 	struct arena *arena;
@@ -52,6 +45,12 @@ struct bind_credentials {
 	struct ber_view dn;                 /* the entry's current DN */
 	struct ber_view *passwords;         /* userPassword values, arena copies */
 	size_t n_passwords;
+	/*
+	 * Set by a check that refuses the account whatever the password (a
+	 * future ppolicy lockout): the passwords are still checked and the
+	 * pace still waited out, so the refusal is not told apart by its time.
+	 */
+	bool refused;
 };
 
 static int collect_passwords(void *arg, const struct entry *e,
@@ -103,23 +102,30 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 		cred->n_passwords = 0;
 }
 
-/* True if one stored value accepts the password; the decoy costs the same. */
+/*
+ * True if one stored value accepts the password. Every value is checked
+ * (no early exit), and the decoy when none was: the work does not tell
+ * which values exist. Each real check's CPU time may raise the pace.
+ */
 static bool any_password_matches(struct op_context *ctx, const struct bind_credentials *cred,
 				 struct ber_view given)
 {
-	bool matched = false;
+	bool matched = false, checked = false;
 	bool cleartext_ok = ctx->server->config->password_allow_cleartext;
 	for (size_t i = 0; i < cred->n_passwords; i++) {
 		bool match = false;
 		if (!cleartext_ok && (cred->passwords[i].len == 0 || cred->passwords[i].ptr[0] != '{'))
 			continue;   /* password-allow-cleartext off */
+		uint64_t t0 = bind_pace_cpu_now();
 		if (password_check((const char *)cred->passwords[i].ptr, cred->passwords[i].len,
 				   given.ptr, given.len, &match) == LUMEN_OK && match)
 			matched = true;
+		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
+		checked = true;
 	}
-	if (cred->n_passwords == 0) {
+	if (!checked) {
 		bool ignored;
-		const char *decoy = decoy_for(ctx->server);
+		const char *decoy = bind_pace_decoy(ctx->server->bind_pace);
 		password_check(decoy, strlen(decoy), given.ptr, given.len, &ignored);
 	}
 	return matched;
@@ -131,7 +137,9 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 {
 	bool match = false;
 	const char *stored = db->config->rootpw;
+	uint64_t t0 = bind_pace_cpu_now();
 	int rc = password_check(stored, strlen(stored), given.ptr, given.len, &match);
+	bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
 	if (rc != LUMEN_OK)
 		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
 			   (unsigned long long)ctx->conn->id, ctx->op->number, db->config->origin,
@@ -142,13 +150,15 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 /*
  * Simple bind with a DN and a password: the rootdn/rootpw of its database,
  * else the userPassword of the entry. Unknown DN, wrong password and an
- * entry without password get the same answer after the same work.
+ * entry without password get the same answer after the same time
+ * (bind_pace.h); the verdict is taken only after the wait.
  */
 static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *req)
 {
 	struct ber_view ndn;
 	struct bind_credentials cred = { 0 };
 	bool match;
+	struct timespec started = bind_pace_start();
 	if (server_normalize_dn(ctx->server, req->name, ctx->arena, &ndn) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return;
@@ -162,7 +172,9 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 		fetch_credentials(ctx, server_find_database(ctx->server, ndn), ndn, &cred);
 		match = any_password_matches(ctx, &cred, req->password);
 	}
+	match = match && !cred.refused;
 	if (!match) {
+		bind_pace_wait(ctx->server->bind_pace, started);
 		op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
 		return;
 	}

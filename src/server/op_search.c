@@ -1,7 +1,10 @@
 /*
  * op_search.c — the Search operation (RFC 4511 §4.5): the root DSE, the
  * cn=Subschema subentry, and searches of a database, whose entries are
- * encoded as the backend hands them out and sent in batches.
+ * encoded as the backend hands them out and sent in batches. The root DSE
+ * and cn=Subschema are in no database: the global `access` rules decide
+ * about them as about any entry. Paged results carry the server's sealed
+ * cookie (paged_cookie.h), whose count bounds the whole paged search.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "paged_cookie.h"
 #include "rootdse.h"
 #include "server.h"
 
@@ -79,18 +83,49 @@ static bool prepare_selection(struct op_context *ctx, const struct ldap_search_r
 	return false;
 }
 
+/*
+ * The server's own entries (root DSE, cn=Subschema) are in no database:
+ * the global `access` rules decide, for the connection's identity, as for
+ * an ordinary entry (access_search_test). *checks false: no global rule,
+ * read freely. False: the answer was sent (call access_search_end anyway).
+ */
+static bool begin_own_access(struct op_context *ctx, struct access_search *acc, bool *checks)
+{
+	struct ber_view requester;
+	*checks = ctx->server->config->access.n_rules > 0;
+	if (!*checks)
+		return true;
+	if (conn_identity(ctx->conn, ctx->arena, &requester) != LUMEN_OK) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	access_search_begin(acc, ctx->server, NULL, requester, false, &ctx->op->abandoned);
+	return true;
+}
+
 static void search_root_dse(struct op_context *ctx, const struct ldap_search_request *req)
 {
+	const struct rootdse *dse = ctx->server->rootdse;
+	struct access_search acc;
+	struct filter filter;
+	bool checks = false;
 	if (req->scope != LDAP_SCOPE_BASE) {
 		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
 		return;
 	}
-	if (rootdse_matches(ctx->server->rootdse, req->filter)) {
-		rootdse_encode(ctx->server->rootdse, ctx->out, ctx->op->message_id, req->attributes,
-			       req->n_attributes, req->types_only);
-		ctx->n_entries = 1;
+	arena_init(&acc.scratch, 0);    /* so that access_search_end is always safe */
+	if (begin_own_access(ctx, &acc, &checks) && (!checks || compile_filter(ctx, req, &filter))) {
+		bool match = checks ? access_search_test(&acc, &filter, rootdse_entry(dse))
+				    : rootdse_matches(dse, req->filter);
+		if (match) {
+			rootdse_encode(dse, ctx->out, ctx->op->message_id, req->attributes,
+				       req->n_attributes, req->types_only,
+				       checks ? access_search_may_read : NULL, &acc);
+			ctx->n_entries = 1;
+		}
+		op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 	}
-	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+	access_search_end(&acc);
 }
 
 /* cn=Subschema: one immutable entry built at start-up, with no children. */
@@ -99,16 +134,30 @@ static void search_subschema(struct op_context *ctx, const struct ldap_search_re
 	const struct entry *e = ctx->server->subschema;
 	struct filter filter;
 	struct attribute_selection sel;
+	struct access_search acc;
+	bool checks = false;
 	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
 		return;
+	arena_init(&acc.scratch, 0);
+	if (!begin_own_access(ctx, &acc, &checks)) {
+		access_search_end(&acc);
+		return;
+	}
 	struct backend_entry_info info = {
 		.dn = e->dn, .ndn = e->ndn, .has_counts = true,
 	};
 	bool in_scope = req->scope == LDAP_SCOPE_BASE || req->scope == LDAP_SCOPE_SUBTREE;
-	if (in_scope && filter_evaluate(&filter, e) == FILTER_TRUE) {
+	bool match = checks ? access_search_test(&acc, &filter, e)
+			    : filter_evaluate(&filter, e) == FILTER_TRUE;
+	if (checks) {
+		sel.may_read = access_search_may_read;
+		sel.may_read_arg = &acc;
+	}
+	if (in_scope && match) {
 		entry_send_message(&sel, e, &info, ctx->op->message_id, ctx->out);
 		ctx->n_entries = 1;
 	}
+	access_search_end(&acc);
 	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 }
 
@@ -145,6 +194,7 @@ struct search_sink {
 	 * the size limit is counted here since skipped entries do not count. */
 	struct access_search *access;
 	unsigned long size_limit;            /* 0 = none */
+	uint64_t returned_before;            /* paged: entries of earlier pages */
 	bool size_exceeded;
 };
 
@@ -154,8 +204,9 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	struct op_context *ctx = sink->ctx;
 	if (sink->access != NULL) {
 		if (!access_search_entry(sink->access, e))
-			return 0;
-		if (sink->size_limit > 0 && ctx->n_entries >= sink->size_limit) {
+			return BACKEND_SINK_SKIPPED;
+		if (sink->size_limit > 0 &&
+		    sink->returned_before + ctx->n_entries >= sink->size_limit) {
 			sink->size_exceeded = true;
 			return 1;
 		}
@@ -219,15 +270,58 @@ static void apply_limits(struct op_context *ctx, const struct ldap_search_reques
 	t->bop.time_limit = op_combine_limit((long)req->time_limit, time);
 }
 
+/*
+ * Paged results: the client's cookie back into the backend's position and
+ * the count returned so far (paged_cookie.h). False: the answer was sent.
+ */
+static bool open_cookie(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, struct ber_view *pos, uint64_t *returned)
+{
+	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	*pos = (struct ber_view){ NULL, 0 };
+	*returned = 0;
+	if (!t->controls.paged || t->controls.cookie.len == 0)
+		return true;
+	int rc = paged_cookie_open(&b, t->controls.cookie, ctx->arena, pos, returned);
+	if (rc == LUMEN_OK)
+		return true;
+	if (rc == LUMEN_EMALFORMED)
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+			       "paged results cookie is invalid");
+	else
+		op_send_result(ctx, LDAP_OTHER, NULL, lumen_strerror(rc));
+	return false;
+}
+
+/* The next page's cookie, sealed; on failure the search ends in `other`. */
+static void seal_cookie(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, const struct backend_search *search,
+			uint64_t returned, int *rc)
+{
+	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	struct ber_view pos = { search->next_cookie, search->next_cookie_len };
+	t->next_cookie = (struct ber_view){ NULL, 0 };
+	if (pos.len == 0 || *rc != LUMEN_OK)
+		return;
+	int seal = paged_cookie_seal(&b, returned, pos, ctx->arena, &t->next_cookie);
+	if (seal == LUMEN_OK)
+		return;
+	t->bop.result_code = LDAP_OTHER;
+	t->bop.diagnostic = "paged results cookie cannot be made";
+}
+
 static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
 			    struct op_target *t)
 {
 	struct filter filter;
 	struct attribute_selection sel;
 	struct access_search acc;
-	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
+	struct ber_view position;
+	uint64_t returned;
+	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel) ||
+	    !open_cookie(ctx, req, t, &position, &returned))
 		return;
-	struct search_sink sink = { ctx, &sel, NULL, 0, false };
+	struct search_sink sink = { ctx, &sel, NULL, 0, returned, false };
 	apply_limits(ctx, req, t);
 	bool checks = !t->bop.is_root && (ctx->server->config->access.n_rules > 0 ||
 					  t->db->config->access.n_rules > 0);
@@ -241,7 +335,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		.want_counts = attribute_selection_wants_counts(&sel),
 		.sink = send_entry, .sink_ctx = &sink,
 		.paged = t->controls.paged, .page_size = t->controls.page_size,
-		.cookie = t->controls.cookie,
+		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
 	};
 	/* Request preparation counts as decoding; access checks come next. */
@@ -257,7 +351,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	if (checks)
 		access_search_end(&acc);
 	log_unindexed(ctx, &t->bop);
-	t->next_cookie = (struct ber_view){ search.next_cookie, search.next_cookie_len };
+	seal_cookie(ctx, req, t, &search, returned + ctx->n_entries, &rc);
 	op_target_answer(ctx, t, rc);
 }
 

@@ -11,12 +11,15 @@
  * that may close meanwhile.
  *
  * Access: cn=Monitor belongs to no database, so the global `access` rules
- * decide (access_glue.h with no database): search on an entry to let it
- * match, read on it to return it. Without global rules everyone may read
- * it, as with slapd's default policy; restrict it with e.g.
+ * decide (access_search of access_glue.h with no database), as for an
+ * ordinary entry: search on an entry to let it match, the filter-oracle
+ * rule (an item on an attribute without `search` is Undefined), read on
+ * the entry to return it, read on each attribute returned (so
+ * `attrs=monitorConnectionAuthzDN,monitorConnectionPeerAddress by * none`
+ * hides who is connected from where). Without global rules everyone may
+ * read it, as with slapd's default policy; restrict it with e.g.
  * `access to dn.subtree="cn=Monitor" by dn.exact="..." read by * none`.
- * Attributes are not filtered one by one: an entry is returned whole or
- * not at all.
+ * The rootdn of a database is not root here (as slapd's frontend).
  */
 #include <string.h>
 
@@ -178,24 +181,23 @@ struct monitor_sink {
 	struct filter filter;
 	struct attribute_selection sel;
 	long size_limit;                 /* 0: none */
-	struct access_op access;         /* global rules, the requester */
+	struct access_search access;     /* global rules, the requester */
 };
 
-/* May the requester see e as a search result? */
+/* May the requester see e as a search result (access.target then holds
+ * the decision for the attributes)? */
 static bool may_return(struct monitor_sink *sink, const struct entry *e)
 {
-	struct acl_target t;
-	if (!sink->access.checks)
-		return true;
-	acl_target_init(&t, &sink->access.policy, &sink->access.subject, e);
-	return acl_search_may_match(&t) && acl_search_may_return(&t);
+	if (!sink->access.a.checks)
+		return filter_evaluate(&sink->filter, e) == FILTER_TRUE;
+	return access_search_test(&sink->access, &sink->filter, e);
 }
 
 static int send_monitor_entry(void *arg, const struct entry *e)
 {
 	struct monitor_sink *sink = arg;
 	struct op_context *ctx = sink->ctx;
-	if (!may_return(sink, e) || filter_evaluate(&sink->filter, e) != FILTER_TRUE)
+	if (!may_return(sink, e))
 		return LUMEN_OK;
 	if (sink->size_limit > 0 && ctx->n_entries >= (unsigned long)sink->size_limit)
 		return LUMEN_ELIMIT;
@@ -214,15 +216,20 @@ static bool prepare_sink(struct op_context *ctx, const struct ldap_search_reques
 	struct ber_view requester;
 	sink->ctx = ctx;
 	sink->size_limit = op_combine_limit((long)req->size_limit, ctx->server->config->sizelimit);
+	arena_init(&sink->access.scratch, 0);
 	int rc = conn_identity(ctx->conn, ctx->arena, &requester);
 	if (rc == LUMEN_OK)
-		access_op_init(&sink->access, ctx->server, NULL, requester, false, ctx->arena,
-			       &ctx->op->abandoned);
+		access_search_begin(&sink->access, ctx->server, NULL, requester, false,
+				    &ctx->op->abandoned);
 	if (rc == LUMEN_OK)
 		rc = filter_compile(schema, req->filter, &limits, ctx->arena, &sink->filter);
 	if (rc == LUMEN_OK)
 		rc = attribute_selection_init(&sink->sel, schema, req->attributes,
 					      req->n_attributes, req->types_only, ctx->arena);
+	if (rc == LUMEN_OK && sink->access.a.checks) {
+		sink->sel.may_read = access_search_may_read;
+		sink->sel.may_read_arg = &sink->access;
+	}
 	if (rc == LUMEN_OK)
 		return true;
 	if (rc == LUMEN_ENOMEM)
@@ -262,12 +269,15 @@ void op_search_monitor(struct op_context *ctx, struct ber_view base_ndn)
 	const struct ldap_search_request *req = &ctx->msg->u.search;
 	struct monitor_sink sink;
 	struct monitor_sources src;
-	if (!prepare_sink(ctx, req, &sink))
+	if (!prepare_sink(ctx, req, &sink)) {
+		access_search_end(&sink.access);
 		return;
+	}
 	op_mark(ctx, STATS_STAGE_ACCESS);
 	int rc = gather(ctx, &src);
 	op_mark(ctx, STATS_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK)
 		rc = monitor_build(&src, base_ndn, req->scope, send_monitor_entry, &sink);
+	access_search_end(&sink.access);
 	answer(ctx, rc, base_ndn);
 }

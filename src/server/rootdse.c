@@ -1,5 +1,6 @@
 /*
- * rootdse.c — the root DSE's attributes, its selection and its filter test.
+ * rootdse.c — the root DSE's attributes, its selection, its filter test,
+ * and the same attributes as an entry for access control.
  */
 #include "rootdse.h"
 
@@ -9,6 +10,7 @@
 
 #include "config.h"
 #include "controls.h"
+#include "entry.h"
 #include "lumen_error.h"
 #include "schema.h"
 
@@ -19,12 +21,15 @@ struct rootdse_attribute {
 	const char *oid;
 	const char *const *values;
 	size_t n_values;
+	const struct attribute_type *type;   /* NULL: the schema does not know it */
 };
 
 struct rootdse {
 	struct rootdse_attribute attributes[ROOTDSE_MAX_ATTRIBUTES];
 	size_t n_attributes;
 	const char **naming_contexts;     /* borrowed strings from the config */
+	const struct schema *schema;
+	struct entry *entry;              /* the same, for access control */
 };
 
 /* Only what is actually implemented is advertised; StartTLS (the last)
@@ -50,12 +55,38 @@ static void add_attribute(struct rootdse *dse, const char *name, const char *oid
 {
 	if (n_values == 0)
 		return;                   /* an attribute without values is absent */
-	dse->attributes[dse->n_attributes++] =
-		(struct rootdse_attribute){ name, oid, values, n_values };
+	dse->attributes[dse->n_attributes++] = (struct rootdse_attribute){
+		name, oid, values, n_values, schema_attribute_type(dse->schema, name, strlen(name)) };
 }
 
 #define ADD_STATIC(dse, name, oid, array) \
 	add_attribute(dse, name, oid, array, sizeof(array) / sizeof(array[0]))
+
+/*
+ * (Re)build the entry that access control decides on: every attribute the
+ * schema knows, with its values, and objectClass top (the evaluator above
+ * takes (objectClass=top) as true). LUMEN_ENOMEM, LUMEN_ESCHEMA.
+ */
+static int build_entry(struct rootdse *dse)
+{
+	struct ber_view empty = { (const uint8_t *)"", 0 };
+	struct entry *e = NULL;
+	int rc = entry_create(dse->schema, empty, empty, &e);
+	if (rc == LUMEN_OK)
+		rc = entry_add_text(e, "objectClass", "top");
+	for (size_t i = 0; i < dse->n_attributes && rc == LUMEN_OK; i++) {
+		const struct rootdse_attribute *a = &dse->attributes[i];
+		for (size_t v = 0; a->type != NULL && v < a->n_values && rc == LUMEN_OK; v++)
+			rc = entry_add_text(e, a->name, a->values[v]);
+	}
+	if (rc != LUMEN_OK) {
+		entry_free(e);
+		return rc;
+	}
+	entry_free(dse->entry);
+	dse->entry = e;
+	return LUMEN_OK;
+}
 
 int rootdse_create(const struct config *cfg, struct rootdse **out)
 {
@@ -64,6 +95,7 @@ int rootdse_create(const struct config *cfg, struct rootdse **out)
 	*out = NULL;
 	if (dse == NULL)
 		return LUMEN_ENOMEM;
+	dse->schema = cfg->schema;
 	for (size_t i = 0; i < cfg->n_databases; i++)
 		n_contexts += cfg->databases[i].n_suffixes;
 	dse->naming_contexts = calloc(n_contexts + 1, sizeof(char *));
@@ -92,26 +124,39 @@ int rootdse_create(const struct config *cfg, struct rootdse **out)
 	ADD_STATIC(dse, "supportedLDAPVersion", "1.3.6.1.4.1.1466.101.120.15", versions);
 	ADD_STATIC(dse, "vendorName", "1.3.6.1.1.4", vendor_name);
 	ADD_STATIC(dse, "vendorVersion", "1.3.6.1.1.5", vendor_version);
+	int rc = build_entry(dse);
+	if (rc != LUMEN_OK) {
+		rootdse_free(dse);
+		return rc;
+	}
 	*out = dse;
 	return LUMEN_OK;
 }
 
-void rootdse_set_sasl_external(struct rootdse *dse, bool on)
+int rootdse_set_sasl_external(struct rootdse *dse, bool on)
 {
 	static const char name[] = "supportedSASLMechanisms";
 	for (size_t i = 0; i < dse->n_attributes; i++)
 		if (strcmp(dse->attributes[i].name, name) == 0)
-			return;
-	if (on && dse->n_attributes < ROOTDSE_MAX_ATTRIBUTES)
-		ADD_STATIC(dse, name, "1.3.6.1.4.1.1466.101.120.14", sasl_mechanisms);
+			return LUMEN_OK;
+	if (!on || dse->n_attributes >= ROOTDSE_MAX_ATTRIBUTES)
+		return LUMEN_OK;
+	ADD_STATIC(dse, name, "1.3.6.1.4.1.1466.101.120.14", sasl_mechanisms);
+	return build_entry(dse);
 }
 
 void rootdse_free(struct rootdse *dse)
 {
 	if (dse == NULL)
 		return;
+	entry_free(dse->entry);
 	free(dse->naming_contexts);
 	free(dse);
+}
+
+const struct entry *rootdse_entry(const struct rootdse *dse)
+{
+	return dse->entry;
 }
 
 static const struct rootdse_attribute *find_attribute(const struct rootdse *dse,
@@ -202,12 +247,15 @@ static bool is_selected(const struct rootdse_attribute *a, const struct ber_view
 }
 
 void rootdse_encode(const struct rootdse *dse, struct ber_writer *w, int32_t message_id,
-		    const struct ber_view *attributes, size_t n_attributes, bool types_only)
+		    const struct ber_view *attributes, size_t n_attributes, bool types_only,
+		    bool (*may_read)(void *arg, const struct attribute_type *type), void *arg)
 {
 	ldap_encode_entry_begin(w, message_id, "", 0);
 	for (size_t i = 0; i < dse->n_attributes; i++) {
 		const struct rootdse_attribute *a = &dse->attributes[i];
 		if (!is_selected(a, attributes, n_attributes))
+			continue;
+		if (may_read != NULL && (a->type == NULL || !may_read(arg, a->type)))
 			continue;
 		ldap_encode_entry_attribute_begin(w, a->name, strlen(a->name));
 		for (size_t v = 0; !types_only && v < a->n_values; v++)

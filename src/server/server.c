@@ -22,6 +22,7 @@
 #include "entry.h"
 #include "io_thread.h"
 #include "log.h"
+#include "bind_pace.h"
 #include "lumen_error.h"
 #include "metrics_http.h"
 #include "ops.h"
@@ -213,8 +214,10 @@ static int check_listeners(struct server *s, char *err, size_t errlen)
 		if (l->kind == LISTENER_UNIX)
 			s->has_ldapi = true;
 	}
-	rootdse_set_sasl_external(s->rootdse, s->has_ldapi);
-	return LUMEN_OK;
+	int rc = rootdse_set_sasl_external(s->rootdse, s->has_ldapi);
+	if (rc != LUMEN_OK)
+		snprintf(err, errlen, "root DSE: %s", lumen_strerror(rc));
+	return rc;
 }
 
 int server_create(const struct config *cfg, struct server **out, char *err, size_t errlen)
@@ -247,6 +250,12 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 	rc = rootdse_create(cfg, &s->rootdse);
 	if (rc != LUMEN_OK)
 		goto fail;
+	rc = bind_pace_create(cfg->password_hash, &s->bind_pace);
+	if (rc != LUMEN_OK) {
+		snprintf(err, errlen, "%s: password-hash %s: cannot make the bind decoy: %s",
+			 cfg->path, cfg->password_hash, lumen_strerror(rc));
+		goto fail;
+	}
 	rc = prepare_security(s, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
@@ -513,6 +522,7 @@ void server_destroy(struct server *s)
 	free(s->backends);
 	entry_free(s->subschema);
 	rootdse_free(s->rootdse);
+	bind_pace_free(s->bind_pace);
 	tls_context_free(s->tls);
 	conn_limits_free(s->conn_limits);
 	free(s->listener_info);

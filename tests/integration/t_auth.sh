@@ -23,7 +23,9 @@ s.sendall(bind_sasl(1, sys.argv[2]))
 r, _ = read_responses(s, 1)
 print(r[0].code if r else "none")' "$PORT" "$1")
 }
-lumen_setup "access to attrs=userPassword by self write by anonymous auth by * none
+# The root DSE obeys the rules too (as slapd): let anyone read it.
+lumen_setup "access to dn.base=\"\" by * read
+access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
 password-hash {SSHA256}
 authz-regexp \"gidNumber=$(id -g)\\\\+uidNumber=$(id -u),cn=peercred,cn=external,cn=auth\" \"$ALICE\""

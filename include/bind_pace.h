@@ -1,0 +1,76 @@
+/*
+ * bind_pace.h — making a failed simple bind cost the same whoever it names
+ * (server layer): an unknown DN, an entry without a password (or without
+ * `auth` on it), a wrong password checked against any stored scheme, and,
+ * once password policy exists, a locked account, all answer
+ * invalidCredentials after the same time.
+ *
+ * Two parts:
+ *  - Work: where no stored value is checked, a decoy value is (hashed at
+ *    start-up with the configured `password-hash` scheme), so the CPU spent
+ *    looks like a real check of a default-scheme value.
+ *  - Time: a failed bind does not answer before `floor` has passed since it
+ *    started to look the DN up. The floor is the CPU time of the most
+ *    expensive scheme Lumen checks, at the parameters password_hash gives
+ *    new values (ARGON2, PBKDF2-*, CRYPT, ...; measured at start-up, the
+ *    best of a few runs, plus a margin), raised for good whenever a real
+ *    stored value turns out costlier (a larger work factor), up to
+ *    BIND_PACE_MAX_NS. Measuring thread CPU time, not wall time, keeps a
+ *    check that was merely descheduled from raising it. A "cheap" {SSHA}
+ *    user then looks like an {ARGON2} one, and both like an unknown DN.
+ *    (OpenLDAP answers an unknown DN at once: its timing tells which DNs
+ *    exist; Lumen does not follow it there.)
+ *
+ * For a future lockout (ppolicy) or any other refusal: compute the verdict
+ * after bind_pace_wait, never return early — the password checks run and
+ * the wait applies whatever the account's state (op_bind.c's
+ * bind_credentials.refused is where such a check belongs).
+ *
+ * The wait sleeps on the worker (every operation runs on one; a sleeping
+ * worker costs no CPU, as much of a worker as the hash it stands for).
+ * Successful binds are not delayed: the client that knows the password
+ * learns nothing from the time.
+ *
+ * Ownership: bind_pace_create allocates, bind_pace_free releases.
+ * Thread-safety: bind_pace_* may be called from any number of workers (the
+ * floor is an atomic that only grows).
+ * Caveats:
+ *  - Values costlier than BIND_PACE_MAX_NS to check stay distinguishable.
+ *  - Under CPU contention a real check can take longer on the wall clock
+ *    than the floor: the noise then hides more, not less.
+ */
+#ifndef LUMEN_BIND_PACE_H
+#define LUMEN_BIND_PACE_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* The floor never grows beyond this (1 s). */
+#define BIND_PACE_MAX_NS 1000000000ull
+
+struct bind_pace;
+
+/*
+ * Hash the decoy with `default_scheme` (the configured password-hash) and
+ * measure the schemes. LUMEN_ENOMEM, LUMEN_EUNSUPPORTED (unknown scheme),
+ * LUMEN_EIO (no random bytes, a hash failed).
+ */
+int bind_pace_create(const char *default_scheme, struct bind_pace **out);
+void bind_pace_free(struct bind_pace *p);
+
+/* The decoy value (NUL-terminated, "{SCHEME}..."). */
+const char *bind_pace_decoy(const struct bind_pace *p);
+
+/* The thread's CPU clock now, for bind_pace_observe. */
+uint64_t bind_pace_cpu_now(void);
+/* A real stored value took cpu_ns of CPU to check: raise the floor if costlier. */
+void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns);
+/* The current floor, in nanoseconds. */
+uint64_t bind_pace_floor(const struct bind_pace *p);
+
+/* The monotonic clock now (when a bind starts). */
+struct timespec bind_pace_start(void);
+/* Sleep until `floor` after started (a failed bind, before it answers). */
+void bind_pace_wait(const struct bind_pace *p, struct timespec started);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * bind_pace.c — equal time for every failed simple bind (bind_pace.h).
+ */
+#include "bind_pace.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "lumen_error.h"
+#include "password.h"
+
+/* Runs per scheme at start-up; the best (least disturbed) counts. */
+#define CALIBRATION_RUNS 3
+/* Margin over the measured cost: 1/8. */
+#define MARGIN_SHIFT 3
+
+/* Every scheme password.h checks, the costly ones first. */
+static const char *const measured_schemes[] = {
+	"ARGON2", "PBKDF2-SHA512", "PBKDF2-SHA256", "PBKDF2-SHA1", "PBKDF2", "CRYPT",
+	"SSHA512", "SSHA256", "SSHA", "SHA512", "SHA256", "SHA",
+};
+
+struct bind_pace {
+	_Atomic uint64_t floor_ns;
+	char decoy[PASSWORD_HASH_MAX];
+};
+
+uint64_t bind_pace_cpu_now(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU cost of checking a wrong password against `stored`, best of a few. */
+static uint64_t check_cost(const char *stored)
+{
+	static const char wrong[] = "not the password";
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < CALIBRATION_RUNS; i++) {
+		bool match;
+		uint64_t t0 = bind_pace_cpu_now();
+		password_check(stored, strlen(stored), wrong, sizeof(wrong) - 1, &match);
+		uint64_t spent = bind_pace_cpu_now() - t0;
+		if (spent < best)
+			best = spent;
+	}
+	return best;
+}
+
+/* The dearest scheme at the parameters new values get. */
+static int measure(struct bind_pace *p)
+{
+	static const char secret[] = "calibration only";
+	char stored[PASSWORD_HASH_MAX];
+	uint64_t dearest = 0;
+	for (size_t i = 0; i < sizeof(measured_schemes) / sizeof(measured_schemes[0]); i++) {
+		int rc = password_hash(measured_schemes[i], secret, sizeof(secret) - 1, stored,
+				       sizeof(stored));
+		if (rc == LUMEN_EINVAL || rc == LUMEN_EUNSUPPORTED)
+			continue;     /* e.g. a libcrypt without a default method */
+		if (rc != LUMEN_OK)
+			return rc;
+		uint64_t cost = check_cost(stored);
+		if (cost > dearest)
+			dearest = cost;
+	}
+	dearest += dearest >> MARGIN_SHIFT;
+	atomic_store(&p->floor_ns, dearest < BIND_PACE_MAX_NS ? dearest : BIND_PACE_MAX_NS);
+	return LUMEN_OK;
+}
+
+int bind_pace_create(const char *default_scheme, struct bind_pace **out)
+{
+	uint8_t random[16];
+	char secret[2 * sizeof(random) + 1];
+	struct bind_pace *p = calloc(1, sizeof(*p));
+	*out = NULL;
+	if (p == NULL)
+		return LUMEN_ENOMEM;
+	/* Nobody knows the decoy's password (random, as hex: {CRYPT} takes no
+	 * NUL byte), so it never matches. */
+	int rc = RAND_bytes(random, sizeof(random)) == 1 ? LUMEN_OK : LUMEN_EIO;
+	for (size_t i = 0; rc == LUMEN_OK && i < sizeof(random); i++)
+		snprintf(secret + 2 * i, 3, "%02x", random[i]);
+	if (rc == LUMEN_OK)
+		rc = password_hash(default_scheme, secret, sizeof(secret) - 1, p->decoy,
+				   sizeof(p->decoy));
+	if (rc == LUMEN_OK)
+		rc = measure(p);
+	if (rc != LUMEN_OK) {
+		free(p);
+		return rc;
+	}
+	*out = p;
+	return LUMEN_OK;
+}
+
+void bind_pace_free(struct bind_pace *p)
+{
+	free(p);
+}
+
+const char *bind_pace_decoy(const struct bind_pace *p)
+{
+	return p->decoy;
+}
+
+void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns)
+{
+	uint64_t want = cpu_ns + (cpu_ns >> MARGIN_SHIFT);
+	if (want > BIND_PACE_MAX_NS)
+		want = BIND_PACE_MAX_NS;
+	uint64_t cur = atomic_load(&p->floor_ns);
+	while (want > cur && !atomic_compare_exchange_weak(&p->floor_ns, &cur, want))
+		;
+}
+
+uint64_t bind_pace_floor(const struct bind_pace *p)
+{
+	return atomic_load(&((struct bind_pace *)p)->floor_ns);
+}
+
+struct timespec bind_pace_start(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts;
+}
+
+void bind_pace_wait(const struct bind_pace *p, struct timespec started)
+{
+	uint64_t floor = bind_pace_floor(p);
+	struct timespec until = started;
+	until.tv_sec += (time_t)(floor / 1000000000ull);
+	until.tv_nsec += (long)(floor % 1000000000ull);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""A failed simple bind costs the same whatever it names: over N rounds of
+alternating binds, the median time of each class (unknown DN, wrong
+password on a {SSHA512} user, on a {PBKDF2-SHA512} user and on an {ARGON2}
+user, an entry without userPassword, a DN outside every suffix) stays
+within a ratio tolerance of the others (0.5-2x). A ratio, not a duration:
+the machine's speed does not matter. Before the bind pace the existing
+{ARGON2}/{PBKDF2} users cost ~70-100x an unknown DN."""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lumen_harness as h  # noqa: E402
+import slapd_harness as sh  # noqa: E402
+
+import ldap  # noqa: E402
+
+R = h.Results("t_bind_timing.py")
+B = sh.SUFFIX
+P = "ou=people," + B
+ROUNDS = int(os.environ.get("BIND_TIMING_ROUNDS", "30"))
+RATIO = 2.0
+
+
+def hashed(scheme, secret):
+    out = subprocess.run([os.path.join(sh.ROOT, sh.BUILD, "lumenpasswd"), "-h", scheme,
+                          "-s", secret], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def ldif():
+    users = [("ssha", hashed("{SSHA512}", "right-ssha")),
+             ("pbkdf2", hashed("{PBKDF2-SHA512}", "right-pbkdf2")),
+             ("argon2", hashed("{ARGON2}", "right-argon2")),
+             ("nopw", None)]
+    out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Ex\n",
+           f"dn: {P}\nobjectClass: organizationalUnit\nou: people\n"]
+    for uid, pw in users:
+        out.append(f"dn: uid={uid},{P}\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: {uid}\n"
+                   f"sn: {uid}\n" + (f"userPassword: {pw}\n" if pw else ""))
+    return "\n".join(out)
+
+
+CLASSES = {
+    "unknown DN": f"uid=nobody,{P}",
+    "wrong {SSHA512}": f"uid=ssha,{P}",
+    "wrong {PBKDF2-SHA512}": f"uid=pbkdf2,{P}",
+    "wrong {ARGON2}": f"uid=argon2,{P}",
+    "no userPassword": f"uid=nopw,{P}",
+    "outside every suffix": "uid=x,dc=elsewhere",
+}
+
+
+def one_bind(conn, dn):
+    t0 = time.perf_counter()
+    try:
+        conn.simple_bind_s(dn, "wrong password")
+        code = 0
+    except ldap.LDAPError as e:
+        code = e.args[0].get("result", -1)
+    return time.perf_counter() - t0, code
+
+
+def main():
+    srv = sh.Lumend(global_lines=["password-hash {SSHA512}",
+                                  "access to attrs=userPassword by anonymous auth by * none",
+                                  "access to * by * read"]).start()
+    try:
+        path = os.path.join(srv.tmp, "users.ldif")
+        with open(path, "w") as f:
+            f.write(ldif())
+        rc, out = srv.ldapadd(path)
+        R.check("the users load", rc == 0, out)
+        conns = {k: ldap.initialize(srv.uri) for k in CLASSES}
+        good = ldap.initialize(srv.uri)
+        R.check("the right password still binds",
+                good.simple_bind_s(f"uid=argon2,{P}", "right-argon2")[0] == 97)
+        times = {k: [] for k in CLASSES}
+        codes = set()
+        names = list(CLASSES)
+        for k in names:                      # warm-up: connections, caches
+            one_bind(conns[k], CLASSES[k])
+        for r in range(ROUNDS):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for k in order:
+                spent, code = one_bind(conns[k], CLASSES[k])
+                times[k].append(spent)
+                codes.add(code)
+        R.check("every failed bind: invalidCredentials (49)", codes == {49}, codes)
+        medians = {k: statistics.median(v) for k, v in times.items()}
+        for k in names:
+            print(f"       median {k:24s} {medians[k] * 1000:8.2f} ms")
+        lo, hi = min(medians.values()), max(medians.values())
+        R.check(f"medians within {RATIO}x of each other", hi <= RATIO * lo,
+                {k: round(v * 1000, 2) for k, v in medians.items()})
+    finally:
+        srv.stop(R)
+
+
+main()
+R.finish()

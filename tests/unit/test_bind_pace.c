@@ -1,0 +1,100 @@
+/*
+ * test_bind_pace.c — the failed-bind pace: the decoy is a value of the
+ * configured scheme that no password matches, the floor covers the
+ * dearest scheme (compared with a measured {ARGON2} check, as a ratio of
+ * CPU times, not a duration), only grows, and is capped.
+ */
+#include <check.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bind_pace.h"
+#include "lumen_error.h"
+#include "password.h"
+
+START_TEST(decoy_of_the_configured_scheme)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{PBKDF2-SHA256}", &p), LUMEN_OK);
+	const char *decoy = bind_pace_decoy(p);
+	ck_assert_int_eq(strncasecmp(decoy, "{PBKDF2-SHA256}", 15), 0);
+	bool match = true;
+	ck_assert_int_eq(password_check(decoy, strlen(decoy), "", 0, &match), LUMEN_OK);
+	ck_assert(!match);
+	bind_pace_free(p);
+}
+END_TEST
+
+START_TEST(unknown_scheme_refused)
+{
+	struct bind_pace *p = (struct bind_pace *)1;
+	ck_assert_int_eq(bind_pace_create("{NOPE}", &p), LUMEN_EUNSUPPORTED);
+	ck_assert_ptr_null(p);
+}
+END_TEST
+
+START_TEST(floor_covers_the_dearest_scheme)
+{
+	struct bind_pace *p = NULL;
+	char stored[PASSWORD_HASH_MAX];
+	ck_assert_int_eq(bind_pace_create("{SSHA}", &p), LUMEN_OK);
+	ck_assert_int_eq(password_hash("ARGON2", "pw", 2, stored, sizeof(stored)), LUMEN_OK);
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		bool match;
+		uint64_t t0 = bind_pace_cpu_now();
+		password_check(stored, strlen(stored), "no", 2, &match);
+		uint64_t spent = bind_pace_cpu_now() - t0;
+		best = spent < best ? spent : best;
+	}
+	/* The {SSHA} decoy alone would be far below an {ARGON2} check. */
+	ck_assert_uint_ge(bind_pace_floor(p) * 2, best);
+	bind_pace_free(p);
+}
+END_TEST
+
+START_TEST(floor_only_grows_and_is_capped)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
+	uint64_t before = bind_pace_floor(p);
+	bind_pace_observe(p, 0);
+	ck_assert_uint_eq(bind_pace_floor(p), before);
+	bind_pace_observe(p, before + 1000000);
+	ck_assert_uint_gt(bind_pace_floor(p), before + 1000000);
+	bind_pace_observe(p, 50ull * BIND_PACE_MAX_NS);
+	ck_assert_uint_eq(bind_pace_floor(p), BIND_PACE_MAX_NS);
+	bind_pace_free(p);
+}
+END_TEST
+
+START_TEST(wait_lasts_the_floor)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
+	struct timespec start = bind_pace_start(), end;
+	bind_pace_wait(p, start);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	uint64_t waited = (uint64_t)(end.tv_sec - start.tv_sec) * 1000000000ull +
+			  (uint64_t)(end.tv_nsec - start.tv_nsec);
+	ck_assert_uint_ge(waited, bind_pace_floor(p));   /* never shorter */
+	bind_pace_free(p);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("bind_pace");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, decoy_of_the_configured_scheme);
+	tcase_add_test(tc, unknown_scheme_refused);
+	tcase_add_test(tc, floor_covers_the_dearest_scheme);
+	tcase_add_test(tc, floor_only_grows_and_is_capped);
+	tcase_add_test(tc, wait_lasts_the_floor);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

@@ -42,8 +42,18 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # suites (tests/unit/test_bench_*.c) to UNIT_BINS.
 -include bench/bench.mk
 
+# Fault builds (tests/fault/fault_inject.c): every allocation and LMDB call
+# of Lumen's own code goes through the linker's --wrap, so a test can fail
+# the Nth one; the production binaries are linked without it.
+FAULT_WRAPS   := malloc calloc realloc strdup strndup posix_memalign \
+                 mdb_txn_begin mdb_txn_commit mdb_txn_renew mdb_dbi_open mdb_get mdb_put \
+                 mdb_del mdb_drop mdb_cursor_open mdb_cursor_get mdb_cursor_put \
+                 mdb_cursor_count mdb_env_sync
+FAULT_LDFLAGS := $(foreach s,$(FAULT_WRAPS),-Wl,--wrap=$(s))
+FAULT_PROGRAMS := $(BUILD)/lumend-faults $(BUILD)/lumenadd-faults
+
 .PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke bench bench-quick check-layers
-all: $(PROGRAMS) $(TOOLS) bench-build check-layers
+all: $(PROGRAMS) $(TOOLS) $(FAULT_PROGRAMS) bench-build check-layers
 bench-build:
 
 # The build fails when a lower layer's library uses a higher layer's symbol.
@@ -61,6 +71,17 @@ $(BUILD)/lumend: $(BUILD)/obj/server/main.o $(LIBS_ALL)
 
 $(BUILD)/lumen%: $(BUILD)/obj/tools/lumen%.o $(TOOL_OBJS) $(LIBS_TOOLS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/fault/fault_inject.o: tests/fault/fault_inject.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/lumend-faults: $(BUILD)/obj/server/main.o $(BUILD)/obj/fault/fault_inject.o $(LIBS_ALL)
+	$(CC) $(CFLAGS) $(FAULT_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/lumenadd-faults: $(BUILD)/obj/tools/lumenadd.o $(TOOL_OBJS) \
+                          $(BUILD)/obj/fault/fault_inject.o $(LIBS_TOOLS)
+	$(CC) $(CFLAGS) $(FAULT_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # A unit suite tests/unit/test_<module>.c links only the layers up to its
 # module's (src/<layer>/<module>.c); suites of no single module link all.

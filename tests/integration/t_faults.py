@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Fault injection: every write operation and the bulk loader, failed at every
+allocation and LMDB call site they reach (tests/fault/fault_inject.c; the
+fault builds lumend-faults and lumenadd-faults link it through --wrap).
+
+For each workload a traced run lists the calls it makes (object offset of
+each caller); then, for the first call of every distinct site, a fresh copy
+of the same database is served by lumend-faults told to fail exactly that
+call (LUMEN_FAULT=alloc:N or lmdb:N, counted only while the test holds the
+window open with SIGUSR2 around the operation). Each run must show:
+  - the client got an LDAP result (success or an error), or, where the
+    failure hit the connection itself, a closed connection; never a hang;
+  - the daemon still serves a new connection, and exits 0 on SIGTERM;
+  - the database is exactly as before the operation when it failed, or
+    exactly as after a clean run when it succeeded (user attributes of every
+    entry, through lumencat), and `lumenindex --check` passes.
+The bulk loader (lumenadd-faults, counted from its start) must exit non-zero
+with a message and leave the database unchanged, or load everything.
+LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC.
+Prints the number of distinct failure points covered.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import lumen_harness as h  # noqa: E402
+
+import ldap  # noqa: E402
+import ldap.extop.passwd  # noqa: E402,F401
+
+r = h.Results("t_faults.py")
+ROOT = h.ROOT
+BUILD = os.path.join(ROOT, h.BUILD)
+SUFFIX = "dc=example,dc=com"
+ROOTDN = "cn=admin,dc=example,dc=com"
+PEOPLE = f"ou=people,{SUFFIX}"
+OPERATIONAL = {"entryuuid", "entrycsn", "createtimestamp", "modifytimestamp",
+               "creatorsname", "modifiersname", "structuralobjectclass"}
+LMDB_ERRORS = ("io", "full", "nospc")
+TMP = tempfile.mkdtemp(prefix="lumen-it-faults-")
+
+
+def config_text(dbdir):
+    schema = "".join(f"include {ROOT}/schema/{n}.schema\n"
+                     for n in ("core", "cosine", "inetorgperson"))
+    return (schema + "threads 2\nlistener-threads 1\n"
+            f'database mdb\nsuffix "{SUFFIX}"\nrootdn "{ROOTDN}"\nrootpw secret\n'
+            f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass eq\n")
+
+
+def entry_ldif(uid, extra=""):
+    return (f"dn: uid={uid},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: {uid}\n"
+            f"cn: {uid} person\nsn: {uid}\nuserPassword: pw-{uid}\n{extra}\n")
+
+
+BASE = (f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\n"
+        f"o: Example\n\ndn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
+        + "".join(entry_ldif(f"u{i}") for i in range(4)))
+MORE = "".join(entry_ldif(f"bulk{i}", "description: loaded\n") for i in range(5))
+
+
+def tool(name, conf, *args, env=None):
+    p = subprocess.run([os.path.join(BUILD, name), "-f", conf, *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env, timeout=120)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def make_database(name):
+    """A directory with slapd.conf and a database loaded with BASE."""
+    d = os.path.join(TMP, name)
+    os.makedirs(os.path.join(d, "db"))
+    with open(os.path.join(d, "slapd.conf"), "w") as f:
+        f.write(config_text(os.path.join(d, "db")))
+    with open(os.path.join(d, "base.ldif"), "w") as f:
+        f.write(BASE)
+    rc, _, err = tool("lumenadd", os.path.join(d, "slapd.conf"), "-l", os.path.join(d, "base.ldif"))
+    if rc != 0:
+        raise RuntimeError("cannot load the template: " + err)
+    return d
+
+
+def copy_database(template, name):
+    d = os.path.join(TMP, name)
+    shutil.copytree(template, d)
+    with open(os.path.join(d, "slapd.conf"), "w") as f:
+        f.write(config_text(os.path.join(d, "db")))
+    return d
+
+
+def state(d):
+    """{dn: sorted user attribute lines} through lumencat."""
+    rc, out, err = tool("lumencat", os.path.join(d, "slapd.conf"))
+    if rc != 0:
+        return "lumencat failed: " + err
+    entries, dn, lines = {}, None, []
+    for line in out.splitlines() + [""]:
+        if not line.strip():
+            if dn is not None:
+                entries[dn] = sorted(lines)
+            dn, lines = None, []
+            continue
+        name = line.split(":", 1)[0].lower()
+        if name == "dn":
+            dn = line.split(":", 1)[1].strip().lower()
+        elif name not in OPERATIONAL:
+            lines.append(line)
+    return entries
+
+
+# --- the write workloads: each gets a connection bound as the rootdn -------
+
+def op_add(c):
+    c.add_s(f"uid=new,{PEOPLE}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"new"]),
+                                   ("cn", [b"new person"]), ("sn", [b"new"])])
+
+
+def op_modify(c):
+    c.modify_s(f"uid=u1,{PEOPLE}", [(ldap.MOD_REPLACE, "cn", [b"renamed person"]),
+                                    (ldap.MOD_ADD, "description", [b"changed"])])
+
+
+def op_delete(c):
+    c.delete_s(f"uid=u2,{PEOPLE}")
+
+
+def op_modrdn(c):
+    c.rename_s(f"uid=u3,{PEOPLE}", "uid=u3b", delold=1)
+
+
+def op_passwd(c):
+    c.passwd_s(f"uid=u0,{PEOPLE}", None, "a-new-secret")
+
+
+WORKLOADS = [("add", op_add), ("modify", op_modify), ("delete", op_delete),
+             ("modrdn", op_modrdn), ("passwd", op_passwd)]
+
+
+class Faulty:
+    """lumend-faults on a database directory, with its fault spec."""
+
+    def __init__(self, d, spec):
+        self.d, self.port = d, h.free_port()
+        env = dict(os.environ, LUMEN_FAULT=spec, LUMEN_FAULT_ARM="signal")
+        env["ASAN_OPTIONS"] = f"log_path={d}/asan:detect_leaks=1"
+        env["UBSAN_OPTIONS"] = f"log_path={d}/ubsan:print_stacktrace=1"
+        self.err = open(os.path.join(d, "stderr"), "w")
+        self.proc = subprocess.Popen([os.path.join(BUILD, "lumend-faults"), "-f",
+                                      os.path.join(d, "slapd.conf"), "-h",
+                                      f"ldap://127.0.0.1:{self.port}/", "-d", "0"],
+                                     stderr=self.err, stdout=subprocess.DEVNULL, env=env)
+        deadline = time.time() + 15
+        while time.time() < deadline and self.proc.poll() is None:
+            try:
+                h.socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("lumend-faults did not start: " + self.stderr())
+
+    def connect(self):
+        c = ldap.initialize(f"ldap://127.0.0.1:{self.port}")
+        c.set_option(ldap.OPT_NETWORK_TIMEOUT, 10)
+        c.set_option(ldap.OPT_TIMEOUT, 20)
+        c.simple_bind_s(ROOTDN, "secret")
+        return c
+
+    def window(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.05)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "hang"
+        self.err.close()
+        return rc
+
+    def stderr(self):
+        if not self.err.closed:
+            self.err.flush()
+        with open(os.path.join(self.d, "stderr"), errors="replace") as f:
+            return f.read()
+
+    def sanitizer_reports(self):
+        out = ""
+        for name in os.listdir(self.d):
+            if name.startswith(("asan", "ubsan")):
+                with open(os.path.join(self.d, name), errors="replace") as f:
+                    out += f.read()
+        return out
+
+
+def run_operation(d, spec, op):
+    """One run: returns (outcome, server stderr, problems)."""
+    problems = []
+    srv = Faulty(d, spec)
+    outcome = None
+    try:
+        c = srv.connect()
+        srv.window()
+        try:
+            op(c)
+            outcome = 0
+        except ldap.SERVER_DOWN:
+            outcome = "closed"
+        except ldap.TIMEOUT:
+            outcome = "timeout"
+            problems.append("no answer (timeout)")
+        except ldap.LDAPError as e:
+            outcome = e.args[0].get("result", -1) if e.args and isinstance(e.args[0], dict) else -1
+        time.sleep(0.05)
+        srv.window()
+        try:
+            probe = srv.connect()
+            probe.search_s(SUFFIX, ldap.SCOPE_BASE, "(objectClass=*)", ["1.1"])
+            probe.unbind_s()
+        except ldap.LDAPError as e:
+            problems.append(f"daemon no longer serves: {e}")
+    finally:
+        rc = srv.stop()
+    if rc != 0:
+        problems.append(f"exit status {rc}")
+    reports = srv.sanitizer_reports()
+    if reports:
+        problems.append("sanitizer: " + reports[:2000])
+    return outcome, srv.stderr(), problems
+
+
+def sites(stderr, word):
+    """[(kind, n, site)] of the lines 'lumen-fault: WORD KIND #N at SITE'."""
+    out = []
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 6 and parts[0] == "lumen-fault:" and parts[1] == word:
+            out.append((parts[2], int(parts[3].lstrip("#")), parts[5]))
+    return out
+
+
+def first_of_each_site(calls):
+    seen, plan = set(), []
+    for kind, n, site in calls:
+        if (kind, site) not in seen:
+            seen.add((kind, site))
+            plan.append((kind, n))
+    return plan
+
+
+covered = set()
+tally = {}
+template = make_database("template")
+before = state(template)
+r.check("template database readable", isinstance(before, dict) and len(before) == 6, str(before)[:300])
+
+for name, op in WORKLOADS:
+    d = copy_database(template, f"{name}-clean")
+    outcome, err, problems = run_operation(d, "trace", op)
+    after = state(d)
+    r.check(f"{name}: clean run succeeds", outcome == 0 and not problems, f"{outcome} {problems}")
+    r.check(f"{name}: clean run changes the database", after != before)
+    plan = first_of_each_site(sites(err, "call"))
+    r.check(f"{name}: the trace lists calls", len(plan) > 5, err[-500:])
+    failures = []
+    for i, (kind, n) in enumerate(plan):
+        spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+        d = copy_database(template, f"{name}-{kind}-{n}")
+        outcome, err, problems = run_operation(d, spec, op)
+        key = "success" if outcome == 0 else "closed" if outcome == "closed" else "error result"
+        tally[key] = tally.get(key, 0) + 1
+        fired = sites(err, "fired")
+        for k, _, site in fired:
+            covered.add((k, site))
+        now = state(d)
+        if outcome == 0:
+            # passwd: a new hash every time; success must change the password
+            ok = now != before if name == "passwd" else now == after
+            if not ok:
+                problems.append("succeeded but the database is not the clean result")
+        elif now != before:
+            problems.append(f"failed ({outcome}) but the database changed")
+        rc, out, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
+        if rc != 0:
+            problems.append("lumenindex --check: " + (out + cerr)[-400:])
+        if problems:
+            failures.append(f"{spec} (fired {fired}): outcome {outcome}: {problems}")
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+    r.check(f"{name}: {len(plan)} failure points, each answered, serving, nothing half-written",
+            not failures, "\n".join(failures[:8]))
+
+# --- the bulk loader ----------------------------------------------------------
+more = os.path.join(TMP, "more.ldif")
+with open(more, "w") as f:
+    f.write(MORE)
+d = copy_database(template, "load-clean")
+rc, out, err = tool("lumenadd-faults", os.path.join(d, "slapd.conf"), "-j", "1", "-l", more,
+                    env=dict(os.environ, LUMEN_FAULT="trace"))
+loaded = state(d)
+r.check("lumenadd: clean run loads", rc == 0 and len(loaded) == len(before) + 5, err[-500:])
+plan = first_of_each_site(sites(err, "call"))
+r.check("lumenadd: the trace lists calls", len(plan) > 5)
+failures = []
+for i, (kind, n) in enumerate(plan):
+    spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+    d = copy_database(template, f"load-{kind}-{n}")
+    rc, out, err = tool("lumenadd-faults", os.path.join(d, "slapd.conf"), "-j", "1", "-l", more,
+                        env=dict(os.environ, LUMEN_FAULT=spec))
+    fired = sites(err, "fired")
+    for k, _, site in fired:
+        covered.add((k, site))
+    now = state(d)
+    problems = []
+    if rc == 0 and now != loaded:
+        problems.append("exit 0 but not everything loaded")
+    if rc != 0 and now != before:
+        problems.append(f"exit {rc} but the database changed")
+    if rc != 0 and "lumenadd" not in err:
+        problems.append("no message naming lumenadd")
+    if rc < 0:
+        problems.append(f"killed by signal {-rc}")
+    crc, cout, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
+    if crc != 0:
+        problems.append("lumenindex --check: " + (cout + cerr)[-300:])
+    if problems:
+        failures.append(f"{spec} (fired {fired}): exit {rc}: {problems}: {err[-300:]}")
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+r.check(f"lumenadd: {len(plan)} failure points, clean error or full load, nothing half-written",
+        not failures, "\n".join(failures[:8]))
+
+print(f"t_faults.py: the operations under a fault: {tally}")
+print(f"t_faults.py: {len(covered)} distinct failure points covered "
+      f"({sum(1 for k, _ in covered if k == 'alloc')} allocation, "
+      f"{sum(1 for k, _ in covered if k == 'lmdb')} LMDB)")
+r.check("failure points were covered", len(covered) > 50, str(len(covered)))
+if not os.environ.get("KEEP_TMP"):
+    shutil.rmtree(TMP, ignore_errors=True)
+r.finish()

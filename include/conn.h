@@ -29,6 +29,17 @@
  * "I/O thread"; the conn_* functions take the lock themselves unless their
  * name ends in _locked.
  *
+ * Deadlines: the idle timeout restarts with every byte read, so it cannot
+ * bound a client that drips bytes. Two absolute deadlines do: a TLS
+ * handshake (ldaps from accept, StartTLS from the moment the handshake
+ * starts) must complete within tls_handshake_timeout, and the first
+ * complete PDU must arrive within first_pdu_timeout of accept (of the end
+ * of the handshake on ldaps). A separate option rather than idletimeout:
+ * idletimeout is 0 (never) by default and means "quiet between requests",
+ * which a pooled client may legitimately be; an unauthenticated client that
+ * has not even sent one request holds a descriptor and a buffer for nothing.
+ * Missing a deadline closes the connection (logged).
+ *
  * Caveats:
  *  - Never call event_del on a connection's events outside its I/O thread:
  *    libevent would wait for a running callback that waits for our lock.
@@ -79,6 +90,8 @@ struct conn {
 	struct conn *io_prev, *io_next;  /* I/O thread's list (I/O thread) */
 	struct event *read_event;        /* persistent, with the idle timeout */
 	struct event *write_event;       /* one-shot, armed on EAGAIN */
+	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
+	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
 	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
 	char local[LISTENER_NAME_MAX];   /* the listener's name */
 	time_t started;                  /* accepted (wall clock, cn=Monitor) */

@@ -30,6 +30,7 @@
 #define CONN_FREE_OPS_KEPT 8u
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
+static void on_deadline(evutil_socket_t fd, short what, void *arg);
 void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
 static const struct config *conn_config(const struct conn *c)
@@ -81,17 +82,38 @@ static bool buffering_only(const struct conn *c)
 	       c->in_len < c->in_cap;
 }
 
-/* The read event's timeout: the handshake deadline, else the idle one. */
+/* The read event's timeout: the idle one (a handshake has its deadline). */
 static const struct timeval *idle_timeout(const struct conn *c, struct timeval *tv)
 {
-	unsigned seconds = c->tls_state == CONN_TLS_HANDSHAKE
-				   ? conn_config(c)->tls.handshake_timeout
-				   : conn_config(c)->idletimeout;
-	if (seconds == 0)
+	unsigned seconds = conn_config(c)->idletimeout;
+	if (seconds == 0 || c->tls_state == CONN_TLS_HANDSHAKE)
 		return NULL;
 	tv->tv_sec = seconds;
 	tv->tv_usec = 0;
 	return tv;
+}
+
+/* I/O thread: (re)start the one-shot deadline, seconds from now; 0 = none. */
+static void arm_deadline(struct conn *c, unsigned seconds)
+{
+	event_del(c->deadline_event);
+	if (seconds == 0)
+		return;
+	struct timeval tv = { (time_t)seconds, 0 };
+	if (event_add(c->deadline_event, &tv) != 0)
+		log_printf(0, "conn=%llu fd=%d cannot arm its deadline", (unsigned long long)c->id,
+			   c->fd);
+}
+
+/* The deadline that applies now: the handshake's, else the first PDU's. */
+static void arm_current_deadline(struct conn *c)
+{
+	if (c->tls_state == CONN_TLS_HANDSHAKE)
+		arm_deadline(c, conn_config(c)->tls.handshake_timeout);
+	else if (!c->first_pdu_seen)
+		arm_deadline(c, conn_config(c)->first_pdu_timeout);
+	else
+		arm_deadline(c, 0);
 }
 
 /* I/O thread: make the read event match what the connection can take. */
@@ -116,7 +138,9 @@ static void discard_new(struct conn *c)
 		event_free(c->read_event);
 	if (c->write_event != NULL)
 		event_free(c->write_event);
-	c->read_event = c->write_event = NULL;
+	if (c->deadline_event != NULL)
+		event_free(c->deadline_event);
+	c->read_event = c->write_event = c->deadline_event = NULL;
 	c->closed = true;
 	if (c->counted)
 		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
@@ -208,7 +232,9 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	c->in = malloc(c->in_cap);
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
-	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL
+	c->deadline_event = evtimer_new(io->base, on_deadline, c);
+	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL ||
+				 c->deadline_event == NULL
 			 ? LUMEN_ENOMEM : secure_setup(c, peer, peer_len, tls);
 	if (rc != LUMEN_OK) {
 		discard_new(c);
@@ -218,6 +244,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		   (unsigned long long)c->id, fd, c->peer, c->local);
 	stats_connection_opened(stats_current());
 	pthread_mutex_lock(&c->lock);
+	arm_current_deadline(c);
 	update_reading(c);
 	pthread_mutex_unlock(&c->lock);
 	*out = c;
@@ -299,7 +326,8 @@ static void teardown_locked(struct conn *c)
 	pthread_cond_broadcast(&c->output_room);
 	event_free(c->read_event);
 	event_free(c->write_event);
-	c->read_event = c->write_event = NULL;
+	event_free(c->deadline_event);
+	c->read_event = c->write_event = c->deadline_event = NULL;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
 	stats_connection_closed(stats_current());
 	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)
@@ -564,6 +592,10 @@ static void process_input(struct conn *c, struct op_batch *batch)
 			c->starttls_message_id = message_id;
 		}
 		c->bind_waiting = false;
+		if (!c->first_pdu_seen) {
+			c->first_pdu_seen = true;
+			arm_deadline(c, 0);
+		}
 		if (dispatch_pdu(c, pdu, total, message_id, tag, batch) != LUMEN_OK) {
 			conn_abort_locked(c, w, LDAP_OTHER, "out of memory");
 			return;
@@ -653,6 +685,7 @@ static void tls_established(struct conn *c)
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d TLS established tls_ssf=%u ssf=%u "
 		   "tls_proto=%s tls_cipher=%s", (unsigned long long)c->id, c->fd, c->ssf, c->ssf,
 		   tls_session_protocol(c->tls), tls_session_cipher(c->tls));
+	arm_current_deadline(c);
 	if (c->reading) {
 		event_del(c->read_event);
 		c->reading = false;
@@ -676,6 +709,7 @@ static bool drive_tls(struct conn *c)
 			return false;
 		}
 		c->tls_state = CONN_TLS_HANDSHAKE;
+		arm_current_deadline(c);
 	}
 	if (c->tls_state != CONN_TLS_HANDSHAKE || c->closing || c->aborting)
 		return true;
@@ -700,12 +734,6 @@ static bool drive_tls(struct conn *c)
 /* on_read with the lock held; every path releases it (teardown included). */
 static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 {
-	if ((what & EV_TIMEOUT) && c->tls_state == CONN_TLS_HANDSHAKE) {
-		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: TLS handshake timed out",
-			   (unsigned long long)c->id, c->fd);
-		teardown_locked(c);
-		return;
-	}
 	if (!drive_tls(c))
 		return;
 	if ((what & EV_TIMEOUT) && is_idle(c) && !c->closing) {
@@ -729,6 +757,25 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 		event_active(c->read_event, EV_READ, 0);
 	update_reading(c);
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* The handshake or first-PDU deadline passed: close (I/O thread). */
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&c->lock);
+	const char *why = c->tls_state == CONN_TLS_HANDSHAKE ? "TLS handshake timed out"
+			  : !c->first_pdu_seen ? "no complete request within first_pdu_timeout"
+					       : NULL;
+	if (why == NULL || c->closed) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: %s", (unsigned long long)c->id,
+		   c->fd, why);
+	teardown_locked(c);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)

@@ -247,6 +247,8 @@ struct config {
 	/* Observability (config_observe.c). */
 	char *metrics_address;      /* metrics-listen host; NULL = no /metrics */
 	unsigned metrics_port;      /* metrics-listen port (0 = any free port) */
+	unsigned metrics_max_connections; /* metrics-max-connections; 0 = the default */
+	unsigned metrics_timeout;   /* metrics-timeout: seconds per scrape; 0 = default */
 	long slowop_threshold_ms;   /* slowop-threshold; CONFIG_SLOWOP_OFF = off */
 	char *logfile;              /* logfile: access log file; NULL = none */
 	struct schema *schema;      /* finalized; owned */

@@ -1,6 +1,6 @@
 /*
- * metrics_http.h — a small HTTP listener (libevent's evhttp) that serves
- * GET /metrics in the Prometheus text exposition format (server layer).
+ * metrics_http.h — a small HTTP listener on libevent (one answer per
+ * connection) that serves GET /metrics in the Prometheus text exposition format (server layer).
  *
  * What it publishes, from stats.h and the server's database figures:
  *   lumen_build_info{version}                              gauge (1)
@@ -21,9 +21,17 @@
  * are half-open), which no scrape can tell apart.
  *
  * Any other path is 404; another method on /metrics is 405 (Allow: GET);
- * a method evhttp does not know at all is 501 (evhttp answers it).
- * Requests are bounded (header size, no body, timeout) since the port may be
- * reachable by more than the operator.
+ * a method HTTP does not define is 501; a malformed request line 400; a
+ * request head over 8 KiB 431. Every answer closes the connection
+ * (Connection: close); a request body is never read.
+ *
+ * Bounds, since the port may be reachable by more than the operator: at
+ * most max_connections clients at once (more wait in the kernel's backlog
+ * until one leaves), and one deadline per connection from accept to the
+ * end of its answer (timeout_seconds; bytes dripped slowly do not extend
+ * it). When accept fails for want of descriptors or memory (EMFILE,
+ * ENFILE, ENOBUFS, ENOMEM) the listener pauses for 100 ms at a time
+ * instead of spinning, and logs that once until an accept succeeds again.
  *
  * Threads: with options.base NULL the listener runs its own event_base on
  * its own thread; otherwise it is added to the given base and served by
@@ -53,6 +61,8 @@ struct metrics_http;
 
 #define METRICS_HTTP_DEFAULT_ADDRESS "127.0.0.1"
 #define METRICS_HTTP_DEFAULT_PORT 9330
+#define METRICS_HTTP_DEFAULT_MAX_CONNECTIONS 16u
+#define METRICS_HTTP_DEFAULT_TIMEOUT 10u
 
 struct metrics_http_options {
 	const char *address;                        /* NULL: METRICS_HTTP_DEFAULT_ADDRESS */
@@ -61,6 +71,8 @@ struct metrics_http_options {
 	struct database_figures_source databases;   /* gather may be NULL */
 	const char *version;                        /* NULL: "unknown" */
 	struct event_base *base;                    /* NULL: own thread */
+	unsigned max_connections;                   /* 0: METRICS_HTTP_DEFAULT_MAX_CONNECTIONS */
+	unsigned timeout_seconds;                   /* 0: METRICS_HTTP_DEFAULT_TIMEOUT */
 };
 
 /*

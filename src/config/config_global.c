@@ -192,6 +192,22 @@ static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv
 	return LUMEN_OK;
 }
 
+/* The /metrics listener's bounds: clients at once, seconds per exchange. */
+static int apply_metrics_bounds(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	bool timeout = strcasecmp(argv[0], "metrics-timeout") == 0;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, timeout ? 3600 : 4096, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (timeout)
+		st->cfg->metrics_timeout = (unsigned)v;
+	else
+		st->cfg->metrics_max_connections = (unsigned)v;
+	return LUMEN_OK;
+}
+
 static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -254,6 +270,10 @@ static const struct directive rows[] = {
 	  apply_allow },
 	{ "metrics-listen", SECTION_GLOBAL, 1, 1, "metrics-listen <address:port>|none",
 	  apply_metrics_listen },
+	{ "metrics-max-connections", SECTION_GLOBAL, 1, 1, "metrics-max-connections <clients>",
+	  apply_metrics_bounds },
+	{ "metrics-timeout", SECTION_GLOBAL, 1, 1, "metrics-timeout <seconds>",
+	  apply_metrics_bounds },
 	{ "slowop-threshold", SECTION_GLOBAL, 1, 1, "slowop-threshold <milliseconds>|off",
 	  apply_slowop_threshold },
 	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", apply_logfile },

@@ -14,8 +14,13 @@
  * "kick" it (event_active) when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
- * while the connection has max_pending outstanding operations or more than
- * CONN_MAX_UNSENT bytes of unsent output. While a Bind runs or waits for
+ * while the connection has max_pending outstanding operations, more than
+ * CONN_MAX_UNSENT bytes of unsent output, or no memory room for its next
+ * request (conn_memory.h: every buffer the connection owns is counted in
+ * mem_held and in the server's total; mem_wait is cleared when one of its
+ * operations ends or, when the total was the reason, by the I/O thread's
+ * retry). Buffers return to their base size once empty after a large
+ * request or response: an idle connection holds ~20 KiB whatever it did. While a Bind runs or waits for
  * earlier operations to end (Binds run alone) no operation is taken
  * either, but the socket stays armed and input is buffered in the room
  * the input buffer already has (no epoll_ctl per Bind).
@@ -136,6 +141,8 @@ struct conn {
 	enum conn_tls_state tls_state;
 	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
 	int32_t starttls_message_id;
+	size_t mem_held;                 /* bytes of every buffer it owns (conn_memory.h) */
+	bool mem_wait;                   /* no memory room for the next request */
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
 };
@@ -187,6 +194,24 @@ void conn_unref(struct conn *c);
  */
 int conn_send(struct conn *c, const void *data, size_t len);
 int conn_send_locked(struct conn *c, const void *data, size_t len);
+
+/*
+ * The output queue's buffer changed size (conn_output.c): account its
+ * capacity (old_cap before the change). Lock held.
+ */
+void conn_output_resized_locked(struct conn *c, size_t old_cap);
+
+/*
+ * The output queue is empty (out_start == out_len == 0): give a buffer
+ * grown past its base size back. Lock held.
+ */
+void conn_output_drained_locked(struct conn *c);
+
+/*
+ * I/O thread: clear mem_wait on its connections that wait for the total to
+ * fall, and let them retry (io_thread.c's retry timer).
+ */
+void conn_retry_memory(struct conn *c);
 
 /*
  * Send a Notice of Disconnection (encoded with w, which is reset) and close

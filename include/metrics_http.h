@@ -6,6 +6,8 @@
  *   lumen_build_info{version}                              gauge (1)
  *   lumen_start_time_seconds                               gauge
  *   lumen_connections_current / lumen_connections_total    gauge / counter
+ *   lumen_connection_memory_bytes, _peak_bytes, _limit_bytes gauges (conn_memory.h;
+ *   lumen_connection_memory_waits_total                    counter   with options.memory)
  *   lumen_operations_initiated_total{type}                 counter
  *   lumen_operations_total{type,result,code}               counter (completed)
  *   lumen_bytes_{sent,received}_total, lumen_pdus_{sent,received}_total,
@@ -53,6 +55,7 @@
 
 #include <stdint.h>
 
+#include "conn_memory.h"
 #include "stats.h"
 
 struct event_base;
@@ -73,6 +76,7 @@ struct metrics_http_options {
 	struct event_base *base;                    /* NULL: own thread */
 	unsigned max_connections;                   /* 0: METRICS_HTTP_DEFAULT_MAX_CONNECTIONS */
 	unsigned timeout_seconds;                   /* 0: METRICS_HTTP_DEFAULT_TIMEOUT */
+	const struct conn_memory *memory;           /* NULL: no connection memory figures */
 };
 
 /*
@@ -94,6 +98,6 @@ void metrics_http_stop(struct metrics_http *m);
  * LUMEN_ENOMEM if the buffer cannot grow.
  */
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,
-		   const char *version, struct evbuffer *out);
+		   const struct conn_memory *memory, const char *version, struct evbuffer *out);
 
 #endif

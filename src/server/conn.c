@@ -27,7 +27,11 @@
 #include "workq.h"
 
 #define CONN_INITIAL_INPUT 16384u
+#define CONN_BASE_OUTPUT 16384u
 #define CONN_FREE_OPS_KEPT 8u
+/* Recycled op objects keep a PDU buffer up to this size (most requests are
+ * well under 1 KiB); larger ones are freed with their op. */
+#define CONN_OP_PDU_KEPT (16u * 1024u)
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
@@ -50,6 +54,17 @@ static unsigned max_pending(const struct conn *c)
 	return c->bound ? cfg->max_pending_auth : cfg->max_pending;
 }
 
+static struct conn_memory *memory_of(const struct conn *c)
+{
+	return &c->io->server->conn_memory;
+}
+
+/* One of c's buffers went from old_bytes to new_bytes (lock held or c new). */
+static void account(struct conn *c, size_t old_bytes, size_t new_bytes)
+{
+	conn_memory_change(memory_of(c), &c->mem_held, old_bytes, new_bytes);
+}
+
 static size_t unsent(const struct conn *c)
 {
 	return c->out_len - c->out_start;
@@ -62,7 +77,7 @@ static bool accepting_ops(const struct conn *c)
 {
 	return !c->closing && !c->aborting && !c->closed && !c->bind_in_progress &&
 	       !(c->bind_waiting && c->n_pending > 0) && c->n_pending < max_pending(c) &&
-	       unsent(c) < CONN_MAX_UNSENT && !c->starttls_in_progress &&
+	       unsent(c) < CONN_MAX_UNSENT && !c->mem_wait && !c->starttls_in_progress &&
 	       (c->tls_state == CONN_TLS_NONE || c->tls_state == CONN_TLS_ON);
 }
 
@@ -228,8 +243,12 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 			log_printf(LOG_LEVEL_CONNS, "fd=%d TCP_NODELAY not set: %s", fd,
 				   strerror(errno));
 	}
-	c->in_cap = CONN_INITIAL_INPUT;
-	c->in = malloc(c->in_cap);
+	account(c, 0, sizeof(*c));
+	c->in = malloc(CONN_INITIAL_INPUT);
+	if (c->in != NULL) {
+		account(c, 0, CONN_INITIAL_INPUT);
+		c->in_cap = CONN_INITIAL_INPUT;
+	}
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
 	c->deadline_event = evtimer_new(io->base, on_deadline, c);
@@ -266,6 +285,7 @@ static void free_conn(struct conn *c)
 		free(op->pdu);
 		free(op);
 	}
+	conn_memory_release(memory_of(c), &c->mem_held);
 	free(c->in);
 	free(c->out);
 	free(c->bind_dn);
@@ -365,14 +385,17 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 		op = calloc(1, sizeof(*op));
 		if (op == NULL)
 			return NULL;
+		account(c, 0, sizeof(*op));
 	}
 	if (op->pdu_cap < pdu_len) {
 		uint8_t *bigger = realloc(op->pdu, pdu_len);
 		if (bigger == NULL) {
+			account(c, sizeof(*op) + op->pdu_cap, 0);
 			free(op->pdu);
 			free(op);
 			return NULL;
 		}
+		account(c, op->pdu_cap, pdu_len);
 		op->pdu = bigger;
 		op->pdu_cap = pdu_len;
 	}
@@ -382,7 +405,8 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 /* Recycle an op object; large PDU buffers are not worth keeping. */
 static void recycle_op(struct conn *c, struct op *op)
 {
-	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > 64u * 1024u) {
+	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > CONN_OP_PDU_KEPT) {
+		account(c, sizeof(*op) + op->pdu_cap, 0);
 		free(op->pdu);
 		free(op);
 		return;
@@ -484,6 +508,7 @@ static void refuse_op(struct conn *c, struct op *op)
 	stats_record_operation(stats_current(), (enum stats_op_type)stats_op_type_of_tag(op->tag),
 			       LDAP_BUSY, NULL);
 	recycle_op(c, op);
+	c->mem_wait = false;
 	bool last = --c->refs == 0;          /* the op's reference */
 	if (!last && !c->closed)
 		update_reading(c);
@@ -558,6 +583,37 @@ static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
 	       memmem(pdu, len, oid, sizeof(oid) - 1) != NULL;
 }
 
+/*
+ * Is there memory room for `more` bytes (a new request, or input room for
+ * one)? If not, the connection waits (mem_wait): for one of its operations
+ * to end, or for the I/O thread's retry when the total was the reason.
+ */
+static bool memory_room(struct conn *c, size_t more)
+{
+	struct conn_memory *m = memory_of(c);
+	if (conn_memory_room(m, c->mem_held, more, c->bound, c->n_pending))
+		return true;
+	c->mem_wait = true;
+	conn_memory_count_wait(m);
+	if (conn_memory_over_total(m) || c->mem_held + more <= (c->bound ? m->max_conn_auth
+									 : m->max_conn))
+		io_thread_retry_memory(c->io);
+	return false;
+}
+
+/* The input buffer is empty: give a buffer grown for a large PDU back. */
+static void shrink_input(struct conn *c)
+{
+	if (c->in_cap <= CONN_INITIAL_INPUT)
+		return;
+	uint8_t *smaller = realloc(c->in, CONN_INITIAL_INPUT);
+	if (smaller == NULL)
+		return;                     /* keep the larger one; still counted */
+	account(c, c->in_cap, CONN_INITIAL_INPUT);
+	c->in = smaller;
+	c->in_cap = CONN_INITIAL_INPUT;
+}
+
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
 static void process_input(struct conn *c, struct op_batch *batch)
 {
@@ -587,6 +643,9 @@ static void process_input(struct conn *c, struct op_batch *batch)
 			c->bind_waiting = true;     /* a Bind runs alone */
 			break;
 		}
+		if (tag != LDAP_OP_UNBIND_REQUEST && tag != LDAP_OP_ABANDON_REQUEST &&
+		    !memory_room(c, total + sizeof(struct op)))
+			break;
 		if (is_starttls(pdu, total, tag)) {
 			c->starttls_in_progress = true;   /* read nothing more until it ends */
 			c->starttls_message_id = message_id;
@@ -602,8 +661,10 @@ static void process_input(struct conn *c, struct op_batch *batch)
 		}
 		c->in_start += total;
 	}
-	if (c->in_start == c->in_len)
+	if (c->in_start == c->in_len) {
 		c->in_start = c->in_len = 0;
+		shrink_input(c);
+	}
 }
 
 /* Make room for reading: compact, then grow up to the PDU bound. */
@@ -620,9 +681,12 @@ static int make_input_room(struct conn *c)
 	if (c->in_cap >= bound)
 		return LUMEN_ELIMIT;
 	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
+	if (!memory_room(c, cap - c->in_cap))
+		return LUMEN_EBUSY;
 	uint8_t *bigger = realloc(c->in, cap);
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
+	account(c, c->in_cap, cap);
 	c->in = bigger;
 	c->in_cap = cap;
 	return LUMEN_OK;
@@ -654,8 +718,8 @@ static int fill_input_tls(struct conn *c)
 static int fill_input(struct conn *c)
 {
 	int rc = make_input_room(c);
-	if (rc == LUMEN_ELIMIT)
-		return LUMEN_OK;                  /* framing reports the oversize PDU */
+	if (rc == LUMEN_ELIMIT || rc == LUMEN_EBUSY)
+		return LUMEN_OK;   /* framing reports the oversize PDU; or waiting for memory */
 	if (rc != LUMEN_OK)
 		return rc;
 	if (c->tls_state == CONN_TLS_ON)
@@ -837,6 +901,7 @@ void conn_op_done(struct conn *c, struct op *op)
 	    op->message_id == c->starttls_message_id)
 		c->starttls_in_progress = false;
 	recycle_op(c, op);
+	c->mem_wait = false;                /* room may have come back: retry */
 	c->refs--;                          /* the op's reference */
 	bool last = c->refs == 0;           /* the I/O thread already let go */
 	/* Wake the I/O thread if it waits for ops to end or has input left. */
@@ -845,6 +910,33 @@ void conn_op_done(struct conn *c, struct op *op)
 	pthread_mutex_unlock(&c->lock);
 	if (last)
 		free_conn(c);
+}
+
+void conn_output_resized_locked(struct conn *c, size_t old_cap)
+{
+	account(c, old_cap, c->out_cap);
+}
+
+void conn_output_drained_locked(struct conn *c)
+{
+	if (c->out_cap <= CONN_BASE_OUTPUT)
+		return;
+	uint8_t *smaller = realloc(c->out, CONN_BASE_OUTPUT);
+	if (smaller == NULL)
+		return;                     /* keep the larger one; still counted */
+	account(c, c->out_cap, CONN_BASE_OUTPUT);
+	c->out = smaller;
+	c->out_cap = CONN_BASE_OUTPUT;
+}
+
+void conn_retry_memory(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->mem_wait && !c->closed) {
+		c->mem_wait = false;
+		kick_locked(c);
+	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* Copy v into a connection-owned buffer grown as needed. LUMEN_ENOMEM. */

@@ -50,6 +50,7 @@ struct metrics_http {
 	uint16_t port;
 	struct stats *stats;
 	struct database_figures_source databases;
+	const struct conn_memory *memory;
 	const char *version;
 };
 
@@ -280,8 +281,25 @@ static int gather_databases(const struct database_figures_source *src,
 	return LUMEN_OK;
 }
 
+/* What the connections' buffers hold (conn_memory.h). */
+static void render_memory(struct render *r, const struct conn_memory *memory)
+{
+	struct conn_memory_figures f;
+	if (memory == NULL)
+		return;
+	conn_memory_figures(memory, &f);
+	emit_scalar(r, "lumen_connection_memory_bytes", "gauge",
+		    "Bytes the buffers of all client connections hold.", f.total);
+	emit_scalar(r, "lumen_connection_memory_peak_bytes", "gauge",
+		    "The most bytes client connections held at once.", f.peak);
+	emit_scalar(r, "lumen_connection_memory_limit_bytes", "gauge",
+		    "conn_total_memory (0: no bound).", f.max_total);
+	emit_scalar(r, "lumen_connection_memory_waits_total", "counter",
+		    "Times a connection stopped reading for want of memory room.", f.waits);
+}
+
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,
-		   const char *version, struct evbuffer *out)
+		   const struct conn_memory *memory, const char *version, struct evbuffer *out)
 {
 	struct render r = { .out = out, .rc = LUMEN_OK };
 	struct database_figures *dbs = NULL;
@@ -293,6 +311,7 @@ int metrics_render(struct stats *stats, const struct database_figures_source *da
 	stats_snapshot(stats, snap);
 	r.rc = gather_databases(databases, &dbs, &n_dbs);
 	render_server(&r, snap, version != NULL ? version : "unknown");
+	render_memory(&r, memory);
 	render_operations(&r, snap);
 	render_databases(&r, dbs, n_dbs);
 	free(dbs);
@@ -370,7 +389,7 @@ static void serve_metrics(struct metrics_client *c)
 {
 	struct metrics_http *m = c->m;
 	struct evbuffer *body = evbuffer_new();
-	if (body == NULL || metrics_render(m->stats, &m->databases, m->version, body) != LUMEN_OK)
+	if (body == NULL || metrics_render(m->stats, &m->databases, m->memory, m->version, body) != LUMEN_OK)
 		answer(c, 500, "Internal Server Error", NULL, NULL, "cannot render metrics\n");
 	else
 		answer(c, 200, "OK", NULL, body, NULL);
@@ -651,6 +670,7 @@ int metrics_http_start(const struct metrics_http_options *options,
 	m->fd = -1;
 	m->stats = options->stats;
 	m->databases = options->databases;
+	m->memory = options->memory;
 	m->version = options->version;
 	m->base = options->base;
 	if (m->base == NULL) {

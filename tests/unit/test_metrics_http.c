@@ -346,7 +346,7 @@ START_TEST(render_without_databases)
 	struct stats *s = NULL;
 	ck_assert_int_eq(stats_create(&s), LUMEN_OK);
 	struct evbuffer *out = evbuffer_new();
-	ck_assert_int_eq(metrics_render(s, NULL, NULL, out), LUMEN_OK);
+	ck_assert_int_eq(metrics_render(s, NULL, NULL, NULL, out), LUMEN_OK);
 	size_t len = evbuffer_get_length(out);
 	char *text = calloc(1, len + 1);
 	evbuffer_remove(out, text, len);

@@ -20,10 +20,11 @@
  * mem_held and in the server's total; mem_wait is cleared when one of its
  * operations ends or, when the total was the reason, by the I/O thread's
  * retry). Buffers return to their base size once empty after a large
- * request or response: an idle connection holds ~20 KiB whatever it did. While a Bind runs or waits for
- * earlier operations to end (Binds run alone) no operation is taken
- * either, but the socket stays armed and input is buffered in the room
- * the input buffer already has (no epoll_ctl per Bind).
+ * request or response: an idle connection holds ~17 KB whatever it did.
+ * While a Bind runs or waits for earlier operations to end (Binds run
+ * alone) no operation is taken either, but the socket stays armed and
+ * input is buffered in the room the input buffer already has (no
+ * epoll_ctl per Bind).
  *
  * Ownership and lifetime: reference-counted. The I/O thread holds one
  * reference until teardown; every queued operation holds one. The last

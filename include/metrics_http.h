@@ -1,13 +1,14 @@
 /*
- * metrics_http.h — a small HTTP listener on libevent (one answer per
- * connection) that serves GET /metrics in the Prometheus text exposition format (server layer).
+ * metrics_http.h — a small HTTP/1.1 listener on libevent (one answer per
+ * connection) that serves GET /metrics in the Prometheus text exposition
+ * format (server layer).
  *
  * What it publishes, from stats.h and the server's database figures:
  *   lumen_build_info{version}                              gauge (1)
  *   lumen_start_time_seconds                               gauge
  *   lumen_connections_current / lumen_connections_total    gauge / counter
- *   lumen_connection_memory_bytes, _peak_bytes, _limit_bytes gauges (conn_memory.h;
- *   lumen_connection_memory_waits_total                    counter   with options.memory)
+ *   lumen_connection_memory_{bytes,peak_bytes,limit_bytes} gauges  (conn_memory.h,
+ *   lumen_connection_memory_waits_total                    counter  with options.memory)
  *   lumen_operations_initiated_total{type}                 counter
  *   lumen_operations_total{type,result,code}               counter (completed)
  *   lumen_bytes_{sent,received}_total, lumen_pdus_{sent,received}_total,
@@ -42,7 +43,7 @@
  *
  * Ownership: metrics_http_start allocates the listener; metrics_http_stop
  * closes the socket, joins its thread and frees it. The stats object and
- * the source's context are borrowed and must outlive it.
+ * the source's context (and options.memory) are borrowed and must outlive it.
  *
  * Caveats:
  *  - With an external base, metrics_http_stop must run on that base's

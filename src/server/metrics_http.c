@@ -1,5 +1,6 @@
 /*
- * metrics_http.c — GET /metrics over a small HTTP/1.1 listener, in the Prometheus text format.
+ * metrics_http.c — GET /metrics over a small HTTP/1.1 listener, in the
+ * Prometheus text format.
  */
 #include "metrics_http.h"
 
@@ -389,7 +390,8 @@ static void serve_metrics(struct metrics_client *c)
 {
 	struct metrics_http *m = c->m;
 	struct evbuffer *body = evbuffer_new();
-	if (body == NULL || metrics_render(m->stats, &m->databases, m->memory, m->version, body) != LUMEN_OK)
+	if (body == NULL ||
+	    metrics_render(m->stats, &m->databases, m->memory, m->version, body) != LUMEN_OK)
 		answer(c, 500, "Internal Server Error", NULL, NULL, "cannot render metrics\n");
 	else
 		answer(c, 200, "OK", NULL, body, NULL);

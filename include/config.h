@@ -195,6 +195,13 @@ struct config_database {
 #define CONFIG_DEFAULT_MAX_INCOMING_AUTH (4u * 1024u * 1024u)
 #define CONFIG_DEFAULT_MAX_PENDING 64u
 #define CONFIG_DEFAULT_MAX_PENDING_AUTH 256u
+/* Bytes one connection may hold (input, queued requests, output) before
+ * it is read no further: anonymous, bound, and all connections together. */
+#define CONFIG_DEFAULT_CONN_MAX_MEMORY (1u * 1024u * 1024u)
+#define CONFIG_DEFAULT_CONN_MAX_MEMORY_AUTH (32u * 1024u * 1024u)
+#define CONFIG_DEFAULT_CONN_TOTAL_MEMORY (1024ull * 1024 * 1024)
+/* Seconds from accept to the first complete PDU (plain LDAP). */
+#define CONFIG_DEFAULT_FIRST_PDU_TIMEOUT 60u
 #define CONFIG_DEFAULT_MAXSIZE (10ull * 1024 * 1024 * 1024)
 #define CONFIG_DEFAULT_MAXREADERS 126u
 /* cachesize/idlcachesize off: no cache. */
@@ -217,6 +224,12 @@ struct config {
 	size_t max_incoming_auth;   /* sockbuf_max_incoming_auth: after bind */
 	unsigned max_pending;       /* conn_max_pending: outstanding ops, anonymous */
 	unsigned max_pending_auth;  /* conn_max_pending_auth: outstanding ops, bound */
+	size_t conn_max_memory;     /* conn_max_memory: bytes one anonymous connection holds */
+	size_t conn_max_memory_auth;/* conn_max_memory_auth: the same once bound */
+	uint64_t conn_total_memory; /* conn_total_memory: all connections; 0 = no bound */
+	unsigned first_pdu_timeout; /* first_pdu_timeout: seconds from accept (or from
+				       the end of the TLS handshake) to the first
+				       complete PDU; 0 = none */
 	bool allow_bind_anon_dn;    /* `allow bind_anon_dn`: DN + empty password
 				       binds anonymously instead of failing */
 	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
@@ -234,6 +247,8 @@ struct config {
 	/* Observability (config_observe.c). */
 	char *metrics_address;      /* metrics-listen host; NULL = no /metrics */
 	unsigned metrics_port;      /* metrics-listen port (0 = any free port) */
+	unsigned metrics_max_connections; /* metrics-max-connections; 0 = the default */
+	unsigned metrics_timeout;   /* metrics-timeout: seconds per scrape; 0 = default */
 	long slowop_threshold_ms;   /* slowop-threshold; CONFIG_SLOWOP_OFF = off */
 	char *logfile;              /* logfile: access log file; NULL = none */
 	struct schema *schema;      /* finalized; owned */

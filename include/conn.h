@@ -14,11 +14,17 @@
  * "kick" it (event_active) when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
- * while the connection has max_pending outstanding operations or more than
- * CONN_MAX_UNSENT bytes of unsent output. While a Bind runs or waits for
- * earlier operations to end (Binds run alone) no operation is taken
- * either, but the socket stays armed and input is buffered in the room
- * the input buffer already has (no epoll_ctl per Bind).
+ * while the connection has max_pending outstanding operations, more than
+ * CONN_MAX_UNSENT bytes of unsent output, or no memory room for its next
+ * request (conn_memory.h: every buffer the connection owns is counted in
+ * mem_held and in the server's total; mem_wait is cleared when one of its
+ * operations ends or, when the total was the reason, by the I/O thread's
+ * retry). Buffers return to their base size once empty after a large
+ * request or response: an idle connection holds ~17 KB whatever it did.
+ * While a Bind runs or waits for earlier operations to end (Binds run
+ * alone) no operation is taken either, but the socket stays armed and
+ * input is buffered in the room the input buffer already has (no
+ * epoll_ctl per Bind).
  *
  * Ownership and lifetime: reference-counted. The I/O thread holds one
  * reference until teardown; every queued operation holds one. The last
@@ -28,6 +34,17 @@
  * Thread-safety: every field below the lock is guarded by it unless marked
  * "I/O thread"; the conn_* functions take the lock themselves unless their
  * name ends in _locked.
+ *
+ * Deadlines: the idle timeout restarts with every byte read, so it cannot
+ * bound a client that drips bytes. Two absolute deadlines do: a TLS
+ * handshake (ldaps from accept, StartTLS from the moment the handshake
+ * starts) must complete within tls_handshake_timeout, and the first
+ * complete PDU must arrive within first_pdu_timeout of accept (of the end
+ * of the handshake on ldaps). A separate option rather than idletimeout:
+ * idletimeout is 0 (never) by default and means "quiet between requests",
+ * which a pooled client may legitimately be; an unauthenticated client that
+ * has not even sent one request holds a descriptor and a buffer for nothing.
+ * Missing a deadline closes the connection (logged).
  *
  * Caveats:
  *  - Never call event_del on a connection's events outside its I/O thread:
@@ -79,6 +96,8 @@ struct conn {
 	struct conn *io_prev, *io_next;  /* I/O thread's list (I/O thread) */
 	struct event *read_event;        /* persistent, with the idle timeout */
 	struct event *write_event;       /* one-shot, armed on EAGAIN */
+	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
+	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
 	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
 	char local[LISTENER_NAME_MAX];   /* the listener's name */
 	time_t started;                  /* accepted (wall clock, cn=Monitor) */
@@ -123,6 +142,8 @@ struct conn {
 	enum conn_tls_state tls_state;
 	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
 	int32_t starttls_message_id;
+	size_t mem_held;                 /* bytes of every buffer it owns (conn_memory.h) */
+	bool mem_wait;                   /* no memory room for the next request */
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
 };
@@ -174,6 +195,24 @@ void conn_unref(struct conn *c);
  */
 int conn_send(struct conn *c, const void *data, size_t len);
 int conn_send_locked(struct conn *c, const void *data, size_t len);
+
+/*
+ * The output queue's buffer changed size (conn_output.c): account its
+ * capacity (old_cap before the change). Lock held.
+ */
+void conn_output_resized_locked(struct conn *c, size_t old_cap);
+
+/*
+ * The output queue is empty (out_start == out_len == 0): give a buffer
+ * grown past its base size back. Lock held.
+ */
+void conn_output_drained_locked(struct conn *c);
+
+/*
+ * I/O thread: clear mem_wait on its connections that wait for the total to
+ * fall, and let them retry (io_thread.c's retry timer).
+ */
+void conn_retry_memory(struct conn *c);
 
 /*
  * Send a Notice of Disconnection (encoded with w, which is reset) and close

@@ -41,6 +41,7 @@ struct io_thread {
 	bool own_thread;                 /* false for thread 0 (the main thread) */
 	struct event_base *base;
 	struct event *control;           /* activated for hand-offs and stop */
+	struct event *memory_retry;      /* connections waiting for the memory total */
 	pthread_mutex_t lock;            /* guards incoming, stop_requested, and changes
 					    to conns/n_conns (readers on other
 					    threads, cn=Monitor, take it; lock
@@ -70,6 +71,13 @@ int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer
 
 /* Ask the loop to close its connections gracefully and end. Any thread. */
 void io_thread_request_stop(struct io_thread *io);
+
+/*
+ * A connection of this thread waits because the connections' memory total
+ * is over conn_total_memory: in a moment (IO_MEMORY_RETRY_MS), let every
+ * waiting connection retry. Its thread.
+ */
+void io_thread_retry_memory(struct io_thread *io);
 
 /* The connection's teardown: unlink it (its thread). */
 void io_thread_conn_gone(struct io_thread *io, struct conn *c);

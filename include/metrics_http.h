@@ -1,11 +1,14 @@
 /*
- * metrics_http.h — a small HTTP listener (libevent's evhttp) that serves
- * GET /metrics in the Prometheus text exposition format (server layer).
+ * metrics_http.h — a small HTTP/1.1 listener on libevent (one answer per
+ * connection) that serves GET /metrics in the Prometheus text exposition
+ * format (server layer).
  *
  * What it publishes, from stats.h and the server's database figures:
  *   lumen_build_info{version}                              gauge (1)
  *   lumen_start_time_seconds                               gauge
  *   lumen_connections_current / lumen_connections_total    gauge / counter
+ *   lumen_connection_memory_{bytes,peak_bytes,limit_bytes} gauges  (conn_memory.h,
+ *   lumen_connection_memory_waits_total                    counter  with options.memory)
  *   lumen_operations_initiated_total{type}                 counter
  *   lumen_operations_total{type,result,code}               counter (completed)
  *   lumen_bytes_{sent,received}_total, lumen_pdus_{sent,received}_total,
@@ -21,9 +24,17 @@
  * are half-open), which no scrape can tell apart.
  *
  * Any other path is 404; another method on /metrics is 405 (Allow: GET);
- * a method evhttp does not know at all is 501 (evhttp answers it).
- * Requests are bounded (header size, no body, timeout) since the port may be
- * reachable by more than the operator.
+ * a method HTTP does not define is 501; a malformed request line 400; a
+ * request head over 8 KiB 431. Every answer closes the connection
+ * (Connection: close); a request body is never read.
+ *
+ * Bounds, since the port may be reachable by more than the operator: at
+ * most max_connections clients at once (more wait in the kernel's backlog
+ * until one leaves), and one deadline per connection from accept to the
+ * end of its answer (timeout_seconds; bytes dripped slowly do not extend
+ * it). When accept fails for want of descriptors or memory (EMFILE,
+ * ENFILE, ENOBUFS, ENOMEM) the listener pauses for 100 ms at a time
+ * instead of spinning, and logs that once until an accept succeeds again.
  *
  * Threads: with options.base NULL the listener runs its own event_base on
  * its own thread; otherwise it is added to the given base and served by
@@ -32,7 +43,7 @@
  *
  * Ownership: metrics_http_start allocates the listener; metrics_http_stop
  * closes the socket, joins its thread and frees it. The stats object and
- * the source's context are borrowed and must outlive it.
+ * the source's context (and options.memory) are borrowed and must outlive it.
  *
  * Caveats:
  *  - With an external base, metrics_http_stop must run on that base's
@@ -45,6 +56,7 @@
 
 #include <stdint.h>
 
+#include "conn_memory.h"
 #include "stats.h"
 
 struct event_base;
@@ -53,6 +65,8 @@ struct metrics_http;
 
 #define METRICS_HTTP_DEFAULT_ADDRESS "127.0.0.1"
 #define METRICS_HTTP_DEFAULT_PORT 9330
+#define METRICS_HTTP_DEFAULT_MAX_CONNECTIONS 16u
+#define METRICS_HTTP_DEFAULT_TIMEOUT 10u
 
 struct metrics_http_options {
 	const char *address;                        /* NULL: METRICS_HTTP_DEFAULT_ADDRESS */
@@ -61,6 +75,9 @@ struct metrics_http_options {
 	struct database_figures_source databases;   /* gather may be NULL */
 	const char *version;                        /* NULL: "unknown" */
 	struct event_base *base;                    /* NULL: own thread */
+	unsigned max_connections;                   /* 0: METRICS_HTTP_DEFAULT_MAX_CONNECTIONS */
+	unsigned timeout_seconds;                   /* 0: METRICS_HTTP_DEFAULT_TIMEOUT */
+	const struct conn_memory *memory;           /* NULL: no connection memory figures */
 };
 
 /*
@@ -82,6 +99,6 @@ void metrics_http_stop(struct metrics_http *m);
  * LUMEN_ENOMEM if the buffer cannot grow.
  */
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,
-		   const char *version, struct evbuffer *out);
+		   const struct conn_memory *memory, const char *version, struct evbuffer *out);
 
 #endif

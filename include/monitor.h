@@ -6,10 +6,14 @@
  *   cn=Monitor                         monitorServer (monitoredInfo: version)
  *     cn=Connections                   monitorContainer
  *       cn=Total, cn=Current           monitorCounterObject: monitorCounter
+ *       cn=Memory, cn=Memory Peak,     (Lumen) bytes all connections hold, their
+ *       cn=Memory Limit,               peak, conn_total_memory (0 = none), and
+ *       cn=Memory Waits                times a connection waited for memory
  *       cn=Connection N                monitorConnection: number, peer, local
  *                                      address, listener, bind DN, ops
  *                                      received/executing/pending/completed,
- *                                      start and activity time
+ *                                      monitorConnectionMemory (Lumen: bytes
+ *                                      held), start and activity time
  *     cn=Operations                    monitorContainer: monitorOpInitiated,
  *                                      monitorOpCompleted (all types)
  *       cn=Bind, cn=Unbind, cn=Search, cn=Compare, cn=Add, cn=Delete,
@@ -68,6 +72,7 @@
 #include <time.h>
 
 #include "ber.h"
+#include "conn_memory.h"
 #include "ldap_message.h"
 #include "stats.h"
 
@@ -83,6 +88,7 @@ struct monitor_connection {
 	const char *local;              /* the listener's name */
 	const char *bind_dn;            /* NULL or "" when anonymous */
 	uint64_t ops_received, ops_executing, ops_pending, ops_completed;
+	uint64_t memory;                /* bytes its buffers hold (conn_memory.h) */
 	time_t started;                 /* 0: unknown (attribute left out) */
 	time_t last_activity;           /* 0: unknown */
 };
@@ -112,6 +118,7 @@ struct monitor_sources {
 	struct monitor_threads threads;
 	uint64_t waiters_read;                  /* connections waiting for input */
 	uint64_t waiters_write;                 /* connections waiting to write */
+	struct conn_memory_figures conn_memory; /* all connections' bytes, bound */
 	const struct database_figures *databases;
 	size_t n_databases;
 	const bool *database_read_only;         /* per database; NULL: all FALSE */

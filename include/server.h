@@ -32,6 +32,7 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "conn_memory.h"
 #include "db_lock.h"
 #include "ldap_message.h"
 #include "listener.h"
@@ -85,6 +86,7 @@ struct server {
 	/* Security (server.c creates them from the configuration). */
 	struct tls_context *tls;         /* NULL unless TLSCertificateFile is set */
 	struct conn_limits *conn_limits; /* conn_max, conn_max_per_ip */
+	struct conn_memory conn_memory;  /* bytes connections hold; conn_*_memory bounds */
 	bool has_ldapi;                  /* an ldapi:// listener (SASL EXTERNAL) */
 	/* Observability (server_observe.c). */
 	struct stats *stats;             /* per-thread counters; created with the server */

@@ -265,6 +265,10 @@ static struct config *config_new(const char *path)
 	cfg->max_incoming_auth = CONFIG_DEFAULT_MAX_INCOMING_AUTH;
 	cfg->max_pending = CONFIG_DEFAULT_MAX_PENDING;
 	cfg->max_pending_auth = CONFIG_DEFAULT_MAX_PENDING_AUTH;
+	cfg->conn_max_memory = CONFIG_DEFAULT_CONN_MAX_MEMORY;
+	cfg->conn_max_memory_auth = CONFIG_DEFAULT_CONN_MAX_MEMORY_AUTH;
+	cfg->conn_total_memory = CONFIG_DEFAULT_CONN_TOTAL_MEMORY;
+	cfg->first_pdu_timeout = CONFIG_DEFAULT_FIRST_PDU_TIMEOUT;
 	cfg->slowop_threshold_ms = CONFIG_SLOWOP_OFF;
 	cfg->tls.protocol_min = CONFIG_TLS_1_2;
 	cfg->tls.handshake_timeout = CONFIG_DEFAULT_TLS_HANDSHAKE_TIMEOUT;

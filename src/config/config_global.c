@@ -110,6 +110,39 @@ static int apply_max_pending(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+/*
+ * Memory bounds per connection (conn_max_memory[_auth]) and in total
+ * (conn_total_memory, 0 = none). A connection always gets room for one
+ * request, so a per-connection bound below the PDU size only serialises.
+ */
+static int apply_conn_memory(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	bool total = strcasecmp(argv[0], "conn_total_memory") == 0;
+	int rc = config_number_arg(st, argv[0], argv[1], total ? 0 : 64u * 1024u,
+				   total ? (1ull << 40) : (1ull << 32), true, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (total)
+		st->cfg->conn_total_memory = v;
+	else if (strcasecmp(argv[0], "conn_max_memory") == 0)
+		st->cfg->conn_max_memory = (size_t)v;
+	else
+		st->cfg->conn_max_memory_auth = (size_t)v;
+	return LUMEN_OK;
+}
+
+static int apply_first_pdu_timeout(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 0, 3600, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->first_pdu_timeout = (unsigned)v;
+	return rc;
+}
+
 /* `allow`/`disallow` features; only the bind ones exist so far. */
 static int apply_allow(struct parse_state *st, size_t argc, char **argv)
 {
@@ -156,6 +189,22 @@ static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv
 	free(st->cfg->metrics_address);
 	st->cfg->metrics_address = address;
 	st->cfg->metrics_port = port;
+	return LUMEN_OK;
+}
+
+/* The /metrics listener's bounds: clients at once, seconds per exchange. */
+static int apply_metrics_bounds(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	bool timeout = strcasecmp(argv[0], "metrics-timeout") == 0;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, timeout ? 3600 : 4096, false, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (timeout)
+		st->cfg->metrics_timeout = (unsigned)v;
+	else
+		st->cfg->metrics_max_connections = (unsigned)v;
 	return LUMEN_OK;
 }
 
@@ -208,11 +257,23 @@ static const struct directive rows[] = {
 	  apply_max_pending },
 	{ "conn_max_pending_auth", SECTION_GLOBAL, 1, 1,
 	  "conn_max_pending_auth <operations>", apply_max_pending },
+	{ "conn_max_memory", SECTION_GLOBAL, 1, 1, "conn_max_memory <bytes>",
+	  apply_conn_memory },
+	{ "conn_max_memory_auth", SECTION_GLOBAL, 1, 1, "conn_max_memory_auth <bytes>",
+	  apply_conn_memory },
+	{ "conn_total_memory", SECTION_GLOBAL, 1, 1, "conn_total_memory <bytes>",
+	  apply_conn_memory },
+	{ "first_pdu_timeout", SECTION_GLOBAL, 1, 1, "first_pdu_timeout <seconds>",
+	  apply_first_pdu_timeout },
 	{ "allow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "allow <feature>...", apply_allow },
 	{ "disallow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "disallow <feature>...",
 	  apply_allow },
 	{ "metrics-listen", SECTION_GLOBAL, 1, 1, "metrics-listen <address:port>|none",
 	  apply_metrics_listen },
+	{ "metrics-max-connections", SECTION_GLOBAL, 1, 1, "metrics-max-connections <clients>",
+	  apply_metrics_bounds },
+	{ "metrics-timeout", SECTION_GLOBAL, 1, 1, "metrics-timeout <seconds>",
+	  apply_metrics_bounds },
 	{ "slowop-threshold", SECTION_GLOBAL, 1, 1, "slowop-threshold <milliseconds>|off",
 	  apply_slowop_threshold },
 	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", apply_logfile },

@@ -27,9 +27,14 @@
 #include "workq.h"
 
 #define CONN_INITIAL_INPUT 16384u
+#define CONN_BASE_OUTPUT 16384u
 #define CONN_FREE_OPS_KEPT 8u
+/* Recycled op objects keep a PDU buffer up to this size (most requests are
+ * well under 1 KiB); larger ones are freed with their op. */
+#define CONN_OP_PDU_KEPT (16u * 1024u)
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
+static void on_deadline(evutil_socket_t fd, short what, void *arg);
 void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
 static const struct config *conn_config(const struct conn *c)
@@ -49,6 +54,17 @@ static unsigned max_pending(const struct conn *c)
 	return c->bound ? cfg->max_pending_auth : cfg->max_pending;
 }
 
+static struct conn_memory *memory_of(const struct conn *c)
+{
+	return &c->io->server->conn_memory;
+}
+
+/* One of c's buffers went from old_bytes to new_bytes (lock held or c new). */
+static void account(struct conn *c, size_t old_bytes, size_t new_bytes)
+{
+	conn_memory_change(memory_of(c), &c->mem_held, old_bytes, new_bytes);
+}
+
 static size_t unsent(const struct conn *c)
 {
 	return c->out_len - c->out_start;
@@ -61,7 +77,7 @@ static bool accepting_ops(const struct conn *c)
 {
 	return !c->closing && !c->aborting && !c->closed && !c->bind_in_progress &&
 	       !(c->bind_waiting && c->n_pending > 0) && c->n_pending < max_pending(c) &&
-	       unsent(c) < CONN_MAX_UNSENT && !c->starttls_in_progress &&
+	       unsent(c) < CONN_MAX_UNSENT && !c->mem_wait && !c->starttls_in_progress &&
 	       (c->tls_state == CONN_TLS_NONE || c->tls_state == CONN_TLS_ON);
 }
 
@@ -81,17 +97,38 @@ static bool buffering_only(const struct conn *c)
 	       c->in_len < c->in_cap;
 }
 
-/* The read event's timeout: the handshake deadline, else the idle one. */
+/* The read event's timeout: the idle one (a handshake has its deadline). */
 static const struct timeval *idle_timeout(const struct conn *c, struct timeval *tv)
 {
-	unsigned seconds = c->tls_state == CONN_TLS_HANDSHAKE
-				   ? conn_config(c)->tls.handshake_timeout
-				   : conn_config(c)->idletimeout;
-	if (seconds == 0)
+	unsigned seconds = conn_config(c)->idletimeout;
+	if (seconds == 0 || c->tls_state == CONN_TLS_HANDSHAKE)
 		return NULL;
 	tv->tv_sec = seconds;
 	tv->tv_usec = 0;
 	return tv;
+}
+
+/* I/O thread: (re)start the one-shot deadline, seconds from now; 0 = none. */
+static void arm_deadline(struct conn *c, unsigned seconds)
+{
+	event_del(c->deadline_event);
+	if (seconds == 0)
+		return;
+	struct timeval tv = { (time_t)seconds, 0 };
+	if (event_add(c->deadline_event, &tv) != 0)
+		log_printf(0, "conn=%llu fd=%d cannot arm its deadline", (unsigned long long)c->id,
+			   c->fd);
+}
+
+/* The deadline that applies now: the handshake's, else the first PDU's. */
+static void arm_current_deadline(struct conn *c)
+{
+	if (c->tls_state == CONN_TLS_HANDSHAKE)
+		arm_deadline(c, conn_config(c)->tls.handshake_timeout);
+	else if (!c->first_pdu_seen)
+		arm_deadline(c, conn_config(c)->first_pdu_timeout);
+	else
+		arm_deadline(c, 0);
 }
 
 /* I/O thread: make the read event match what the connection can take. */
@@ -116,7 +153,9 @@ static void discard_new(struct conn *c)
 		event_free(c->read_event);
 	if (c->write_event != NULL)
 		event_free(c->write_event);
-	c->read_event = c->write_event = NULL;
+	if (c->deadline_event != NULL)
+		event_free(c->deadline_event);
+	c->read_event = c->write_event = c->deadline_event = NULL;
 	c->closed = true;
 	if (c->counted)
 		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
@@ -204,11 +243,17 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 			log_printf(LOG_LEVEL_CONNS, "fd=%d TCP_NODELAY not set: %s", fd,
 				   strerror(errno));
 	}
-	c->in_cap = CONN_INITIAL_INPUT;
-	c->in = malloc(c->in_cap);
+	account(c, 0, sizeof(*c));
+	c->in = malloc(CONN_INITIAL_INPUT);
+	if (c->in != NULL) {
+		account(c, 0, CONN_INITIAL_INPUT);
+		c->in_cap = CONN_INITIAL_INPUT;
+	}
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
-	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL
+	c->deadline_event = evtimer_new(io->base, on_deadline, c);
+	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL ||
+				 c->deadline_event == NULL
 			 ? LUMEN_ENOMEM : secure_setup(c, peer, peer_len, tls);
 	if (rc != LUMEN_OK) {
 		discard_new(c);
@@ -218,6 +263,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		   (unsigned long long)c->id, fd, c->peer, c->local);
 	stats_connection_opened(stats_current());
 	pthread_mutex_lock(&c->lock);
+	arm_current_deadline(c);
 	update_reading(c);
 	pthread_mutex_unlock(&c->lock);
 	*out = c;
@@ -239,6 +285,7 @@ static void free_conn(struct conn *c)
 		free(op->pdu);
 		free(op);
 	}
+	conn_memory_release(memory_of(c), &c->mem_held);
 	free(c->in);
 	free(c->out);
 	free(c->bind_dn);
@@ -299,7 +346,8 @@ static void teardown_locked(struct conn *c)
 	pthread_cond_broadcast(&c->output_room);
 	event_free(c->read_event);
 	event_free(c->write_event);
-	c->read_event = c->write_event = NULL;
+	event_free(c->deadline_event);
+	c->read_event = c->write_event = c->deadline_event = NULL;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
 	stats_connection_closed(stats_current());
 	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)
@@ -337,14 +385,17 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 		op = calloc(1, sizeof(*op));
 		if (op == NULL)
 			return NULL;
+		account(c, 0, sizeof(*op));
 	}
 	if (op->pdu_cap < pdu_len) {
 		uint8_t *bigger = realloc(op->pdu, pdu_len);
 		if (bigger == NULL) {
+			account(c, sizeof(*op) + op->pdu_cap, 0);
 			free(op->pdu);
 			free(op);
 			return NULL;
 		}
+		account(c, op->pdu_cap, pdu_len);
 		op->pdu = bigger;
 		op->pdu_cap = pdu_len;
 	}
@@ -354,7 +405,8 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 /* Recycle an op object; large PDU buffers are not worth keeping. */
 static void recycle_op(struct conn *c, struct op *op)
 {
-	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > 64u * 1024u) {
+	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > CONN_OP_PDU_KEPT) {
+		account(c, sizeof(*op) + op->pdu_cap, 0);
 		free(op->pdu);
 		free(op);
 		return;
@@ -456,6 +508,7 @@ static void refuse_op(struct conn *c, struct op *op)
 	stats_record_operation(stats_current(), (enum stats_op_type)stats_op_type_of_tag(op->tag),
 			       LDAP_BUSY, NULL);
 	recycle_op(c, op);
+	c->mem_wait = false;
 	bool last = --c->refs == 0;          /* the op's reference */
 	if (!last && !c->closed)
 		update_reading(c);
@@ -530,6 +583,37 @@ static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
 	       memmem(pdu, len, oid, sizeof(oid) - 1) != NULL;
 }
 
+/*
+ * Is there memory room for `more` bytes (a new request, or input room for
+ * one)? If not, the connection waits (mem_wait): for one of its operations
+ * to end, or for the I/O thread's retry when the total was the reason.
+ */
+static bool memory_room(struct conn *c, size_t more)
+{
+	struct conn_memory *m = memory_of(c);
+	if (conn_memory_room(m, c->mem_held, more, c->bound, c->n_pending))
+		return true;
+	c->mem_wait = true;
+	conn_memory_count_wait(m);
+	if (conn_memory_over_total(m) || c->mem_held + more <= (c->bound ? m->max_conn_auth
+									 : m->max_conn))
+		io_thread_retry_memory(c->io);
+	return false;
+}
+
+/* The input buffer is empty: give a buffer grown for a large PDU back. */
+static void shrink_input(struct conn *c)
+{
+	if (c->in_cap <= CONN_INITIAL_INPUT)
+		return;
+	uint8_t *smaller = realloc(c->in, CONN_INITIAL_INPUT);
+	if (smaller == NULL)
+		return;                     /* keep the larger one; still counted */
+	account(c, c->in_cap, CONN_INITIAL_INPUT);
+	c->in = smaller;
+	c->in_cap = CONN_INITIAL_INPUT;
+}
+
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
 static void process_input(struct conn *c, struct op_batch *batch)
 {
@@ -559,19 +643,28 @@ static void process_input(struct conn *c, struct op_batch *batch)
 			c->bind_waiting = true;     /* a Bind runs alone */
 			break;
 		}
+		if (tag != LDAP_OP_UNBIND_REQUEST && tag != LDAP_OP_ABANDON_REQUEST &&
+		    !memory_room(c, total + sizeof(struct op)))
+			break;
 		if (is_starttls(pdu, total, tag)) {
 			c->starttls_in_progress = true;   /* read nothing more until it ends */
 			c->starttls_message_id = message_id;
 		}
 		c->bind_waiting = false;
+		if (!c->first_pdu_seen) {
+			c->first_pdu_seen = true;
+			arm_deadline(c, 0);
+		}
 		if (dispatch_pdu(c, pdu, total, message_id, tag, batch) != LUMEN_OK) {
 			conn_abort_locked(c, w, LDAP_OTHER, "out of memory");
 			return;
 		}
 		c->in_start += total;
 	}
-	if (c->in_start == c->in_len)
+	if (c->in_start == c->in_len) {
 		c->in_start = c->in_len = 0;
+		shrink_input(c);
+	}
 }
 
 /* Make room for reading: compact, then grow up to the PDU bound. */
@@ -588,9 +681,12 @@ static int make_input_room(struct conn *c)
 	if (c->in_cap >= bound)
 		return LUMEN_ELIMIT;
 	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
+	if (!memory_room(c, cap - c->in_cap))
+		return LUMEN_EBUSY;
 	uint8_t *bigger = realloc(c->in, cap);
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
+	account(c, c->in_cap, cap);
 	c->in = bigger;
 	c->in_cap = cap;
 	return LUMEN_OK;
@@ -622,8 +718,8 @@ static int fill_input_tls(struct conn *c)
 static int fill_input(struct conn *c)
 {
 	int rc = make_input_room(c);
-	if (rc == LUMEN_ELIMIT)
-		return LUMEN_OK;                  /* framing reports the oversize PDU */
+	if (rc == LUMEN_ELIMIT || rc == LUMEN_EBUSY)
+		return LUMEN_OK;   /* framing reports the oversize PDU; or waiting for memory */
 	if (rc != LUMEN_OK)
 		return rc;
 	if (c->tls_state == CONN_TLS_ON)
@@ -653,6 +749,7 @@ static void tls_established(struct conn *c)
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d TLS established tls_ssf=%u ssf=%u "
 		   "tls_proto=%s tls_cipher=%s", (unsigned long long)c->id, c->fd, c->ssf, c->ssf,
 		   tls_session_protocol(c->tls), tls_session_cipher(c->tls));
+	arm_current_deadline(c);
 	if (c->reading) {
 		event_del(c->read_event);
 		c->reading = false;
@@ -676,6 +773,7 @@ static bool drive_tls(struct conn *c)
 			return false;
 		}
 		c->tls_state = CONN_TLS_HANDSHAKE;
+		arm_current_deadline(c);
 	}
 	if (c->tls_state != CONN_TLS_HANDSHAKE || c->closing || c->aborting)
 		return true;
@@ -700,12 +798,6 @@ static bool drive_tls(struct conn *c)
 /* on_read with the lock held; every path releases it (teardown included). */
 static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 {
-	if ((what & EV_TIMEOUT) && c->tls_state == CONN_TLS_HANDSHAKE) {
-		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: TLS handshake timed out",
-			   (unsigned long long)c->id, c->fd);
-		teardown_locked(c);
-		return;
-	}
 	if (!drive_tls(c))
 		return;
 	if ((what & EV_TIMEOUT) && is_idle(c) && !c->closing) {
@@ -729,6 +821,25 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 		event_active(c->read_event, EV_READ, 0);
 	update_reading(c);
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* The handshake or first-PDU deadline passed: close (I/O thread). */
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&c->lock);
+	const char *why = c->tls_state == CONN_TLS_HANDSHAKE ? "TLS handshake timed out"
+			  : !c->first_pdu_seen ? "no complete request within first_pdu_timeout"
+					       : NULL;
+	if (why == NULL || c->closed) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: %s", (unsigned long long)c->id,
+		   c->fd, why);
+	teardown_locked(c);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -790,6 +901,7 @@ void conn_op_done(struct conn *c, struct op *op)
 	    op->message_id == c->starttls_message_id)
 		c->starttls_in_progress = false;
 	recycle_op(c, op);
+	c->mem_wait = false;                /* room may have come back: retry */
 	c->refs--;                          /* the op's reference */
 	bool last = c->refs == 0;           /* the I/O thread already let go */
 	/* Wake the I/O thread if it waits for ops to end or has input left. */
@@ -798,6 +910,33 @@ void conn_op_done(struct conn *c, struct op *op)
 	pthread_mutex_unlock(&c->lock);
 	if (last)
 		free_conn(c);
+}
+
+void conn_output_resized_locked(struct conn *c, size_t old_cap)
+{
+	account(c, old_cap, c->out_cap);
+}
+
+void conn_output_drained_locked(struct conn *c)
+{
+	if (c->out_cap <= CONN_BASE_OUTPUT)
+		return;
+	uint8_t *smaller = realloc(c->out, CONN_BASE_OUTPUT);
+	if (smaller == NULL)
+		return;                     /* keep the larger one; still counted */
+	account(c, c->out_cap, CONN_BASE_OUTPUT);
+	c->out = smaller;
+	c->out_cap = CONN_BASE_OUTPUT;
+}
+
+void conn_retry_memory(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->mem_wait && !c->closed) {
+		c->mem_wait = false;
+		kick_locked(c);
+	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* Copy v into a connection-owned buffer grown as needed. LUMEN_ENOMEM. */

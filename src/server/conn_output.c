@@ -50,8 +50,10 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		uint8_t *bigger = realloc(c->out, cap);
 		if (bigger == NULL)
 			return LUMEN_ENOMEM;
+		size_t old_cap = c->out_cap;
 		c->out = bigger;
 		c->out_cap = cap;
+		conn_output_resized_locked(c, old_cap);
 	}
 	memcpy(c->out + c->out_len, data, len);
 	c->out_len += len;
@@ -149,8 +151,10 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	size_t from_queue = written < queued ? written : queued;
 	c->out_start += from_queue;
 	written -= from_queue;
-	if (c->out_start == c->out_len)
+	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
+		conn_output_drained_locked(c);
+	}
 	if (written == len)
 		return LUMEN_OK;
 	if (append_output(c, bytes + written, len - written) != LUMEN_OK) {
@@ -225,8 +229,10 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	} else {
 		stats_count_sent(stats_current(), (uint64_t)w, 0);
 		c->out_start += (size_t)w;
-		if (c->out_start == c->out_len)
+		if (c->out_start == c->out_len) {
 			c->out_start = c->out_len = 0;
+			conn_output_drained_locked(c);
+		}
 		if (w > 0)
 			pthread_cond_broadcast(&c->output_room);
 		if (c->out_len > c->out_start && event_add(c->write_event, NULL) == 0)

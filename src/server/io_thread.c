@@ -19,6 +19,8 @@
 
 /* Bytes the I/O thread's scratch arena may use (Abandon decoding). */
 #define IO_ARENA_MAX (64u * 1024u)
+/* How long connections waiting for the memory total wait before retrying. */
+#define IO_MEMORY_RETRY_MS 50
 
 struct accepted_socket {
 	struct accepted_socket *next;
@@ -92,6 +94,22 @@ static void on_control(evutil_socket_t fd, short what, void *arg)
 	maybe_exit_loop(io);
 }
 
+static void on_memory_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct io_thread *io = arg;
+	(void)fd;
+	(void)what;
+	for (struct conn *c = io->conns; c != NULL; c = c->io_next)
+		conn_retry_memory(c);
+}
+
+void io_thread_retry_memory(struct io_thread *io)
+{
+	struct timeval tv = { 0, IO_MEMORY_RETRY_MS * 1000 };
+	if (!evtimer_pending(io->memory_retry, NULL))
+		evtimer_add(io->memory_retry, &tv);
+}
+
 int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 {
 	memset(io, 0, sizeof(*io));
@@ -105,7 +123,8 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	if (io->base == NULL)
 		return LUMEN_EIO;
 	io->control = event_new(io->base, -1, 0, on_control, io);
-	if (io->control == NULL)
+	io->memory_retry = evtimer_new(io->base, on_memory_retry, io);
+	if (io->control == NULL || io->memory_retry == NULL)
 		return LUMEN_ENOMEM;
 	return LUMEN_OK;
 }
@@ -215,6 +234,8 @@ void io_thread_destroy(struct io_thread *io)
 	}
 	if (io->control != NULL)
 		event_free(io->control);
+	if (io->memory_retry != NULL)
+		event_free(io->memory_retry);
 	if (io->base != NULL)
 		event_base_free(io->base);
 	io->control = NULL;

@@ -1,5 +1,6 @@
 /*
- * metrics_http.c — GET /metrics over evhttp, in the Prometheus text format.
+ * metrics_http.c — GET /metrics over a small HTTP/1.1 listener, in the
+ * Prometheus text format.
  */
 #include "metrics_http.h"
 
@@ -15,22 +16,34 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
 #include "ldap_result_codes.h"
+#include "log.h"
 #include "lumen_error.h"
 
 /* A scrape is a handful of small headers and no body. */
 #define METRICS_MAX_HEADERS_SIZE 8192
-#define METRICS_TIMEOUT_SECONDS 10
+/* Out of descriptors: how long accepting pauses before it is tried again. */
+#define METRICS_ACCEPT_PAUSE_MS 100
+
+struct metrics_client;
 
 struct metrics_http {
 	struct event_base *base;
 	bool own_base;                  /* created here, run on `thread` */
-	struct evhttp *http;
+	int fd;                         /* the listening socket */
+	struct event *accept_event;     /* persistent, deleted while paused or full */
+	struct event *resume_event;     /* the EMFILE pause's end */
+	bool paused;                    /* out of descriptors: waiting for resume_event */
+	bool full;                      /* max_clients connected: waiting for one to go */
+	bool exhausted_logged;          /* the pause was logged; reset by a good accept */
+	struct metrics_client *clients;
+	unsigned n_clients, max_clients;
+	unsigned timeout_seconds;       /* deadline of a whole exchange, from accept */
 	struct event *stop_event;       /* own base: wakes the loop to stop */
 	int stop_pipe[2];
 	pthread_t thread;
@@ -38,6 +51,7 @@ struct metrics_http {
 	uint16_t port;
 	struct stats *stats;
 	struct database_figures_source databases;
+	const struct conn_memory *memory;
 	const char *version;
 };
 
@@ -268,8 +282,25 @@ static int gather_databases(const struct database_figures_source *src,
 	return LUMEN_OK;
 }
 
+/* What the connections' buffers hold (conn_memory.h). */
+static void render_memory(struct render *r, const struct conn_memory *memory)
+{
+	struct conn_memory_figures f;
+	if (memory == NULL)
+		return;
+	conn_memory_figures(memory, &f);
+	emit_scalar(r, "lumen_connection_memory_bytes", "gauge",
+		    "Bytes the buffers of all client connections hold.", f.total);
+	emit_scalar(r, "lumen_connection_memory_peak_bytes", "gauge",
+		    "The most bytes client connections held at once.", f.peak);
+	emit_scalar(r, "lumen_connection_memory_limit_bytes", "gauge",
+		    "conn_total_memory (0: no bound).", f.max_total);
+	emit_scalar(r, "lumen_connection_memory_waits_total", "counter",
+		    "Times a connection stopped reading for want of memory room.", f.waits);
+}
+
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,
-		   const char *version, struct evbuffer *out)
+		   const struct conn_memory *memory, const char *version, struct evbuffer *out)
 {
 	struct render r = { .out = out, .rc = LUMEN_OK };
 	struct database_figures *dbs = NULL;
@@ -281,6 +312,7 @@ int metrics_render(struct stats *stats, const struct database_figures_source *da
 	stats_snapshot(stats, snap);
 	r.rc = gather_databases(databases, &dbs, &n_dbs);
 	render_server(&r, snap, version != NULL ? version : "unknown");
+	render_memory(&r, memory);
 	render_operations(&r, snap);
 	render_databases(&r, dbs, n_dbs);
 	free(dbs);
@@ -290,44 +322,232 @@ int metrics_render(struct stats *stats, const struct database_figures_source *da
 
 /* ------------------------------------------------------------- serving */
 
-static void serve_metrics(struct evhttp_request *req, struct metrics_http *m)
+/*
+ * The listener accepts itself (evhttp's would spin on EMFILE and log each
+ * failed accept, and it has neither a connection cap nor a deadline): each
+ * client gets a bufferevent, a deadline from accept, and one answer, after
+ * which the connection closes (Connection: close; Prometheus reconnects).
+ */
+struct metrics_client {
+	struct metrics_client *prev, *next;
+	struct metrics_http *m;
+	struct bufferevent *bev;
+	struct event *deadline;
+	bool answered;                  /* close once the output drained */
+};
+
+/* Methods HTTP defines: anything else is 501, these are 405 off GET. */
+static bool known_method(const char *method, size_t len)
 {
-	struct evbuffer *body = evbuffer_new();
-	if (body == NULL || metrics_render(m->stats, &m->databases, m->version, body) != LUMEN_OK) {
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-		goto done;
+	static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "DELETE",
+					       "OPTIONS", "TRACE", "CONNECT", "PATCH" };
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strlen(methods[i]) == len && memcmp(methods[i], method, len) == 0)
+			return true;
+	return false;
+}
+
+static void close_client(struct metrics_client *c)
+{
+	struct metrics_http *m = c->m;
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		m->clients = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	event_free(c->deadline);
+	bufferevent_free(c->bev);
+	free(c);
+	m->n_clients--;
+	/* A slot is free again: resume accepting if the cap had stopped it. */
+	if (m->full && !m->paused) {
+		m->full = false;
+		event_add(m->accept_event, NULL);
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_send_reply(req, HTTP_OK, "OK", body);
-done:
+}
+
+/* Queue the whole answer; the connection closes once it is written. */
+static void answer(struct metrics_client *c, int status, const char *reason,
+		   const char *extra_header, struct evbuffer *body, const char *text)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t len = body != NULL ? evbuffer_get_length(body) : strlen(text);
+	int rc = evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+				     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n", status,
+				     reason, body != NULL ? "text/plain; version=0.0.4; charset=utf-8"
+							  : "text/plain; charset=utf-8",
+				     len, extra_header != NULL ? extra_header : "");
+	if (rc >= 0)
+		rc = body != NULL ? evbuffer_add_buffer(out, body) : evbuffer_add(out, text, len);
+	c->answered = true;
+	bufferevent_disable(c->bev, EV_READ);
+	if (rc < 0 || evbuffer_get_length(out) == 0)
+		close_client(c);
+}
+
+static void serve_metrics(struct metrics_client *c)
+{
+	struct metrics_http *m = c->m;
+	struct evbuffer *body = evbuffer_new();
+	if (body == NULL ||
+	    metrics_render(m->stats, &m->databases, m->memory, m->version, body) != LUMEN_OK)
+		answer(c, 500, "Internal Server Error", NULL, NULL, "cannot render metrics\n");
+	else
+		answer(c, 200, "OK", NULL, body, NULL);
 	if (body != NULL)
 		evbuffer_free(body);
 }
 
-static void handle_request(struct evhttp_request *req, void *arg)
+/* The request line of a complete head: route it. */
+static void handle_request(struct metrics_client *c, char *line)
 {
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	if (path == NULL || strcmp(path, "/metrics") != 0) {
-		evhttp_send_error(req, HTTP_NOTFOUND, NULL);
+	char *sp1 = strchr(line, ' ');
+	char *sp2 = sp1 != NULL ? strchr(sp1 + 1, ' ') : NULL;
+	if (sp1 == NULL || sp2 == NULL || strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
+		answer(c, 400, "Bad Request", NULL, NULL, "malformed request line\n");
 		return;
 	}
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
-		/* evhttp_send_error would drop the Allow header: reply by hand. */
-		struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
-		evhttp_add_header(headers, "Allow", "GET");
-		evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8");
-		evhttp_add_header(headers, "Connection", "close");
-		struct evbuffer *body = evbuffer_new();
-		if (body != NULL)
-			evbuffer_add_printf(body, "only GET is allowed on /metrics\n");
-		evhttp_send_reply(req, 405, "Method Not Allowed", body);
-		if (body != NULL)
-			evbuffer_free(body);
+	const char *target = sp1 + 1;
+	size_t path_len = strcspn(target, "? ");
+	bool is_metrics = path_len == 8 && memcmp(target, "/metrics", 8) == 0;
+	if (!known_method(line, (size_t)(sp1 - line)))
+		answer(c, 501, "Not Implemented", NULL, NULL, "unknown method\n");
+	else if (!is_metrics)
+		answer(c, 404, "Not Found", NULL, NULL, "only /metrics is served here\n");
+	else if (sp1 - line != 3 || memcmp(line, "GET", 3) != 0)
+		answer(c, 405, "Method Not Allowed", "Allow: GET\r\n", NULL,
+		       "only GET is allowed on /metrics\n");
+	else
+		serve_metrics(c);
+}
+
+static void on_client_read(struct bufferevent *bev, void *arg)
+{
+	struct metrics_client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	if (c->answered)
+		return;
+	struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	if (end.pos < 0) {
+		if (evbuffer_get_length(in) > METRICS_MAX_HEADERS_SIZE)
+			answer(c, 431, "Request Header Fields Too Large", NULL, NULL,
+			       "request head too large\n");
 		return;
 	}
-	serve_metrics(req, arg);
+	size_t line_len = 0;
+	char *line = evbuffer_readln(in, &line_len, EVBUFFER_EOL_CRLF);
+	if (line == NULL) {
+		answer(c, 500, "Internal Server Error", NULL, NULL, "out of memory\n");
+		return;
+	}
+	handle_request(c, line);
+	free(line);
+}
+
+static void on_client_write(struct bufferevent *bev, void *arg)
+{
+	struct metrics_client *c = arg;
+	if (c->answered && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		close_client(c);
+}
+
+static void on_client_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		close_client(arg);
+}
+
+/* The whole exchange has one deadline from accept: dripping bytes does
+ * not extend it (a per-read timeout would restart with each one). */
+static void on_client_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	close_client(arg);
+}
+
+static int add_client(struct metrics_http *m, int fd)
+{
+	struct metrics_client *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto fail;
+	c->m = m;
+	c->bev = bufferevent_socket_new(m->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL)
+		goto fail;
+	fd = -1;
+	c->deadline = evtimer_new(m->base, on_client_deadline, c);
+	struct timeval tv = { (time_t)m->timeout_seconds, 0 };
+	if (c->deadline == NULL || evtimer_add(c->deadline, &tv) != 0 ||
+	    bufferevent_enable(c->bev, EV_READ) != 0)
+		goto fail;
+	bufferevent_setcb(c->bev, on_client_read, on_client_write, on_client_event, c);
+	c->next = m->clients;
+	if (m->clients != NULL)
+		m->clients->prev = c;
+	m->clients = c;
+	m->n_clients++;
+	return LUMEN_OK;
+fail:
+	if (c != NULL && c->deadline != NULL)
+		event_free(c->deadline);
+	if (c != NULL && c->bev != NULL)
+		bufferevent_free(c->bev);
+	free(c);
+	if (fd >= 0)
+		close(fd);
+	return LUMEN_ENOMEM;
+}
+
+/* Out of descriptors or memory: stop accepting for a moment; log once per
+ * episode (the condition may last, and the log must not fill the disk). */
+static void pause_accepting(struct metrics_http *m, int error)
+{
+	if (!m->exhausted_logged)
+		log_printf(0, "metrics listener: accept: %s; pausing for %d ms at a time "
+			   "until it succeeds", strerror(error), METRICS_ACCEPT_PAUSE_MS);
+	m->exhausted_logged = true;
+	m->paused = true;
+	event_del(m->accept_event);
+	struct timeval tv = { 0, METRICS_ACCEPT_PAUSE_MS * 1000 };
+	event_add(m->resume_event, &tv);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct metrics_http *m = arg;
+	(void)fd;
+	(void)what;
+	m->paused = false;
+	if (!m->full)
+		event_add(m->accept_event, NULL);
+}
+
+static void on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct metrics_http *m = arg;
+	(void)what;
+	for (int burst = 0; burst < 16; burst++) {
+		if (m->n_clients >= m->max_clients) {
+			/* Leave the rest in the backlog until a client leaves. */
+			m->full = true;
+			event_del(m->accept_event);
+			return;
+		}
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_accepting(m, errno);
+			return;
+		}
+		if (m->exhausted_logged)
+			log_printf(0, "metrics listener: accepting again");
+		m->exhausted_logged = false;
+		if (add_client(m, cfd) != LUMEN_OK)
+			log_printf(0, "metrics listener: out of memory for a connection");
+	}
 }
 
 static void stop_loop(evutil_socket_t fd, short what, void *arg)
@@ -344,11 +564,39 @@ static void *run_loop(void *arg)
 	return NULL;
 }
 
-static int bound_port(struct evhttp_bound_socket *handle, uint16_t *port)
+/* Bind and listen; err names the address. LUMEN_EIO. */
+static int open_socket(struct metrics_http *m, const char *address, uint16_t port, char *err,
+		       size_t errlen)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL;
+	char service[8];
+	snprintf(service, sizeof(service), "%u", (unsigned)port);
+	int gai = getaddrinfo(address, service, &hints, &ai);
+	if (gai != 0) {
+		snprintf(err, errlen, "metrics listener %s:%u: %s", address, (unsigned)port,
+			 gai_strerror(gai));
+		return LUMEN_EIO;
+	}
+	int one = 1;
+	m->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (m->fd < 0 || setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(m->fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(m->fd, 128) != 0) {
+		snprintf(err, errlen, "metrics listener %s:%u: %s", address, (unsigned)port,
+			 strerror(errno));
+		freeaddrinfo(ai);
+		return LUMEN_EIO;
+	}
+	freeaddrinfo(ai);
+	return LUMEN_OK;
+}
+
+static int bound_port(int fd, uint16_t *port)
 {
 	struct sockaddr_storage addr;
 	socklen_t len = sizeof(addr);
-	if (getsockname(evhttp_bound_socket_get_fd(handle), (struct sockaddr *)&addr, &len) != 0)
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
 		return LUMEN_EIO;
 	if (addr.ss_family == AF_INET)
 		*port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
@@ -363,22 +611,25 @@ static int setup_http(struct metrics_http *m, const struct metrics_http_options 
 		      char *err, size_t errlen)
 {
 	const char *address = o->address != NULL ? o->address : METRICS_HTTP_DEFAULT_ADDRESS;
-	m->http = evhttp_new(m->base);
-	if (m->http == NULL)
+	m->max_clients = o->max_connections > 0 ? o->max_connections
+						: METRICS_HTTP_DEFAULT_MAX_CONNECTIONS;
+	m->timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds
+						    : METRICS_HTTP_DEFAULT_TIMEOUT;
+	int rc = open_socket(m, address, o->port, err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (bound_port(m->fd, &m->port) != LUMEN_OK) {
+		snprintf(err, errlen, "metrics listener %s:%u: cannot read the bound port",
+			 address, (unsigned)o->port);
+		return LUMEN_EIO;
+	}
+	m->accept_event = event_new(m->base, m->fd, EV_READ | EV_PERSIST, on_accept, m);
+	m->resume_event = evtimer_new(m->base, on_resume, m);
+	if (m->accept_event == NULL || m->resume_event == NULL)
 		return LUMEN_ENOMEM;
-	/* Every method reaches handle_request, which answers 405 itself. */
-	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-				   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
-				   EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS_SIZE);
-	evhttp_set_max_body_size(m->http, 0);
-	evhttp_set_timeout(m->http, METRICS_TIMEOUT_SECONDS);
-	evhttp_set_gencb(m->http, handle_request, m);
-	errno = 0;
-	struct evhttp_bound_socket *handle = evhttp_bind_socket_with_handle(m->http, address, o->port);
-	if (handle == NULL || bound_port(handle, &m->port) != LUMEN_OK) {
-		snprintf(err, errlen, "metrics listener %s:%u: %s", address, (unsigned)o->port,
-			 errno != 0 ? strerror(errno) : "cannot bind");
+	if (event_add(m->accept_event, NULL) != 0) {
+		snprintf(err, errlen, "metrics listener %s:%u: cannot watch the socket", address,
+			 (unsigned)o->port);
 		return LUMEN_EIO;
 	}
 	return LUMEN_OK;
@@ -418,8 +669,10 @@ int metrics_http_start(const struct metrics_http_options *options,
 	if (m == NULL)
 		return LUMEN_ENOMEM;
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
+	m->fd = -1;
 	m->stats = options->stats;
 	m->databases = options->databases;
+	m->memory = options->memory;
 	m->version = options->version;
 	m->base = options->base;
 	if (m->base == NULL) {
@@ -459,8 +712,14 @@ void metrics_http_stop(struct metrics_http *m)
 		(void)ignored;
 		pthread_join(m->thread, NULL);
 	}
-	if (m->http != NULL)
-		evhttp_free(m->http);
+	while (m->clients != NULL)
+		close_client(m->clients);
+	if (m->accept_event != NULL)
+		event_free(m->accept_event);
+	if (m->resume_event != NULL)
+		event_free(m->resume_event);
+	if (m->fd >= 0)
+		close(m->fd);
 	if (m->stop_event != NULL)
 		event_free(m->stop_event);
 	for (int i = 0; i < 2; i++)

@@ -53,6 +53,7 @@ static int connection_entry(struct monitor_walk *w, const char *parent,
 	monitor_node_number(&node, "monitorConnectionOpsExecuting", c->ops_executing);
 	monitor_node_number(&node, "monitorConnectionOpsPending", c->ops_pending);
 	monitor_node_number(&node, "monitorConnectionOpsCompleted", c->ops_completed);
+	monitor_node_number(&node, "monitorConnectionMemory", c->memory);
 	if (c->bind_dn != NULL && c->bind_dn[0] != '\0')
 		monitor_node_text(&node, "monitorConnectionAuthzDN", c->bind_dn);
 	monitor_node_text(&node, "monitorConnectionListener", c->local);
@@ -63,6 +64,25 @@ static int connection_entry(struct monitor_walk *w, const char *parent,
 	if (c->last_activity != 0)
 		monitor_node_time(&node, "monitorConnectionActivityTime", c->last_activity);
 	return finish(w, &node, rc);
+}
+
+/* Lumen's leaves: the bytes all connections hold, their peak, the bound
+ * (conn_total_memory, 0 = none) and how often a connection waited for it. */
+static int connection_memory(struct monitor_walk *w, const char *parent,
+			     const struct conn_memory_figures *m)
+{
+	int rc = number_leaf(w, parent, "Memory", "monitorCounterObject", "monitorCounter",
+			     m->total);
+	if (rc == LUMEN_OK)
+		rc = number_leaf(w, parent, "Memory Peak", "monitorCounterObject",
+				 "monitorCounter", m->peak);
+	if (rc == LUMEN_OK)
+		rc = number_leaf(w, parent, "Memory Limit", "monitorCounterObject",
+				 "monitorCounter", m->max_total);
+	if (rc == LUMEN_OK)
+		rc = number_leaf(w, parent, "Memory Waits", "monitorCounterObject",
+				 "monitorCounter", m->waits);
+	return rc;
 }
 
 int monitor_build_connections(struct monitor_walk *w, const char *parent)
@@ -78,6 +98,7 @@ int monitor_build_connections(struct monitor_walk *w, const char *parent)
 	if (rc == LUMEN_OK)
 		rc = number_leaf(w, node.dn, "Current", "monitorCounterObject", "monitorCounter",
 				 s->connections_current);
+	rc = rc != LUMEN_OK ? rc : connection_memory(w, node.dn, &w->src->conn_memory);
 	for (size_t i = 0; rc == LUMEN_OK && i < w->src->n_connections; i++)
 		rc = connection_entry(w, node.dn, &w->src->connections[i]);
 	return rc;

@@ -72,6 +72,7 @@ static int copy_connection(struct conn *c, struct arena *arena, struct monitor_c
 		.ops_executing = executing,
 		.ops_pending = c->n_pending - executing,
 		.ops_completed = c->next_op_number - c->n_pending,
+		.memory = c->mem_held,
 		.started = c->started,
 		.last_activity = c->last_activity,
 	};
@@ -173,6 +174,7 @@ static int gather(struct op_context *ctx, struct monitor_sources *src)
 	};
 	src->waiters_read = totals.waiting_read;
 	src->waiters_write = totals.waiting_write;
+	conn_memory_figures(&s->conn_memory, &src->conn_memory);
 	return rc;
 }
 

@@ -192,6 +192,8 @@ int server_open_databases(struct server *s, char *err, size_t errlen)
 static int prepare_security(struct server *s, char *err, size_t errlen)
 {
 	const struct config *cfg = s->config;
+	conn_memory_init(&s->conn_memory, cfg->conn_max_memory, cfg->conn_max_memory_auth,
+			 cfg->conn_total_memory);
 	int rc = conn_limits_create(cfg->conn_max, cfg->conn_max_per_ip, &s->conn_limits);
 	if (rc != LUMEN_OK || cfg->tls.certificate_file == NULL)
 		return rc;

@@ -56,6 +56,9 @@ int server_metrics_start(struct server *s, char *err, size_t errlen)
 		.stats = s->stats,
 		.databases = { server_gather_databases, s },
 		.version = LUMEN_VENDOR_VERSION,
+		.max_connections = cfg->metrics_max_connections,
+		.timeout_seconds = cfg->metrics_timeout,
+		.memory = &s->conn_memory,
 	};
 	char why[512] = "";
 	int rc = metrics_http_start(&options, &s->metrics, why, sizeof(why));

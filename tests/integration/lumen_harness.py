@@ -46,7 +46,7 @@ def free_port():
 
 
 class Lumend:
-    def __init__(self, extra_config=""):
+    def __init__(self, extra_config="", extra_urls=(), preexec_fn=None):
         self.tmp = tempfile.mkdtemp(prefix="lumen-it-")
         self.port = free_port()
         os.makedirs(os.path.join(self.tmp, "db"))
@@ -63,8 +63,9 @@ class Lumend:
         env["UBSAN_OPTIONS"] = f"log_path={self.tmp}/ubsan:print_stacktrace=1"
         self.log = open(os.path.join(self.tmp, "lumend.log"), "w")
         self.proc = subprocess.Popen(
-            [LUMEND, "-f", self.config, "-h", f"ldap://127.0.0.1:{self.port}/", "-d", "stats"],
-            stderr=self.log, env=env)
+            [LUMEND, "-f", self.config, "-h",
+             " ".join((f"ldap://127.0.0.1:{self.port}/",) + tuple(extra_urls)), "-d", "stats"],
+            stderr=self.log, env=env, preexec_fn=preexec_fn)
         deadline = time.time() + 10
         while time.time() < deadline:
             try:

@@ -55,6 +55,12 @@ static const char full_config[] =
 	"sockbuf_max_incoming_auth 8388608\n"
 	"conn_max_pending 10\n"
 	"conn_max_pending_auth 20\n"
+	"conn_max_memory 512K\n"
+	"conn_max_memory_auth 64M\n"
+	"conn_total_memory 2G\n"
+	"first_pdu_timeout 15\n"
+	"metrics-max-connections 4\n"
+	"metrics-timeout 3\n"
 	"allow bind_anon_dn\n"
 	"debug-nagle on\n"
 	"\n"
@@ -95,6 +101,12 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(cfg->max_incoming_auth, 8388608);
 	ck_assert_uint_eq(cfg->max_pending, 10);
 	ck_assert_uint_eq(cfg->max_pending_auth, 20);
+	ck_assert_uint_eq(cfg->conn_max_memory, 512 * 1024);
+	ck_assert_uint_eq(cfg->conn_max_memory_auth, 64 * 1024 * 1024);
+	ck_assert_uint_eq(cfg->conn_total_memory, 2ull << 30);
+	ck_assert_uint_eq(cfg->first_pdu_timeout, 15);
+	ck_assert_uint_eq(cfg->metrics_max_connections, 4);
+	ck_assert_uint_eq(cfg->metrics_timeout, 3);
 	ck_assert(cfg->allow_bind_anon_dn);
 	ck_assert(cfg->debug_nagle);
 	ck_assert_uint_eq(cfg->n_databases, 1);
@@ -118,8 +130,8 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(db->indexes[1].kinds, INDEX_KIND_PRESENT | INDEX_KIND_EQUALITY |
 						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
 	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
-	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:27"));
-	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:17"));
+	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:33"));
+	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:23"));
 	ck_assert_uint_eq(db->cachesize, 5000);
 	ck_assert(db->idlcachesize == CONFIG_CACHE_OFF);
 	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);
@@ -143,6 +155,10 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg->timelimit, CONFIG_DEFAULT_TIMELIMIT);
 	ck_assert_uint_eq(cfg->max_incoming, 256 * 1024);
 	ck_assert_uint_eq(cfg->max_incoming_auth, 4 * 1024 * 1024);
+	ck_assert_uint_eq(cfg->conn_max_memory, 1024 * 1024);
+	ck_assert_uint_eq(cfg->conn_max_memory_auth, 32 * 1024 * 1024);
+	ck_assert_uint_eq(cfg->conn_total_memory, 1ull << 30);
+	ck_assert_uint_eq(cfg->first_pdu_timeout, 60);
 	ck_assert(!cfg->allow_bind_anon_dn);
 	ck_assert(!cfg->debug_nagle);
 	ck_assert_ptr_null(cfg->pidfile);
@@ -261,6 +277,19 @@ static const struct bad_config bad_configs[] = {
 	  LUMEN_EMALFORMED, "bad.conf:2: unknown directive \"nope\"" },
 	{ "schema error names file and line", "threads 1\nattributetype ( 1.2.3 NAME 'x'\n",
 	  LUMEN_EMALFORMED, "main.conf:2" },
+	{ "conn_max_memory below one PDU's room", "conn_max_memory 1000\n", LUMEN_EMALFORMED,
+	  "main.conf:1: conn_max_memory: expected an integer between 65536 and 4294967296 "
+	  "(optionally with K, M, G or T), got \"1000\"" },
+	{ "conn_max_memory_auth not a size", "conn_max_memory_auth lots\n", LUMEN_EMALFORMED,
+	  "main.conf:1: conn_max_memory_auth: expected an integer" },
+	{ "conn_total_memory too large", "conn_total_memory 2T\n", LUMEN_EMALFORMED,
+	  "main.conf:1: conn_total_memory: expected an integer between 0 and 1099511627776" },
+	{ "first_pdu_timeout not seconds", "first_pdu_timeout 5s\n", LUMEN_EMALFORMED,
+	  "main.conf:1: first_pdu_timeout: expected an integer between 0 and 3600" },
+	{ "metrics-max-connections zero", "metrics-max-connections 0\n", LUMEN_EMALFORMED,
+	  "main.conf:1: metrics-max-connections: expected an integer between 1 and 4096" },
+	{ "metrics-timeout not seconds", "metrics-timeout soon\n", LUMEN_EMALFORMED,
+	  "main.conf:1: metrics-timeout: expected an integer between 1 and 3600" },
 	{ "include loop", "include loop.conf\n", LUMEN_ELIMIT, "include: nested more than 16" },
 };
 

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -135,7 +136,16 @@ static void record_some(struct stats_thread *t)
 	stats_connection_closed(t);
 }
 
+static void fixture_start_bounded(struct fixture *f, struct event_base *base, unsigned max,
+				  unsigned timeout);
+
 static void fixture_start(struct fixture *f, struct event_base *base)
+{
+	fixture_start_bounded(f, base, 0, 0);
+}
+
+static void fixture_start_bounded(struct fixture *f, struct event_base *base, unsigned max,
+				  unsigned timeout)
 {
 	char err[256] = "";
 	memset(f, 0, sizeof(*f));
@@ -145,7 +155,7 @@ static void fixture_start(struct fixture *f, struct event_base *base)
 	struct metrics_http_options o = {
 		.address = "127.0.0.1", .port = 0, .stats = f->stats,
 		.databases = { fake_databases, &f->gather_calls }, .version = "1.2.3",
-		.base = base,
+		.base = base, .max_connections = max, .timeout_seconds = timeout,
 	};
 	int rc = metrics_http_start(&o, &f->http, err, sizeof(err));
 	ck_assert_msg(rc == LUMEN_OK, "start: %s", err);
@@ -336,7 +346,7 @@ START_TEST(render_without_databases)
 	struct stats *s = NULL;
 	ck_assert_int_eq(stats_create(&s), LUMEN_OK);
 	struct evbuffer *out = evbuffer_new();
-	ck_assert_int_eq(metrics_render(s, NULL, NULL, out), LUMEN_OK);
+	ck_assert_int_eq(metrics_render(s, NULL, NULL, NULL, out), LUMEN_OK);
 	size_t len = evbuffer_get_length(out);
 	char *text = calloc(1, len + 1);
 	evbuffer_remove(out, text, len);
@@ -354,6 +364,94 @@ START_TEST(render_without_databases)
 }
 END_TEST
 
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	return fd;
+}
+
+/* Has the server closed fd? (EOF or reset, without blocking.) */
+static bool peer_closed(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/*
+ * Slowloris: two clients (the cap) drip a request head a byte every 100 ms.
+ * The deadline (1 s) counts from accept, so both are closed although bytes
+ * keep coming; a third client waits in the backlog meanwhile and is served
+ * only once a slot is free.
+ */
+START_TEST(cap_and_deadline)
+{
+	struct fixture f;
+	fixture_start_bounded(&f, NULL, 2, 1);
+	uint16_t port = metrics_http_port(f.http);
+	int slow[2] = { connect_to(port), connect_to(port) };
+	const char *head = "GET /metrics HTTP/1.0\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	bool closed[2] = { false, false };
+	/* up to ~10 s of dripping; the deadline is 1 s */
+	for (size_t i = 0; i < 100 && !(closed[0] && closed[1]); i++) {
+		for (int k = 0; k < 2; k++) {
+			if (closed[k])
+				continue;
+			if (send(slow[k], head + (i % strlen(head)), 1, MSG_NOSIGNAL) != 1 ||
+			    peer_closed(slow[k]))
+				closed[k] = true;
+		}
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(closed[0] && closed[1], "dripping clients outlived the deadline");
+	close(slow[0]);
+	close(slow[1]);
+
+	/* The cap: two idle clients hold both slots; the third is answered
+	 * only after they were closed at their deadline. */
+	int idle[2] = { connect_to(port), connect_to(port) };
+	usleep(200 * 1000);                 /* both accepted before the third */
+	int third = connect_to(port);
+	const char *get = "GET /metrics HTTP/1.0\r\n\r\n";
+	ck_assert_int_eq(write(third, get, strlen(get)), (ssize_t)strlen(get));
+	char buf[64] = "";
+	ssize_t n = read(third, buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
+	ck_assert_msg(peer_closed(idle[0]) && peer_closed(idle[1]),
+		      "the third client was served while the cap was reached");
+	close(idle[0]);
+	close(idle[1]);
+	close(third);
+	fixture_stop(&f);
+}
+END_TEST
+
+/* A head over 8 KiB without its end is refused, not buffered further. */
+START_TEST(oversized_head)
+{
+	struct fixture f;
+	fixture_start(&f, NULL);
+	size_t len = 10000;
+	char *request = malloc(len + 1);
+	ck_assert_ptr_nonnull(request);
+	const char *start = "GET /metrics HTTP/1.0\r\nX: ";
+	memcpy(request, start, strlen(start));
+	memset(request + strlen(start), 'a', len - strlen(start));
+	request[len] = '\0';
+	char *response = http_exchange(metrics_http_port(f.http), request);
+	ck_assert_int_eq(status_of(response), 431);
+	free(response);
+	free(request);
+	fixture_stop(&f);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("metrics_http");
@@ -364,6 +462,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, start_errors);
 	tcase_add_test(tc, external_base);
 	tcase_add_test(tc, render_without_databases);
+	tcase_add_test(tc, cap_and_deadline);
+	tcase_add_test(tc, oversized_head);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -49,7 +49,8 @@ static struct stats_snapshot snapshot;
 static const struct monitor_connection connections[] = {
 	{ .id = 17, .peer = "IP=192.0.2.7:40001", .local = "IP=0.0.0.0:389",
 	  .bind_dn = "cn=admin,dc=example,dc=com", .ops_received = 12, .ops_executing = 1,
-	  .ops_pending = 2, .ops_completed = 9, .started = 1700000000, .last_activity = 1700000100 },
+	  .ops_pending = 2, .ops_completed = 9, .memory = 20480, .started = 1700000000,
+	  .last_activity = 1700000100 },
 	{ .id = 18, .peer = "PATH=/run/lumen/ldapi", .local = "PATH=/run/lumen/ldapi" },
 };
 static const struct monitor_listener listeners[] = {
@@ -85,6 +86,7 @@ static struct monitor_sources sources(void)
 		.listeners = listeners, .n_listeners = 2,
 		.threads = { .max = 4, .open = 4, .active = 1, .pending = 3, .backload = 4 },
 		.waiters_read = 6, .waiters_write = 1,
+		.conn_memory = { .total = 123456, .peak = 234567, .waits = 5, .max_total = 1u << 30 },
 		.databases = databases, .n_databases = 1,
 	};
 }
@@ -163,6 +165,16 @@ static const struct {
 	{ "cn=Connections,cn=Monitor", "monitorContainer", "hasSubordinates", "TRUE" },
 	{ "cn=Total,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter", "7" },
 	{ "cn=Current,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter", "3" },
+	{ "cn=Memory,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "123456" },
+	{ "cn=Memory Peak,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "234567" },
+	{ "cn=Memory Limit,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "1073741824" },
+	{ "cn=Memory Waits,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "5" },
+	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
+	  "monitorConnectionMemory", "20480" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
 	  "monitorConnectionPeerAddress", "IP=192.0.2.7:40001" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
@@ -213,9 +225,9 @@ static const struct {
 	{ "cn=Database 1,cn=Databases,cn=Monitor", "monitoredObject", "hasSubordinates", "FALSE" },
 };
 
-/* root 1, Connections 1+2+2, Operations 1+10, Statistics 1+4, Threads 1+5,
+/* root 1, Connections 1+2+4+2, Operations 1+10, Statistics 1+4, Threads 1+5,
  * Time 1+3, Waiters 1+2, Listeners 1+2, Databases 1+1 */
-#define TREE_SIZE 40
+#define TREE_SIZE 44
 
 START_TEST(whole_tree)
 {
@@ -271,7 +283,7 @@ static const struct {
 	{ "cn=Monitor", LDAP_SCOPE_CHILDREN, TREE_SIZE - 1, "cn=Connections,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 10, "cn=Bind,cn=Operations,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_SUBTREE, 11, "cn=Operations,cn=Monitor" },
-	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 4, "cn=Total,cn=Connections,cn=Monitor" },
+	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 8, "cn=Total,cn=Connections,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_BASE, 1,
 	  "cn=Search,cn=Operations,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 0, NULL },

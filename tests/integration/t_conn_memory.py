@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Memory per connection bounded in bytes (conn_memory.h): both workers are
+held by two clients that never read their (large) results; meanwhile 20
+anonymous clients each pipeline 40 compare requests of ~200 KB without
+reading. Queued requests hold PDU copies: unbounded, that is ~160 MB. With
+conn_max_memory 1M and conn_total_memory 8M, the total published in /metrics
+and cn=Monitor stays under the bound plus one request per connection, the
+process's RSS grows by far less than what was sent, and once the workers are
+free every client gets every answer and the buffers shrink back."""
+import os
+import re
+import select
+import socket
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from lumen_harness import (Lumend, Results, free_port, integer, message, octets,  # noqa: E402
+                           read_responses, search, tlv)
+
+R = Results("conn_memory")
+TOTAL = 8 << 20
+PER_CONN = 1 << 20
+N_FLOOD, PER_FLOOD, VALUE = 20, 40, 200_000
+
+
+def compare(msgid, value):
+    ava = tlv(0x30, octets("cn") + octets(value))
+    return message(msgid, tlv(0x6E, octets("cn=x,dc=example,dc=com") + ava))
+
+
+def metric(mport, name):
+    with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(rf"^{name} (\d+)$", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def wait_port(port):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except ConnectionRefusedError:
+            time.sleep(0.05)
+
+
+def push_all(socks, payloads, quiet=1.0):
+    """Send what each socket takes without blocking, until nobody takes
+    anything for `quiet` seconds. Returns the bytes sent per socket."""
+    sent = [0] * len(socks)
+    for s in socks:
+        s.setblocking(False)
+    idle_since = time.monotonic()
+    while time.monotonic() - idle_since < quiet:
+        _, writable, _ = select.select([], [s for i, s in enumerate(socks)
+                                            if sent[i] < len(payloads[i])], [], 0.1)
+        for s in writable:
+            i = socks.index(s)
+            try:
+                n = s.send(payloads[i][sent[i]:sent[i] + 262144])
+            except BlockingIOError:
+                n = 0
+            if n > 0:
+                sent[i] += n
+                idle_since = time.monotonic()
+        if all(sent[i] == len(payloads[i]) for i in range(len(socks))):
+            break
+    return sent
+
+
+def load_entries(port):
+    """100 entries of ~100 KB: a subtree search returns ~10 MB."""
+    import ldap
+    import ldap.modlist
+    c = ldap.initialize(f"ldap://127.0.0.1:{port}")
+    c.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+    c.add_s("dc=example,dc=com", ldap.modlist.addModlist(
+        {"objectClass": [b"dcObject", b"organization"], "dc": [b"example"], "o": [b"x"]}))
+    for i in range(100):
+        c.add_s(f"cn=big{i},dc=example,dc=com", ldap.modlist.addModlist(
+            {"objectClass": [b"inetOrgPerson"], "cn": [f"big{i}".encode()], "sn": [b"x"],
+             "description": [b"d" * 100_000]}))
+    c.unbind_s()
+
+
+def main():
+    mport = free_port()
+    srv = Lumend(f"threads 2\nconn_max_memory {PER_CONN}\nconn_total_memory {TOTAL}\n"
+                 f"metrics-listen 127.0.0.1:{mport}\n")
+    pid = srv.proc.pid
+    try:
+        wait_port(mport)
+        load_entries(srv.port)
+        rss0 = rss_bytes(pid)
+        # Two clients hold both workers: a 10 MB result each, never read
+        # (the search waits for output room).
+        blockers = [srv.connect() for _ in range(2)]
+        for b in blockers:
+            b.sendall(b"".join(search(i + 1, base="dc=example,dc=com", scope=2, attrs=("*",))
+                               for i in range(3)))
+        time.sleep(1.0)
+        # The flood: pipelined large requests, nothing read.
+        flood = [srv.connect() for _ in range(N_FLOOD)]
+        payloads = [b"".join(compare(i + 1, "v" * VALUE) for i in range(PER_FLOOD))
+                    for _ in flood]
+        sent = push_all(flood, payloads)
+        time.sleep(0.5)
+        held = metric(mport, "lumen_connection_memory_bytes")
+        peak = metric(mport, "lumen_connection_memory_peak_bytes")
+        waits = metric(mport, "lumen_connection_memory_waits_total")
+        rss = rss_bytes(pid)
+        # A connection with nothing outstanding may always take one request:
+        # its input room (up to the PDU bound) and its copy, plus base buffers.
+        slack = (N_FLOOD + 2) * (2 * (256 * 1024 + 16) + 64 * 1024)
+        print(f"  info sent {sum(sent) / 1e6:.1f} MB; held {held}, peak {peak}, "
+              f"waits {waits}; RSS {rss0 / 1e6:.1f} -> {rss / 1e6:.1f} MB")
+        R.check("the total is published", held is not None and peak is not None, (held, peak))
+        R.check("the total stays under conn_total_memory + one request per connection",
+                peak is not None and peak <= TOTAL + slack, (peak, TOTAL + slack))
+        R.check("connections waited for memory", waits is not None and waits > 0, waits)
+        # RSS also counts the LMDB pages the searches touched (~10 MB here).
+        R.check("RSS grew by the bound, not by what the clients sent",
+                rss - rss0 < TOTAL + slack + (24 << 20), (rss - rss0, sum(sent)))
+        # Release the workers: every flood client gets all its answers.
+        for b in blockers:
+            b.close()
+        rest = push_all(flood, [p[n:] for p, n in zip(payloads, sent)], quiet=5.0)
+        answered = 0
+        for s, n in zip(flood, rest):
+            s.setblocking(True)
+            r, _ = read_responses(s, PER_FLOOD, timeout=20)
+            answered += len(r) == PER_FLOOD and all(x.code is not None for x in r)
+        R.check("every flood client got every answer", answered == N_FLOOD,
+                f"{answered}/{N_FLOOD}")
+        # A normal client is served; idle connections are back to base size.
+        s = srv.connect()
+        s.sendall(search(1))
+        r, _ = read_responses(s, 2)
+        R.check("a normal client is served", len(r) == 2 and r[-1].code == 0)
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            held = metric(mport, "lumen_connection_memory_bytes")
+            if held <= (N_FLOOD + 3) * 64 * 1024:
+                break
+            time.sleep(0.1)
+        R.check("idle connections shrink back (< 64 KiB each)",
+                held <= (N_FLOOD + 3) * 64 * 1024, held)
+        print(f"  info idle: {held / (N_FLOOD + 1):.0f} bytes per connection")
+        import ldap
+        mon = ldap.initialize(f"ldap://127.0.0.1:{srv.port}")
+        mon.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+        e = mon.search_s("cn=Memory,cn=Connections,cn=Monitor", ldap.SCOPE_BASE,
+                         "(objectClass=*)", ["+"])
+        R.check("cn=Monitor publishes the total",
+                int(e[0][1]["monitorCounter"][0]) > 0, e)
+        conns = mon.search_s("cn=Connections,cn=Monitor", ldap.SCOPE_ONELEVEL,
+                             "(objectClass=monitorConnection)", ["+"])
+        mems = [int(x[1]["monitorConnectionMemory"][0]) for x in conns
+                if "monitorConnectionMemory" in x[1]]
+        R.check("cn=Monitor publishes each connection's bytes",
+                len(mems) == len(conns) and all(0 < m < PER_CONN for m in mems),
+                mems[:5])
+        mon.unbind_s()
+        for f in flood:
+            f.close()
+        s.close()
+    finally:
+        srv.stop(R)
+    R.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -226,10 +226,10 @@ static const char *deadline_passed(const struct conn *c)
 	const struct config *cfg = c->io->server->config;
 	if (cfg->writetimeout > 0 && c->out_len > c->out_start &&
 	    monotonic_seconds() - c->output_since >= (time_t)cfg->writetimeout)
-		return "writetimeout";
+		return "closing: writetimeout";
 	if (cfg->idletimeout > 0 && c->n_pending == c->n_parked &&
 	    time(NULL) - c->last_activity >= (time_t)cfg->idletimeout)
-		return "idletimeout";
+		return "idle timeout";
 	return NULL;
 }
 
@@ -280,7 +280,7 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	const char *why = (what & EV_TIMEOUT) ? deadline_passed(c) : NULL;
 	if (why != NULL) {
 		/* The client reads nothing: no Notice of Disconnection either. */
-		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: %s (%zu bytes unsent)",
+		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d %s (%zu bytes unsent)",
 			   (unsigned long long)c->id, c->fd, why, c->out_len - c->out_start);
 		fail_output(c);
 	} else {

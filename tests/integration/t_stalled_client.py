@@ -4,7 +4,8 @@ the server: with `threads 2`, other clients' searches are still answered
 while it stalls (its searches pause and are parked, freeing the workers),
 `writetimeout` closes it (log line), a client that stalls for a while and
 then reads gets every entry exactly once, and abandoned or unbound parked
-searches are cleaned up (ASan builds: no leak at exit)."""
+searches are cleaned up (ASan builds: no leak at exit); idletimeout closes
+a client that stopped reading even with writetimeout 0."""
 import os
 import socket
 import statistics
@@ -183,6 +184,19 @@ R.check("after abandon and unbind of parked searches the server serves",
         one_search_latency(other, 400) is not None)
 other.close()
 R.check("the server is alive", srv.alive())
+srv.stop(R)
+
+# --- 5. idletimeout: pending output and parked searches are not activity ---
+srv = Lumend("threads 2\nwritetimeout 0\nidletimeout 2\nsizelimit unlimited\n",
+             preload=ldif)
+idle = bound(srv, rcvbuf=4096)
+pipeline(idle, 2, 10)
+deadline = time.time() + 30
+while time.time() < deadline and " idle timeout" not in srv.log_text():
+    time.sleep(0.2)
+R.check("idletimeout closes a client that stopped reading (writetimeout 0)",
+        " idle timeout" in srv.log_text(), srv.log_text()[-1500:])
+idle.close()
 srv.stop(R)
 os.unlink(ldif)
 os.rmdir(tmp)

@@ -188,7 +188,7 @@ srv.stop(R)
 
 # --- 5. idletimeout: pending output and parked searches are not activity ---
 srv = Lumend("threads 2\nwritetimeout 0\nidletimeout 2\nsizelimit unlimited\n",
-             preload=ldif)
+             db_config="index uid eq", preload=ldif)
 idle = bound(srv, rcvbuf=4096)
 pipeline(idle, 2, 10)
 deadline = time.time() + 30

@@ -463,9 +463,9 @@ static void refuse_op(struct conn *c, struct op *op)
 	recycle_op(c, op);
 	bool last = --c->refs == 0;          /* the op's reference */
 	if (!last && !c->closed) {
-		/* A parked op requeued by a worker: only the I/O thread touches
-		 * the read event. */
-		if (io_thread_is_current(c->io))
+		/* Only the I/O thread touches the read event (a parked op may be
+		 * requeued by a worker); a closing connection may be done now. */
+		if (io_thread_is_current(c->io) && !c->closing && !c->aborting)
 			update_reading(c);
 		else
 			kick_locked(c);

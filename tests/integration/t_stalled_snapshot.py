@@ -79,10 +79,10 @@ growth = after - before
 print(f"  info data.mdb: {before} bytes before, {after} after {MODIFIES} modifies "
       f"(growth {growth} bytes)")
 R.check(f"data.mdb grew by at most {GROWTH_BOUND} bytes", growth <= GROWTH_BOUND, growth)
-stalled.close()
 R.check("the stalled searches had not ended", "SEARCH RESULT" not in srv.log_text())
 R.check("the server is alive", srv.alive())
-srv.stop(R)
+srv.stop(R)                    # with the searches still parked: clean exit
+stalled.close()
 for p in (ldif, mods):
     os.unlink(p)
 os.rmdir(tmp)

@@ -74,6 +74,7 @@ struct op {
 	/* A paused search: where it stands, and the entries it sent so far. */
 	struct backend_search_resume resume;
 	unsigned long resume_entries;
+	struct op_timing resume_timing;   /* its stages so far */
 	struct timespec queued_at;
 	uint8_t *pdu;
 	size_t pdu_len, pdu_cap;

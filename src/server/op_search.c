@@ -263,6 +263,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		/* Parked by ops_run_job; run again from the PDU to continue. */
 		ctx->op->resume = search.resume;
 		ctx->op->resume_entries = ctx->n_entries;
+		ctx->op->resume_timing = ctx->timing;
 		ctx->paused = true;
 		if (checks)
 			access_search_end(&acc);

@@ -313,8 +313,15 @@ static bool run_op(struct op *op, struct worker_context *w)
 		.n_entries = op->resume.active ? op->resume_entries : 0,
 	};
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started_at);
-	op_timing_start(&ctx.timing, stats_timespec_ns(&op->queued_at));
-	op_mark(&ctx, STATS_STAGE_QUEUE);
+	if (op->resume.active) {
+		/* One operation over all its runs: the time it was parked (and
+		 * requeued) went to the client draining its output. */
+		ctx.timing = op->resume_timing;
+		op_mark(&ctx, STATS_STAGE_SEND);
+	} else {
+		op_timing_start(&ctx.timing, stats_timespec_ns(&op->queued_at));
+		op_mark(&ctx, STATS_STAGE_QUEUE);
+	}
 	arena_reset(&w->arena);
 	ber_writer_reset(&w->writer);
 	int rc = ldap_message_decode(op->pdu, op->pdu_len, &w->arena, &w->server->limits,

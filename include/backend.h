@@ -48,6 +48,15 @@
  *    BACKEND_SEARCH_BATCH entries, so a slow client never pins an old
  *    snapshot; entries changed meanwhile are seen in their newer state,
  *    and every candidate is re-tested against scope and filter.
+ *  - A search whose client stops reading pauses instead of waiting: the
+ *    sink returns BACKEND_SINK_PAUSE, and backend_search returns at once
+ *    with search->paused set, its read transaction released (no snapshot
+ *    is pinned while the client stalls) and its position in
+ *    search->resume. Calling backend_search again with the same request
+ *    and that resume state continues after the last entry sent, in a
+ *    fresh snapshot with the candidates planned anew (entries added
+ *    meanwhile with higher IDs are seen; scope and filter are re-tested);
+ *    the size limit, page size and time deadline carry over.
  *  - Writes build and schema-check what they can before queueing (add),
  *    but the read-modify-write of an existing entry runs on the single
  *    committer thread, inside the batch's transaction.
@@ -65,6 +74,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "arena.h"
 #include "ber.h"
@@ -214,13 +224,28 @@ struct backend_entry_info {
  * Receives each entry (borrowed: valid during the call). Return 0 to go
  * on; BACKEND_SINK_SKIPPED to go on when the entry was not returned (the
  * server's access control refused it): it then does not count toward the
- * page size or the size limit; anything else stops the search (client
- * gone, abandoned, output full): the search then ends with LDAP_OTHER
- * "search stopped" unless the server overrides it.
+ * page size or the size limit; BACKEND_SINK_PAUSE: the entry was taken,
+ * but the client must catch up before more are produced (the search
+ * pauses, see Caveats); anything else stops the search (client gone,
+ * abandoned): the search then ends with LDAP_OTHER "search stopped" unless
+ * the server overrides it.
  */
 #define BACKEND_SINK_SKIPPED 2
+#define BACKEND_SINK_PAUSE 3
 typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
 				const struct backend_entry_info *info);
+
+/*
+ * Where a paused search stands (opaque to the caller, who keeps it
+ * between the calls; zero-initialized = a new search).
+ */
+struct backend_search_resume {
+	bool active;                   /* continue a paused search */
+	uint64_t after_id;             /* the last entry ID handed to the sink */
+	uint64_t sent;                 /* entries sent by the earlier calls */
+	bool has_deadline;             /* the time limit's deadline (monotonic) */
+	struct timespec deadline;
+};
 
 struct backend_search {
 	/* inputs */
@@ -246,6 +271,14 @@ struct backend_search {
 	/* output: the next cookie; next_cookie_len 0 = this was the last page */
 	uint8_t next_cookie[BACKEND_COOKIE_SIZE];
 	size_t next_cookie_len;
+	/*
+	 * Pause and resume (Caveats). resume: in, the state of the paused
+	 * search to continue (zero = start); out, updated when paused.
+	 * paused (output): the sink asked to pause; no result is set, the
+	 * search is to be called again (or dropped: nothing else to free).
+	 */
+	struct backend_search_resume resume;
+	bool paused;
 };
 
 /* --------------------------------------------------------- lifecycle */
@@ -374,7 +407,8 @@ void backend_tool_load_end(struct backend_tool_load *load);
  * for a paged-results cookie that is not this search's, other when the
  * sink stops the search or on abandon (the server sends nothing then).
  * derefAliases is ignored (there are no aliases). Entries come in
- * ascending entry ID order.
+ * ascending entry ID order. With search->paused set on return there is
+ * no result yet: call again with search->resume to continue.
  */
 int backend_search(struct backend *be, struct backend_op *op, struct backend_search *search);
 

@@ -194,6 +194,15 @@ struct config_database {
 #define CONFIG_DEFAULT_MAX_INCOMING (256u * 1024u)
 #define CONFIG_DEFAULT_MAX_INCOMING_AUTH (4u * 1024u * 1024u)
 #define CONFIG_DEFAULT_MAX_PENDING 64u
+/*
+ * writetimeout: seconds a connection's pending output may make no progress
+ * before the connection is closed. OpenLDAP's default is 0 (never), which
+ * lets a client that stops reading hold its connection, its parked
+ * operations and up to ~1 MiB of output forever; a client that reads at
+ * all, however slowly, is never cut by it, so a bound this generous only
+ * ends clients that are stuck or hostile. 0 in slapd.conf restores "never".
+ */
+#define CONFIG_DEFAULT_WRITETIMEOUT 120u
 #define CONFIG_DEFAULT_MAX_PENDING_AUTH 256u
 /* Bytes one connection may hold (input, queued requests, output) before
  * it is read no further: anonymous, bound, and all connections together. */
@@ -220,6 +229,7 @@ struct config {
 	long sizelimit;             /* entries, or CONFIG_LIMIT_UNLIMITED */
 	long timelimit;             /* seconds, or CONFIG_LIMIT_UNLIMITED */
 	unsigned idletimeout;       /* seconds; 0 = never */
+	unsigned writetimeout;      /* seconds without output progress; 0 = never */
 	size_t max_incoming;        /* sockbuf_max_incoming: PDU bound before bind */
 	size_t max_incoming_auth;   /* sockbuf_max_incoming_auth: after bind */
 	unsigned max_pending;       /* conn_max_pending: outstanding ops, anonymous */

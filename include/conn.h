@@ -21,10 +21,21 @@
  * operations ends or, when the total was the reason, by the I/O thread's
  * retry). Buffers return to their base size once empty after a large
  * request or response: an idle connection holds ~17 KB whatever it did.
- * While a Bind runs or waits for earlier operations to end (Binds run
- * alone) no operation is taken either, but the socket stays armed and
- * input is buffered in the room the input buffer already has (no
- * epoll_ctl per Bind).
+ * No worker ever waits on a client: a search that finds CONN_MAX_UNSENT
+ * bytes unsent pauses (its read snapshot released) and is parked on the
+ * connection (conn_park_op); when the output falls below
+ * CONN_RESUME_UNSENT the I/O thread queues it again. Unsent output is
+ * bounded by CONN_MAX_UNSENT plus what the operations running at that
+ * moment add before they see it (one flush each) plus the small final
+ * results of the others (max_pending).
+ * Timeouts: `writetimeout` closes a connection whose pending output made
+ * no progress for that long; `idletimeout` counts a connection as idle
+ * when it has read nothing for that long and no operation is queued or
+ * running (parked ones wait on the client, and pending output does not
+ * make it active), as slapd does. While a Bind runs or waits for
+ * earlier operations to end (Binds run alone) no operation is taken
+ * either, but the socket stays armed and input is buffered in the room
+ * the input buffer already has (no epoll_ctl per Bind).
  *
  * Ownership and lifetime: reference-counted. The I/O thread holds one
  * reference until teardown; every queued operation holds one. The last
@@ -71,6 +82,7 @@
 struct io_thread;
 struct op;
 struct event;
+struct workq_job;
 struct tls_session;
 
 /* Where a connection stands with TLS (tls.h). */
@@ -81,8 +93,10 @@ enum conn_tls_state {
 	CONN_TLS_ON,          /* every byte goes through the session */
 };
 
-/* Stop reading once this much output waits for the client. */
+/* Stop reading, and pause searches, once this much output waits. */
 #define CONN_MAX_UNSENT (1u << 20)
+/* Parked searches go back to work once the unsent output is below this. */
+#define CONN_RESUME_UNSENT (256u * 1024u)
 /* Most bytes one connection writes per I/O turn, so others are not starved. */
 #define CONN_WRITE_PER_TURN (256u * 1024u)
 
@@ -102,6 +116,7 @@ struct conn {
 	char local[LISTENER_NAME_MAX];   /* the listener's name */
 	time_t started;                  /* accepted (wall clock, cn=Monitor) */
 	time_t last_activity;            /* last input read (I/O thread) */
+	time_t output_since;             /* monotonic s: output queued or last progress */
 
 	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
 	size_t in_start, in_len, in_cap;
@@ -116,8 +131,9 @@ struct conn {
 	bool bind_in_progress;
 	bool bind_waiting;               /* a Bind waits for earlier ops to end */
 
-	struct op *ops;                  /* outstanding (queued or running) */
+	struct op *ops;                  /* outstanding (queued, running or parked) */
 	unsigned n_pending;
+	unsigned n_parked;               /* ops with op->parked set */
 	struct op *free_ops;             /* recycled op objects with buffers */
 	unsigned n_free_ops;
 	unsigned next_op_number;         /* op=N (I/O thread) */
@@ -127,10 +143,6 @@ struct conn {
 	size_t bind_dn_len, bind_dn_cap;
 	char *authz_dn;                  /* the same DN as stored/configured (WhoAmI) */
 	size_t authz_dn_len, authz_dn_cap;
-
-	/* Signalled when unsent output shrinks or the connection ends, for a
-	 * worker waiting in conn_wait_output_room. */
-	pthread_cond_t output_room;
 
 	/* Security. ssf: 0 plain TCP, 71 ldapi, the cipher's bits with TLS. */
 	unsigned ssf;
@@ -225,12 +237,32 @@ void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const cha
 void conn_op_done(struct conn *c, struct op *op);
 
 /*
- * Worker side of back-pressure for long results: wait until the unsent
- * output of c is below `limit` bytes. Returns LUMEN_OK when there is room,
- * LUMEN_EIO when waiting is pointless: the connection closed or is
- * aborting, op was abandoned, or the server is stopping.
+ * Worker side of back-pressure for long results: true when c has
+ * CONN_MAX_UNSENT bytes or more unsent, so a search should pause.
  */
-int conn_wait_output_room(struct conn *c, const struct op *op, size_t limit);
+bool conn_output_full(struct conn *c);
+bool conn_output_full_locked(const struct conn *c);
+
+/*
+ * A worker is done with op for now (a search paused, op->resume holds
+ * where): park it on the connection until the unsent output falls below
+ * CONN_RESUME_UNSENT, then it is queued again. An op abandoned meanwhile,
+ * or whose connection is closing, ends here instead (conn_op_done).
+ */
+void conn_park_op(struct conn *c, struct op *op);
+
+/*
+ * Parked ops to queue again (lock held): every one when `all`, else only
+ * those abandoned. Returns them chained through op->job.next; hand the
+ * chain to conn_requeue once the lock is released.
+ */
+struct workq_job *conn_take_parked_locked(struct conn *c, bool all);
+/* Queue a chain from conn_take_parked_locked (lock not held); an op the
+ * work queue refuses ends with busy (nothing when abandoned). */
+void conn_requeue(struct conn *c, struct workq_job *chain);
+
+/* Arm the write event with the write/idle deadline (lock held). */
+void conn_arm_write_locked(struct conn *c);
 
 /*
  * Record the outcome of a Bind: ndn (normalized, for comparisons) and dn

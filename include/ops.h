@@ -25,8 +25,15 @@
  * call the backend and answer with op_target_answer, which sends the
  * backend's result code, diagnostic and matchedDN plus any Pre-/Post-Read
  * response control. A search streams its entries: op_flush hands what is
- * encoded so far to the connection and waits while too much output is
- * unsent (back-pressure), so a huge result never sits in memory whole.
+ * encoded so far to the connection, so a huge result never sits in memory
+ * whole. A worker never waits on a client: when the connection's unsent
+ * output reaches CONN_MAX_UNSENT the search pauses (backend.h: its read
+ * transaction released, its position kept in op->resume), the handler
+ * sets ctx->paused, and ops_run_job parks the op on its connection
+ * (conn_park_op) instead of ending it. Once the client has read enough,
+ * the I/O thread queues the op again and a worker runs it anew from its
+ * PDU: the search continues where it stopped. A search that would start
+ * while the output is full is parked before it starts.
  *
  * Caveats:
  *  - A PDU that does not decode gets a Notice of Disconnection; a decode
@@ -64,6 +71,11 @@ struct op {
 	unsigned number;               /* op=N in the log */
 	bool running;
 	bool abandoned;                /* queued: never answered; running: stop early */
+	bool parked;                   /* paused until its client reads (conn_park_op) */
+	/* A paused search: where it stands, and the entries it sent so far. */
+	struct backend_search_resume resume;
+	unsigned long resume_entries;
+	struct op_timing resume_timing;   /* its stages so far */
 	struct timespec queued_at;
 	uint8_t *pdu;
 	size_t pdu_len, pdu_cap;
@@ -95,6 +107,7 @@ struct op_context {
 	struct stats_thread *stats;    /* the worker's counters */
 	struct op_timing timing;       /* stages since the op was queued */
 	bool recorded;                 /* counted in the statistics already */
+	bool paused;                   /* the handler paused (op->resume): park the op */
 };
 
 /*
@@ -130,11 +143,10 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 			     const char *diagnostic, const struct ldap_control *controls,
 			     size_t n_controls);
 /*
- * Hand everything encoded so far to the connection and empty ctx->out,
- * then wait while the connection has CONN_MAX_UNSENT bytes or more unsent.
- * LUMEN_OK; LUMEN_EIO when the client is gone, the op was abandoned or the
- * server stops (stop producing output); the writer's error if encoding
- * failed.
+ * Hand everything encoded so far to the connection and empty ctx->out.
+ * Never waits: the caller asks conn_output_full whether to pause.
+ * LUMEN_OK; LUMEN_EIO when the client is gone or the op was abandoned
+ * (stop producing output); the writer's error if encoding failed.
  */
 int op_flush(struct op_context *ctx);
 /* ExtendedResponse variant; name/value may be NULL. */

@@ -17,6 +17,10 @@
  * (paged_cookie.h) with the connection, the search and the count it
  * returned. An entry the sink refuses (BACKEND_SINK_SKIPPED) is passed
  * over: it fills no page and counts toward no limit.
+ *
+ * Pause: the same position lets a search stop when its client stops
+ * reading (the sink says BACKEND_SINK_PAUSE), release its reader so no
+ * snapshot stays pinned, and continue later from search->resume.
  */
 #include "backend_internal.h"
 
@@ -44,6 +48,7 @@ struct search_run {
 	uint64_t last_sent_id;
 	bool has_deadline;
 	struct timespec deadline;
+	bool paused;              /* the sink asked to pause */
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
 	const struct filter_virtual *provider;
@@ -115,6 +120,12 @@ static long effective_time_limit(const struct backend_op *op)
 
 static void start_clock(struct search_run *r)
 {
+	if (r->s->resume.active) {
+		/* A resumed search keeps its first call's deadline. */
+		r->has_deadline = r->s->resume.has_deadline;
+		r->deadline = r->s->resume.deadline;
+		return;
+	}
 	long limit = effective_time_limit(r->op);
 	if (limit <= 0)
 		return;
@@ -292,12 +303,16 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 	r->last_sent_id = id;     /* a refused entry is not tried again */
 	if (verdict == BACKEND_SINK_SKIPPED)
 		return 0;
-	if (verdict != 0) {
+	if (verdict != 0 && verdict != BACKEND_SINK_PAUSE) {
 		backend_result(r->op, LDAP_OTHER, "search stopped");
 		return 1;
 	}
 	r->sent++;
 	r->op->entries_sent++;
+	if (verdict == BACKEND_SINK_PAUSE) {
+		r->paused = true;
+		return 1;
+	}
 	return 0;
 }
 
@@ -390,7 +405,8 @@ static int check_base(struct search_run *r)
 			      &match);
 	if (rc == LUMEN_ENOTFOUND)
 		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
-	if (rc != LUMEN_OK || r->op->assertion == NULL)
+	/* A resumed search tested its assertion when it started. */
+	if (rc != LUMEN_OK || r->op->assertion == NULL || r->s->resume.active)
 		return rc;
 	rc = backend_entry_get(r->be, r->rd, r->base_id, r->op->arena, &handle, &e);
 	if (rc != LUMEN_OK)
@@ -410,6 +426,31 @@ static int check_base(struct search_run *r)
 	return LUMEN_OK;
 }
 
+/* Continue after the resume point, with the earlier calls' count. */
+static void resume_position(struct search_run *r)
+{
+	const struct backend_search_resume *res = &r->s->resume;
+	if (!res->active)
+		return;
+	if (res->after_id > r->after_id)
+		r->after_id = res->after_id;
+	r->last_sent_id = res->after_id;
+	r->sent = res->sent;
+}
+
+/* Remember where a paused search stands, for the next call. */
+static void save_position(struct search_run *r)
+{
+	struct backend_search_resume *res = &r->s->resume;
+	res->active = true;
+	res->after_id = r->last_sent_id;
+	res->sent = r->sent;
+	res->has_deadline = r->has_deadline;
+	res->deadline = r->deadline;
+	r->s->paused = true;
+	backend_result(r->op, LDAP_SUCCESS, NULL);
+}
+
 int backend_search(struct backend *be, struct backend_op *op, struct backend_search *search)
 {
 	struct search_run r = { .be = be, .op = op, .s = search };
@@ -418,6 +459,7 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	op->unindexed = false;
 	op->unindexed_attribute = NULL;
 	search->next_cookie_len = 0;
+	search->paused = false;
 	backend_result(op, LDAP_SUCCESS, NULL);
 	if (search->sink == NULL)
 		return backend_fail(be, op, LUMEN_EINVAL);
@@ -427,6 +469,7 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	}
 	if (search->paged && search->page_size == 0)
 		return LUMEN_OK;   /* the client abandons the paged search */
+	resume_position(&r);
 	start_clock(&r);
 	int rc = backend_reader_acquire(be, &r.rd);
 	if (rc != LUMEN_OK)
@@ -439,7 +482,10 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	mark(op, BACKEND_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK)
 		rc = iterate(&r);
+	/* Paused or not, the snapshot goes: a stalled client pins nothing. */
 	backend_reader_release(be, r.rd);
+	if (rc == LUMEN_OK && r.paused)
+		save_position(&r);
 	/* noSuchObject and assertionFailed are answers, not failures */
 	if (rc == LUMEN_ENOTFOUND && op->result_code == LDAP_NO_SUCH_OBJECT)
 		return LUMEN_OK;

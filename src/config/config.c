@@ -257,6 +257,7 @@ static struct config *config_new(const char *path)
 	if (cfg == NULL)
 		return NULL;
 	cfg->threads = CONFIG_DEFAULT_THREADS;
+	cfg->writetimeout = CONFIG_DEFAULT_WRITETIMEOUT;
 	cfg->listener_threads = CONFIG_DEFAULT_LISTENER_THREADS;
 	cfg->loglevel = LOG_LEVEL_STATS;
 	cfg->sizelimit = CONFIG_DEFAULT_SIZELIMIT;

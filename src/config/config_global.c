@@ -81,6 +81,16 @@ static int apply_idletimeout(struct parse_state *st, size_t argc, char **argv)
 	return rc;
 }
 
+static int apply_writetimeout(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 0, INT_MAX, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->writetimeout = (unsigned)v;
+	return rc;
+}
+
 /* Frontend PDU bounds: at least one small PDU, at most 1 GiB. */
 static int apply_max_incoming(struct parse_state *st, size_t argc, char **argv)
 {
@@ -249,6 +259,7 @@ static const struct directive rows[] = {
 	{ "sizelimit", SECTION_ANY, 1, 1, "sizelimit <entries>|unlimited", apply_sizelimit },
 	{ "timelimit", SECTION_ANY, 1, 1, "timelimit <seconds>|unlimited", apply_timelimit },
 	{ "idletimeout", SECTION_GLOBAL, 1, 1, "idletimeout <seconds>", apply_idletimeout },
+	{ "writetimeout", SECTION_GLOBAL, 1, 1, "writetimeout <seconds>", apply_writetimeout },
 	{ "sockbuf_max_incoming", SECTION_GLOBAL, 1, 1, "sockbuf_max_incoming <bytes>",
 	  apply_max_incoming },
 	{ "sockbuf_max_incoming_auth", SECTION_GLOBAL, 1, 1,

@@ -223,7 +223,6 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		return LUMEN_ENOMEM;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->output_room, NULL);
 	c->refs = 1;
 	c->fd = fd;
 	c->io = io;
@@ -291,7 +290,6 @@ static void free_conn(struct conn *c)
 	free(c->bind_dn);
 	free(c->authz_dn);
 	tls_session_free(c->tls);
-	pthread_cond_destroy(&c->output_room);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -332,7 +330,6 @@ void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const cha
 		conn_send_locked(c, w->buf, w->len);
 	c->aborting = true;
 	abandon_queued_locked(c);
-	pthread_cond_broadcast(&c->output_room);
 	if (!io_thread_is_current(c->io))
 		kick_locked(c);
 }
@@ -343,7 +340,8 @@ static void teardown_locked(struct conn *c)
 {
 	c->closed = true;
 	abandon_queued_locked(c);
-	pthread_cond_broadcast(&c->output_room);
+	/* Parked ops end through the queue like any abandoned one. */
+	struct workq_job *parked = conn_take_parked_locked(c, true);
 	event_free(c->read_event);
 	event_free(c->write_event);
 	event_free(c->deadline_event);
@@ -359,6 +357,7 @@ static void teardown_locked(struct conn *c)
 	c->fd = -1;
 	pthread_mutex_unlock(&c->lock);
 	io_thread_conn_gone(c->io, c);
+	conn_requeue(c, parked);
 	conn_unref(c);
 }
 
@@ -372,7 +371,9 @@ void conn_begin_close(struct conn *c)
 		return;
 	}
 	update_reading(c);
+	struct workq_job *parked = conn_take_parked_locked(c, true);
 	pthread_mutex_unlock(&c->lock);
+	conn_requeue(c, parked);
 }
 
 static struct op *take_op(struct conn *c, size_t pdu_len)
@@ -485,6 +486,9 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 	op->number = number;
 	op->running = false;
 	op->abandoned = false;
+	op->parked = false;
+	op->resume = (struct backend_search_resume){ 0 };
+	op->resume_entries = 0;
 	op->job.run = ops_run_job;
 	clock_gettime(CLOCK_MONOTONIC, &op->queued_at);
 	link_op(c, op);
@@ -504,14 +508,21 @@ static void refuse_op(struct conn *c, struct op *op)
 	unlink_op(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)
 		c->bind_in_progress = false;
-	answer_busy_locked(c, op->message_id, op->tag);
+	if (!op->abandoned)
+		answer_busy_locked(c, op->message_id, op->tag);
 	stats_record_operation(stats_current(), (enum stats_op_type)stats_op_type_of_tag(op->tag),
 			       LDAP_BUSY, NULL);
 	recycle_op(c, op);
 	c->mem_wait = false;
 	bool last = --c->refs == 0;          /* the op's reference */
-	if (!last && !c->closed)
-		update_reading(c);
+	if (!last && !c->closed) {
+		/* Only the I/O thread touches the read event (a parked op may be
+		 * requeued by a worker); a closing connection may be done now. */
+		if (io_thread_is_current(c->io) && !c->closing && !c->aborting)
+			update_reading(c);
+		else
+			kick_locked(c);
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (last)
 		free_conn(c);
@@ -706,8 +717,7 @@ static int fill_input_tls(struct conn *c)
 		return LUMEN_OK;
 	case TLS_IO_WANT_WRITE:
 		/* The session must write first; conn_on_write wakes reading. */
-		if (!c->write_armed && event_add(c->write_event, NULL) == 0)
-			c->write_armed = true;
+		conn_arm_write_locked(c);
 		return LUMEN_OK;
 	default:
 		return LUMEN_EIO;
@@ -736,9 +746,11 @@ static int fill_input(struct conn *c)
 	return LUMEN_EIO;
 }
 
+/* Nothing queued or running: parked ops and unsent output wait on the
+ * client, which does not make it active (slapd's idletimeout alike). */
 static bool is_idle(const struct conn *c)
 {
-	return c->n_pending == 0 && unsent(c) == 0;
+	return c->n_pending == c->n_parked;
 }
 
 /* Handshake finished: record the SSF, switch to the idle timeout. */
@@ -784,8 +796,7 @@ static bool drive_tls(struct conn *c)
 	case TLS_IO_WANT_READ:
 		return true;
 	case TLS_IO_WANT_WRITE:
-		if (!c->write_armed && event_add(c->write_event, NULL) == 0)
-			c->write_armed = true;
+		conn_arm_write_locked(c);
 		return true;
 	default:
 		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closing: TLS handshake failed: %s",
@@ -812,6 +823,13 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 		return;
 	}
 	process_input(c, batch);
+	/* Parked ops that were abandoned, or all when closing, end (queued). */
+	struct workq_job *parked = conn_take_parked_locked(c, c->closing || c->aborting);
+	if (parked != NULL) {
+		*batch->tail = parked;
+		while (*batch->tail != NULL)
+			batch->tail = &(*batch->tail)->next;
+	}
 	if (c->aborting || (c->closing && c->n_pending == 0)) {
 		teardown_locked(c);
 		return;
@@ -889,6 +907,64 @@ void conn_get_security(struct conn *c, struct conn_security *out)
 						 sizeof(out->tls_subject)) != LUMEN_OK)
 		out->tls_subject[0] = '\0';
 	pthread_mutex_unlock(&c->lock);
+}
+
+bool conn_output_full_locked(const struct conn *c)
+{
+	return unsent(c) >= CONN_MAX_UNSENT;
+}
+
+bool conn_output_full(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool full = conn_output_full_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return full;
+}
+
+struct workq_job *conn_take_parked_locked(struct conn *c, bool all)
+{
+	struct workq_job *chain = NULL;
+	for (struct op *op = c->ops; op != NULL && c->n_parked > 0; op = op->next) {
+		if (!op->parked || !(all || op->abandoned))
+			continue;
+		op->parked = false;
+		c->n_parked--;
+		op->job.next = chain;
+		chain = &op->job;
+	}
+	return chain;
+}
+
+void conn_requeue(struct conn *c, struct workq_job *chain)
+{
+	if (chain == NULL)
+		return;
+	struct workq_job *refused = workq_push_chain(c->io->server->workq, chain);
+	while (refused != NULL) {
+		struct op *op = (struct op *)refused;
+		refused = refused->next;
+		refuse_op(c, op);
+	}
+}
+
+void conn_park_op(struct conn *c, struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	if (op->abandoned || c->closed || c->aborting || c->closing) {
+		pthread_mutex_unlock(&c->lock);
+		conn_op_done(c, op);
+		return;
+	}
+	op->running = false;
+	op->parked = true;
+	c->n_parked++;
+	/* The client may have caught up while the op ran: the write event
+	 * that drained the output found nothing parked, so look here. */
+	struct workq_job *chain = unsent(c) < CONN_RESUME_UNSENT
+					  ? conn_take_parked_locked(c, true) : NULL;
+	pthread_mutex_unlock(&c->lock);
+	conn_requeue(c, chain);
 }
 
 void conn_op_done(struct conn *c, struct op *op)

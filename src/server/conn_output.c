@@ -1,6 +1,8 @@
 /*
  * conn_output.c — the output side of a connection: immediate non-blocking
- * writes, the queue of unsent bytes, and the EV_WRITE handler.
+ * writes, the queue of unsent bytes, the EV_WRITE handler, and the
+ * deadlines it enforces (writetimeout, and idletimeout while reading is
+ * paused for unsent output: the read event is not armed then).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,8 +13,10 @@
 
 #include <event2/event.h>
 
+#include "config.h"
 #include "conn.h"
 #include "io_thread.h"
+#include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
 #include "server.h"
@@ -36,8 +40,18 @@ static ssize_t write_vector(int fd, struct iovec *iov, int n)
 	}
 }
 
+static time_t monotonic_seconds(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec;
+}
+
 static int append_output(struct conn *c, const uint8_t *data, size_t len)
 {
+	/* writetimeout counts from here until some of it leaves. */
+	if (c->out_len == c->out_start)
+		c->output_since = monotonic_seconds();
 	if (c->out_start > 0 && c->out_len + len > c->out_cap) {
 		memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
 		c->out_len -= c->out_start;
@@ -65,7 +79,6 @@ static void fail_output(struct conn *c)
 {
 	c->aborting = true;
 	c->out_start = c->out_len = 0;
-	pthread_cond_broadcast(&c->output_room);
 	if (!c->closed)
 		event_active(c->read_event, EV_READ, 0);
 }
@@ -92,10 +105,46 @@ static ssize_t tls_push(struct conn *c, const uint8_t *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/*
+ * Seconds until the first of the connection's output deadlines (may be
+ * past: <= 0); false when none applies. writetimeout counts since
+ * output_since; idletimeout since the last input, only while reading is
+ * stopped (the read event's timer covers the rest).
+ */
+static bool output_deadline(const struct conn *c, long *wait)
+{
+	const struct config *cfg = c->io->server->config;
+	bool any = false;
+	if (c->tls_state == CONN_TLS_HANDSHAKE)
+		return false;    /* the handshake has its own deadline */
+	if (cfg->writetimeout > 0) {
+		*wait = (long)(c->output_since + (time_t)cfg->writetimeout - monotonic_seconds());
+		any = true;
+	}
+	if (cfg->idletimeout > 0 && !c->reading) {
+		long idle = (long)(c->last_activity + (time_t)cfg->idletimeout - time(NULL));
+		if (!any || idle < *wait)
+			*wait = idle;
+		any = true;
+	}
+	return any;
+}
+
+void conn_arm_write_locked(struct conn *c)
+{
+	long wait = 0;
+	if (c->write_armed)
+		return;
+	/* At least a second: a deadline looked at early is simply re-armed. */
+	bool timed = output_deadline(c, &wait);
+	struct timeval tv = { wait > 1 ? wait : 1, 0 };
+	if (event_add(c->write_event, timed ? &tv : NULL) == 0)
+		c->write_armed = true;
+}
+
 static void arm_write(struct conn *c)
 {
-	if (!c->write_armed && event_add(c->write_event, NULL) == 0)
-		c->write_armed = true;
+	conn_arm_write_locked(c);
 }
 
 /* conn_send_locked once TLS is on (or being set up: queue only). */
@@ -147,6 +196,8 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 		return LUMEN_EIO;
 	}
 	stats_count_sent(stats_current(), (uint64_t)w, 0);
+	if (w > 0 && queued > 0)
+		c->output_since = monotonic_seconds();   /* the queue moved */
 	size_t written = (size_t)w;
 	size_t from_queue = written < queued ? written : queued;
 	c->out_start += from_queue;
@@ -161,8 +212,7 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 		fail_output(c);
 		return LUMEN_ENOMEM;
 	}
-	if (!c->write_armed && event_add(c->write_event, NULL) == 0)
-		c->write_armed = true;
+	arm_write(c);
 	return LUMEN_OK;
 }
 
@@ -174,36 +224,53 @@ int conn_send(struct conn *c, const void *data, size_t len)
 	return rc;
 }
 
-/* How long a waiting worker sleeps before re-checking abandon and shutdown. */
-#define OUTPUT_WAIT_SLICE_MS 200
-
-int conn_wait_output_room(struct conn *c, const struct op *op, size_t limit)
+/* Why the connection must close at an EV_TIMEOUT, or NULL. */
+static const char *deadline_passed(const struct conn *c)
 {
-	int rc = LUMEN_OK;
-	pthread_mutex_lock(&c->lock);
-	while (c->out_len - c->out_start >= limit) {
-		if (c->closed || c->aborting || op->abandoned ||
-		    atomic_load(&c->io->server->stopping)) {
-			rc = LUMEN_EIO;
-			break;
-		}
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += OUTPUT_WAIT_SLICE_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&c->output_room, &c->lock, &until);
+	const struct config *cfg = c->io->server->config;
+	if (cfg->writetimeout > 0 && c->out_len > c->out_start &&
+	    monotonic_seconds() - c->output_since >= (time_t)cfg->writetimeout)
+		return "closing: writetimeout";
+	if (cfg->idletimeout > 0 && c->n_pending == c->n_parked &&
+	    time(NULL) - c->last_activity >= (time_t)cfg->idletimeout)
+		return "idle timeout";
+	return NULL;
+}
+
+/* Write one turn's worth of the queue. Lock held. */
+static void write_some(struct conn *c, evutil_socket_t fd)
+{
+	size_t queued = c->out_len - c->out_start;
+	if (queued > CONN_WRITE_PER_TURN)
+		queued = CONN_WRITE_PER_TURN;
+	struct iovec iov = { c->out + c->out_start, queued };
+	ssize_t w = 0;
+	if (queued > 0)
+		w = c->tls_state == CONN_TLS_ON ? tls_push(c, iov.iov_base, queued)
+						: write_vector(fd, &iov, 1);
+	if (w < 0) {
+		fail_output(c);
+		return;
 	}
-	pthread_mutex_unlock(&c->lock);
-	return rc;
+	stats_count_sent(stats_current(), (uint64_t)w, 0);
+	c->out_start += (size_t)w;
+	if (c->out_start == c->out_len) {
+		c->out_start = c->out_len = 0;
+		conn_output_drained_locked(c);
+	}
+	if (w > 0)
+		c->output_since = monotonic_seconds();
+	if (c->out_len > c->out_start)
+		conn_arm_write_locked(c);
+	/* Reading may have paused for unsent output: let the loop re-check. */
+	if (!c->reading && !c->closed)
+		event_active(c->read_event, EV_READ, 0);
 }
 
 void conn_on_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	(void)what;
+	struct workq_job *resume = NULL;
 	pthread_mutex_lock(&c->lock);
 	c->write_armed = false;
 	if (c->closed) {
@@ -216,30 +283,18 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	size_t queued = c->out_len - c->out_start;
-	if (queued > CONN_WRITE_PER_TURN)
-		queued = CONN_WRITE_PER_TURN;
-	struct iovec iov = { c->out + c->out_start, queued };
-	ssize_t w = 0;
-	if (queued > 0)
-		w = c->tls_state == CONN_TLS_ON ? tls_push(c, iov.iov_base, queued)
-						: write_vector(fd, &iov, 1);
-	if (w < 0) {
+	const char *why = (what & EV_TIMEOUT) ? deadline_passed(c) : NULL;
+	if (why != NULL) {
+		/* The client reads nothing: no Notice of Disconnection either. */
+		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d %s (%zu bytes unsent)",
+			   (unsigned long long)c->id, c->fd, why, c->out_len - c->out_start);
 		fail_output(c);
 	} else {
-		stats_count_sent(stats_current(), (uint64_t)w, 0);
-		c->out_start += (size_t)w;
-		if (c->out_start == c->out_len) {
-			c->out_start = c->out_len = 0;
-			conn_output_drained_locked(c);
-		}
-		if (w > 0)
-			pthread_cond_broadcast(&c->output_room);
-		if (c->out_len > c->out_start && event_add(c->write_event, NULL) == 0)
-			c->write_armed = true;
-		/* Reading may have paused for unsent output: let the loop re-check. */
-		if (!c->reading && !c->closed)
-			event_active(c->read_event, EV_READ, 0);
+		write_some(c, fd);
+		/* The client caught up: parked searches go on. */
+		if (!c->aborting && c->n_parked > 0 && c->out_len - c->out_start < CONN_RESUME_UNSENT)
+			resume = conn_take_parked_locked(c, true);
 	}
 	pthread_mutex_unlock(&c->lock);
+	conn_requeue(c, resume);
 }

@@ -218,7 +218,11 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 		return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
 	int rc = op_flush(ctx);
 	op_mark(ctx, STATS_STAGE_SEND);
-	return rc == LUMEN_OK ? 0 : 1;
+	if (rc != LUMEN_OK)
+		return 1;
+	/* The client is behind: free this worker (and the snapshot) until it
+	 * reads; the entry just queued counts as sent. */
+	return conn_output_full(ctx->conn) ? BACKEND_SINK_PAUSE : 0;
 }
 
 static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
@@ -337,12 +341,23 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		.paged = t->controls.paged, .page_size = t->controls.page_size,
 		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
+		.resume = ctx->op->resume,
 	};
 	/* Request preparation counts as decoding; access checks come next. */
 	op_mark(ctx, STATS_STAGE_DECODE);
 	op_mark(ctx, STATS_STAGE_ACCESS);
 	op_time_backend(ctx, &t->bop);
 	int rc = backend_search(t->db->backend, &t->bop, &search);
+	if (search.paused && rc == LUMEN_OK && !sink.size_exceeded) {
+		/* Parked by ops_run_job; run again from the PDU to continue. */
+		ctx->op->resume = search.resume;
+		ctx->op->resume_entries = ctx->n_entries;
+		ctx->op->resume_timing = ctx->timing;
+		ctx->paused = true;
+		if (checks)
+			access_search_end(&acc);
+		return;
+	}
 	if (sink.size_exceeded) {
 		t->bop.result_code = LDAP_SIZE_LIMIT_EXCEEDED;
 		t->bop.diagnostic = NULL;
@@ -359,7 +374,8 @@ void op_search(struct op_context *ctx)
 {
 	const struct ldap_search_request *req = &ctx->msg->u.search;
 	struct op_target t;
-	log_request(ctx, req);
+	if (!ctx->op->resume.active)
+		log_request(ctx, req);
 	if (!op_parse_controls(ctx, &t))
 		return;
 	if (req->base.len == 0) {

@@ -228,9 +228,7 @@ int op_flush(struct op_context *ctx)
 				: conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
 	pthread_mutex_unlock(&ctx->conn->lock);
 	ber_writer_reset(ctx->out);
-	if (rc != LUMEN_OK)
-		return rc;
-	return conn_wait_output_room(ctx->conn, ctx->op, CONN_MAX_UNSENT);
+	return rc;
 }
 
 void op_send_result(struct op_context *ctx, int code, const char *matched,
@@ -302,7 +300,8 @@ static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
 	pthread_mutex_unlock(&ctx->conn->lock);
 }
 
-static void run_op(struct op *op, struct worker_context *w)
+/* Runs op; true when it paused (ctx.paused) and must be parked. */
+static bool run_op(struct op *op, struct worker_context *w)
 {
 	struct ldap_message msg;
 	const char *diagnostic = NULL;
@@ -310,10 +309,19 @@ static void run_op(struct op *op, struct worker_context *w)
 		.server = w->server, .conn = op->conn, .op = op, .msg = &msg,
 		.arena = &w->arena, .out = &w->writer, .scratch = &w->scratch,
 		.stats = w->stats,
+		/* a resumed search goes on counting where it stopped */
+		.n_entries = op->resume.active ? op->resume_entries : 0,
 	};
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started_at);
-	op_timing_start(&ctx.timing, stats_timespec_ns(&op->queued_at));
-	op_mark(&ctx, STATS_STAGE_QUEUE);
+	if (op->resume.active) {
+		/* One operation over all its runs: the time it was parked (and
+		 * requeued) went to the client draining its output. */
+		ctx.timing = op->resume_timing;
+		op_mark(&ctx, STATS_STAGE_SEND);
+	} else {
+		op_timing_start(&ctx.timing, stats_timespec_ns(&op->queued_at));
+		op_mark(&ctx, STATS_STAGE_QUEUE);
+	}
 	arena_reset(&w->arena);
 	ber_writer_reset(&w->writer);
 	int rc = ldap_message_decode(op->pdu, op->pdu_len, &w->arena, &w->server->limits,
@@ -325,13 +333,16 @@ static void run_op(struct op *op, struct worker_context *w)
 	if (rc != LUMEN_OK) {
 		reject_pdu(&ctx, rc, diagnostic);
 		record_op(&ctx, LDAP_PROTOCOL_ERROR);
-		return;
+		return false;
 	}
 	ctx.log_name = h->log_name;
 	h->run(&ctx);
+	if (ctx.paused)
+		return true;
 	/* Ended without a result (abandoned while it ran): still completed. */
 	op_mark(&ctx, STATS_STAGE_ENTRIES);
 	record_op(&ctx, LDAP_OTHER);
+	return false;
 }
 
 void ops_run_job(struct workq_job *job, void *worker_context)
@@ -340,9 +351,13 @@ void ops_run_job(struct workq_job *job, void *worker_context)
 	struct conn *c = op->conn;
 	pthread_mutex_lock(&c->lock);
 	bool skip = op->abandoned || c->closed || c->aborting;
-	op->running = !skip;
+	/* A new search whose client has not read what waits would only pause
+	 * after its first batch: park it before it starts. */
+	bool wait = !skip && op->tag == LDAP_OP_SEARCH_REQUEST && conn_output_full_locked(c);
+	op->running = !skip && !wait;
 	pthread_mutex_unlock(&c->lock);
-	if (!skip)
-		run_op(op, worker_context);
-	conn_op_done(c, op);
+	if (wait || (!skip && run_op(op, worker_context)))
+		conn_park_op(c, op);
+	else
+		conn_op_done(c, op);
 }

@@ -46,7 +46,10 @@ def free_port():
 
 
 class Lumend:
-    def __init__(self, extra_config="", extra_urls=(), preexec_fn=None):
+    def __init__(self, extra_config="", extra_urls=(), preexec_fn=None, db_config="",
+                 preload=None):
+        """db_config: lines for the database section; preload: an LDIF
+        loaded with lumenadd before lumend starts."""
         self.tmp = tempfile.mkdtemp(prefix="lumen-it-")
         self.port = free_port()
         os.makedirs(os.path.join(self.tmp, "db"))
@@ -57,7 +60,10 @@ class Lumend:
             f.write(schema + f"threads 2\nlistener-threads 2\n{extra_config}\n"
                     'database mdb\nsuffix "dc=example,dc=com"\n'
                     'rootdn "cn=admin,dc=example,dc=com"\nrootpw secret\n'
-                    f"directory {self.tmp}/db\n")
+                    f"directory {self.tmp}/db\n{db_config}\n")
+        if preload is not None:
+            subprocess.run([os.path.join(ROOT, BUILD, "lumenadd"), "-q", "-f", self.config,
+                            "-l", preload], check=True, capture_output=True)
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = f"log_path={self.tmp}/asan:detect_leaks=1"
         env["UBSAN_OPTIONS"] = f"log_path={self.tmp}/ubsan:print_stacktrace=1"

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "backend_fixture.h"
+#include "mdb_store.h"
 
 #define BASE "dc=example,dc=com"
 #define PEOPLE "ou=People,dc=example,dc=com"
@@ -602,6 +603,119 @@ START_TEST(access_hook_in_search_and_compare)
 }
 END_TEST
 
+/* --------------------------------------------------- pause and resume */
+
+/* A sink that asks to pause after every `every` entries it takes. */
+struct pause_sink {
+	struct fx_results r;
+	unsigned every;
+	uint64_t last_id;
+};
+
+static int pause_collect(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct pause_sink *p = ctx;
+	ck_assert_uint_gt(info->id, p->last_id);   /* ascending, never twice */
+	p->last_id = info->id;
+	fx_collect(&p->r, e, info);
+	return p->r.n % p->every == 0 ? BACKEND_SINK_PAUSE : 0;
+}
+
+/* mdb_reader_list: count reader slots that pin a snapshot (txnid not "-"). */
+static int count_pinning(const char *msg, void *ctx)
+{
+	int *n = ctx;
+	unsigned pid;
+	char tid[32], txnid[32];
+	if (sscanf(msg, " %u %31s %31s", &pid, tid, txnid) == 3 && strcmp(txnid, "-") != 0)
+		(*n)++;
+	return 0;
+}
+
+static int pinned_snapshots(void)
+{
+	int n = 0;
+	ck_assert_int_ge(mdb_reader_list(backend_store(fx.be)->env, count_pinning, &n), 0);
+	return n;
+}
+
+/* Calls backend_search until it is not paused; between calls, between(). */
+static unsigned run_paused(struct backend_op *op, struct backend_search *s,
+			   void (*between)(unsigned call))
+{
+	unsigned calls = 0;
+	for (;;) {
+		ck_assert_int_eq(backend_search(fx.be, op, s), LUMEN_OK);
+		calls++;
+		ck_assert_uint_lt(calls, 50);
+		if (!s->paused)
+			return calls;
+		ck_assert(s->resume.active);
+		/* Paused: no snapshot is held while the client catches up. */
+		ck_assert_int_eq(pinned_snapshots(), 0);
+		if (between != NULL)
+			between(calls);
+		s->base_ndn = fx_ndn(BASE);
+	}
+}
+
+static void add_during_pause(unsigned call)
+{
+	if (call == 1)
+		ck_assert_int_eq(fx_add("uid=zed,ou=People,dc=example,dc=com",
+					FX_LINES("objectClass: inetOrgPerson", "uid: zed",
+						 "cn: Zed", "sn: Zed")), LDAP_SUCCESS);
+}
+
+START_TEST(pause_and_resume)
+{
+	struct pause_sink p = { .every = 2 };
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.sink = pause_collect, .sink_ctx = &p,
+	};
+	unsigned calls = run_paused(&op, &s, add_during_pause);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	/* every entry once, and the one added while paused (a higher ID) */
+	ck_assert_uint_eq(p.r.n, FIXTURE_ENTRIES + 1);
+	ck_assert(fx_results_has(&p.r, "uid=zed,ou=People,dc=example,dc=com"));
+	ck_assert_uint_eq(calls, (FIXTURE_ENTRIES + 1) / 2 + 1);
+	fx_results_free(&p.r);
+}
+END_TEST
+
+/* The size limit and the page size count over every call of one search. */
+START_TEST(pause_keeps_limits)
+{
+	struct pause_sink p = { .every = 2 };
+	struct backend_op op = fx_op();
+	op.is_root = false;
+	op.size_limit = 5;
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.sink = pause_collect, .sink_ctx = &p,
+	};
+	run_paused(&op, &s, NULL);
+	ck_assert_int_eq(op.result_code, LDAP_SIZE_LIMIT_EXCEEDED);
+	ck_assert_uint_eq(p.r.n, 5);
+	fx_results_free(&p.r);
+
+	p = (struct pause_sink){ .every = 2 };
+	op = fx_op();
+	struct backend_search paged = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.sink = pause_collect, .sink_ctx = &p, .paged = true, .page_size = 5,
+		.fingerprint = 7,
+	};
+	run_paused(&op, &paged, NULL);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(p.r.n, 5);
+	ck_assert_uint_eq(paged.next_cookie_len, BACKEND_COOKIE_SIZE);
+	fx_results_free(&p.r);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("backend_search");
@@ -615,6 +729,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, paged_results);
 	tcase_add_test(tc, paged_bad_cookie);
 	tcase_add_test(tc, sink_stops_and_abandon);
+	tcase_add_test(tc, pause_and_resume);
+	tcase_add_test(tc, pause_keeps_limits);
 	tcase_add_test(tc, search_assertion);
 	tcase_add_test(tc, subordinate_counts);
 	tcase_add_loop_test(tc, compare_table, 0, sizeof(compare_cases) / sizeof(compare_cases[0]));

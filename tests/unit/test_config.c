@@ -51,6 +51,7 @@ static const char full_config[] =
 	"sizelimit 1000\n"
 	"timelimit unlimited\n"
 	"idletimeout 30\n"
+	"writetimeout 15\n"
 	"sockbuf_max_incoming 128K\n"
 	"sockbuf_max_incoming_auth 8388608\n"
 	"conn_max_pending 10\n"
@@ -97,6 +98,7 @@ START_TEST(test_every_directive)
 	ck_assert_int_eq(cfg->sizelimit, 1000);
 	ck_assert_int_eq(cfg->timelimit, CONFIG_LIMIT_UNLIMITED);
 	ck_assert_uint_eq(cfg->idletimeout, 30);
+	ck_assert_uint_eq(cfg->writetimeout, 15);
 	ck_assert_uint_eq(cfg->max_incoming, 128 * 1024);
 	ck_assert_uint_eq(cfg->max_incoming_auth, 8388608);
 	ck_assert_uint_eq(cfg->max_pending, 10);
@@ -130,8 +132,8 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(db->indexes[1].kinds, INDEX_KIND_PRESENT | INDEX_KIND_EQUALITY |
 						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
 	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
-	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:33"));
-	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:23"));
+	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:34"));
+	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:24"));
 	ck_assert_uint_eq(db->cachesize, 5000);
 	ck_assert(db->idlcachesize == CONFIG_CACHE_OFF);
 	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);
@@ -153,6 +155,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS);
 	ck_assert_int_eq(cfg->sizelimit, CONFIG_DEFAULT_SIZELIMIT);
 	ck_assert_int_eq(cfg->timelimit, CONFIG_DEFAULT_TIMELIMIT);
+	ck_assert_uint_eq(cfg->writetimeout, CONFIG_DEFAULT_WRITETIMEOUT);
 	ck_assert_uint_eq(cfg->max_incoming, 256 * 1024);
 	ck_assert_uint_eq(cfg->max_incoming_auth, 4 * 1024 * 1024);
 	ck_assert_uint_eq(cfg->conn_max_memory, 1024 * 1024);
@@ -237,6 +240,12 @@ static const struct bad_config bad_configs[] = {
 	{ "number out of range", "threads 0\n", LUMEN_EMALFORMED, "main.conf:1: threads: expected" },
 	{ "number with junk", "idletimeout 10s\n", LUMEN_EMALFORMED,
 	  "main.conf:1: idletimeout: expected" },
+	{ "writetimeout with junk", "writetimeout 2m\n", LUMEN_EMALFORMED,
+	  "main.conf:1: writetimeout: expected an integer between 0 and" },
+	{ "writetimeout negative", "writetimeout -5\n", LUMEN_EMALFORMED,
+	  "main.conf:1: writetimeout: expected" },
+	{ "writetimeout missing", "writetimeout\n", LUMEN_EMALFORMED,
+	  "main.conf:1: writetimeout: wrong number of arguments, expected \"writetimeout <seconds>\"" },
 	{ "negative number", "listener-threads -1\n", LUMEN_EMALFORMED,
 	  "main.conf:1: listener-threads: expected" },
 	{ "missing argument", "\n\npidfile\n", LUMEN_EMALFORMED,

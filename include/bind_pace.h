@@ -22,14 +22,16 @@
  *    exist; Lumen does not follow it there.)
  *
  * For a future lockout (ppolicy) or any other refusal: compute the verdict
- * after bind_pace_wait, never return early — the password checks run and
- * the wait applies whatever the account's state (op_bind.c's
+ * after the password checks, never return early — the checks run and the
+ * delay applies whatever the account's state (op_bind.c's
  * bind_credentials.refused is where such a check belongs).
  *
- * The wait sleeps on the worker (every operation runs on one; a sleeping
- * worker costs no CPU, as much of a worker as the hash it stands for).
- * Successful binds are not delayed: the client that knows the password
- * learns nothing from the time.
+ * Nothing sleeps: bind_pace_remaining says how long the answer must still
+ * wait, and the server holds it back on the connection (conn_hold_output)
+ * while the worker goes on with other clients' work, so a flood of failed
+ * binds costs their hashes, not idle workers. Successful binds are not
+ * delayed: the client that knows the password learns nothing from the
+ * time.
  *
  * Ownership: bind_pace_create allocates, bind_pace_free releases.
  * Thread-safety: bind_pace_* may be called from any number of workers (the
@@ -70,7 +72,7 @@ uint64_t bind_pace_floor(const struct bind_pace *p);
 
 /* The monotonic clock now (when a bind starts). */
 struct timespec bind_pace_start(void);
-/* Sleep until `floor` after started (a failed bind, before it answers). */
-void bind_pace_wait(const struct bind_pace *p, struct timespec started);
+/* How much of `floor` after started is still ahead (zero when past). */
+struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec started);
 
 #endif

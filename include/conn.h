@@ -111,6 +111,8 @@ struct conn {
 	struct event *read_event;        /* persistent, with the idle timeout */
 	struct event *write_event;       /* one-shot, armed on EAGAIN */
 	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
+	struct event *hold_event;        /* one-shot timer: ends output_held */
+	bool output_held;                /* conn_hold_output: queue, do not write */
 	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
 	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
 	char local[LISTENER_NAME_MAX];   /* the listener's name */
@@ -206,6 +208,14 @@ void conn_unref(struct conn *c);
  * grow: the connection is aborted).
  */
 int conn_send(struct conn *c, const void *data, size_t len);
+/*
+ * Hold back everything sent on c from now on for `delay` (a failed bind's
+ * pace, bind_pace.h): conn_send queues instead of writing, and the I/O
+ * thread writes the queue once the delay is over. No thread waits; the
+ * queue keeps the responses' order. Any thread. LUMEN_OK, LUMEN_EIO (the
+ * connection is closing or the timer could not be armed: send nothing).
+ */
+int conn_hold_output(struct conn *c, const struct timeval *delay);
 int conn_send_locked(struct conn *c, const void *data, size_t len);
 
 /*

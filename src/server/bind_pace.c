@@ -135,16 +135,15 @@ struct timespec bind_pace_start(void)
 	return ts;
 }
 
-void bind_pace_wait(const struct bind_pace *p, struct timespec started)
+struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec started)
 {
-	uint64_t floor = bind_pace_floor(p);
-	struct timespec until = started;
-	until.tv_sec += (time_t)(floor / 1000000000ull);
-	until.tv_nsec += (long)(floor % 1000000000ull);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t elapsed = (int64_t)(now.tv_sec - started.tv_sec) * 1000000000ll +
+			  (now.tv_nsec - started.tv_nsec);
+	int64_t left = (int64_t)bind_pace_floor(p) - elapsed;
+	if (left <= 0)
+		return (struct timeval){ 0, 0 };
+	return (struct timeval){ (time_t)(left / 1000000000ll),
+				 (suseconds_t)((left % 1000000000ll) / 1000) };
 }

@@ -36,6 +36,7 @@
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
 void conn_on_write(evutil_socket_t fd, short what, void *arg);
+void conn_on_hold_over(evutil_socket_t fd, short what, void *arg);
 
 static const struct config *conn_config(const struct conn *c)
 {
@@ -155,7 +156,9 @@ static void discard_new(struct conn *c)
 		event_free(c->write_event);
 	if (c->deadline_event != NULL)
 		event_free(c->deadline_event);
-	c->read_event = c->write_event = c->deadline_event = NULL;
+	if (c->hold_event != NULL)
+		event_free(c->hold_event);
+	c->read_event = c->write_event = c->deadline_event = c->hold_event = NULL;
 	c->closed = true;
 	if (c->counted)
 		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
@@ -251,8 +254,9 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
 	c->deadline_event = evtimer_new(io->base, on_deadline, c);
+	c->hold_event = evtimer_new(io->base, conn_on_hold_over, c);
 	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL ||
-				 c->deadline_event == NULL
+				 c->deadline_event == NULL || c->hold_event == NULL
 			 ? LUMEN_ENOMEM : secure_setup(c, peer, peer_len, tls);
 	if (rc != LUMEN_OK) {
 		discard_new(c);
@@ -345,7 +349,8 @@ static void teardown_locked(struct conn *c)
 	event_free(c->read_event);
 	event_free(c->write_event);
 	event_free(c->deadline_event);
-	c->read_event = c->write_event = c->deadline_event = NULL;
+	event_free(c->hold_event);
+	c->read_event = c->write_event = c->deadline_event = c->hold_event = NULL;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
 	stats_connection_closed(stats_current());
 	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)

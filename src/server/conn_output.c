@@ -181,6 +181,13 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 {
 	if (c->closed || c->aborting)
 		return LUMEN_EIO;
+	if (c->output_held) {
+		/* conn_on_hold_over writes it, in this order */
+		if (append_output(c, data, len) == LUMEN_OK)
+			return LUMEN_OK;
+		fail_output(c);
+		return LUMEN_ENOMEM;
+	}
 	if (c->tls_state == CONN_TLS_ON || c->tls_state == CONN_TLS_HANDSHAKE)
 		return send_tls_locked(c, data, len);
 	const uint8_t *bytes = data;
@@ -240,6 +247,8 @@ static const char *deadline_passed(const struct conn *c)
 /* Write one turn's worth of the queue. Lock held. */
 static void write_some(struct conn *c, evutil_socket_t fd)
 {
+	if (c->output_held)
+		return;   /* conn_on_hold_over arms the write when the hold ends */
 	size_t queued = c->out_len - c->out_start;
 	if (queued > CONN_WRITE_PER_TURN)
 		queued = CONN_WRITE_PER_TURN;
@@ -265,6 +274,31 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	/* Reading may have paused for unsent output: let the loop re-check. */
 	if (!c->reading && !c->closed)
 		event_active(c->read_event, EV_READ, 0);
+}
+
+int conn_hold_output(struct conn *c, const struct timeval *delay)
+{
+	int rc = LUMEN_EIO;
+	pthread_mutex_lock(&c->lock);
+	if (!c->closed && !c->aborting && event_add(c->hold_event, delay) == 0) {
+		c->output_held = true;
+		rc = LUMEN_OK;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* I/O thread: the hold is over; what was queued meanwhile goes out. */
+void conn_on_hold_over(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&c->lock);
+	c->output_held = false;
+	if (!c->closed && c->out_len > c->out_start)
+		arm_write(c);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void conn_on_write(evutil_socket_t fd, short what, void *arg)

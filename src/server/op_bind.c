@@ -174,8 +174,11 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	}
 	match = match && !cred.refused;
 	if (!match) {
-		bind_pace_wait(ctx->server->bind_pace, started);
-		op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
+		struct timeval delay = bind_pace_remaining(ctx->server->bind_pace, started);
+		/* A connection that cannot hold its output is closing: nothing
+		 * would reach the client anyway. */
+		if (conn_hold_output(ctx->conn, &delay) == LUMEN_OK)
+			op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
 		return;
 	}
 	if (conn_set_identity(ctx->conn, ndn, cred.dn, true) != LUMEN_OK) {

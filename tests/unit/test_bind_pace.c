@@ -68,16 +68,22 @@ START_TEST(floor_only_grows_and_is_capped)
 }
 END_TEST
 
-START_TEST(wait_lasts_the_floor)
+START_TEST(remaining_counts_down_from_the_floor)
 {
 	struct bind_pace *p = NULL;
 	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
-	struct timespec start = bind_pace_start(), end;
-	bind_pace_wait(p, start);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	uint64_t waited = (uint64_t)(end.tv_sec - start.tv_sec) * 1000000000ull +
-			  (uint64_t)(end.tv_nsec - start.tv_nsec);
-	ck_assert_uint_ge(waited, bind_pace_floor(p));   /* never shorter */
+	uint64_t floor = bind_pace_floor(p);
+	struct timespec start = bind_pace_start();
+	struct timeval left = bind_pace_remaining(p, start);
+	uint64_t left_ns = (uint64_t)left.tv_sec * 1000000000ull + (uint64_t)left.tv_usec * 1000ull;
+	ck_assert_uint_le(left_ns, floor);
+	ck_assert_uint_gt(left_ns, floor / 2);      /* hardly any of it has passed */
+	/* a bind that started longer ago than the floor owes nothing */
+	struct timespec long_ago = start;
+	long_ago.tv_sec -= 2;
+	left = bind_pace_remaining(p, long_ago);
+	ck_assert_int_eq(left.tv_sec, 0);
+	ck_assert_int_eq(left.tv_usec, 0);
 	bind_pace_free(p);
 }
 END_TEST
@@ -91,7 +97,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, unknown_scheme_refused);
 	tcase_add_test(tc, floor_covers_the_dearest_scheme);
 	tcase_add_test(tc, floor_only_grows_and_is_capped);
-	tcase_add_test(tc, wait_lasts_the_floor);
+	tcase_add_test(tc, remaining_counts_down_from_the_floor);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,10 +4,10 @@
  * A struct backend is one `database mdb`: its LMDB store (mdb_store.h), its
  * index tables, its entry and IDL caches, and its group-commit writer
  * (write_batch.h). The server builds a struct backend_settings from its
- * configuration (this layer never sees config.h), opens one backend per
- * database, routes each request with backend_select, and calls the
- * operation functions below with a struct backend_op describing the
- * requester, the limits and the controls.
+ * configuration (this layer never sees config.h), opens each database with
+ * mdb_database_open and calls it only through the database interface
+ * (database.h, whose operation types these functions take); the tools and
+ * tests call the backend_* functions below directly.
  *
  * Results: every operation function fills op->result_code (an LDAP result
  * code, enum ldap_result_code), op->diagnostic and op->matched_dn, whatever
@@ -78,6 +78,7 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "database.h"
 #include "entry.h"
 #include "filter.h"
 #include "ldap_message.h"
@@ -87,8 +88,6 @@
 #define BACKEND_MAX_SUFFIXES 8
 /* Entries sent between two renewals of a search's read snapshot. */
 #define BACKEND_SEARCH_BATCH 256
-/* Bytes of a paged-results cookie issued by the backend. */
-#define BACKEND_COOKIE_SIZE 25
 
 /* Index kinds of one index specification (bits, as slapd.conf's). */
 enum backend_index_kind {
@@ -132,155 +131,6 @@ struct backend_settings {
 
 struct backend;
 
-/* Kinds of search work, for backend_op.mark. */
-enum backend_stage {
-	BACKEND_STAGE_CANDIDATES,      /* base lookup, dn2id and index lookups */
-	BACKEND_STAGE_ENTRIES,         /* reading entries (cache or LMDB), scope checks */
-	BACKEND_STAGE_FILTER,          /* filter evaluation */
-};
-
-/*
- * Per-operation context: filled by the server before the call, outputs
- * filled by the backend. Zero-initialize it and set what applies.
- */
-struct backend_op {
-	/* --- inputs --- */
-	struct arena *arena;           /* per-operation scratch; outputs live here */
-	struct ber_view requester_ndn; /* normalized bind DN; empty = anonymous */
-	bool is_root;                  /* the database's rootdn: no configured limits */
-	/*
-	 * Limits already combined by the server (the request's and the
-	 * configuration's, the lower wins): entries and seconds; 0 (or
-	 * negative) = unlimited. For is_root the backend ignores them and
-	 * applies request_size_limit / request_time_limit instead.
-	 */
-	long size_limit;
-	long time_limit;
-	/*
-	 * The limits the client put in the SearchRequest alone (0 = none).
-	 * They bind the rootdn too (RFC 4511 §4.5.1.5: the rootdn escapes only
-	 * the configured limits), so the server sets them for every search.
-	 */
-	long request_size_limit;
-	long request_time_limit;
-	/* Set (by another thread) when the operation is abandoned or the
-	 * connection closes; read with a relaxed atomic load. May be NULL. */
-	const bool *abandoned;
-	/* Controls. assertion: RFC 4528, compiled by the server; tested on the
-	 * target entry before any change (search: the base entry). */
-	const struct filter *assertion;
-	/*
-	 * Access control on the values the backend tests for the requester
-	 * (NULL: none, e.g. the rootdn): filter_access for the search filter
-	 * and the assertion control (filter.h: begin once per entry, then
-	 * may_test per attribute actually tested; a search calls begin on an
-	 * entry right before handing it to the sink), compare_access for the
-	 * values a Compare tests (a type it denies makes the Compare answer
-	 * insufficientAccessRights unless an allowed value matched).
-	 */
-	const struct filter_access *filter_access;
-	const struct filter_access *compare_access;
-	bool want_pre_read;            /* RFC 4527: fill pre_read */
-	bool want_post_read;           /* RFC 4527: fill post_read */
-	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
-	/* Tools path (bulk load): NO-USER-MODIFICATION attributes supplied by
-	 * the caller are kept instead of refused; missing ones are generated. */
-	bool from_tool;
-
-	/* --- outputs --- */
-	int result_code;               /* enum ldap_result_code */
-	const char *diagnostic;        /* static or arena text; NULL = none */
-	struct ber_view matched_dn;    /* user form, arena; empty = none */
-	struct entry *pre_read;        /* caller frees (entry_free); NULL = none */
-	struct entry *post_read;       /* caller frees (entry_free); NULL = none */
-	/* Search: an item could not use an index and the scope was walked. */
-	bool unindexed;
-	const char *unindexed_attribute; /* schema-owned name, or NULL */
-	uint64_t entries_sent;         /* search: sink calls that returned 0 */
-	uint64_t candidates_tested;    /* search: entries read and tested */
-
-	/*
-	 * Search timing (optional input): when mark is set the backend calls
-	 * it as it moves from one kind of work to the next, and the server
-	 * charges the time since its previous mark to that stage, so the
-	 * stages always add up to the operation's time. The sink's own work
-	 * falls between two marks and is the server's to mark.
-	 */
-	void (*mark)(void *mark_ctx, enum backend_stage stage);
-	void *mark_ctx;
-};
-
-/* What the sink learns about each entry beyond its attributes. */
-struct backend_entry_info {
-	uint64_t id;
-	struct ber_view dn;            /* current user-form DN (== e->dn) */
-	struct ber_view ndn;           /* current normalized DN (== e->ndn) */
-	bool has_counts;               /* the search asked for want_counts */
-	uint64_t num_subordinates;     /* children */
-	bool has_subordinates;
-};
-
-/*
- * Receives each entry (borrowed: valid during the call). Return 0 to go
- * on; BACKEND_SINK_SKIPPED to go on when the entry was not returned (the
- * server's access control refused it): it then does not count toward the
- * page size or the size limit; BACKEND_SINK_PAUSE: the entry was taken,
- * but the client must catch up before more are produced (the search
- * pauses, see Caveats); anything else stops the search (client gone,
- * abandoned): the search then ends with LDAP_OTHER "search stopped" unless
- * the server overrides it.
- */
-#define BACKEND_SINK_SKIPPED 2
-#define BACKEND_SINK_PAUSE 3
-typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
-				const struct backend_entry_info *info);
-
-/*
- * Where a paused search stands (opaque to the caller, who keeps it
- * between the calls; zero-initialized = a new search).
- */
-struct backend_search_resume {
-	bool active;                   /* continue a paused search */
-	uint64_t after_id;             /* the last entry ID handed to the sink */
-	uint64_t sent;                 /* entries sent by the earlier calls */
-	bool has_deadline;             /* the time limit's deadline (monotonic) */
-	struct timespec deadline;
-};
-
-struct backend_search {
-	/* inputs */
-	struct ber_view base_ndn;
-	enum ldap_scope scope;
-	const struct filter *filter;   /* compiled; NULL = (objectClass=*) */
-	bool want_counts;              /* fill num/hasSubordinates in info */
-	backend_entry_fn sink;
-	void *sink_ctx;
-	/*
-	 * Simple Paged Results (RFC 2696). paged: the control was sent;
-	 * page_size 0 abandons the paged search (returns at once, success);
-	 * cookie: empty on the first page, else the cookie returned last
-	 * time; fingerprint: a hash the server computes over what must not
-	 * change between pages (filter bytes, attribute list, controls),
-	 * bound into the cookie with base and scope. The size limit counts
-	 * entries over all pages.
-	 */
-	bool paged;
-	uint64_t page_size;
-	struct ber_view cookie;
-	uint64_t fingerprint;
-	/* output: the next cookie; next_cookie_len 0 = this was the last page */
-	uint8_t next_cookie[BACKEND_COOKIE_SIZE];
-	size_t next_cookie_len;
-	/*
-	 * Pause and resume (Caveats). resume: in, the state of the paused
-	 * search to continue (zero = start); out, updated when paused.
-	 * paused (output): the sink asked to pause; no result is set, the
-	 * search is to be called again (or dropped: nothing else to free).
-	 */
-	struct backend_search_resume resume;
-	bool paused;
-};
-
 /* --------------------------------------------------------- lifecycle */
 
 /*
@@ -297,6 +147,13 @@ struct backend_search {
  */
 int backend_open(const struct schema *schema, const struct backend_settings *settings,
 		 struct backend **out, char *errbuf, size_t errlen);
+/*
+ * backend_open behind the database interface (database.h): a struct
+ * database whose operations are this backend's (database_close closes
+ * both). Errors as backend_open; LUMEN_ENOMEM.
+ */
+int mdb_database_open(const struct schema *schema, const struct backend_settings *settings,
+		      struct database **out, char *errbuf, size_t errlen);
 /* Finishes queued writes (tool mode: commits and syncs), frees everything. */
 void backend_close(struct backend *be);
 
@@ -579,8 +436,9 @@ struct backend_stats {
 void backend_get_stats(struct backend *be, struct backend_stats *out);
 
 /*
- * The backend's LMDB store, for read-only figures (stats_store_figures in
- * the server layer). Borrowed; valid until backend_close.
+ * The backend's LMDB store, for the tools and tests that inspect it
+ * directly (the server sees only the database interface). Borrowed; valid
+ * until backend_close.
  */
 struct mdb_store *backend_store(struct backend *be);
 

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "arena.h"
-#include "backend.h"
+#include "database.h"
 #include "ber.h"
 #include "entry.h"
 #include "schema.h"

@@ -51,7 +51,7 @@
 
 #include "access_glue.h"
 #include "arena.h"
-#include "backend.h"
+#include "database.h"
 #include "ber.h"
 #include "controls.h"
 #include "ldap_message.h"

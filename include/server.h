@@ -59,7 +59,7 @@ struct server_database {
 	struct ber_view rootdn;          /* normalized; ptr NULL when none */
 	long size_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
 	long time_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
-	struct backend *backend;         /* NULL until server_open_databases */
+	struct database *database;       /* NULL until server_open_databases */
 	struct db_lock lock;             /* held while the backend is open */
 };
 
@@ -67,7 +67,6 @@ struct server {
 	const struct config *config;
 	struct server_database *databases;
 	size_t n_databases;
-	struct backend **backends;       /* databases[i].backend, for backend_select */
 	struct rootdse *rootdse;
 	struct bind_pace *bind_pace;     /* failed binds all cost the same */
 	struct entry *subschema;         /* cn=Subschema, built once */

@@ -52,6 +52,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "database.h"
+
 struct mdb_store;
 
 /* The operation types counted (cn=Operations children, metric labels). */
@@ -234,26 +236,6 @@ uint64_t stats_histogram_count_below(const struct stats_histogram *h, uint64_t u
 /* ------------------------------------------------- database figures */
 
 /* An entry or IDL cache's figures (entry_cache_stats / idl_cache_stats). */
-struct cache_figures {
-	uint64_t size, capacity, hits, misses, evictions;
-};
-
-/*
- * What monitor and metrics publish about one database. The server gathers
- * it (stats_store_figures for the LMDB part, the cache stats for the rest).
- */
-struct database_figures {
-	const char *suffix;             /* as configured; borrowed */
-	const char *directory;          /* borrowed */
-	bool have_store;                /* the LMDB figures below are valid */
-	uint64_t map_size;              /* bytes */
-	uint64_t page_size;             /* bytes */
-	uint64_t pages_used;            /* last page number + 1 */
-	uint64_t readers_used, readers_max;
-	uint64_t entries;               /* records in id2entry */
-	struct cache_figures entry_cache, idl_cache;
-};
-
 /*
  * The server's source of database figures: fill out[0..max) and return the
  * number of databases (which may exceed max: call again with more room).
@@ -263,12 +245,5 @@ struct database_figures_source {
 	size_t (*gather)(void *ctx, struct database_figures *out, size_t max);
 	void *ctx;
 };
-
-/*
- * Fill the LMDB part of *out (map size, page size, pages used, readers,
- * entry count) from an open store; sets have_store. Uses a short read
- * transaction. LUMEN_ELIMIT (no reader slot free), LUMEN_EIO.
- */
-int stats_store_figures(struct mdb_store *store, struct database_figures *out);
 
 #endif

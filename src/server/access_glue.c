@@ -9,7 +9,7 @@
 #include <regex.h>
 #include <string.h>
 
-#include "backend.h"
+#include "database.h"
 #include "config.h"
 #include "dn.h"
 #include "lumen_error.h"
@@ -73,10 +73,10 @@ static int is_member(void *context, struct ber_view group_ndn,
 	};
 	*is_member_out = false;
 	const struct server_database *db = server_find_database(a->server, group_ndn);
-	if (db == NULL || db->backend == NULL || member_type == NULL)
+	if (db == NULL || db->database == NULL || member_type == NULL)
 		return LUMEN_ENOTFOUND;
 	struct backend_op bop = { .arena = a->subject.arena, .abandoned = a->abandoned };
-	int rc = backend_fetch(db->backend, &bop, group_ndn, check_member, &mc);
+	int rc = database_fetch(db->database, &bop, group_ndn, check_member, &mc);
 	*is_member_out = rc == LUMEN_OK && mc.found;
 	return rc;
 }
@@ -212,9 +212,9 @@ int access_decide(struct access_op *a, const struct server_database *db, struct 
 	struct decision d = { a, allowed, arg, ACCESS_ABSENT };
 	struct backend_op bop = { .arena = a->subject.arena, .abandoned = a->abandoned };
 	*out = ACCESS_ABSENT;
-	if (db == NULL || db->backend == NULL)
+	if (db == NULL || db->database == NULL)
 		return LUMEN_OK;
-	int rc = backend_fetch(db->backend, &bop, ndn, decide_entry, &d);
+	int rc = database_fetch(db->database, &bop, ndn, decide_entry, &d);
 	if (rc == LUMEN_OK)
 		*out = d.verdict;
 	return rc;
@@ -237,9 +237,9 @@ int access_fetch_copy(const struct server_database *db, struct arena *arena,
 	struct copy_target ct = { NULL };
 	struct backend_op bop = { .arena = arena, .abandoned = abandoned };
 	*out = NULL;
-	if (db == NULL || db->backend == NULL || ndn.len == 0)
+	if (db == NULL || db->database == NULL || ndn.len == 0)
 		return LUMEN_OK;
-	int rc = backend_fetch(db->backend, &bop, ndn, keep_copy, &ct);
+	int rc = database_fetch(db->database, &bop, ndn, keep_copy, &ct);
 	if (rc != LUMEN_OK) {
 		entry_free(ct.copy);
 		return rc;

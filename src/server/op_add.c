@@ -72,7 +72,7 @@ void op_add(struct op_context *ctx)
 	op_target_access(ctx, &t, &a);
 	if (!add_allowed(ctx, &t, &a))
 		return;
-	int rc = backend_add(t.db->backend, &t.bop, req->entry, t.ndn, req->attributes,
+	int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
 			     req->n_attributes);
 	op_target_answer(ctx, &t, rc);
 }

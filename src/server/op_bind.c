@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "access_glue.h"
-#include "backend.h"
+#include "database.h"
 #include "bind_pace.h"
 #include "config.h"
 #include "conn.h"
@@ -88,13 +88,13 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	struct access_op access;
 	cred->arena = ctx->arena;
 	cred->password_type = schema_attribute_type(schema, "userPassword", 12);
-	if (db == NULL || db->backend == NULL || cred->password_type == NULL)
+	if (db == NULL || db->database == NULL || cred->password_type == NULL)
 		return;
 	struct ber_view anonymous = { (const uint8_t *)"", 0 };
 	access_op_init(&access, ctx->server, db, anonymous, false, ctx->arena,
 		       &ctx->op->abandoned);
 	cred->access = &access;
-	int rc = backend_fetch(db->backend, &bop, ndn, collect_passwords, cred);
+	int rc = database_fetch(db->database, &bop, ndn, collect_passwords, cred);
 	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
 		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",
 			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));

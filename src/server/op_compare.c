@@ -40,7 +40,7 @@ void op_compare(struct op_context *ctx)
 		access_values_init(&compared, &a, ACCESS_COMPARE);
 		t.bop.compare_access = &compared.hook;
 	}
-	int rc = backend_compare(t.db->backend, &t.bop, t.ndn, req->attr, req->value);
+	int rc = database_compare(t.db->database, &t.bop, t.ndn, req->attr, req->value);
 	/* a denied subtype must not reveal an entry the requester may not see */
 	if (a.checks && t.bop.result_code == LDAP_INSUFFICIENT_ACCESS_RIGHTS && compared.hidden)
 		t.bop.result_code = LDAP_NO_SUCH_OBJECT;

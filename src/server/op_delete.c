@@ -46,6 +46,6 @@ void op_delete(struct op_context *ctx)
 	op_target_access(ctx, &t, &a);
 	if (!delete_allowed(ctx, &t, &a))
 		return;
-	int rc = backend_delete(t.db->backend, &t.bop, t.ndn);
+	int rc = database_delete(t.db->database, &t.bop, t.ndn);
 	op_target_answer(ctx, &t, rc);
 }

@@ -80,7 +80,7 @@ void op_moddn(struct op_context *ctx)
 	op_target_access(ctx, &t, &a);
 	if (!rename_allowed(ctx, &t, &a, superior_ndn))
 		return;
-	int rc = backend_modrdn(t.db->backend, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
+	int rc = database_modrdn(t.db->database, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);
 	op_target_answer(ctx, &t, rc);
 }

@@ -59,6 +59,6 @@ void op_modify(struct op_context *ctx)
 	struct modify_rights rights = { req, &a };
 	if (!t.bop.is_root && !op_target_decide(ctx, &t, &a, may_modify, &rights))
 		return;
-	int rc = backend_modify(t.db->backend, &t.bop, t.ndn, req->changes, req->n_changes);
+	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
 	op_target_answer(ctx, &t, rc);
 }

@@ -17,7 +17,7 @@
 #include <openssl/rand.h>
 
 #include "access_glue.h"
-#include "backend.h"
+#include "database.h"
 #include "config.h"
 #include "conn.h"
 #include "log.h"
@@ -111,7 +111,7 @@ static bool resolve_target(struct op_context *ctx, struct passwd_change *pc)
 		return false;
 	}
 	pc->db = server_find_database(ctx->server, pc->target_ndn);
-	if (pc->db == NULL || pc->db->backend == NULL) {
+	if (pc->db == NULL || pc->db->database == NULL) {
 		op_send_extended(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
 		return false;
 	}
@@ -189,7 +189,7 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	bop->requester_ndn = pc->requester_ndn;
 	bop->is_root = pc->is_root;
 	bop->abandoned = &ctx->op->abandoned;
-	return backend_modify(pc->db->backend, bop, pc->target_ndn, &change, 1);
+	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
 
 /* The response value: SEQUENCE { genPasswd [0] } when one was generated. */

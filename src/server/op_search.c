@@ -347,7 +347,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	op_mark(ctx, STATS_STAGE_DECODE);
 	op_mark(ctx, STATS_STAGE_ACCESS);
 	op_time_backend(ctx, &t->bop);
-	int rc = backend_search(t->db->backend, &t->bop, &search);
+	int rc = database_search(t->db->database, &t->bop, &search);
 	if (search.paused && rc == LUMEN_OK && !sink.size_exceeded) {
 		/* Parked by ops_run_job; run again from the PDU to continue. */
 		ctx->op->resume = search.resume;

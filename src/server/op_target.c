@@ -144,7 +144,7 @@ bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_tar
 		return false;
 	}
 	t->db = t->ndn.len > 0 ? server_find_database(ctx->server, t->ndn) : NULL;
-	if (t->db == NULL || t->db->backend == NULL) {
+	if (t->db == NULL || t->db->database == NULL) {
 		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
 		return false;
 	}

@@ -134,7 +134,7 @@ static int build_subschema(struct server *s, char *err, size_t errlen)
 static void warn_unbuilt_indexes(const struct server *s, const struct server_database *db)
 {
 	const char *names[16];
-	size_t n = backend_unbuilt_indexes(db->backend, names, 16);
+	size_t n = database_unbuilt_indexes(db->database, names, 16);
 	for (size_t i = 0; i < n && i < 16; i++)
 		log_printf(0, "%s: index for %s is configured but not (fully) built: searches on it "
 			   "walk their scope until \"lumenindex -f %s %s\" (with lumend stopped) "
@@ -162,7 +162,7 @@ static int open_database(struct server *s, struct server_database *db, char *err
 		snprintf(err, errlen, "%s: out of memory", cfg->origin);
 		return rc;
 	}
-	rc = backend_open(s->config->schema, &settings, &db->backend, why, sizeof(why));
+	rc = mdb_database_open(s->config->schema, &settings, &db->database, why, sizeof(why));
 	config_backend_settings_free(&settings);
 	if (rc != LUMEN_OK)
 		snprintf(err, errlen, "%s: %s", cfg->origin,
@@ -174,16 +174,10 @@ static int open_database(struct server *s, struct server_database *db, char *err
 
 int server_open_databases(struct server *s, char *err, size_t errlen)
 {
-	s->backends = calloc(s->n_databases + 1, sizeof(*s->backends));
-	if (s->backends == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return LUMEN_ENOMEM;
-	}
 	for (size_t i = 0; i < s->n_databases; i++) {
 		int rc = open_database(s, &s->databases[i], err, errlen);
 		if (rc != LUMEN_OK)
 			return rc;
-		s->backends[i] = s->databases[i].backend;
 	}
 	return LUMEN_OK;
 }
@@ -516,12 +510,10 @@ void server_destroy(struct server *s)
 			free((void *)db->suffixes[j].ptr);
 		free(db->suffixes);
 		free((void *)db->rootdn.ptr);
-		if (db->backend != NULL)
-			backend_close(db->backend);
+		database_close(db->database);
 		db_lock_release(&db->lock);
 	}
 	free(s->databases);
-	free(s->backends);
 	entry_free(s->subschema);
 	rootdse_free(s->rootdse);
 	bind_pace_free(s->bind_pace);

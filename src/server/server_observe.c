@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "database.h"
 #include "config.h"
 #include "lumen_error.h"
 #include "metrics_http.h"
@@ -13,28 +13,14 @@
 #include "server.h"
 #include "stats.h"
 
-static void cache_figures(struct cache_figures *out, uint64_t size, uint64_t capacity,
-			  uint64_t hits, uint64_t misses, uint64_t evictions)
-{
-	*out = (struct cache_figures){ size, capacity, hits, misses, evictions };
-}
-
-/* One database's figures; the LMDB part is left out if it cannot be read. */
+/* One database's figures; the storage part is left out if it cannot be read. */
 static void gather_one(const struct server_database *db, struct database_figures *out)
 {
-	struct backend_stats bs;
 	memset(out, 0, sizeof(*out));
 	out->suffix = db->config->n_suffixes > 0 ? db->config->suffixes[0] : "";
 	out->directory = db->config->directory != NULL ? db->config->directory : "";
-	if (db->backend == NULL)
-		return;
-	if (stats_store_figures(backend_store(db->backend), out) != LUMEN_OK)
-		out->have_store = false;
-	backend_get_stats(db->backend, &bs);
-	cache_figures(&out->entry_cache, bs.entry_cache_size, bs.entry_cache_capacity,
-		      bs.entry_cache_hits, bs.entry_cache_misses, bs.entry_cache_evictions);
-	cache_figures(&out->idl_cache, bs.idl_cache_size, bs.idl_cache_capacity,
-		      bs.idl_cache_hits, bs.idl_cache_misses, bs.idl_cache_evictions);
+	if (db->database != NULL)
+		database_figures(db->database, out);
 }
 
 size_t server_gather_databases(void *server, struct database_figures *out, size_t max)

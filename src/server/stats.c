@@ -10,7 +10,6 @@
 
 #include "ldap_message.h"
 #include "lumen_error.h"
-#include "mdb_store.h"
 
 struct stats {
 	pthread_mutex_t lock;          /* guards the list, not the counters */
@@ -382,51 +381,4 @@ void stats_connection_closed(struct stats_thread *t)
 {
 	if (t != NULL)
 		cell_add(&t->connections_closed, 1);
-}
-
-/* ------------------------------------------------------ database figures */
-
-/*
- * mdb_reader_list prints a header and one line per reader slot; a slot
- * whose line ends in "-" holds a reset transaction (MDB_NOTLS workers keep
- * theirs), so only the others pin a snapshot.
- */
-static int count_active_reader(const char *line, void *ctx)
-{
-	size_t len = strlen(line);
-	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
-		len--;
-	bool header = strstr(line, "pid") != NULL || line[0] == '(';
-	if (!header && len > 0 && line[len - 1] != '-')
-		(*(uint64_t *)ctx)++;
-	return 0;
-}
-
-int stats_store_figures(struct mdb_store *store, struct database_figures *out)
-{
-	MDB_envinfo info;
-	MDB_stat env_stat, table_stat;
-	MDB_txn *txn = NULL;
-	int rc = mdb_env_info(store->env, &info);
-	if (rc == 0)
-		rc = mdb_env_stat(store->env, &env_stat);
-	if (rc == 0)
-		rc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
-	if (rc == 0)
-		rc = mdb_stat(txn, store->id2entry, &table_stat);
-	if (txn != NULL)
-		mdb_txn_abort(txn);
-	if (rc != 0)
-		return mdb_store_map_error(rc);
-	out->map_size = info.me_mapsize;
-	out->page_size = env_stat.ms_psize;
-	out->pages_used = (uint64_t)info.me_last_pgno + 1;
-	/* Our own short transaction has ended: it is not counted. */
-	out->readers_used = 0;
-	if (mdb_reader_list(store->env, count_active_reader, &out->readers_used) < 0)
-		out->readers_used = info.me_numreaders;
-	out->readers_max = info.me_maxreaders;
-	out->entries = table_stat.ms_entries;
-	out->have_store = true;
-	return LUMEN_OK;
 }

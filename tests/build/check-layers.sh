@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check-layers.sh BUILD_DIR — fail when a layer's library uses a symbol that a
 # higher layer defines (DESIGN.md: a lower layer never includes or links a
-# higher one). Layers, lowest first: proto model backmdb config server.
+# higher one), or when the server or config layer reaches LMDB or back-mdb
+# other than through the database interface. Layers, lowest first: proto
+# model backmdb config server.
 #
 # Every undefined symbol of lib<layer>.a is looked up among the symbols the
 # libraries above it define; any hit is printed as
@@ -38,5 +40,18 @@ for i in "${!layers[@]}"; do
       bad=1
     fi
   done
+done
+# The server and the configuration reach storage only through the database
+# interface (database.h): no LMDB call, no back-mdb function but the one
+# that opens a database behind the interface.
+for layer in config server; do
+  direct=$(nm -u "$build/lib$layer.a" | awk '{ print $NF }' |
+           grep -E '^(mdb_|backend_)' | grep -vx 'mdb_database_open' | sort -u || true)
+  if [ -n "$direct" ]; then
+    for symbol in $direct; do
+      echo "check-layers: $layer: uses $symbol (storage only through database.h)" >&2
+    done
+    bad=1
+  fi
 done
 exit $bad

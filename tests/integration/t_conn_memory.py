@@ -37,6 +37,12 @@ def metric(mport, name):
     return int(m.group(1)) if m else None
 
 
+def sanitized(pid):
+    """Does lumend run with AddressSanitizer (its runtime mapped)?"""
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def rss_bytes(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -130,8 +136,14 @@ def main():
                 peak is not None and peak <= TOTAL + slack, (peak, TOTAL + slack))
         R.check("connections waited for memory", waits is not None and waits > 0, waits)
         # RSS also counts the LMDB pages the searches touched (~10 MB here).
-        R.check("RSS grew by the bound, not by what the clients sent",
-                rss - rss0 < TOTAL + slack + (24 << 20), (rss - rss0, sum(sent)))
+        # Under AddressSanitizer freed memory sits in its quarantine, so RSS
+        # says nothing about what lumend holds: the accounted total above is
+        # the check there.
+        if sanitized(pid):
+            print(f"  info RSS not checked under AddressSanitizer (grew {(rss - rss0) / 1e6:.1f} MB)")
+        else:
+            R.check("RSS grew by the bound, not by what the clients sent",
+                    rss - rss0 < TOTAL + slack + (24 << 20), (rss - rss0, sum(sent)))
         # Release the workers: every flood client gets all its answers.
         for b in blockers:
             b.close()

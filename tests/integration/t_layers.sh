@@ -43,6 +43,19 @@ out=$("$CHECK" "$TMP/libs" 2>&1); rc=$?
 expect_eq "model -> config fails too" "1" "$rc"
 check "names config_load" grep -q "model: upward2.o uses config_load (defined by config)" <<< "$out"
 
+# The server calling back-mdb or LMDB directly (the old escape hatch) fails.
+cp "$ROOT/$BUILD"/lib*.a "$TMP/libs/"
+cat > "$TMP/hatch.c" <<'C'
+struct backend;
+void *backend_store(struct backend *be);
+void *server_reaches_the_store(struct backend *be) { return backend_store(be); }
+C
+$CC -c "$TMP/hatch.c" -o "$TMP/hatch.o"
+ar rs "$TMP/libs/libserver.a" "$TMP/hatch.o" 2>/dev/null
+out=$("$CHECK" "$TMP/libs" 2>&1); rc=$?
+expect_eq "the server reaching back-mdb directly fails" "1" "$rc"
+check "names backend_store" grep -q "server: uses backend_store (storage only through database.h)" <<< "$out"
+
 rm -f "$TMP/libs/libserver.a"
 "$CHECK" "$TMP/libs" >/dev/null 2>&1; rc=$?
 expect_eq "a missing library is an error (2)" "2" "$rc"

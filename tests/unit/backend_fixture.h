@@ -27,7 +27,8 @@
 struct fixture {
 	char dir[64];
 	struct schema *schema;
-	struct backend *be;
+	struct database *db;     /* the database interface over be */
+	struct backend *be;      /* back-mdb itself, for its own functions */
 	struct arena arena;
 };
 
@@ -189,8 +190,9 @@ static void fixture_open_settings(size_t maxsize, bool build_tree)
 		.cachesize = fixture_cachesize, /* small: evictions and misses get exercised */
 		.idlcachesize = 16,
 	};
-	int rc = backend_open(fx.schema, &settings, &fx.be, err, sizeof(err));
-	ck_assert_msg(rc == LUMEN_OK, "backend_open: %s", err);
+	int rc = mdb_database_open(fx.schema, &settings, &fx.db, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "mdb_database_open: %s", err);
+	fx.be = fx.db->impl;
 	arena_init(&fx.arena, 0);
 	if (build_tree)
 		fixture_tree();
@@ -203,7 +205,8 @@ static void fixture_open(void)
 
 static void fixture_close(void)
 {
-	backend_close(fx.be);
+	database_close(fx.db);
+	fx.db = NULL;
 	fx.be = NULL;
 	schema_free(fx.schema);
 	fx.schema = NULL;

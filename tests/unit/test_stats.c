@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backmdb_test_env.h"
 #include "ldap_message.h"
 #include "lumen_error.h"
 #include "stats.h"
@@ -308,41 +307,6 @@ START_TEST(completion_and_timing_apart)
 }
 END_TEST
 
-/* ------------------------------------------------------ store figures */
-
-START_TEST(store_figures)
-{
-	struct test_store ts;
-	struct database_figures f = { 0 };
-	test_store_open(&ts);
-	MDB_txn *txn = NULL;
-	ck_assert_int_eq(mdb_txn_begin(ts.store->env, NULL, 0, &txn), 0);
-	for (uint64_t id = 1; id <= 3; id++) {
-		MDB_val key = { sizeof(id), &id }, val = { 5, "hello" };
-		ck_assert_int_eq(mdb_put(txn, ts.store->id2entry, &key, &val, 0), 0);
-	}
-	ck_assert_int_eq(mdb_txn_commit(txn), 0);
-
-	/* an active reader is counted, a reset one is not */
-	struct mdb_reader reader;
-	mdb_reader_init(&reader, ts.store);
-	ck_assert_int_eq(mdb_reader_begin(&reader), LUMEN_OK);
-	ck_assert_int_eq(stats_store_figures(ts.store, &f), LUMEN_OK);
-	ck_assert(f.have_store);
-	ck_assert_uint_eq(f.entries, 3);
-	ck_assert_uint_eq(f.map_size, (uint64_t)64 << 20);
-	ck_assert_uint_gt(f.page_size, 0);
-	ck_assert_uint_gt(f.pages_used, 1);
-	ck_assert_uint_eq(f.readers_used, 1);
-	ck_assert_uint_eq(f.readers_max, MDB_STORE_DEFAULT_MAXREADERS);
-	mdb_reader_end(&reader);
-	ck_assert_int_eq(stats_store_figures(ts.store, &f), LUMEN_OK);
-	ck_assert_uint_eq(f.readers_used, 0);
-	mdb_reader_free(&reader);
-	test_store_close(&ts);
-}
-END_TEST
-
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("stats");
@@ -358,7 +322,6 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, threads_merge_on_read);
 	tcase_add_test(tc, unknown_result_codes_and_null_record);
 	tcase_add_test(tc, completion_and_timing_apart);
-	tcase_add_test(tc, store_figures);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,321 @@
+/*
+ * database.h — the database interface: one table of operations that the
+ * server calls without knowing which database answers (back-mdb today;
+ * the in-memory databases and the overlay chain next), and the types the
+ * operations take (the interface layer, between model and back-mdb).
+ *
+ * A struct database is an implementation's handle with its table of
+ * operations; database_* below dispatch through it. back-mdb's
+ * mdb_database_open (backend.h) makes one per `database mdb`. An overlay
+ * is a database whose operations act and then call the database it wraps.
+ *
+ * Results: every operation fills op->result_code (an LDAP result code),
+ * op->diagnostic and op->matched_dn, whatever it returns, so the server
+ * always just sends them. The return value is LUMEN_OK when the operation
+ * ran to an LDAP answer (success or an LDAP error such as noSuchObject),
+ * or a negative lumen_err for an internal failure (then result_code is
+ * LDAP_OTHER, or LDAP_BUSY while stopping, and the diagnostic says why).
+ * Each operation's result codes are listed at backend.h's back-mdb
+ * functions, which every implementation follows.
+ *
+ * Memory: outputs (diagnostic, matched_dn, info->dn, cookies) live in
+ * op->arena or are static; entries passed to a sink are borrowed for the
+ * call; pre/post-read entries are the caller's (entry_free). close frees
+ * the database and everything it owns.
+ *
+ * Thread-safety: every operation may be called from any number of threads
+ * at once; close only when no operation runs.
+ *
+ * Caveats:
+ *  - A search whose sink answers BACKEND_SINK_PAUSE returns with
+ *    search->paused set and no result: call it again with search->resume.
+ *  - figures never blocks on writers and may be called from any thread
+ *    (cn=Monitor, /metrics).
+ */
+#ifndef LUMEN_DATABASE_H
+#define LUMEN_DATABASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "arena.h"
+#include "ber.h"
+#include "entry.h"
+#include "filter.h"
+#include "ldap_message.h"
+
+/* Bytes of a paged-results position a database issues (search->next_cookie). */
+#define BACKEND_COOKIE_SIZE 25
+
+/* Kinds of search work, for backend_op.mark. */
+enum backend_stage {
+	BACKEND_STAGE_CANDIDATES,      /* base lookup, dn2id and index lookups */
+	BACKEND_STAGE_ENTRIES,         /* reading entries (cache or LMDB), scope checks */
+	BACKEND_STAGE_FILTER,          /* filter evaluation */
+};
+
+/*
+ * Per-operation context: filled by the server before the call, outputs
+ * filled by the backend. Zero-initialize it and set what applies.
+ */
+struct backend_op {
+	/* --- inputs --- */
+	struct arena *arena;           /* per-operation scratch; outputs live here */
+	struct ber_view requester_ndn; /* normalized bind DN; empty = anonymous */
+	bool is_root;                  /* the database's rootdn: no configured limits */
+	/*
+	 * Limits already combined by the server (the request's and the
+	 * configuration's, the lower wins): entries and seconds; 0 (or
+	 * negative) = unlimited. For is_root the backend ignores them and
+	 * applies request_size_limit / request_time_limit instead.
+	 */
+	long size_limit;
+	long time_limit;
+	/*
+	 * The limits the client put in the SearchRequest alone (0 = none).
+	 * They bind the rootdn too (RFC 4511 §4.5.1.5: the rootdn escapes only
+	 * the configured limits), so the server sets them for every search.
+	 */
+	long request_size_limit;
+	long request_time_limit;
+	/* Set (by another thread) when the operation is abandoned or the
+	 * connection closes; read with a relaxed atomic load. May be NULL. */
+	const bool *abandoned;
+	/* Controls. assertion: RFC 4528, compiled by the server; tested on the
+	 * target entry before any change (search: the base entry). */
+	const struct filter *assertion;
+	/*
+	 * Access control on the values the backend tests for the requester
+	 * (NULL: none, e.g. the rootdn): filter_access for the search filter
+	 * and the assertion control (filter.h: begin once per entry, then
+	 * may_test per attribute actually tested; a search calls begin on an
+	 * entry right before handing it to the sink), compare_access for the
+	 * values a Compare tests (a type it denies makes the Compare answer
+	 * insufficientAccessRights unless an allowed value matched).
+	 */
+	const struct filter_access *filter_access;
+	const struct filter_access *compare_access;
+	bool want_pre_read;            /* RFC 4527: fill pre_read */
+	bool want_post_read;           /* RFC 4527: fill post_read */
+	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
+	/* Tools path (bulk load): NO-USER-MODIFICATION attributes supplied by
+	 * the caller are kept instead of refused; missing ones are generated. */
+	bool from_tool;
+
+	/* --- outputs --- */
+	int result_code;               /* enum ldap_result_code */
+	const char *diagnostic;        /* static or arena text; NULL = none */
+	struct ber_view matched_dn;    /* user form, arena; empty = none */
+	struct entry *pre_read;        /* caller frees (entry_free); NULL = none */
+	struct entry *post_read;       /* caller frees (entry_free); NULL = none */
+	/* Search: an item could not use an index and the scope was walked. */
+	bool unindexed;
+	const char *unindexed_attribute; /* schema-owned name, or NULL */
+	uint64_t entries_sent;         /* search: sink calls that returned 0 */
+	uint64_t candidates_tested;    /* search: entries read and tested */
+
+	/*
+	 * Search timing (optional input): when mark is set the backend calls
+	 * it as it moves from one kind of work to the next, and the server
+	 * charges the time since its previous mark to that stage, so the
+	 * stages always add up to the operation's time. The sink's own work
+	 * falls between two marks and is the server's to mark.
+	 */
+	void (*mark)(void *mark_ctx, enum backend_stage stage);
+	void *mark_ctx;
+};
+
+/* What the sink learns about each entry beyond its attributes. */
+struct backend_entry_info {
+	uint64_t id;
+	struct ber_view dn;            /* current user-form DN (== e->dn) */
+	struct ber_view ndn;           /* current normalized DN (== e->ndn) */
+	bool has_counts;               /* the search asked for want_counts */
+	uint64_t num_subordinates;     /* children */
+	bool has_subordinates;
+};
+
+/*
+ * Receives each entry (borrowed: valid during the call). Return 0 to go
+ * on; BACKEND_SINK_SKIPPED to go on when the entry was not returned (the
+ * server's access control refused it): it then does not count toward the
+ * page size or the size limit; BACKEND_SINK_PAUSE: the entry was taken,
+ * but the client must catch up before more are produced (the search
+ * pauses, see Caveats); anything else stops the search (client gone,
+ * abandoned): the search then ends with LDAP_OTHER "search stopped" unless
+ * the server overrides it.
+ */
+#define BACKEND_SINK_SKIPPED 2
+#define BACKEND_SINK_PAUSE 3
+typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
+				const struct backend_entry_info *info);
+
+/*
+ * Where a paused search stands (opaque to the caller, who keeps it
+ * between the calls; zero-initialized = a new search).
+ */
+struct backend_search_resume {
+	bool active;                   /* continue a paused search */
+	uint64_t after_id;             /* the last entry ID handed to the sink */
+	uint64_t sent;                 /* entries sent by the earlier calls */
+	bool has_deadline;             /* the time limit's deadline (monotonic) */
+	struct timespec deadline;
+};
+
+struct backend_search {
+	/* inputs */
+	struct ber_view base_ndn;
+	enum ldap_scope scope;
+	const struct filter *filter;   /* compiled; NULL = (objectClass=*) */
+	bool want_counts;              /* fill num/hasSubordinates in info */
+	backend_entry_fn sink;
+	void *sink_ctx;
+	/*
+	 * Simple Paged Results (RFC 2696). paged: the control was sent;
+	 * page_size 0 abandons the paged search (returns at once, success);
+	 * cookie: empty on the first page, else the cookie returned last
+	 * time; fingerprint: a hash the server computes over what must not
+	 * change between pages (filter bytes, attribute list, controls),
+	 * bound into the cookie with base and scope. The size limit counts
+	 * entries over all pages.
+	 */
+	bool paged;
+	uint64_t page_size;
+	struct ber_view cookie;
+	uint64_t fingerprint;
+	/* output: the next cookie; next_cookie_len 0 = this was the last page */
+	uint8_t next_cookie[BACKEND_COOKIE_SIZE];
+	size_t next_cookie_len;
+	/*
+	 * Pause and resume (Caveats). resume: in, the state of the paused
+	 * search to continue (zero = start); out, updated when paused.
+	 * paused (output): the sink asked to pause; no result is set, the
+	 * search is to be called again (or dropped: nothing else to free).
+	 */
+	struct backend_search_resume resume;
+	bool paused;
+};
+
+/* ------------------------------------------------------------- figures */
+
+struct cache_figures {
+	uint64_t size, capacity, hits, misses, evictions;
+};
+
+/*
+ * What monitor and metrics publish about one database: its storage (for
+ * back-mdb the LMDB environment), its entry count and its caches. The
+ * database fills what it has (database_ops.figures); suffix and directory
+ * are the server's.
+ */
+struct database_figures {
+	const char *suffix;             /* as configured; borrowed */
+	const char *directory;          /* borrowed */
+	bool have_store;                /* the LMDB figures below are valid */
+	uint64_t map_size;              /* bytes */
+	uint64_t page_size;             /* bytes */
+	uint64_t pages_used;            /* last page number + 1 */
+	uint64_t readers_used, readers_max;
+	uint64_t entries;               /* records in id2entry */
+	struct cache_figures entry_cache, idl_cache;
+};
+
+/* ------------------------------------------------------------ the table */
+
+struct database;
+
+struct database_ops {
+	int (*search)(struct database *db, struct backend_op *op, struct backend_search *search);
+	/* The entry ndn to fn (bind, group checks, the server's own reads). */
+	int (*fetch)(struct database *db, struct backend_op *op, struct ber_view ndn,
+		     backend_entry_fn fn, void *ctx);
+	int (*compare)(struct database *db, struct backend_op *op, struct ber_view ndn,
+		       struct ber_view attribute, struct ber_view value);
+	int (*add)(struct database *db, struct backend_op *op, struct ber_view dn,
+		   struct ber_view ndn, const struct ldap_attribute *attributes, size_t n);
+	int (*delete)(struct database *db, struct backend_op *op, struct ber_view ndn);
+	int (*modify)(struct database *db, struct backend_op *op, struct ber_view ndn,
+		      const struct ldap_change *changes, size_t n);
+	int (*modrdn)(struct database *db, struct backend_op *op, struct ber_view ndn,
+		      struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
+		      struct ber_view new_superior_ndn);
+	/* Storage, entry count and cache figures (leaves the rest untouched). */
+	void (*figures)(struct database *db, struct database_figures *out);
+	/* Configured indexes the database cannot use yet: up to max names. */
+	size_t (*unbuilt_indexes)(struct database *db, const char **names, size_t max);
+	/* Finish queued writes and free everything (db included). */
+	void (*close)(struct database *db);
+};
+
+struct database {
+	const struct database_ops *ops;
+	void *impl;                     /* the implementation's own state */
+};
+
+static inline int database_search(struct database *db, struct backend_op *op,
+				  struct backend_search *search)
+{
+	return db->ops->search(db, op, search);
+}
+
+static inline int database_fetch(struct database *db, struct backend_op *op,
+				 struct ber_view ndn, backend_entry_fn fn, void *ctx)
+{
+	return db->ops->fetch(db, op, ndn, fn, ctx);
+}
+
+static inline int database_compare(struct database *db, struct backend_op *op,
+				   struct ber_view ndn, struct ber_view attribute,
+				   struct ber_view value)
+{
+	return db->ops->compare(db, op, ndn, attribute, value);
+}
+
+static inline int database_add(struct database *db, struct backend_op *op, struct ber_view dn,
+			       struct ber_view ndn, const struct ldap_attribute *attributes,
+			       size_t n)
+{
+	return db->ops->add(db, op, dn, ndn, attributes, n);
+}
+
+static inline int database_delete(struct database *db, struct backend_op *op,
+				  struct ber_view ndn)
+{
+	return db->ops->delete(db, op, ndn);
+}
+
+static inline int database_modify(struct database *db, struct backend_op *op,
+				  struct ber_view ndn, const struct ldap_change *changes, size_t n)
+{
+	return db->ops->modify(db, op, ndn, changes, n);
+}
+
+static inline int database_modrdn(struct database *db, struct backend_op *op,
+				  struct ber_view ndn, struct ber_view new_rdn,
+				  bool delete_old_rdn, bool has_new_superior,
+				  struct ber_view new_superior_ndn)
+{
+	return db->ops->modrdn(db, op, ndn, new_rdn, delete_old_rdn, has_new_superior,
+			       new_superior_ndn);
+}
+
+static inline void database_figures(struct database *db, struct database_figures *out)
+{
+	db->ops->figures(db, out);
+}
+
+static inline size_t database_unbuilt_indexes(struct database *db, const char **names,
+					      size_t max)
+{
+	return db->ops->unbuilt_indexes(db, names, max);
+}
+
+static inline void database_close(struct database *db)
+{
+	if (db != NULL)
+		db->ops->close(db);
+}
+
+#endif

@@ -105,13 +105,14 @@ IDLE, SLOW_FIRST, SLOW_LATER, NONREAD = "idle", "slowloris-first", "slowloris-la
 
 class Conn:
     __slots__ = ("kind", "sock", "state", "opened", "buf", "drip", "drip_pos", "msgid",
-                 "closed_at", "last_drip")
+                 "closed_at", "last_drip", "asked_at", "counted")
 
     def __init__(self, kind):
         self.kind, self.sock, self.state = kind, None, "new"
         self.opened = self.closed_at = None
         self.buf = b""
         self.drip, self.drip_pos, self.msgid, self.last_drip = b"", 0, 1, 0.0
+        self.asked_at, self.counted = None, False    # counted: in Crowd.in_flight
 
 
 class Crowd:
@@ -133,8 +134,10 @@ class Crowd:
         self.ready = threading.Event()     # every target opened (or gave up)
         self.max_in_flight = 256
         self.in_flight = 0                 # connecting, or idle awaiting its answer
+        self.answer_wait = 5.0             # then an unanswered one stops counting
+        self.unanswered_given_up = 0
         self.stats = {k: dict(opened=0, held=0, closed_by_server=0, failed=0,
-                              close_after=[], requests_answered=0)
+                              close_after=[], requests_answered=0, first_answer_late=0)
                       for k in (IDLE, SLOW_FIRST, SLOW_LATER, NONREAD)}
         self.connect_errors = {}
         self.first_close = {}              # kind -> seconds since Phase B start
@@ -189,7 +192,9 @@ class Crowd:
             self._send(c, eq_search(1, uid))
             c.msgid = 2
             c.state = "asked"
-            self.in_flight += 1 if c.kind == IDLE else 0
+            if c.kind == IDLE:
+                self.in_flight += 1
+                c.counted, c.asked_at = True, time.monotonic()
             self.ep.modify(fd, select.EPOLLIN | select.EPOLLRDHUP)
         else:                              # SLOW_FIRST: drip from the first byte
             self._start_drip(c)
@@ -218,8 +223,9 @@ class Crowd:
         st["held"] -= 1
         st["closed_by_server"] += 1
         st["close_after"].append(now - c.opened)
-        if c.state == "asked" and c.kind == IDLE:
+        if c.counted:
             self.in_flight -= 1
+            c.counted = False
         if self.open_done_at is not None and c.kind not in self.first_close:
             self.first_close[c.kind] = now - self.open_done_at
         if self.reopen and c.kind in (SLOW_FIRST, SLOW_LATER) and not self.stop.is_set():
@@ -241,7 +247,11 @@ class Crowd:
                 self.stats[c.kind]["requests_answered"] += 1
                 if c.kind == IDLE and c.state == "asked":
                     c.state = "held"
-                    self.in_flight -= 1
+                    if c.counted:
+                        self.in_flight -= 1
+                        c.counted = False
+                    else:
+                        self.stats[c.kind]["first_answer_late"] += 1
                 elif c.kind in (SLOW_FIRST, SLOW_LATER):
                     self._start_drip(c)
             elif op == 0x78 and msgid == 0:  # notice of disconnection: FIN follows
@@ -261,6 +271,15 @@ class Crowd:
                     self._closed(c, now)
                 if c.drip_pos >= len(c.drip):
                     c.state = "waiting"
+
+    def _give_up_waiting(self, now):
+        """Idle connections unanswered for answer_wait s stop holding back the
+        opening of the others (the server may be stalled: keep going)."""
+        for c in self.by_fd.values():
+            if c.counted and c.state == "asked" and now - c.asked_at > self.answer_wait:
+                c.counted = False
+                self.in_flight -= 1
+                self.unanswered_given_up += 1
 
     # -- the loop
     def run(self):
@@ -293,14 +312,18 @@ class Crowd:
             if now - last_drip >= 0.2:
                 last_drip = now
                 self._drip(now)
+                self._give_up_waiting(now)
 
     def snapshot(self):
-        out = {}
+        out = {"_unanswered": sum(1 for c in list(self.by_fd.values())
+                                  if c.kind == IDLE and c.state == "asked"),
+               "_gave_up_waiting": self.unanswered_given_up}
         for k, st in self.stats.items():
             ca = st["close_after"]
             out[k] = dict(opened=st["opened"], held=st["held"], failed=st["failed"],
                           closed_by_server=st["closed_by_server"],
                           answered=st["requests_answered"],
+                          first_answer_late=st["first_answer_late"],
                           close_after_min=min(ca) if ca else None,
                           close_after_median=statistics.median(ca) if ca else None,
                           close_after_max=max(ca) if ca else None)
@@ -371,14 +394,17 @@ def monitor(url):
     out = {}
     try:
         l = ldap.initialize(url)
-        l.set_option(ldap.OPT_NETWORK_TIMEOUT, 10)
-        l.set_option(ldap.OPT_TIMEOUT, 30)
+        l.set_option(ldap.OPT_NETWORK_TIMEOUT, 5)
+        l.set_option(ldap.OPT_TIMEOUT, 5)
         l.simple_bind_s(ROOTDN, ROOTPW)
         for cn in ("Total", "Current", "Memory", "Memory Peak", "Memory Limit", "Memory Waits"):
             try:
                 r = l.search_s(f"cn={cn},cn=Connections,cn=Monitor", ldap.SCOPE_BASE,
                                "(objectClass=*)", ["monitorCounter"])
                 out[cn] = int(r[0][1]["monitorCounter"][0])
+            except ldap.TIMEOUT:
+                out["error"] = f"no answer within 5 s to cn={cn}"
+                break
             except ldap.LDAPError:
                 pass
         l.unbind_s()
@@ -647,7 +673,7 @@ def main():
     with open(os.path.join(work, "lumend.log"), errors="replace") as f:
         lines = f.readlines()
     fig["log_lines"] = len(lines)
-    interesting = [l for l in lines if any(w in l.lower() for w in (
+    interesting = [l for l in lines if " SRCH " not in l and any(w in l.lower() for w in (
         "error", "fail", "cannot", "refus", "emfile", "too many", "pausing", "limit", "assert"))]
     fig["log_interesting"] = interesting[:40]
     fig["log_close_reasons"] = {}
@@ -734,7 +760,7 @@ def render(args, srv, fig, n_idle):
     L.append("Held connections, as the client saw them (at the end of phase B, then after "
              f"waiting out first_pdu_timeout):\n")
     L.append("| kind | target | opened | held (B) | held (end) | closed by server | "
-             "first close after phase-B start (s) | open→close min / median / max (s) | "
+             "first close after all were open (s) | open→close min / median / max (s) | "
              "requests answered | connect failures |")
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     targets = {IDLE: n_idle, SLOW_FIRST: args.slowloris // 2,
@@ -749,6 +775,18 @@ def render(args, srv, fig, n_idle):
                  f"{fmt(e.get('close_after_max'))} | {fmt(e.get('answered'))} | "
                  f"{fmt(e.get('failed'))} |")
     L.append("")
+    L.append(f"Idle connections whose one search was still unanswered at the end of phase B: "
+             f"{fmt(cb.get('_unanswered'))} (at the end: {fmt(ce.get('_unanswered'))}; "
+             f"answered only after the client stopped waiting 5 s for them: "
+             f"{fmt(ce.get(IDLE, {}).get('first_answer_late'))}).  ")
+    for label, m in (("before phase B", mi), ("before the bench", mb0), ("after the bench", mb),
+                     ("at the end", me)):
+        if m.get("error"):
+            L.append(f"cn=Monitor {label}: {m['error']}.  ")
+    rss_growth = (mib(fig.get("rss_peak_B")) or 0) - (mib(mA.get("VmRSS")) or 0)
+    L.append(f"VmRSS growth from phase A to the phase-B peak: {rss_growth:,.1f} MiB for "
+             f"{args.connections:,} connections (conn_total_memory "
+             f"{args.conn_total_memory / 1048576:,.0f} MiB).  ")
     if fig.get("connect_errors"):
         L.append(f"Connect errors: {fig['connect_errors']}  ")
     L.append(f"lumend stayed up through phase B: **{fig.get('alive_B')}**; SIGTERM with "

@@ -409,7 +409,7 @@ def monitor(url):
                 pass
         l.unbind_s()
     except ldap.LDAPError as e:
-        out["error"] = str(e)
+        out["error"] = f"{type(e).__name__} {e}"
     return out
 
 
@@ -673,6 +673,10 @@ def main():
     with open(os.path.join(work, "lumend.log"), errors="replace") as f:
         lines = f.readlines()
     fig["log_lines"] = len(lines)
+    # lumend's log without the per-operation lines (the full one can be large).
+    with open(os.path.join(out, "lumend-events.log"), "w") as f:
+        f.writelines(l for l in lines if not any(w in l for w in (
+            " SRCH ", " SEARCH RESULT ", " RESULT ", " UNBIND", " BIND ")))
     interesting = [l for l in lines if " SRCH " not in l and any(w in l.lower() for w in (
         "error", "fail", "cannot", "refus", "emfile", "too many", "pausing", "limit", "assert"))]
     fig["log_interesting"] = interesting[:40]

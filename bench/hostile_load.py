@@ -134,7 +134,7 @@ class Crowd:
         self.ready = threading.Event()     # every target opened (or gave up)
         self.max_in_flight = 256
         self.in_flight = 0                 # connecting, or idle awaiting its answer
-        self.answer_wait = 5.0             # then an unanswered one stops counting
+        self.answer_wait = 1.0             # then an unanswered one stops counting
         self.unanswered_given_up = 0
         self.stats = {k: dict(opened=0, held=0, closed_by_server=0, failed=0,
                               close_after=[], requests_answered=0, first_answer_late=0)
@@ -614,7 +614,7 @@ def main():
         fig["fds_A"] = fd_count(pid)
 
         # ---------------------------------------------------------- phase B
-        open_budget = max(60, args.connections / max(1, args.open_rate) * 4)
+        open_budget = max(90, args.connections / max(1, args.open_rate) * 6)
         hold = open_budget + args.duration + args.warmup + 120
         crowd = Crowd(srv.port, n_idle, args.slowloris, args.nonreading, args.entries,
                       args.open_rate, args.pipeline, 1.0, time.monotonic() + hold)
@@ -781,7 +781,7 @@ def render(args, srv, fig, n_idle):
     L.append("")
     L.append(f"Idle connections whose one search was still unanswered at the end of phase B: "
              f"{fmt(cb.get('_unanswered'))} (at the end: {fmt(ce.get('_unanswered'))}; "
-             f"answered only after the client stopped waiting 5 s for them: "
+             f"answered only after the client stopped waiting 1 s for them: "
              f"{fmt(ce.get(IDLE, {}).get('first_answer_late'))}).  ")
     for label, m in (("before phase B", mi), ("before the bench", mb0), ("after the bench", mb),
                      ("at the end", me)):

@@ -698,8 +698,7 @@ def main():
         log(f"kept {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
-    ok = fig.get("alive_B") and fig.get("term_rc") == 0
-    return 0 if ok else 1
+    return 0 if fig.get("goals_met") else 1
 
 
 def render(args, srv, fig, n_idle):
@@ -791,6 +790,20 @@ def render(args, srv, fig, n_idle):
     L.append(f"VmRSS growth from phase A to the phase-B peak: {rss_growth:,.1f} MiB for "
              f"{args.connections:,} connections (conn_total_memory "
              f"{args.conn_total_memory / 1048576:,.0f} MiB).  ")
+    ops_b = bench(B, "ops") if isinstance(B, dict) else None
+    verdicts = [
+        ("others kept being served (p99 B ≤ 2 × p99 A)",
+         ratio is not None and ratio <= 2 and bool(ops_b),
+         f"p99 ratio {fmt(ratio)}, {fmt(ops_b)} operations measured in phase B"),
+        ("lumend's RSS growth stayed under conn_total_memory",
+         rss_growth * 1048576 < args.conn_total_memory, f"{rss_growth:,.1f} MiB"),
+        ("lumend stayed up and exited 0 on SIGTERM",
+         bool(fig.get("alive_B")) and fig.get("term_rc") == 0, f"exit {fig.get('term_rc')}"),
+    ]
+    L.append("\n| goal | met | |\n|---|---|---|")
+    L.extend(f"| {g} | **{'yes' if ok else 'NO'}** | {why} |" for g, ok, why in verdicts)
+    fig["goals_met"] = all(ok for _, ok, _ in verdicts)
+    L.append("")
     if fig.get("connect_errors"):
         L.append(f"Connect errors: {fig['connect_errors']}  ")
     L.append(f"lumend stayed up through phase B: **{fig.get('alive_B')}**; SIGTERM with "

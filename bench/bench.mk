@@ -45,3 +45,10 @@ bench: bench-build
 
 bench-quick: bench-build
 	BUILD=$(BUILD) bench/compare.sh --quick $(BENCH_FLAGS)
+
+# make bench-hostile: 10,000 connections (1,000 slowloris or non-reading)
+# held on lumend while lumenbench measures; needs root (RLIMIT_NOFILE) and
+# `make all`. Small run: make bench-hostile HOSTILE_FLAGS=--quick
+.PHONY: bench-hostile
+bench-hostile: bench-build $(BUILD)/lumend $(BUILD)/lumenadd
+	BUILD=$(BUILD) /usr/bin/python3 bench/hostile_load.py $(HOSTILE_FLAGS)

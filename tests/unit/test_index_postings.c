@@ -230,6 +230,19 @@ START_TEST(many_keys)
 }
 END_TEST
 
+/* A load without any index line flushes a set that never got a list. */
+START_TEST(flush_of_nothing)
+{
+	struct postings *p = NULL;
+	struct seen s = { 0 };
+	ck_assert_int_eq(postings_create(0, &p), LUMEN_OK);
+	ck_assert_int_eq(postings_flush(p, record_sink, &s), LUMEN_OK);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_int_eq(postings_flush(p, record_sink, &s), LUMEN_OK);
+	postings_free(p);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("index_postings");
@@ -240,6 +253,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, long_list_becomes_range);
 	tcase_add_test(tc, bad_input_and_sink_errors);
 	tcase_add_test(tc, many_keys);
+	tcase_add_test(tc, flush_of_nothing);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -198,6 +198,23 @@ static void fixture_open_settings(size_t maxsize, bool build_tree)
 		fixture_tree();
 }
 
+/* Close the database under test (tests that reopen it another way). */
+static inline void fixture_close_database(void)
+{
+	database_close(fx.db);
+	fx.db = NULL;
+	fx.be = NULL;
+}
+
+/* (Re)open the database under test with st; fx.db and fx.be on success. */
+static inline int fixture_open_database(const struct backend_settings *st, char *err,
+					size_t errlen)
+{
+	int rc = mdb_database_open(fx.schema, st, &fx.db, err, errlen);
+	fx.be = rc == LUMEN_OK ? fx.db->impl : NULL;
+	return rc;
+}
+
 static void fixture_open(void)
 {
 	fixture_open_settings((size_t)64 << 20, true);
@@ -205,9 +222,7 @@ static void fixture_open(void)
 
 static void fixture_close(void)
 {
-	database_close(fx.db);
-	fx.db = NULL;
-	fx.be = NULL;
+	fixture_close_database();
 	schema_free(fx.schema);
 	fx.schema = NULL;
 	arena_free(&fx.arena);

@@ -543,9 +543,8 @@ static void reopen_backend(bool tool_mode, const struct backend_index_spec *extr
 		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir, .dbnosync = true,
 		.tool_mode = tool_mode, .indexes = specs, .n_indexes = n,
 	};
-	backend_close(fx.be);
-	fx.be = NULL;
-	ck_assert_msg(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)) == LUMEN_OK, "%s",
+	fixture_close_database();
+	ck_assert_msg(fixture_open_database(&st, err, sizeof(err)) == LUMEN_OK, "%s",
 		      err);
 }
 
@@ -563,8 +562,7 @@ static void damage(void (*fn)(struct damage *d))
 	struct mdb_store_options o = { .directory = fx.dir };
 	char err[256];
 
-	backend_close(fx.be);
-	fx.be = NULL;
+	fixture_close_database();
 	ck_assert_int_eq(mdb_store_open(&o, &d.store, err, sizeof(err)), LUMEN_OK);
 	/* opening a table may write: before the damage's own transaction */
 	ck_assert_int_eq(mdb_store_index_open(d.store, "uid", &d.uid), LUMEN_OK);
@@ -766,19 +764,16 @@ START_TEST(reindex_new_index_table)
 		.indexes = specs, .n_indexes = n + 1,
 	};
 
-	backend_close(fx.be);
-	fx.be = NULL;
+	fixture_close_database();
 	ck_assert_int_eq(backend_missing_index_tables(fx.schema, &st, missing, err, sizeof(err)),
 			 LUMEN_OK);
 	for (size_t i = 0; i <= n; i++)
 		ck_assert_msg(missing[i] == (i == n), "index line %zu", i);
-	ck_assert_int_ne(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
-	fx.be = NULL;
+	ck_assert_int_ne(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
 
 	reopen_backend(true, &description);   /* a writable open creates the table */
 	ck_assert_int_eq(backend_reindex(fx.be, names, 1, NULL), LUMEN_OK);
-	backend_close(fx.be);
-	fx.be = NULL;
+	fixture_close_database();
 	ck_assert_int_eq(backend_missing_index_tables(fx.schema, &st, missing, err, sizeof(err)),
 			 LUMEN_OK);
 	ck_assert(!missing[n]);
@@ -972,8 +967,7 @@ static void tool_run_start(struct tool_run *t)
 		.tool_mode = true, .indexes = fixture_indexes,
 		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
 	};
-	backend_close(fx.be);
-	fx.be = NULL;
+	fixture_close_database();
 	snprintf(path, sizeof(path), "%s/data.mdb", fx.dir);
 	ck_assert_int_eq(unlink(path), 0);
 	memset(t, 0, sizeof(*t));
@@ -1077,7 +1071,7 @@ static void tool_run_finish(struct tool_run *t)
 	backend_close(t->be);
 	ber_writer_free(&t->w);
 	free(t->postings);
-	ck_assert_int_eq(backend_open(fx.schema, &st, &fx.be, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
 }
 
 #define TOOL_PEOPLE 300

@@ -17,7 +17,11 @@
 # default; a line "fuzz-layers: proto model backmdb config server" in its
 # header comment names the layers it needs instead (lowest first).
 #
-# Seeds come from tests/fuzz/corpus/<target>/ (checked in) and, for
+# Inputs are at most 65536 bytes unless a target's "fuzz-max-len: N" line or
+# FUZZ_MAX_LEN says otherwise.
+#
+# Seeds come from tests/fuzz/corpus/<target>/ (checked in), the reproducers
+# of fixed bugs in tests/fuzz/crashes-fixed/<target>/, and, for
 # fuzz_ldap_message, the PROTOS c06 PDUs in ../shared/testdata when present.
 # New inputs found while fuzzing go to build-fuzz/corpus/<target>/, crashes to
 # build-fuzz/crashes/. Exit status is non-zero if any target fails to build
@@ -49,7 +53,9 @@ LIBS="$(pkg-config --libs lmdb libevent libevent_pthreads libssl libcrypto 2>/de
 shopt -s nullglob
 all_layers=(proto model backmdb config server)
 # Protocol PDUs may be large; longer inputs are truncated to this when loaded.
-max_len=${FUZZ_MAX_LEN:-65536}
+# A target may ask for less ("fuzz-max-len: N" in its header comment: text
+# formats are slow to mutate when huge); FUZZ_MAX_LEN overrides both.
+default_max_len=65536
 
 targets=()
 if [ -n "${FUZZ_TARGETS:-}" ]; then
@@ -104,6 +110,8 @@ for source in "${targets[@]}"; do
   name=$(basename "$source" .c)
   libs=()
   read -r -a layers <<< "$(layers_of "$source")"
+  max_len=$(grep -m1 -o 'fuzz-max-len: *[0-9]*' "$source" | grep -o '[0-9]*$')
+  max_len=${FUZZ_MAX_LEN:-${max_len:-$default_max_len}}
   for ((i = ${#layers[@]} - 1; i >= 0; i--)); do libs+=("$libdir/lib${layers[i]}.a"); done
   echo "== $name: build (layers: ${layers[*]})"
   if ! $CC $CFLAGS "$source" "${libs[@]}" -o "$out/$name" $LIBS; then
@@ -113,6 +121,8 @@ for source in "${targets[@]}"; do
   [ "$mode" = build ] && continue
   seeds=()
   [ -d "tests/fuzz/corpus/$name" ] && seeds+=("tests/fuzz/corpus/$name")
+  # Reproducers of fixed bugs are replayed first, like seeds.
+  [ -d "tests/fuzz/crashes-fixed/$name" ] && seeds+=("tests/fuzz/crashes-fixed/$name")
   if [ "$name" = fuzz_ldap_message ] && [ -d ../shared/testdata/protos-c06-ldapv3-enc ]; then
     seeds+=(../shared/testdata/protos-c06-ldapv3-enc)
   fi

@@ -314,7 +314,8 @@ int postings_flush(struct postings *p, postings_sink_fn sink, void *ctx)
 	int rc = LUMEN_OK;
 
 	/* the slots are rebuilt empty anyway: sorting the lists in place is free */
-	qsort(p->lists, p->n_lists, sizeof(*p->lists), compare_lists);
+	if (p->n_lists > 1)     /* lists is NULL until the first key */
+		qsort(p->lists, p->n_lists, sizeof(*p->lists), compare_lists);
 	for (size_t i = 0; i < p->n_lists && rc == LUMEN_OK; i++) {
 		const struct posting_list *l = &p->lists[i];
 		if (l->is_range) {

@@ -98,7 +98,7 @@ if [ "$mode" = campaign ]; then
   campaign_dir=$out/campaign/$stamp
   mkdir -p "$campaign_dir"
   summary=$campaign_dir/summary.txt
-  printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' target seconds execs exec/s cov ft corpus result > "$summary"
+  printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' target budget_s execs exec/s cov ft corpus result > "$summary"
 fi
 
 # "#123 DONE cov: 45 ft: 67 corp: 8/100b ..." and "stat::name: value" lines.

@@ -6,6 +6,8 @@
 #                   under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make run        deps + build + start lumend on ldap://127.0.0.1:3389
 #   make fuzz-smoke run each libFuzzer target for a bounded time
+#   make fuzz-campaign SECONDS=N   each target N s, with a summary
+#                   (FUZZ_MERGE=1 keeps new seeds; tests/fuzz/README.md)
 #
 # Sources are found by layer (src/<layer>/*.c), so adding a module is adding
 # its files; each layer becomes a static library, linked lowest last.
@@ -52,7 +54,7 @@ FAULT_WRAPS   := malloc calloc realloc strdup strndup posix_memalign \
 FAULT_LDFLAGS := $(foreach s,$(FAULT_WRAPS),-Wl,--wrap=$(s))
 FAULT_PROGRAMS := $(BUILD)/lumend-faults $(BUILD)/lumenadd-faults
 
-.PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke bench bench-quick check-layers
+.PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
 all: $(PROGRAMS) $(TOOLS) $(FAULT_PROGRAMS) bench-build check-layers
 bench-build:
 
@@ -134,6 +136,10 @@ run: deps all
 
 fuzz fuzz-smoke:
 	@./tests/fuzz/run.sh $(if $(filter fuzz-smoke,$@),smoke,long)
+
+# SECONDS on the command line (not the shell's own $SECONDS), else FUZZ_SECONDS.
+fuzz-campaign:
+	@$(if $(filter command line,$(origin SECONDS)),FUZZ_SECONDS=$(SECONDS)) ./tests/fuzz/run.sh campaign
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -93,7 +93,7 @@ enum config_index_kind {
 
 /* One `index attr[,attr...] kinds` line. */
 struct config_index {
-	char **attributes;          /* as written; "default" is never stored */
+	char **attributes;          /* as written, "default" too (the backend applies it) */
 	size_t n_attributes;
 	unsigned kinds;             /* enum config_index_kind bits */
 	char *origin;               /* "FILE:LINE", for the backend's errors */

@@ -189,6 +189,8 @@ bool entry_options_equal(struct ber_view a, struct ber_view b)
 {
 	if (option_count(a) != option_count(b))
 		return false;
+	if (a.len == 0)
+		return true;    /* both without options; a.ptr may be NULL */
 	const uint8_t *p = a.ptr, *end = a.ptr + a.len;
 	while (p < end) {
 		const uint8_t *semi = memchr(p, ';', (size_t)(end - p));

@@ -6,6 +6,7 @@
  * Adding a rule is adding a row: OID, name, assertion syntax, usage, the
  * normalizer, the comparator, and for substring rules the piece normalizer.
  */
+#include <string.h>
 #include <strings.h>
 
 #include "lumen_error.h"
@@ -80,7 +81,8 @@ static const struct matching_rule rules[] = {
 
 static bool equals_nocase(const char *known, const char *s, size_t len)
 {
-	return strncasecmp(known, s, len) == 0 && known[len] == '\0';
+	/* Length first: s may hold a NUL, which would end strncasecmp early. */
+	return strlen(known) == len && strncasecmp(known, s, len) == 0;
 }
 
 const struct matching_rule *matching_rule_find(const char *name_or_oid, size_t len)

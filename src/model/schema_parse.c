@@ -76,11 +76,12 @@ static char *copy_text(struct parser *p, const char *s, size_t len)
  */
 static int resolve_oid(struct parser *p, struct token tok, const char **out)
 {
+	/* Checked first: a TOKEN_END (input ending after "(") has no text. */
+	if (tok.kind != TOKEN_WORD)
+		return FAIL(p, LUMEN_EMALFORMED, "OID expected");
 	const char *colon = memchr(tok.text, ':', tok.len);
 	size_t name_len = colon ? (size_t)(colon - tok.text) : tok.len;
 
-	if (tok.kind != TOKEN_WORD)
-		return FAIL(p, LUMEN_EMALFORMED, "OID expected");
 	if (is_numericoid(tok.text, tok.len)) {
 		*out = copy_text(p, tok.text, tok.len);
 		return *out ? LUMEN_OK : FAIL(p, LUMEN_ENOMEM, "out of memory");

@@ -357,7 +357,7 @@ static const struct syntax syntaxes[] = {
 const struct syntax *syntax_find(const char *oid, size_t len)
 {
 	for (size_t i = 0; i < N_SYNTAXES; i++)
-		if (strncasecmp(syntaxes[i].oid, oid, len) == 0 && syntaxes[i].oid[len] == '\0')
+		if (strlen(syntaxes[i].oid) == len && strncasecmp(syntaxes[i].oid, oid, len) == 0)
 			return &syntaxes[i];
 	return NULL;
 }

@@ -1,65 +1,168 @@
 #!/usr/bin/env bash
 # Build every tests/fuzz/fuzz_*.c as a libFuzzer target and run each one.
 #
-#   tests/fuzz/run.sh smoke   20 s per target (CI, `make fuzz-smoke`)
-#   tests/fuzz/run.sh long    FUZZ_SECONDS per target, default 600 (`make fuzz`)
+#   tests/fuzz/run.sh smoke     20 s per target (CI, `make fuzz-smoke`)
+#   tests/fuzz/run.sh long      FUZZ_SECONDS per target, default 600 (`make fuzz`)
+#   tests/fuzz/run.sh campaign  FUZZ_SECONDS per target, default 600, with a
+#                               summary per target (`make fuzz-campaign SECONDS=N`);
+#                               FUZZ_MERGE=1 minimizes what it found into the
+#                               checked-in corpus
+#   tests/fuzz/run.sh build     build the targets only
 #
-# Targets link against all of src/proto and src/model. Seeds come from
-# tests/fuzz/corpus/<target>/ (checked in) and, for fuzz_ldap_message, the
-# PROTOS c06 PDUs in ../shared/testdata when present. New inputs found while
-# fuzzing go to build-fuzz/corpus/<target>/, crashes to build-fuzz/crashes/.
-# Exit status is non-zero if any target fails to build or finds a crash.
+# FUZZ_TARGETS="fuzz_a fuzz_b" restricts any mode to those targets.
+#
+# Layers: the source layers (src/<layer>/) are built once, by the Makefile's
+# own rules, into static libraries under build-fuzz/lib/ with the fuzzing
+# sanitizer flags (BUILD=build-fuzz/lib). A target links proto and model by
+# default; a line "fuzz-layers: proto model backmdb config server" in its
+# header comment names the layers it needs instead (lowest first).
+#
+# Inputs are at most 65536 bytes unless a target's "fuzz-max-len: N" line or
+# FUZZ_MAX_LEN says otherwise.
+#
+# Seeds come from tests/fuzz/corpus/<target>/ (checked in), the reproducers
+# of fixed bugs in tests/fuzz/crashes-fixed/<target>/, and, for
+# fuzz_ldap_message, the PROTOS c06 PDUs in ../shared/testdata when present.
+# New inputs found while fuzzing go to build-fuzz/corpus/<target>/, crashes to
+# build-fuzz/crashes/. Exit status is non-zero if any target fails to build
+# or finds a crash.
 set -uo pipefail
 
 mode=${1:-smoke}
 case "$mode" in
-  smoke) seconds=20 ;;
-  long)  seconds=${FUZZ_SECONDS:-600} ;;
-  *) echo "usage: $0 [smoke|long]" >&2; exit 2 ;;
+  smoke)    seconds=20 ;;
+  long|campaign) seconds=${FUZZ_SECONDS:-600} ;;
+  build)    seconds=0 ;;
+  *) echo "usage: $0 [smoke|long|campaign|build]" >&2; exit 2 ;;
+esac
+case "$seconds" in
+  ''|*[!0-9]*) echo "fuzz: FUZZ_SECONDS must be a whole number of seconds" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/../.." || exit 2
 out=build-fuzz
+libdir=$out/lib
 mkdir -p "$out/corpus" "$out/crashes"
 
 CC=${FUZZ_CC:-clang}
-CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -D_GNU_SOURCE"
-# The model layer may use libcrypto, libargon2 and crypt(3) for password schemes.
-LIBS="$(pkg-config --libs libcrypto 2>/dev/null) -largon2 -lcrypt -lm -pthread"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+CFLAGS="-g -O1 -fsanitize=fuzzer $SAN -Iinclude -D_GNU_SOURCE"
+# Everything the layers may use (Makefile's LDLIBS); the linker only pulls the
+# library members a target reaches.
+LIBS="$(pkg-config --libs lmdb libevent libevent_pthreads libssl libcrypto 2>/dev/null) -largon2 -lcrypt -lm -pthread"
 shopt -s nullglob
-lib_sources=(src/proto/*.c src/model/*.c)
-targets=(tests/fuzz/fuzz_*.c)
+all_layers=(proto model backmdb config server)
 # Protocol PDUs may be large; longer inputs are truncated to this when loaded.
-max_len=${FUZZ_MAX_LEN:-65536}
+# A target may ask for less ("fuzz-max-len: N" in its header comment: text
+# formats are slow to mutate when huge); FUZZ_MAX_LEN overrides both.
+default_max_len=65536
 
+targets=()
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  for t in $FUZZ_TARGETS; do targets+=("tests/fuzz/$t.c"); done
+else
+  targets=(tests/fuzz/fuzz_*.c)
+fi
 if [ ${#targets[@]} -eq 0 ]; then
   echo "fuzz: no targets in tests/fuzz" >&2
   exit 1
 fi
 
+# The layers a target links, lowest first.
+layers_of() {
+  local line
+  line=$(grep -m1 -o 'fuzz-layers:.*' "$1" | sed 's/fuzz-layers://; s/\*\///')
+  echo "${line:-proto model}"
+}
+
+# Build the layer libraries every selected target needs (incremental).
+needed=()
+for source in "${targets[@]}"; do
+  [ -f "$source" ] || { echo "fuzz: no such target $source" >&2; exit 2; }
+  for l in $(layers_of "$source"); do
+    case " ${all_layers[*]} " in *" $l "*) ;; *) echo "fuzz: $source: unknown layer $l" >&2; exit 2 ;; esac
+    case " ${needed[*]:-} " in *" $l "*) ;; *) needed+=("$l") ;; esac
+  done
+done
+lib_targets=()
+for l in "${needed[@]}"; do lib_targets+=("$libdir/lib$l.a"); done
+echo "== layers: ${needed[*]}"
+if ! ${MAKE:-make} --no-print-directory -s BUILD="$libdir" CC="$CC" OPT=-O1 \
+     SANFLAGS="-fsanitize=fuzzer-no-link $SAN" "${lib_targets[@]}"; then
+  echo "fuzz: the layer libraries do not build" >&2
+  exit 1
+fi
+
+if [ "$mode" = campaign ]; then
+  stamp=$(date -u +%Y%m%dT%H%M%SZ)
+  campaign_dir=$out/campaign/$stamp
+  mkdir -p "$campaign_dir"
+  summary=$campaign_dir/summary.txt
+  printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' target budget_s execs exec/s cov ft corpus result > "$summary"
+fi
+
+# "#123 DONE cov: 45 ft: 67 corp: 8/100b ..." and "stat::name: value" lines.
+stat_of() { grep -m1 "^stat::$2:" "$1" | awk '{print $2}'; }
+field_of() { grep -E '^#[0-9]+' "$1" | tail -1 | grep -o "$2: [0-9/]*" | awk '{print $2}'; }
+
 failed=()
 for source in "${targets[@]}"; do
   name=$(basename "$source" .c)
-  echo "== $name: build"
-  if ! $CC $CFLAGS "$source" "${lib_sources[@]}" -o "$out/$name" $LIBS; then
+  libs=()
+  read -r -a layers <<< "$(layers_of "$source")"
+  max_len=$(grep -m1 -o 'fuzz-max-len: *[0-9]*' "$source" | grep -o '[0-9]*$')
+  max_len=${FUZZ_MAX_LEN:-${max_len:-$default_max_len}}
+  for ((i = ${#layers[@]} - 1; i >= 0; i--)); do libs+=("$libdir/lib${layers[i]}.a"); done
+  echo "== $name: build (layers: ${layers[*]})"
+  if ! $CC $CFLAGS "$source" "${libs[@]}" -o "$out/$name" $LIBS; then
     failed+=("$name(build)")
     continue
   fi
+  [ "$mode" = build ] && continue
   seeds=()
   [ -d "tests/fuzz/corpus/$name" ] && seeds+=("tests/fuzz/corpus/$name")
+  # Reproducers of fixed bugs are replayed first, like seeds.
+  [ -d "tests/fuzz/crashes-fixed/$name" ] && seeds+=("tests/fuzz/crashes-fixed/$name")
   if [ "$name" = fuzz_ldap_message ] && [ -d ../shared/testdata/protos-c06-ldapv3-enc ]; then
     seeds+=(../shared/testdata/protos-c06-ldapv3-enc)
   fi
   mkdir -p "$out/corpus/$name"
   echo "== $name: run ${seconds}s (seeds: ${seeds[*]:-none})"
+  log=/dev/null
+  [ "$mode" = campaign ] && log=$campaign_dir/$name.log
+  crashes_before=$(ls "$out/crashes" | grep -c "^$name-" || true)
   # The first directory is the writable working corpus; the seed directories are only read.
-  if ! "$out/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
+  "$out/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
        -print_final_stats=1 -artifact_prefix="$out/crashes/$name-" \
-       "$out/corpus/$name" "${seeds[@]}"; then
+       "$out/corpus/$name" "${seeds[@]}" 2>&1 | tee "$log" | \
+       { [ "$mode" = campaign ] && grep -E '^(#[0-9]+.*(INITED|DONE)|==[0-9]+==|SUMMARY|stat::)' || cat; }
+  status=${PIPESTATUS[0]}
+  result=clean
+  if [ "$status" -ne 0 ]; then
     failed+=("$name")
+    result="FAILED(exit $status)"
+  fi
+  if [ "$mode" = campaign ]; then
+    crashes_after=$(ls "$out/crashes" | grep -c "^$name-" || true)
+    [ "$crashes_after" -gt "$crashes_before" ] && result="$result, $((crashes_after - crashes_before)) new reproducer(s)"
+    printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' "$name" "$seconds" \
+      "$(stat_of "$log" number_of_executed_units)" "$(stat_of "$log" average_exec_per_sec)" \
+      "$(field_of "$log" cov)" "$(field_of "$log" ft)" "$(field_of "$log" corp | cut -d/ -f1)" \
+      "$result" >> "$summary"
+    if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$status" -eq 0 ]; then
+      mkdir -p "tests/fuzz/corpus/$name"
+      before=$(ls "tests/fuzz/corpus/$name" | wc -l)
+      "$out/$name" -merge=1 -max_len="$max_len" -timeout=10 \
+        "tests/fuzz/corpus/$name" "$out/corpus/$name" > "$campaign_dir/$name.merge.log" 2>&1
+      echo "== $name: merged $(( $(ls "tests/fuzz/corpus/$name" | wc -l) - before )) new seed(s) into tests/fuzz/corpus/$name"
+    fi
   fi
 done
 
+if [ "$mode" = campaign ]; then
+  echo "== summary ($summary)"
+  cat "$summary"
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (reproducers in $out/crashes/)" >&2
   exit 1

@@ -100,6 +100,21 @@ START_TEST(delete_and_replace)
 }
 END_TEST
 
+/* fuzz_backend_ops: a description without options may have a NULL view;
+ * comparing its options did NULL + 0 (clang's UBSan; gcc does not flag it). */
+START_TEST(options_view_without_pointer)
+{
+	struct entry *e = person();
+	struct attribute_description cn = ad_of("cn");
+	struct ber_view babs = fixture_view("babs jensen");
+	cn.options = (struct ber_view){ NULL, 0 };
+	ck_assert_ptr_nonnull(entry_find(e, &cn));
+	ck_assert_int_eq(entry_delete_values(e, &cn, &babs, 1, NULL), LUMEN_OK);
+	ck_assert_uint_eq(entry_find(e, &cn)->n_values, 1);
+	entry_free(e);
+}
+END_TEST
+
 START_TEST(has_value_and_subtypes)
 {
 	struct entry *e = person();
@@ -331,6 +346,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, duplicate_values_rejected);
 	tcase_add_test(tc, unnormalizable_value);
 	tcase_add_test(tc, delete_and_replace);
+	tcase_add_test(tc, options_view_without_pointer);
 	tcase_add_test(tc, has_value_and_subtypes);
 	tcase_add_test(tc, object_class_expansion);
 	tcase_add_test(tc, increment);

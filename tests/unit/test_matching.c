@@ -323,6 +323,22 @@ START_TEST(rule_table)
 }
 END_TEST
 
+/* fuzz_controls: an extensible-match rule name with a NUL inside ("CSNMatch\0..."
+ * from a client's filter) compared equal up to the NUL, then the table's
+ * name was read past its end (global-buffer-overflow). */
+START_TEST(rule_name_with_nul)
+{
+	static const char name[] = "CSNMatch\0&16.#";
+	ck_assert_ptr_null(matching_rule_find(name, sizeof(name) - 1));
+	ck_assert_ptr_null(matching_rule_find("caseIgnoreMatch\0", 16));
+	ck_assert_ptr_null(matching_rule_find("2.5.13.2\0", 9));
+	ck_assert_ptr_null(syntax_find("1.3.6.1.4.1.4203.666.11.2.1\0xyz", 31));
+	ck_assert_ptr_nonnull(matching_rule_find("CSNMatch", 8));
+	ck_assert_ptr_nonnull(syntax_find("1.3.6.1.4.1.4203.666.11.2.1", 27));
+	ck_assert_ptr_null(matching_rule_find("CSNMatc", 7));
+}
+END_TEST
+
 START_TEST(arena_exhaustion)
 {
 	struct arena tiny;
@@ -349,6 +365,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, approx_key_shape);
 	tcase_add_test(tc, rule_table);
 	tcase_add_test(tc, arena_exhaustion);
+	tcase_add_test(tc, rule_name_with_nul);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -204,6 +204,10 @@ static const struct {
 	  0, "unterminated quoted string" },
 	{ "missing open paren", "attributetype 1.2 NAME 'x' SUP base )\n", LUMEN_EMALFORMED,
 	  0, "'(' expected" },
+	/* fuzz_schema: the OID was looked for in a token with no text (UBSan). */
+	{ "input ends after open paren", "attributetype (", LUMEN_EMALFORMED, 0,
+	  "t.schema:1: OID expected" },
+	{ "class ends after open paren", "objectclass (", LUMEN_EMALFORMED, 0, "OID expected" },
 	{ "bad oid", "attributetype ( foo NAME 'x' SUP base )\n", LUMEN_EMALFORMED, 0,
 	  "neither an OID nor a known objectidentifier" },
 	{ "unknown field", "attributetype ( 1.2 NAME 'x' SUP base FROB )\n", LUMEN_EMALFORMED,

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "little_endian.h"
 #include "ldap_result_codes.h"
 #include "stable_hash.h"
 
@@ -56,20 +57,6 @@ struct search_run {
 
 /* -------------------------------------------------------------- cookies */
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 static uint64_t cookie_fingerprint(const struct search_run *r)
 {
 	uint64_t h = stable_hash64(r->s->base_ndn.ptr, r->s->base_ndn.len);
@@ -82,9 +69,9 @@ static void make_cookie(struct search_run *r)
 {
 	uint8_t *c = r->s->next_cookie;
 	c[0] = COOKIE_VERSION;
-	put_u64(c + 1, r->last_sent_id);
-	put_u64(c + 9, cookie_fingerprint(r));
-	put_u64(c + 17, r->sent_before + r->sent);
+	little_endian_put64(c + 1, r->last_sent_id);
+	little_endian_put64(c + 9, cookie_fingerprint(r));
+	little_endian_put64(c + 17, r->sent_before + r->sent);
 	r->s->next_cookie_len = BACKEND_COOKIE_SIZE;
 }
 
@@ -95,10 +82,10 @@ static bool read_cookie(struct search_run *r)
 	if (c.len == 0)
 		return true;
 	if (c.len != BACKEND_COOKIE_SIZE || c.ptr[0] != COOKIE_VERSION ||
-	    get_u64(c.ptr + 9) != cookie_fingerprint(r))
+	    little_endian_get64(c.ptr + 9) != cookie_fingerprint(r))
 		return false;
-	r->after_id = get_u64(c.ptr + 1);
-	r->sent_before = get_u64(c.ptr + 17);
+	r->after_id = little_endian_get64(c.ptr + 1);
+	r->sent_before = little_endian_get64(c.ptr + 17);
 	return true;
 }
 

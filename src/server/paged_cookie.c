@@ -12,6 +12,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "little_endian.h"
 #include "lumen_error.h"
 
 #define COOKIE_VERSION 1
@@ -27,24 +28,10 @@ static void draw_key(void)
 	cookie_key_ok = RAND_bytes(cookie_key, sizeof(cookie_key)) == 1;
 }
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* Length-prefixed, so that no two different requests serialize alike. */
 static uint8_t *put_view(uint8_t *p, struct ber_view v)
 {
-	put_u64(p, v.len);
+	little_endian_put64(p, v.len);
 	if (v.len > 0)
 		memcpy(p + 8, v.ptr, v.len);
 	return p + 8 + v.len;
@@ -66,13 +53,13 @@ static int compute_mac(const struct paged_binding *b, const uint8_t *body, size_
 		return LUMEN_ENOMEM;
 	memcpy(p, body, body_len);
 	p += body_len;
-	put_u64(p, b->conn_id);
+	little_endian_put64(p, b->conn_id);
 	p += 8;
 	*p++ = (uint8_t)req->scope;
 	*p++ = (uint8_t)req->types_only;
 	p = put_view(p, b->base_ndn);
 	p = put_view(p, req->raw_filter);
-	put_u64(p, req->n_attributes);
+	little_endian_put64(p, req->n_attributes);
 	p += 8;
 	for (size_t i = 0; i < req->n_attributes; i++)
 		p = put_view(p, req->attributes[i]);
@@ -92,7 +79,7 @@ int paged_cookie_seal(const struct paged_binding *b, uint64_t returned, struct b
 	if (c == NULL)
 		return LUMEN_ENOMEM;
 	c[0] = COOKIE_VERSION;
-	put_u64(c + 1, returned);
+	little_endian_put64(c + 1, returned);
 	memcpy(c + COOKIE_HEADER, pos.ptr, pos.len);
 	int rc = compute_mac(b, c, body_len, arena, c + body_len);
 	if (rc != LUMEN_OK)
@@ -113,7 +100,7 @@ int paged_cookie_open(const struct paged_binding *b, struct ber_view cookie,
 		return rc;
 	if (CRYPTO_memcmp(mac, cookie.ptr + body_len, COOKIE_MAC) != 0)
 		return LUMEN_EMALFORMED;
-	*returned = get_u64(cookie.ptr + 1);
+	*returned = little_endian_get64(cookie.ptr + 1);
 	*pos = (struct ber_view){ cookie.ptr + COOKIE_HEADER, body_len - COOKIE_HEADER };
 	return LUMEN_OK;
 }

@@ -44,6 +44,8 @@
 #ifndef LUMEN_BIND_PACE_H
 #define LUMEN_BIND_PACE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -63,6 +65,13 @@ void bind_pace_free(struct bind_pace *p);
 /* The decoy value (NUL-terminated, "{SCHEME}..."). */
 const char *bind_pace_decoy(const struct bind_pace *p);
 
+/*
+ * May checking this stored value cost more than the floor? Only schemes
+ * with a work factor can ({PBKDF2-*}, {ARGON2}, {CRYPT}); the fixed-cost
+ * salted hashes and cleartext never do, so their checks are not timed
+ * (the thread CPU clock is a system call, not free on every bind).
+ */
+bool bind_pace_worth_timing(const char *stored, size_t len);
 /* The thread's CPU clock now, for bind_pace_observe. */
 uint64_t bind_pace_cpu_now(void);
 /* A real stored value took cpu_ns of CPU to check: raise the floor if costlier. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/rand.h>
 
@@ -126,6 +127,17 @@ void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns)
 uint64_t bind_pace_floor(const struct bind_pace *p)
 {
 	return atomic_load(&((struct bind_pace *)p)->floor_ns);
+}
+
+bool bind_pace_worth_timing(const char *stored, size_t len)
+{
+	static const char *const tunable[] = { "{PBKDF2", "{ARGON2", "{CRYPT" };
+	for (size_t i = 0; i < sizeof(tunable) / sizeof(tunable[0]); i++) {
+		size_t n = strlen(tunable[i]);
+		if (len >= n && strncasecmp(stored, tunable[i], n) == 0)
+			return true;
+	}
+	return false;
 }
 
 struct timespec bind_pace_start(void)

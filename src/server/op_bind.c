@@ -116,11 +116,14 @@ static bool any_password_matches(struct op_context *ctx, const struct bind_crede
 		bool match = false;
 		if (!cleartext_ok && (cred->passwords[i].len == 0 || cred->passwords[i].ptr[0] != '{'))
 			continue;   /* password-allow-cleartext off */
-		uint64_t t0 = bind_pace_cpu_now();
-		if (password_check((const char *)cred->passwords[i].ptr, cred->passwords[i].len,
-				   given.ptr, given.len, &match) == LUMEN_OK && match)
+		const char *stored = (const char *)cred->passwords[i].ptr;
+		size_t len = cred->passwords[i].len;
+		bool timed = bind_pace_worth_timing(stored, len);
+		uint64_t t0 = timed ? bind_pace_cpu_now() : 0;
+		if (password_check(stored, len, given.ptr, given.len, &match) == LUMEN_OK && match)
 			matched = true;
-		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
+		if (timed)
+			bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
 		checked = true;
 	}
 	if (!checked) {
@@ -137,9 +140,11 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 {
 	bool match = false;
 	const char *stored = db->config->rootpw;
-	uint64_t t0 = bind_pace_cpu_now();
+	bool timed = bind_pace_worth_timing(stored, strlen(stored));
+	uint64_t t0 = timed ? bind_pace_cpu_now() : 0;
 	int rc = password_check(stored, strlen(stored), given.ptr, given.len, &match);
-	bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
+	if (timed)
+		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
 	if (rc != LUMEN_OK)
 		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
 			   (unsigned long long)ctx->conn->id, ctx->op->number, db->config->origin,

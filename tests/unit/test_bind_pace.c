@@ -88,6 +88,18 @@ START_TEST(remaining_counts_down_from_the_floor)
 }
 END_TEST
 
+START_TEST(only_work_factor_schemes_are_timed)
+{
+	ck_assert(bind_pace_worth_timing("{PBKDF2-SHA512}10000$x$y", 24));
+	ck_assert(bind_pace_worth_timing("{ARGON2}$argon2id$v=19$m=65536", 30));
+	ck_assert(bind_pace_worth_timing("{crypt}$6$rounds=900000$x", 26));
+	ck_assert(!bind_pace_worth_timing("{SSHA512}abcd", 13));
+	ck_assert(!bind_pace_worth_timing("{SSHA}abcd", 10));
+	ck_assert(!bind_pace_worth_timing("secret", 6));
+	ck_assert(!bind_pace_worth_timing("{PBKDF", 6));     /* a prefix is not the scheme */
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("bind_pace");
@@ -98,6 +110,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, floor_covers_the_dearest_scheme);
 	tcase_add_test(tc, floor_only_grows_and_is_capped);
 	tcase_add_test(tc, remaining_counts_down_from_the_floor);
+	tcase_add_test(tc, only_work_factor_schemes_are_timed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -122,6 +122,12 @@ int server_listen(struct server *s, const char *urls, char *err, size_t errlen);
  * err says which).
  */
 int server_run(struct server *s, char *err, size_t errlen);
+/*
+ * Block SIGTERM, SIGINT and SIGHUP in the calling thread (and the threads it
+ * starts) until server_run has their events: a stop requested during
+ * start-up then ends in an orderly shutdown instead of the default action.
+ */
+void server_hold_signals(void);
 
 /* Free everything (listeners closed, ldapi sockets removed). NULL ok. */
 void server_destroy(struct server *s);

@@ -288,6 +288,7 @@ static int serve(struct server *server, const struct config *cfg,
 		 const struct options *opts, int argc, char **argv)
 {
 	char err[1024] = "";
+	server_hold_signals();
 	prepare_default_ldapi(opts);
 	int rc = server_listen(server, opts->urls, err, sizeof(err));
 	if (rc == LUMEN_OK)

@@ -4,6 +4,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +455,22 @@ static int start_threads(struct server *s, char *err, size_t errlen)
 	return rc;
 }
 
+/* The signals lumend handles, held back until their events exist. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+}
+
+void server_hold_signals(void)
+{
+	sigset_t set;
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 int server_run(struct server *s, char *err, size_t errlen)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -461,9 +478,17 @@ int server_run(struct server *s, char *err, size_t errlen)
 		snprintf(err, errlen, "libevent has no thread support");
 		return LUMEN_EIO;
 	}
-	int rc = start_threads(s, err, errlen);
+	/* /metrics answers before the first LDAP request can: a client that
+	 * got an LDAP answer may scrape at once. */
+	int rc = server_metrics_start(s, err, errlen);
 	if (rc == LUMEN_OK)
-		rc = server_metrics_start(s, err, errlen);
+		rc = start_threads(s, err, errlen);
+	/* A SIGTERM held since start-up now reaches the loop's signal event
+	 * (the threads started above keep them blocked: the main thread takes
+	 * them). */
+	sigset_t set;
+	stop_signals(&set);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	if (rc != LUMEN_OK) {
 		begin_shutdown(s);
 		return rc;

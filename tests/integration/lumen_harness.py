@@ -72,16 +72,26 @@ class Lumend:
             [LUMEND, "-f", self.config, "-h",
              " ".join((f"ldap://127.0.0.1:{self.port}/",) + tuple(extra_urls)), "-d", "stats"],
             stderr=self.log, env=env, preexec_fn=preexec_fn)
-        deadline = time.time() + 10
+        # Ready means answering LDAP: the port accepts connections (the
+        # kernel's backlog) well before the server runs.
+        deadline = time.time() + 30
         while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            if self.proc.poll() is not None:
+                break
+            if self.answers():
                 return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.05)
+            time.sleep(0.05)
         raise RuntimeError("lumend did not start: " + self.log_text())
+
+    def answers(self):
+        """Does lumend answer a root DSE search (within 2 s)?"""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(search(1, attrs=("1.1",)))
+                responses, _ = read_responses(s, count=2, timeout=2)
+                return any(r.op == 0x65 for r in responses)
+        except OSError:
+            return False
 
     def connect(self, timeout=5):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)

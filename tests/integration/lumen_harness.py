@@ -39,6 +39,31 @@ class Results:
         sys.exit(0 if self.failed == 0 else 1)
 
 
+def write_people_ldif(path, count, description_bytes=900):
+    """The suffix, ou=People and `count` inetOrgPerson entries (uid=uN), each
+    with a description of description_bytes: big results for output tests."""
+    with open(path, "w") as f:
+        f.write("dn: dc=example,dc=com\nobjectClass: dcObject\nobjectClass: organization\n"
+                "dc: example\no: Example\n\n"
+                "dn: ou=People,dc=example,dc=com\nobjectClass: organizationalUnit\n"
+                "ou: People\n\n")
+        for i in range(count):
+            f.write(f"dn: uid=u{i},ou=People,dc=example,dc=com\nobjectClass: inetOrgPerson\n"
+                    f"uid: u{i}\ncn: User {i}\nsn: {i}\n"
+                    f"description: {'x' * description_bytes}\n\n")
+
+
+def wait_port(port, seconds=10):
+    """Wait until something accepts TCP connections on port (e.g. /metrics)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except ConnectionRefusedError:
+            time.sleep(0.05)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from lumen_harness import (Lumend, Results, free_port, integer, message, octets,  # noqa: E402
+from lumen_harness import (wait_port, Lumend, Results, free_port, integer, message, octets,  # noqa: E402
                            read_responses, search, tlv)
 
 R = Results("conn_memory")
@@ -50,15 +50,6 @@ def rss_bytes(pid):
                 return int(line.split()[1]) * 1024
     return 0
 
-
-def wait_port(port):
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except ConnectionRefusedError:
-            time.sleep(0.05)
 
 
 def push_all(socks, payloads, quiet=1.0):

@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from lumen_harness import Lumend, Results, free_port  # noqa: E402
+from lumen_harness import wait_port, Lumend, Results, free_port  # noqa: E402
 
 R = Results("metrics_bounds")
 NOFILE = 64
@@ -46,16 +46,6 @@ def scrape(port, timeout=5):
     s.close()
     return data
 
-
-def wait_port(port):
-    """The metrics listener starts after the LDAP one: wait for it."""
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except ConnectionRefusedError:
-            time.sleep(0.05)
 
 
 def closed_by_server(sock, wait):

@@ -15,24 +15,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lumen_harness import (Lumend, Results, abandon, bind_simple, integer, message, octets,
-                           parse_tlv, read_responses, tlv, unbind)
+                           parse_tlv, read_responses, tlv, unbind, write_people_ldif)
 
 R = Results("t_stalled_client.py")
 ENTRIES = 3000
 WRITETIMEOUT = 6
 ROOTDN, ROOTPW = "cn=admin,dc=example,dc=com", "secret"
-
-
-def write_ldif(path):
-    """ENTRIES people of ~1 KB: one full search is ~3 MB of output."""
-    with open(path, "w") as f:
-        f.write("dn: dc=example,dc=com\nobjectClass: dcObject\nobjectClass: organization\n"
-                "dc: example\no: Example\n\n"
-                "dn: ou=People,dc=example,dc=com\nobjectClass: organizationalUnit\n"
-                "ou: People\n\n")
-        for i in range(ENTRIES):
-            f.write(f"dn: uid=u{i},ou=People,dc=example,dc=com\nobjectClass: inetOrgPerson\n"
-                    f"uid: u{i}\ncn: User {i}\nsn: {i}\ndescription: {'x' * 900}\n\n")
 
 
 def search_req(msgid, base="ou=People,dc=example,dc=com", scope=2, flt="objectClass",
@@ -121,7 +109,7 @@ def pipeline(sock, first, count):
 
 tmp = tempfile.mkdtemp(prefix="lumen-stall-")
 ldif = os.path.join(tmp, "people.ldif")
-write_ldif(ldif)
+write_people_ldif(ldif, ENTRIES)
 srv = Lumend(f"threads 2\nwritetimeout {WRITETIMEOUT}\nsizelimit unlimited\n",
              db_config="index uid eq", preload=ldif)
 

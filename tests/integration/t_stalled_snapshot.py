@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lumen_harness import Lumend, Results, bind_simple, integer, message, octets, tlv, \
+from lumen_harness import write_people_ldif, Lumend, Results, bind_simple, integer, message, octets, tlv, \
     read_responses
 
 R = Results("t_stalled_snapshot.py")
@@ -24,17 +24,6 @@ MODIFIES = 300
 # pages of tree growth; a pinned snapshot costs several MB here.
 GROWTH_BOUND = 1 << 20
 ROOTDN, ROOTPW = "cn=admin,dc=example,dc=com", "secret"
-
-
-def write_ldif(path):
-    with open(path, "w") as f:
-        f.write("dn: dc=example,dc=com\nobjectClass: dcObject\nobjectClass: organization\n"
-                "dc: example\no: Example\n\n"
-                "dn: ou=People,dc=example,dc=com\nobjectClass: organizationalUnit\n"
-                "ou: People\n\n")
-        for i in range(ENTRIES):
-            f.write(f"dn: uid=u{i},ou=People,dc=example,dc=com\nobjectClass: inetOrgPerson\n"
-                    f"uid: u{i}\ncn: User {i}\nsn: {i}\ndescription: {'x' * 900}\n\n")
 
 
 def modifies_ldif(path):
@@ -47,7 +36,7 @@ def modifies_ldif(path):
 
 tmp = tempfile.mkdtemp(prefix="lumen-snap-")
 ldif, mods = os.path.join(tmp, "people.ldif"), os.path.join(tmp, "mods.ldif")
-write_ldif(ldif)
+write_people_ldif(ldif, ENTRIES)
 modifies_ldif(mods)
 # (an index line: lumenadd without any index trips a UBSan report)
 srv = Lumend("threads 4\nsizelimit unlimited\nwritetimeout 0\n",

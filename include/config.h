@@ -164,6 +164,25 @@ struct config_security {
 
 #define CONFIG_DEFAULT_PASSWORD_HASH "{SSHA512}"
 
+/*
+ * One `overlay NAME` line of a database section and the lines after it
+ * that no table of directives knows: those belong to the overlay, and the
+ * server's overlay of that name parses them (an overlay's directives are
+ * the server's business; config only keeps them with their origin).
+ */
+struct config_overlay_line {
+	char **words;               /* the directive and its arguments */
+	size_t n_words;
+	char *origin;               /* "FILE:LINE" */
+};
+
+struct config_overlay {
+	char *name;                 /* as written */
+	char *origin;               /* "FILE:LINE" of the overlay line */
+	struct config_overlay_line *lines;
+	size_t n_lines;
+};
+
 /* One `database` section. */
 struct config_database {
 	char *type;                 /* "mdb" */
@@ -185,6 +204,8 @@ struct config_database {
 	struct access_rules access; /* this database's `access` lines */
 	struct config_limit *limits;/* this database's `limits` lines, in order */
 	size_t n_limits;
+	struct config_overlay *overlays; /* in `overlay` line order */
+	size_t n_overlays;
 };
 
 #define CONFIG_DEFAULT_THREADS 4

@@ -60,6 +60,8 @@ enum backend_stage {
  * Per-operation context: filled by the server before the call, outputs
  * filled by the backend. Zero-initialize it and set what applies.
  */
+struct database_write_hook;
+
 struct backend_op {
 	/* --- inputs --- */
 	struct arena *arena;           /* per-operation scratch; outputs live here */
@@ -103,6 +105,13 @@ struct backend_op {
 	/* Tools path (bulk load): NO-USER-MODIFICATION attributes supplied by
 	 * the caller are kept instead of refused; missing ones are generated. */
 	bool from_tool;
+	/*
+	 * Write hook (the overlay chain's): called inside the write's
+	 * transaction after every change the database makes for this
+	 * operation, including the changes a hook itself makes through the
+	 * transaction handle (see "Write hooks" below). NULL: none.
+	 */
+	const struct database_write_hook *write_hook;
 
 	/* --- outputs --- */
 	int result_code;               /* enum ldap_result_code */
@@ -115,6 +124,9 @@ struct backend_op {
 	const char *unindexed_attribute; /* schema-owned name, or NULL */
 	uint64_t entries_sent;         /* search: sink calls that returned 0 */
 	uint64_t candidates_tested;    /* search: entries read and tested */
+	/* Controls for the response, added by overlays (arena memory). */
+	struct ldap_control *response_controls;
+	size_t n_response_controls;
 
 	/*
 	 * Search timing (optional input): when mark is set the backend calls
@@ -196,6 +208,73 @@ struct backend_search {
 	 */
 	struct backend_search_resume resume;
 	bool paused;
+};
+
+/* ---------------------------------------------------------- write hooks */
+
+/*
+ * A change as a write hook sees it, inside the write's transaction:
+ * before is NULL for an add, after is NULL for a delete; a modrdn's after
+ * carries the new DN. Both are borrowed for the call. depth is 0 for the
+ * operation's own change and n+1 for a change a hook made at depth n.
+ */
+enum database_write_kind {
+	DATABASE_WRITE_ADD, DATABASE_WRITE_DELETE, DATABASE_WRITE_MODIFY,
+	DATABASE_WRITE_MODRDN,
+};
+
+struct database_write {
+	enum database_write_kind kind;
+	const struct entry *before;
+	const struct entry *after;
+	unsigned depth;
+};
+
+/* Changes a hook may make inside the transaction nest at most this deep. */
+#define DATABASE_WRITE_MAX_DEPTH 4
+
+/* The write transaction a hook runs in (the database's own type). */
+struct database_txn;
+
+/* Receives an entry (borrowed for the call). 0 goes on; else it stops
+ * the walk and is returned. */
+typedef int (*database_txn_entry_fn)(void *ctx, const struct entry *e);
+/* Changes e (a private copy of the stored entry) with entry.h's
+ * functions; LUMEN_OK to store it, else the error is returned. */
+typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
+
+/*
+ * What a hook may do in the transaction. Everything it reads sees the
+ * transaction's own changes; everything it writes commits or aborts with
+ * the operation. No access control applies: a hook acts as the server.
+ *
+ * find_equal: every entry holding a value of type (or a subtype) whose
+ * normalized form is value, in ID order; through the type's equality
+ * index when it has one, else by reading every entry. Errors: fn's, the
+ * storage's.
+ * edit: loads ndn, lets fn change a copy, checks it against the schema,
+ * stamps modifiersName (as modifier_ndn; empty: the operation's
+ * requester) and modifyTimestamp, stores it and calls the write hook on
+ * it (depth + 1). Errors: LUMEN_ENOTFOUND, LUMEN_ESCHEMA (the copy
+ * breaks the schema: nothing stored), LUMEN_ELIMIT (too deep), fn's.
+ */
+struct database_txn_ops {
+	int (*find_equal)(struct database_txn *txn, const struct attribute_type *type,
+			  struct ber_view value, database_txn_entry_fn fn, void *ctx);
+	int (*edit)(struct database_txn *txn, struct ber_view ndn, struct ber_view modifier_ndn,
+		    database_txn_edit_fn fn, void *ctx);
+};
+
+/*
+ * on_write runs after each change, before the transaction commits.
+ * Returning non-OK aborts the whole operation: set op->result_code and
+ * op->diagnostic (an LDAP refusal, e.g. constraintViolation) and return
+ * LUMEN_EINVAL, or return a storage error as it came.
+ */
+struct database_write_hook {
+	int (*on_write)(void *ctx, struct database_txn *txn, const struct database_txn_ops *ops,
+			struct backend_op *op, const struct database_write *w);
+	void *ctx;
 };
 
 /* ------------------------------------------------------------- figures */

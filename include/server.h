@@ -52,6 +52,8 @@ struct tls_context;
 struct conn_limits;
 struct database_figures;
 
+struct overlay_chain;
+
 struct server_database {
 	const struct config_database *config;
 	struct ber_view *suffixes;       /* normalized; bytes owned */
@@ -60,6 +62,9 @@ struct server_database {
 	long size_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
 	long time_limit;                 /* effective; CONFIG_LIMIT_UNLIMITED */
 	struct database *database;       /* NULL until server_open_databases */
+	/* The `overlay` lines, parsed at start-up; once the database opens,
+	 * database is this chain over it (and owns it). */
+	struct overlay_chain *overlays;
 	struct db_lock lock;             /* held while the backend is open */
 };
 

@@ -62,6 +62,8 @@ static int apply_add(struct write_job *job, MDB_txn *txn)
 	if (rc == LUMEN_EEXIST)
 		return write_job_refuse(job, rc, LDAP_ENTRY_ALREADY_EXISTS, NULL);
 	if (rc == LUMEN_OK)
+		rc = write_job_notify(job, txn, DATABASE_WRITE_ADD, NULL, e);
+	if (rc == LUMEN_OK)
 		rc = write_job_post_read(job, e);
 	return rc;
 }

@@ -171,12 +171,15 @@ struct index_touch {
 	size_t n;
 };
 
-/* What a write changed, to invalidate after its commit (arena memory). */
+/*
+ * What a write changed, to invalidate after its commit (arena memory,
+ * grown as a write hook changes more entries in the same transaction).
+ */
 struct write_changes {
-	struct index_touch *touched;   /* one per index table */
-	size_t n_touched;
-	uint64_t ids[2];               /* entries whose cached copy is now stale */
-	size_t n_ids;
+	struct index_touch *touched;   /* up to two rows per table and entry */
+	size_t n_touched, cap_touched;
+	uint64_t *ids;                 /* entries whose cached copy is now stale */
+	size_t n_ids, cap_ids;
 };
 
 /*
@@ -241,6 +244,13 @@ int write_job_check_assertion(struct write_job *job, const struct entry *e);
  */
 int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view ndn,
 			  uint64_t *id, struct entry **out);
+/*
+ * In apply, after the change is stored: the operation's write hook
+ * (database.h), if any, with the entry before and after. Errors: the
+ * hook's (an LDAP refusal is decided).
+ */
+int write_job_notify(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
+		     const struct entry *before, const struct entry *after);
 /* In apply: copies e into op->pre_read / op->post_read when asked. LUMEN_ENOMEM. */
 int write_job_pre_read(struct write_job *job, const struct entry *e);
 int write_job_post_read(struct write_job *job, const struct entry *e);

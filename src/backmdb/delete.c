@@ -27,6 +27,8 @@ static int apply_delete(struct write_job *job, MDB_txn *txn)
 		rc = entry_store_delete(job->be, txn, id, e, job->op->arena, &job->changes);
 	if (rc == LUMEN_EBUSY && !job->decided)
 		rc = write_job_refuse(job, rc, LDAP_NOT_ALLOWED_ON_NON_LEAF, NULL);
+	if (rc == LUMEN_OK)
+		rc = write_job_notify(job, txn, DATABASE_WRITE_DELETE, e, NULL);
 	entry_free(e);
 	return rc;
 }

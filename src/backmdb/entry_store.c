@@ -18,8 +18,25 @@
 #include "id2entry.h"
 #include "tool_load.h"
 
-/* Records the touched keys of one table for the IDL cache (array sized by
- * update_indexes: at most two rows per table). */
+/* Grows an arena array of n used items of size bytes to hold more. */
+static int reserve_items(void **items, size_t n, size_t *cap, size_t more, size_t size,
+			 struct arena *arena)
+{
+	if (n + more <= *cap)
+		return LUMEN_OK;
+	size_t bigger = *cap * 2 > n + more ? *cap * 2 : n + more;
+	void *copy = arena_calloc(arena, bigger, size);
+	if (copy == NULL)
+		return LUMEN_ENOMEM;
+	if (n > 0)
+		memcpy(copy, *items, n * size);
+	*items = copy;
+	*cap = bigger;
+	return LUMEN_OK;
+}
+
+/* Records the touched keys of one table for the IDL cache (room reserved
+ * by update_indexes: at most two rows per table). */
 static int note_touched(struct write_changes *changes, struct arena *arena, uint32_t table,
 			const struct index_key *keys, size_t n)
 {
@@ -32,15 +49,16 @@ static int note_touched(struct write_changes *changes, struct arena *arena, uint
 	return t->keys != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
-static int note_id(struct write_changes *changes, uint64_t id)
+static int note_id(struct write_changes *changes, struct arena *arena, uint64_t id)
 {
 	for (size_t i = 0; i < changes->n_ids; i++)
 		if (changes->ids[i] == id)
 			return LUMEN_OK;
-	if (changes->n_ids >= sizeof(changes->ids) / sizeof(changes->ids[0]))
-		return LUMEN_EINVAL;
-	changes->ids[changes->n_ids++] = id;
-	return LUMEN_OK;
+	int rc = reserve_items((void **)&changes->ids, changes->n_ids, &changes->cap_ids, 1,
+			       sizeof(*changes->ids), arena);
+	if (rc == LUMEN_OK)
+		changes->ids[changes->n_ids++] = id;
+	return rc;
 }
 
 /*
@@ -83,19 +101,14 @@ static int update_one_index(struct backend *be, MDB_txn *txn, const struct backe
 	return rc;
 }
 
-/* note_touched may add two rows per table: size the array for that. */
+/* note_touched may add two rows per table: reserve room for that. */
 static int update_indexes(struct backend *be, MDB_txn *txn, uint64_t id,
 			  const struct entry *before, const struct entry *after,
 			  struct arena *arena, struct write_changes *changes)
 {
-	int rc = LUMEN_OK;
-
-	if (changes->touched == NULL && be->n_indexes > 0) {
-		changes->touched = arena_calloc(arena, 2 * be->n_indexes,
-						sizeof(*changes->touched));
-		if (changes->touched == NULL)
-			return LUMEN_ENOMEM;
-	}
+	int rc = reserve_items((void **)&changes->touched, changes->n_touched,
+			       &changes->cap_touched, 2 * be->n_indexes,
+			       sizeof(*changes->touched), arena);
 	for (size_t i = 0; i < be->n_indexes && rc == LUMEN_OK; i++)
 		rc = update_one_index(be, txn, &be->indexes[i], id, before, after, arena,
 				      changes);
@@ -165,7 +178,7 @@ int entry_store_add(struct backend *be, MDB_txn *txn, uint64_t parent_id,
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, NULL, e, arena, changes);
 	if (rc == LUMEN_OK)
-		rc = note_id(changes, id);
+		rc = note_id(changes, arena, id);
 	if (rc == LUMEN_OK && id_out != NULL)
 		*id_out = id;
 	return rc;
@@ -179,7 +192,7 @@ int entry_store_replace(struct backend *be, MDB_txn *txn, uint64_t id,
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, before, after, arena, changes);
 	if (rc == LUMEN_OK)
-		rc = note_id(changes, id);
+		rc = note_id(changes, arena, id);
 	return rc;
 }
 
@@ -192,7 +205,7 @@ int entry_store_delete(struct backend *be, MDB_txn *txn, uint64_t id, const stru
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, e, NULL, arena, changes);
 	if (rc == LUMEN_OK)
-		rc = note_id(changes, id);
+		rc = note_id(changes, arena, id);
 	return rc;
 }
 

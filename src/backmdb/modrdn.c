@@ -165,6 +165,8 @@ static int apply_modrdn(struct write_job *job, MDB_txn *txn)
 		rc = entry_store_replace(job->be, txn, id, before, after, job->op->arena,
 					 &job->changes);
 	if (rc == LUMEN_OK)
+		rc = write_job_notify(job, txn, DATABASE_WRITE_MODRDN, before, after);
+	if (rc == LUMEN_OK)
 		rc = write_job_post_read(job, after);
 	entry_free(before);
 	entry_free(after);

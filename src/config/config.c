@@ -206,6 +206,8 @@ static int apply_line(struct parse_state *st, char *line)
 	if (argc == 0)
 		return LUMEN_OK;
 	const struct directive *d = find_directive(argv[0]);
+	if (d == NULL && st->db != NULL && st->db->n_overlays > 0)
+		return config_overlay_keep_line(st, argc, argv);
 	if (d == NULL)
 		return config_fail_at(st, LUMEN_EMALFORMED, "unknown directive \"%s\"", argv[0]);
 	unsigned section = st->db != NULL ? SECTION_DATABASE : SECTION_GLOBAL;

@@ -167,6 +167,57 @@ static int apply_index(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config_database *db = st->db;
+	(void)argc;
+	struct config_overlay *bigger =
+		realloc(db->overlays, (db->n_overlays + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	db->overlays = bigger;
+	struct config_overlay *o = &bigger[db->n_overlays++];
+	memset(o, 0, sizeof(*o));
+	o->name = strdup(argv[1]);
+	o->origin = config_origin(st);
+	return o->name != NULL && o->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config_overlay *o = &st->db->overlays[st->db->n_overlays - 1];
+	struct config_overlay_line *bigger =
+		realloc(o->lines, (o->n_lines + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	o->lines = bigger;
+	struct config_overlay_line *line = &bigger[o->n_lines++];
+	memset(line, 0, sizeof(*line));
+	line->origin = config_origin(st);
+	if (line->origin == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < argc; i++) {
+		int rc = config_push_string(&line->words, &line->n_words, argv[i]);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	return LUMEN_OK;
+}
+
+static void free_overlays(struct config_overlay *overlays, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < overlays[i].n_lines; j++) {
+			config_free_strings(overlays[i].lines[j].words, overlays[i].lines[j].n_words);
+			free(overlays[i].lines[j].origin);
+		}
+		free(overlays[i].lines);
+		free(overlays[i].name);
+		free(overlays[i].origin);
+	}
+	free(overlays);
+}
+
 static const struct directive rows[] = {
 	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database },
 	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix },
@@ -180,6 +231,7 @@ static const struct directive rows[] = {
 	  apply_index },
 	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize },
 	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize },
+	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay },
 };
 
 /* The directives of a database section (and `database`, which opens one). */
@@ -203,4 +255,5 @@ void config_free_database(struct config_database *db)
 		free(db->indexes[i].origin);
 	}
 	free(db->indexes);
+	free_overlays(db->overlays, db->n_overlays);
 }

@@ -67,6 +67,10 @@ extern const struct directive_table config_global_directives;
 extern const struct directive_table config_database_directives;
 extern const struct directive_table config_security_directives;
 
+/* Keeps a line no table knows for the section's last `overlay` (its
+ * parser is the server's). LUMEN_ENOMEM. */
+int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv);
+
 /* "FILE:LINE: " + message into st->err. Returns code. */
 int config_fail_at(struct parse_state *st, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -195,11 +195,28 @@ static void add_read_control(struct op_context *ctx, const struct op_target *t,
 			   lumen_strerror(rc));
 }
 
+static void free_reads(struct backend_op *bop)
+{
+	entry_free(bop->pre_read);
+	entry_free(bop->post_read);
+	bop->pre_read = bop->post_read = NULL;
+}
+
 void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 {
 	struct backend_op *bop = &t->bop;
-	struct ldap_control controls[3];
+	/* pre-read, post-read, paged, then the overlays' */
+	struct ldap_control fixed[3], *controls = fixed;
 	size_t n = 0;
+	if (bop->n_response_controls > 0) {
+		controls = arena_alloc(ctx->arena, (3 + bop->n_response_controls) *
+					       sizeof(*controls));
+		if (controls == NULL) {
+			op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+			free_reads(bop);
+			return;
+		}
+	}
 	if (rc != LUMEN_OK)
 		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)", (unsigned long long)ctx->conn->id,
 			   ctx->op->number, ctx->log_name, lumen_strerror(rc),
@@ -214,12 +231,12 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 	    controls_paged_response(t->next_cookie.ptr, t->next_cookie.len, ctx->scratch,
 				    ctx->arena, &controls[n]) == LUMEN_OK)
 		n++;
+	for (size_t i = 0; i < bop->n_response_controls; i++)
+		controls[n++] = bop->response_controls[i];
 	const char *matched = NULL;
 	if (bop->matched_dn.len > 0 && !t->hide_matched)
 		matched = arena_strndup(ctx->arena, (const char *)bop->matched_dn.ptr,
 					bop->matched_dn.len);
 	op_send_result_controls(ctx, bop->result_code, matched, bop->diagnostic, controls, n);
-	entry_free(bop->pre_read);
-	entry_free(bop->post_read);
-	bop->pre_read = bop->post_read = NULL;
+	free_reads(bop);
 }

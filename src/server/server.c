@@ -27,6 +27,7 @@
 #include "lumen_error.h"
 #include "metrics_http.h"
 #include "ops.h"
+#include "overlay.h"
 #include "rootdse.h"
 #include "sd_notify.h"
 #include "stats.h"
@@ -111,6 +112,8 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 			snprintf(err, errlen, "%s: rootdn \"%s\": not a valid DN (%s)", cfg->origin,
 				 cfg->rootdn, lumen_strerror(rc));
 	}
+	if (rc == LUMEN_OK)
+		rc = overlay_chain_create(s->config->schema, cfg, &db->overlays, err, errlen);
 	return rc;
 }
 
@@ -168,8 +171,11 @@ static int open_database(struct server *s, struct server_database *db, char *err
 	if (rc != LUMEN_OK)
 		snprintf(err, errlen, "%s: %s", cfg->origin,
 			 why[0] != '\0' ? why : lumen_strerror(rc));
-	else
-		warn_unbuilt_indexes(s, db);
+	if (rc != LUMEN_OK)
+		return rc;
+	db->database = overlay_chain_wrap(db->overlays, db->database);
+	db->overlays = NULL;   /* the database owns it now */
+	warn_unbuilt_indexes(s, db);
 	return rc;
 }
 
@@ -536,6 +542,7 @@ void server_destroy(struct server *s)
 		free(db->suffixes);
 		free((void *)db->rootdn.ptr);
 		database_close(db->database);
+		overlay_chain_free(db->overlays);
 		db_lock_release(&db->lock);
 	}
 	free(s->databases);

@@ -300,6 +300,15 @@ static const struct bad_config bad_configs[] = {
 	{ "metrics-timeout not seconds", "metrics-timeout soon\n", LUMEN_EMALFORMED,
 	  "main.conf:1: metrics-timeout: expected an integer between 1 and 3600" },
 	{ "include loop", "include loop.conf\n", LUMEN_ELIMIT, "include: nested more than 16" },
+	{ "overlay without a name", "database mdb\noverlay\n", LUMEN_EMALFORMED,
+	  "main.conf:2: overlay: wrong number of arguments, expected \"overlay <name>\"" },
+	{ "overlay in the global section", "overlay refint\n", LUMEN_EMALFORMED,
+	  "main.conf:1: overlay: allowed only inside a database section" },
+	{ "unknown directive before any overlay", "database mdb\nrefint_attributes member\n",
+	  LUMEN_EMALFORMED, "main.conf:2: unknown directive \"refint_attributes\"" },
+	{ "an overlay's lines end at the next database", "database mdb\noverlay refint\n"
+	  "database mdb\nrefint_attributes member\n", LUMEN_EMALFORMED,
+	  "main.conf:4: unknown directive \"refint_attributes\"" },
 };
 
 START_TEST(test_bad_config)
@@ -320,6 +329,37 @@ START_TEST(test_bad_config)
 	ck_assert_ptr_null(cfg);
 	ck_assert_msg(strstr(err, t->expect) != NULL, "%s: error \"%s\" lacks \"%s\"", t->name,
 		      err, t->expect);
+	remove_dir();
+}
+END_TEST
+
+/* Lines after `overlay` that no table knows are the overlay's, with their
+ * origin; known database directives still apply to the database. */
+START_TEST(test_overlay_lines)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	const char *path = write_file("main.conf", "database mdb\nsuffix dc=x\n"
+				      "overlay refint\nrefint_attributes member \"see also\"\n"
+				      "index cn eq\nrefint_nothing cn=nobody\n"
+				      "overlay unique\n");
+	ck_assert_msg(config_load(path, &cfg, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	const struct config_database *db = &cfg->databases[0];
+	ck_assert_uint_eq(db->n_indexes, 1);
+	ck_assert_uint_eq(db->n_overlays, 2);
+	const struct config_overlay *o = &db->overlays[0];
+	ck_assert_str_eq(o->name, "refint");
+	ck_assert_ptr_nonnull(strstr(o->origin, "main.conf:3"));
+	ck_assert_uint_eq(o->n_lines, 2);
+	ck_assert_uint_eq(o->lines[0].n_words, 3);
+	ck_assert_str_eq(o->lines[0].words[2], "see also");
+	ck_assert_ptr_nonnull(strstr(o->lines[0].origin, "main.conf:4"));
+	ck_assert_str_eq(o->lines[1].words[0], "refint_nothing");
+	ck_assert_ptr_nonnull(strstr(o->lines[1].origin, "main.conf:6"));
+	ck_assert_str_eq(db->overlays[1].name, "unique");
+	ck_assert_uint_eq(db->overlays[1].n_lines, 0);
+	config_free(cfg);
 	remove_dir();
 }
 END_TEST
@@ -399,6 +439,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_include_relative_to_including_file);
 	tcase_add_test(tc, test_include_relative_to_working_directory);
 	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, test_overlay_lines);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_continuation_and_comments);
 	tcase_add_loop_test(tc, test_loglevel, 0,

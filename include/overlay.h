@@ -1,0 +1,150 @@
+/*
+ * overlay.h — the overlay chain of a database (server layer): modules
+ * stacked over a database in the order of its `overlay NAME` lines, each
+ * able to act before an operation (refuse or rewrite it), after it (add
+ * response controls, change the result), and on every change inside the
+ * write transaction with the entry before and after (database.h, "Write
+ * hooks"), which is where replication, memberOf and referential
+ * integrity do their work atomically with the change.
+ *
+ * The chain is itself a struct database: the server calls it through the
+ * database interface like any other, and it calls the database below.
+ * Order: before hooks run in `overlay` line order, then the database (with
+ * the chain's write hook set on the operation, whose on_write calls every
+ * overlay in line order), then after hooks in reverse order. An overlay
+ * whose before hook answers skips the database and every overlay after
+ * it; its own after hook and those of the ones before it still run.
+ *
+ * Configuration: each overlay type parses its own directives (the lines
+ * after its `overlay` line that config did not know) when the chain is
+ * created, at start-up and for `lumend -T`; an unknown overlay or
+ * directive names the file and line.
+ *
+ * Ownership: overlay_chain_create makes the chain and every overlay's
+ * state; overlay_chain_wrap hands it the database below, and from then on
+ * closing the chain's database closes both. A chain never wrapped is
+ * freed with overlay_chain_free.
+ *
+ * Thread-safety: the hooks are called from any number of workers at once
+ * (on_write from the committer, one write at a time); an overlay guards
+ * its own mutable state. Creation and freeing are start-up/shutdown only.
+ *
+ * Caveats:
+ *  - fetch (bind, group checks, the server's own reads) goes straight to
+ *    the database below: overlays see operations, not internal reads.
+ *  - A paused search calls the before hooks once, when it starts, and
+ *    the after hooks once, when it ends.
+ *  - A write may be applied more than once (group commit retries a batch
+ *    that failed for another operation's sake): on_write must change
+ *    nothing outside the transaction.
+ */
+#ifndef LUMEN_OVERLAY_H
+#define LUMEN_OVERLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "database.h"
+
+enum overlay_operation {
+	OVERLAY_SEARCH, OVERLAY_COMPARE, OVERLAY_ADD, OVERLAY_DELETE, OVERLAY_MODIFY,
+	OVERLAY_MODRDN,
+};
+
+/*
+ * One operation as it passes the chain. A before hook may change the
+ * request's members (pointing at op->arena memory) to rewrite it.
+ */
+struct overlay_request {
+	enum overlay_operation operation;
+	struct backend_op *op;
+	struct ber_view ndn;               /* target; add: the new entry's; search: base */
+	union {
+		struct backend_search *search;
+		struct {
+			struct ber_view attribute, value;
+		} compare;
+		struct {
+			struct ber_view dn;
+			const struct ldap_attribute *attributes;
+			size_t n;
+		} add;
+		struct {
+			const struct ldap_change *changes;
+			size_t n;
+		} modify;
+		struct {
+			struct ber_view new_rdn;
+			bool delete_old_rdn;
+			bool has_new_superior;
+			struct ber_view new_superior_ndn;
+		} modrdn;
+	} u;
+	int rc;                            /* after: what the database returned */
+};
+
+/* A before hook's verdict. */
+enum overlay_verdict {
+	OVERLAY_CONTINUE,   /* pass the operation on */
+	OVERLAY_ANSWERED,   /* op's result is set: the database is not called */
+};
+
+/* What an overlay's create learns about its database. */
+struct overlay_setup {
+	const struct schema *schema;
+	const struct config_database *database;
+	const struct config_overlay *overlay;   /* its line and directives */
+};
+
+struct overlay_type {
+	const char *name;
+	/*
+	 * Parse setup->overlay's directives into a new state. Errors:
+	 * LUMEN_EMALFORMED with err naming the line, LUMEN_ENOMEM.
+	 */
+	int (*create)(const struct overlay_setup *setup, void **state, char *err, size_t errlen);
+	void (*destroy)(void *state);
+	/* Each hook may be NULL. before returns enum overlay_verdict, or a
+	 * negative lumen_err for an internal failure (op's result is set). */
+	int (*before)(void *state, struct overlay_request *req);
+	void (*after)(void *state, struct overlay_request *req);
+	int (*on_write)(void *state, struct database_txn *txn, const struct database_txn_ops *ops,
+			struct backend_op *op, const struct database_write *w);
+};
+
+struct overlay_chain;
+
+/*
+ * The chain of config's overlays, parsed and created (NULL *out when the
+ * section has none). Errors: LUMEN_EMALFORMED (unknown overlay or
+ * directive; err names file and line), LUMEN_ENOMEM.
+ */
+int overlay_chain_create(const struct schema *schema, const struct config_database *config,
+			 struct overlay_chain **out, char *err, size_t errlen);
+/*
+ * A chain of n overlays whose states are already made (tests; overlays
+ * the server stacks itself). The chain destroys the states when freed.
+ * Errors: LUMEN_ENOMEM (nothing taken).
+ */
+int overlay_chain_create_from(const struct overlay_type *const *types, void *const *states,
+			      size_t n, struct overlay_chain **out);
+/* The chain as a database over below (which it now owns); NULL chain:
+ * below itself. Cannot fail. */
+struct database *overlay_chain_wrap(struct overlay_chain *chain, struct database *below);
+/* Frees a chain that was never wrapped. NULL is fine. */
+void overlay_chain_free(struct overlay_chain *chain);
+
+/* The overlay types Lumen ships, by name; NULL when unknown. */
+const struct overlay_type *overlay_type_find(const char *name);
+
+/* The types (overlay_refint.c, ...), for overlay_type_find's table. */
+extern const struct overlay_type overlay_refint;
+
+/*
+ * Adds a control to op's response (arena copy of the control struct; the
+ * views must already live in op->arena or be static). LUMEN_ENOMEM.
+ */
+int overlay_add_response_control(struct backend_op *op, const struct ldap_control *control);
+
+#endif

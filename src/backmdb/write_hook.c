@@ -1,0 +1,175 @@
+/*
+ * write_hook.c — the write hook of an operation (database.h, "Write
+ * hooks"): called inside the write transaction after each change, with a
+ * transaction handle through which the hook (the overlay chain) reads and
+ * changes other entries atomically with the operation.
+ *
+ * A hook's own changes go through the same entry_store functions as the
+ * operation's and are noted in the same write_changes, so the caches are
+ * invalidated for all of them after the one commit; they call the hook
+ * again one level deeper, up to DATABASE_WRITE_MAX_DEPTH.
+ */
+#include "backend_internal.h"
+
+#include <string.h>
+
+#include "id2entry.h"
+#include "index_table.h"
+#include "ldap_result_codes.h"
+
+/* Bytes of scratch for one entry read during a hook's walk. */
+#define HOOK_ENTRY_SCRATCH (256u * 1024u)
+
+struct database_txn {
+	struct write_job *job;
+	MDB_txn *txn;
+	unsigned depth;
+};
+
+static const struct database_txn_ops txn_ops;
+
+static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
+		     const struct entry *before, const struct entry *after, unsigned depth)
+{
+	const struct database_write_hook *hook = job->op->write_hook;
+	if (hook == NULL)
+		return LUMEN_OK;
+	struct database_txn handle = { .job = job, .txn = txn, .depth = depth };
+	struct database_write w = { .kind = kind, .before = before, .after = after,
+				    .depth = depth };
+	int rc = hook->on_write(hook->ctx, &handle, &txn_ops, job->op, &w);
+	/* an LDAP refusal is the operation's answer, not a storage failure */
+	if (rc == LUMEN_EINVAL && job->op->result_code != LDAP_SUCCESS)
+		job->decided = true;
+	return rc;
+}
+
+int write_job_notify(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
+		     const struct entry *before, const struct entry *after)
+{
+	return notify_at(job, txn, kind, before, after, 0);
+}
+
+static bool holds_value(const struct entry *e, const struct attribute_type *type,
+			struct ber_view value)
+{
+	for (size_t i = 0; i < e->n_attributes; i++)
+		if (e->attributes[i].desc.type == type &&
+		    entry_attribute_find_normalized(&e->attributes[i], value) >= 0)
+			return true;
+	return false;
+}
+
+/* Loads id and hands it to fn when it holds the value; a vanished ID is
+ * passed over (an index range may name IDs that were never used). */
+static int offer(struct database_txn *t, uint64_t id, const struct attribute_type *type,
+		 struct ber_view value, struct arena *scratch, database_txn_entry_fn fn,
+		 void *ctx)
+{
+	struct entry *e = NULL;
+	arena_reset(scratch);
+	int rc = backend_load_entry(t->job->be, t->txn, id, scratch, &e);
+	if (rc == LUMEN_ENOTFOUND)
+		return LUMEN_OK;
+	if (rc == LUMEN_OK && holds_value(e, type, value))
+		rc = fn(ctx, e);
+	entry_free(e);
+	return rc;
+}
+
+static int walk_index(struct database_txn *t, const struct backend_index *ix,
+		      const struct attribute_type *type, struct ber_view value,
+		      struct arena *scratch, database_txn_entry_fn fn, void *ctx)
+{
+	struct index_key key;
+	struct idl ids;
+	struct idl_iter it;
+
+	idl_init(&ids);
+	index_key_make(INDEX_EQUALITY, value.ptr, value.len, &key);
+	int rc = index_read(t->txn, ix->dbi, &key, &ids);
+	if (rc == LUMEN_ENOTFOUND)
+		rc = LUMEN_OK;
+	idl_iter_init(&ids, &it);
+	for (uint64_t id; rc == LUMEN_OK && !idl_is_empty(&ids) &&
+			  (id = idl_iter_next(&ids, &it)) != 0;)
+		rc = offer(t, id, type, value, scratch, fn, ctx);
+	idl_release(&ids);
+	return rc;
+}
+
+static int walk_all(struct database_txn *t, const struct attribute_type *type,
+		    struct ber_view value, struct arena *scratch, database_txn_entry_fn fn,
+		    void *ctx)
+{
+	struct id2entry_cursor c;
+	struct ber_view bytes;
+	uint64_t id;
+
+	int rc = id2entry_cursor_open(t->job->be->store, t->txn, &c);
+	while (rc == LUMEN_OK && (rc = id2entry_cursor_next(&c, &id, &bytes)) == LUMEN_OK)
+		rc = offer(t, id, type, value, scratch, fn, ctx);
+	if (rc == LUMEN_ENOTFOUND)
+		rc = LUMEN_OK;   /* the end of the table */
+	id2entry_cursor_close(&c);
+	return rc;
+}
+
+static int txn_find_equal(struct database_txn *t, const struct attribute_type *type,
+			  struct ber_view value, database_txn_entry_fn fn, void *ctx)
+{
+	const struct backend_index *ix = backend_index_of(t->job->be, type);
+	struct arena scratch;
+
+	arena_init(&scratch, HOOK_ENTRY_SCRATCH);
+	int rc = ix != NULL && (ix->kinds & BACKEND_INDEX_EQUALITY) != 0
+		 ? walk_index(t, ix, type, value, &scratch, fn, ctx)
+		 : walk_all(t, type, value, &scratch, fn, ctx);
+	arena_free(&scratch);
+	return rc;
+}
+
+/* modifiersName and modifyTimestamp as the hook's identity. */
+static int stamp(struct write_job *job, struct ber_view modifier_ndn, struct entry *after)
+{
+	struct backend_op as_hook = *job->op;
+	if (modifier_ndn.len > 0)
+		as_hook.requester_ndn = modifier_ndn;
+	return operational_on_modify(job->be, &as_hook, after);
+}
+
+static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view modifier_ndn,
+		    database_txn_edit_fn fn, void *ctx)
+{
+	struct write_job *job = t->job;
+	struct arena *arena = job->op->arena;
+	struct entry *before = NULL, *after = NULL;
+	struct schema_violation v;
+	uint64_t id;
+
+	if (t->depth + 1 > DATABASE_WRITE_MAX_DEPTH)
+		return LUMEN_ELIMIT;
+	int rc = dn2id_lookup(job->be->store, t->txn, ndn, &id, NULL);
+	if (rc == LUMEN_OK)
+		rc = backend_load_entry(job->be, t->txn, id, arena, &before);
+	if (rc == LUMEN_OK)
+		rc = entry_dup(before, &after);
+	if (rc == LUMEN_OK)
+		rc = fn(ctx, after);
+	if (rc == LUMEN_OK)
+		rc = entry_check_modify(before, after, arena, &v);
+	if (rc == LUMEN_OK)
+		rc = stamp(job, modifier_ndn, after);
+	if (rc == LUMEN_OK)
+		rc = entry_store_replace(job->be, t->txn, id, before, after, arena, &job->changes);
+	if (rc == LUMEN_OK)
+		rc = notify_at(job, t->txn, DATABASE_WRITE_MODIFY, before, after, t->depth + 1);
+	entry_free(before);
+	entry_free(after);
+	return rc;
+}
+
+static const struct database_txn_ops txn_ops = {
+	.find_equal = txn_find_equal,
+	.edit = txn_edit,
+};

@@ -1,0 +1,274 @@
+/*
+ * overlay_refint.c — referential integrity (OpenLDAP's refint overlay and
+ * its directives): when an entry is deleted, the values of the configured
+ * attributes that name it are removed from every entry of the database;
+ * when it is renamed, they are rewritten to the new DN.
+ *
+ * Where OpenLDAP repairs the references after the operation, in a second
+ * write of its own that can fail or be lost in a crash, Lumen makes the
+ * repairs inside the operation's transaction (overlay.h's on_write): the
+ * delete or rename and every reference it changes commit together.
+ *
+ * Directives (after `overlay refint`):
+ *   refint_attributes ATTR...   the DN-valued attributes to keep (required;
+ *                               may be repeated)
+ *   refint_nothing DN           a placeholder put in when the last value of
+ *                               an attribute would go (for a MUST such as
+ *                               groupOfNames' member)
+ *   refint_modifiersName DN     the modifiersName of the repaired entries
+ *                               (default "cn=Referential Integrity Overlay")
+ *
+ * A referencing entry that the repair would leave violating the schema
+ * (the last value of a required attribute, with no refint_nothing) keeps
+ * its reference, as in OpenLDAP, and the log says which entry.
+ */
+#include "overlay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dn.h"
+#include "entry.h"
+#include "log.h"
+#include "lumen_error.h"
+
+#define REFINT_MAX_ATTRIBUTES 32
+#define REFINT_DEFAULT_MODIFIER "cn=Referential Integrity Overlay"
+
+struct refint {
+	const struct attribute_type *attributes[REFINT_MAX_ATTRIBUTES];
+	size_t n_attributes;
+	char *nothing;                 /* user form; NULL = none */
+	struct ber_view modifier_ndn;  /* normalized; bytes in memory */
+	struct arena memory;           /* normalized DNs */
+};
+
+/* ------------------------------------------------------------- configure */
+
+static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
+		const char *what)
+{
+	snprintf(err, errlen, "%s: %s: %s", line->origin, line->words[0], what);
+	return LUMEN_EMALFORMED;
+}
+
+static int add_attributes(struct refint *r, const struct overlay_setup *setup,
+			  const struct config_overlay_line *line, char *err, size_t errlen)
+{
+	if (line->n_words < 2)
+		return fail(line, err, errlen, "expected \"refint_attributes <attr> [...]\"");
+	for (size_t i = 1; i < line->n_words; i++) {
+		const char *name = line->words[i];
+		const struct attribute_type *type =
+			schema_attribute_type(setup->schema, name, strlen(name));
+		if (type == NULL) {
+			snprintf(err, errlen, "%s: refint_attributes: unknown attribute \"%s\"",
+				 line->origin, name);
+			return LUMEN_EMALFORMED;
+		}
+		if (r->n_attributes == REFINT_MAX_ATTRIBUTES)
+			return fail(line, err, errlen, "too many attributes");
+		r->attributes[r->n_attributes++] = type;
+	}
+	return LUMEN_OK;
+}
+
+static int set_modifier(struct refint *r, const struct overlay_setup *setup, const char *dn,
+			const struct config_overlay_line *line, char *err, size_t errlen)
+{
+	int rc = dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &r->modifier_ndn);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	if (rc != LUMEN_OK && line != NULL)
+		return fail(line, err, errlen, "expected a DN");
+	return rc;
+}
+
+static int set_nothing(struct refint *r, const struct overlay_setup *setup,
+		       const struct config_overlay_line *line, char *err, size_t errlen)
+{
+	struct ber_view ndn;
+	const char *dn = line->words[1];
+	if (line->n_words != 2)
+		return fail(line, err, errlen, "expected \"refint_nothing <DN>\"");
+	if (dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &ndn) != LUMEN_OK)
+		return fail(line, err, errlen, "expected a DN");
+	free(r->nothing);
+	r->nothing = strdup(dn);
+	return r->nothing != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+static int apply_line(struct refint *r, const struct overlay_setup *setup,
+		      const struct config_overlay_line *line, char *err, size_t errlen)
+{
+	const char *name = line->words[0];
+	if (strcasecmp(name, "refint_attributes") == 0)
+		return add_attributes(r, setup, line, err, errlen);
+	if (strcasecmp(name, "refint_nothing") == 0)
+		return set_nothing(r, setup, line, err, errlen);
+	if (strcasecmp(name, "refint_modifiersName") == 0) {
+		if (line->n_words != 2)
+			return fail(line, err, errlen, "expected \"refint_modifiersName <DN>\"");
+		return set_modifier(r, setup, line->words[1], line, err, errlen);
+	}
+	snprintf(err, errlen, "%s: overlay refint: unknown directive \"%s\"", line->origin, name);
+	return LUMEN_EMALFORMED;
+}
+
+static void refint_destroy(void *state)
+{
+	struct refint *r = state;
+	if (r == NULL)
+		return;
+	free(r->nothing);
+	arena_free(&r->memory);
+	free(r);
+}
+
+static int refint_create(const struct overlay_setup *setup, void **state, char *err,
+			 size_t errlen)
+{
+	struct refint *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return LUMEN_ENOMEM;
+	arena_init(&r->memory, 64 * 1024);
+	int rc = set_modifier(r, setup, REFINT_DEFAULT_MODIFIER, NULL, err, errlen);
+	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
+		rc = apply_line(r, setup, &setup->overlay->lines[i], err, errlen);
+	if (rc == LUMEN_OK && r->n_attributes == 0) {
+		snprintf(err, errlen, "%s: overlay refint: expected a \"refint_attributes\" line",
+			 setup->overlay->origin);
+		rc = LUMEN_EMALFORMED;
+	}
+	if (rc == LUMEN_ENOMEM)
+		snprintf(err, errlen, "%s: overlay refint: out of memory", setup->overlay->origin);
+	if (rc != LUMEN_OK) {
+		refint_destroy(r);
+		return rc;
+	}
+	*state = r;
+	return LUMEN_OK;
+}
+
+/* ---------------------------------------------------------------- repair */
+
+/* One repair: in every entry holding old_ndn in type, old goes, new comes. */
+struct repair {
+	const struct refint *r;
+	const struct attribute_type *type;
+	struct ber_view old_ndn;
+	struct ber_view new_dn;            /* user form; empty: delete only */
+	struct arena *arena;
+	struct ber_view *referrers;        /* normalized DNs, collected first */
+	size_t n_referrers, cap_referrers;
+};
+
+static int collect(void *ctx, const struct entry *e)
+{
+	struct repair *p = ctx;
+	if (p->n_referrers == p->cap_referrers) {
+		size_t cap = p->cap_referrers ? 2 * p->cap_referrers : 16;
+		struct ber_view *grown = arena_alloc(p->arena, cap * sizeof(*grown));
+		if (grown == NULL)
+			return LUMEN_ENOMEM;
+		if (p->n_referrers > 0)
+			memcpy(grown, p->referrers, p->n_referrers * sizeof(*grown));
+		p->referrers = grown;
+		p->cap_referrers = cap;
+	}
+	uint8_t *ndn = arena_memdup(p->arena, e->ndn.ptr, e->ndn.len);
+	if (ndn == NULL)
+		return LUMEN_ENOMEM;
+	p->referrers[p->n_referrers++] = (struct ber_view){ ndn, e->ndn.len };
+	return LUMEN_OK;
+}
+
+static int add_text(struct entry *e, const struct attribute_description *desc, const char *text,
+		    size_t len)
+{
+	struct ber_view value = { (const uint8_t *)text, len };
+	int rc = entry_add_values(e, desc, &value, 1, NULL);
+	return rc == LUMEN_EEXIST ? LUMEN_OK : rc;   /* already there: nothing to add */
+}
+
+/* Rewrites one attribute (every option variant of the type is its own). */
+static int repair_attribute(const struct repair *p, struct entry *e, size_t index)
+{
+	const struct entry_attribute *a = &e->attributes[index];
+	long at = entry_attribute_find_normalized(a, p->old_ndn);
+	if (at < 0)
+		return LUMEN_OK;
+	struct attribute_description desc = a->desc;
+	bool last = a->n_values == 1;
+	struct ber_view old = a->values[at].value;
+	int rc = entry_delete_values(e, &desc, &old, 1, NULL);
+	if (rc == LUMEN_OK && p->new_dn.len > 0)
+		return add_text(e, &desc, (const char *)p->new_dn.ptr, p->new_dn.len);
+	if (rc == LUMEN_OK && last && p->r->nothing != NULL)
+		return add_text(e, &desc, p->r->nothing, strlen(p->r->nothing));
+	return rc;
+}
+
+static int repair_entry(void *ctx, struct entry *e)
+{
+	const struct repair *p = ctx;
+	int rc = LUMEN_OK;
+	/* deleting may remove an attribute: walk from the end */
+	for (size_t i = e->n_attributes; i-- > 0 && rc == LUMEN_OK;)
+		if (i < e->n_attributes && e->attributes[i].desc.type == p->type)
+			rc = repair_attribute(p, e, i);
+	return rc;
+}
+
+static int repair_referrers(struct repair *p, struct database_txn *txn,
+			    const struct database_txn_ops *ops)
+{
+	int rc = ops->find_equal(txn, p->type, p->old_ndn, collect, p);
+	for (size_t i = 0; i < p->n_referrers && rc == LUMEN_OK; i++) {
+		struct ber_view ndn = p->referrers[i];
+		rc = ops->edit(txn, ndn, p->r->modifier_ndn, repair_entry, p);
+		if (rc == LUMEN_ESCHEMA) {
+			log_printf(0, "refint: \"%.*s\" keeps its %s value \"%.*s\": removing it "
+				   "would break the schema (see refint_nothing)", (int)ndn.len,
+				   (const char *)ndn.ptr, attribute_type_name(p->type),
+				   (int)p->old_ndn.len, (const char *)p->old_ndn.ptr);
+			rc = LUMEN_OK;
+		}
+	}
+	return rc;
+}
+
+static bool renamed(const struct database_write *w)
+{
+	return w->kind == DATABASE_WRITE_MODRDN &&
+	       (w->before->ndn.len != w->after->ndn.len ||
+		memcmp(w->before->ndn.ptr, w->after->ndn.ptr, w->before->ndn.len) != 0);
+}
+
+static int refint_on_write(void *state, struct database_txn *txn,
+			   const struct database_txn_ops *ops, struct backend_op *op,
+			   const struct database_write *w)
+{
+	const struct refint *r = state;
+	if (w->kind != DATABASE_WRITE_DELETE && !renamed(w))
+		return LUMEN_OK;
+	int rc = LUMEN_OK;
+	for (size_t i = 0; i < r->n_attributes && rc == LUMEN_OK; i++) {
+		struct repair p = {
+			.r = r, .type = r->attributes[i], .old_ndn = w->before->ndn,
+			.new_dn = w->after != NULL ? w->after->dn : (struct ber_view){ NULL, 0 },
+			.arena = op->arena,
+		};
+		rc = repair_referrers(&p, txn, ops);
+	}
+	return rc;
+}
+
+const struct overlay_type overlay_refint = {
+	.name = "refint",
+	.create = refint_create,
+	.destroy = refint_destroy,
+	.on_write = refint_on_write,
+};

@@ -183,6 +183,17 @@ struct config_overlay {
 	size_t n_lines;
 };
 
+/*
+ * A `moduleload NAME` line (OpenLDAP's): Lumen's modules are built in, so
+ * the server only checks that it has the named one and says the line is
+ * ignored. name is the module's bare name ("refint" for
+ * "/usr/lib/ldap/refint.la").
+ */
+struct config_module {
+	char *name;
+	char *origin;               /* "FILE:LINE" */
+};
+
 /* One `database` section. */
 struct config_database {
 	char *type;                 /* "mdb" */
@@ -244,6 +255,8 @@ struct config {
 	char *path;                 /* the top-level file as given */
 	char *pidfile;              /* NULL when not configured */
 	char *argsfile;             /* NULL when not configured */
+	struct config_module *modules; /* `moduleload` lines, in order */
+	size_t n_modules;
 	unsigned threads;           /* worker threads */
 	unsigned listener_threads;  /* I/O threads (each with an event_base) */
 	unsigned loglevel;          /* enum config_log_level bits */

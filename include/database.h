@@ -237,7 +237,7 @@ struct database_write {
 struct database_txn;
 
 /* Receives an entry (borrowed for the call). 0 goes on; else it stops
- * the walk and is returned. */
+ * the walk and is returned. It must not write (collect, then edit). */
 typedef int (*database_txn_entry_fn)(void *ctx, const struct entry *e);
 /* Changes e (a private copy of the stored entry) with entry.h's
  * functions; LUMEN_OK to store it, else the error is returned. */
@@ -252,6 +252,9 @@ typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
  * normalized form is value, in ID order; through the type's equality
  * index when it has one, else by reading every entry. Errors: fn's, the
  * storage's.
+ * walk_below: every entry strictly below ndn, with its current DN (after
+ * a rename: the new one), in ID order. Errors: LUMEN_ENOTFOUND (no ndn),
+ * fn's, the storage's.
  * edit: loads ndn, lets fn change a copy, checks it against the schema,
  * stamps modifiersName (as modifier_ndn; empty: the operation's
  * requester) and modifyTimestamp, stores it and calls the write hook on
@@ -261,6 +264,8 @@ typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
 struct database_txn_ops {
 	int (*find_equal)(struct database_txn *txn, const struct attribute_type *type,
 			  struct ber_view value, database_txn_entry_fn fn, void *ctx);
+	int (*walk_below)(struct database_txn *txn, struct ber_view ndn, database_txn_entry_fn fn,
+			  void *ctx);
 	int (*edit)(struct database_txn *txn, struct ber_view ndn, struct ber_view modifier_ndn,
 		    database_txn_edit_fn fn, void *ctx);
 };

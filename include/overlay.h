@@ -135,6 +135,22 @@ struct database *overlay_chain_wrap(struct overlay_chain *chain, struct database
 /* Frees a chain that was never wrapped. NULL is fine. */
 void overlay_chain_free(struct overlay_chain *chain);
 
+/*
+ * True when the database's `index` lines give type an equality index (the
+ * lookups an overlay makes in the write transaction use it; without one
+ * they read every entry).
+ */
+bool overlay_setup_has_equality_index(const struct overlay_setup *setup,
+				      const struct attribute_type *type);
+
+/*
+ * Checks config's `moduleload` lines: each must name a module Lumen has
+ * built in (its databases, back_mdb and back_monitor, or one of its
+ * overlays); each is logged as ignored. Errors: LUMEN_EUNSUPPORTED with
+ * err naming the line.
+ */
+int overlay_check_modules(const struct config *config, char *err, size_t errlen);
+
 /* The overlay types Lumen ships, by name; NULL when unknown. */
 const struct overlay_type *overlay_type_find(const char *name);
 

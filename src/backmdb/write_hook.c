@@ -60,8 +60,8 @@ static bool holds_value(const struct entry *e, const struct attribute_type *type
 	return false;
 }
 
-/* Loads id and hands it to fn when it holds the value; a vanished ID is
- * passed over (an index range may name IDs that were never used). */
+/* Loads id and hands it to fn when it holds the value (type NULL: always);
+ * a vanished ID is passed over (an index range may name IDs never used). */
 static int offer(struct database_txn *t, uint64_t id, const struct attribute_type *type,
 		 struct ber_view value, struct arena *scratch, database_txn_entry_fn fn,
 		 void *ctx)
@@ -71,9 +71,49 @@ static int offer(struct database_txn *t, uint64_t id, const struct attribute_typ
 	int rc = backend_load_entry(t->job->be, t->txn, id, scratch, &e);
 	if (rc == LUMEN_ENOTFOUND)
 		return LUMEN_OK;
-	if (rc == LUMEN_OK && holds_value(e, type, value))
+	if (rc == LUMEN_OK && (type == NULL || holds_value(e, type, value)))
 		rc = fn(ctx, e);
 	entry_free(e);
+	return rc;
+}
+
+/* An ID list that may be a range: each ID strictly below base is offered. */
+static int offer_below(struct database_txn *t, uint64_t base, const struct idl *ids,
+		       struct arena *scratch, database_txn_entry_fn fn, void *ctx)
+{
+	struct idl_iter it;
+	int rc = LUMEN_OK;
+	idl_iter_init(ids, &it);
+	for (uint64_t id; rc == LUMEN_OK && !idl_is_empty(ids) &&
+			  (id = idl_iter_next(ids, &it)) != 0;) {
+		if (id == base)
+			continue;
+		rc = dn2id_is_within(t->job->be->store, t->txn, id, base);
+		if (rc == 1)
+			rc = offer(t, id, NULL, (struct ber_view){ NULL, 0 }, scratch, fn, ctx);
+		else if (rc == 0 || rc == LUMEN_ENOTFOUND)
+			rc = LUMEN_OK;
+	}
+	return rc;
+}
+
+static int txn_walk_below(struct database_txn *t, struct ber_view ndn,
+			  database_txn_entry_fn fn, void *ctx)
+{
+	struct idl ids;
+	struct arena scratch;
+	uint64_t base;
+
+	int rc = dn2id_lookup(t->job->be->store, t->txn, ndn, &base, NULL);
+	if (rc != LUMEN_OK)
+		return rc;
+	idl_init(&ids);
+	arena_init(&scratch, HOOK_ENTRY_SCRATCH);
+	rc = dn2id_subtree(t->job->be->store, t->txn, base, &ids);
+	if (rc == LUMEN_OK)
+		rc = offer_below(t, base, &ids, &scratch, fn, ctx);
+	arena_free(&scratch);
+	idl_release(&ids);
 	return rc;
 }
 
@@ -171,5 +211,6 @@ static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view
 
 static const struct database_txn_ops txn_ops = {
 	.find_equal = txn_find_equal,
+	.walk_below = txn_walk_below,
 	.edit = txn_edit,
 };

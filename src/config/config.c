@@ -335,6 +335,7 @@ void config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->pidfile);
 	free(cfg->argsfile);
+	config_free_modules(cfg);
 	free(cfg->metrics_address);
 	free(cfg->logfile);
 	free(cfg);

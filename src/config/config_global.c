@@ -228,6 +228,47 @@ static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **ar
 	return LUMEN_OK;
 }
 
+/* "dir/refint.la" -> "refint" */
+static char *module_name(const char *word)
+{
+	const char *base = strrchr(word, '/');
+	base = base != NULL ? base + 1 : word;
+	size_t len = strcspn(base, ".");
+	return strndup(base, len);
+}
+
+static int apply_moduleload(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config *cfg = st->cfg;
+	(void)argc;
+	struct config_module *bigger = realloc(cfg->modules, (cfg->n_modules + 1) * sizeof(*bigger));
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	cfg->modules = bigger;
+	struct config_module *m = &bigger[cfg->n_modules++];
+	m->name = module_name(argv[1]);
+	m->origin = config_origin(st);
+	return m->name != NULL && m->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+/* modulepath: where OpenLDAP finds its modules; Lumen's are built in. */
+static int apply_modulepath(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)st;
+	(void)argc;
+	(void)argv;
+	return LUMEN_OK;
+}
+
+void config_free_modules(struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_modules; i++) {
+		free(cfg->modules[i].name);
+		free(cfg->modules[i].origin);
+	}
+	free(cfg->modules);
+}
+
 static int apply_logfile(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -250,6 +291,9 @@ static int apply_conn_max(struct parse_state *st, size_t argc, char **argv)
 
 static const struct directive rows[] = {
 	{ "pidfile", SECTION_GLOBAL, 1, 1, "pidfile <file>", apply_pidfile },
+	{ "moduleload", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "moduleload <module> [args]",
+	  apply_moduleload },
+	{ "modulepath", SECTION_GLOBAL, 1, 1, "modulepath <directory>", apply_modulepath },
 	{ "argsfile", SECTION_GLOBAL, 1, 1, "argsfile <file>", apply_argsfile },
 	{ "threads", SECTION_GLOBAL, 1, 1, "threads <count>", apply_threads },
 	{ "listener-threads", SECTION_GLOBAL, 1, 1, "listener-threads <count>",

@@ -67,6 +67,9 @@ extern const struct directive_table config_global_directives;
 extern const struct directive_table config_database_directives;
 extern const struct directive_table config_security_directives;
 
+/* Frees the `moduleload` lines (config_global.c). */
+void config_free_modules(struct config *cfg);
+
 /* Keeps a line no table knows for the section's last `overlay` (its
  * parser is the server's). LUMEN_ENOMEM. */
 int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv);

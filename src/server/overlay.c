@@ -11,11 +11,26 @@
 #include <strings.h>
 
 #include "ldap_result_codes.h"
+#include "log.h"
 #include "lumen_error.h"
 
 static const struct overlay_type *const overlay_types[] = {
 	&overlay_refint,
 };
+/* For messages: "refint, memberof, ...". */
+static const char *type_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(overlay_types) / sizeof(overlay_types[0]); i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+				 overlay_types[i]->name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
 
 struct overlay_instance {
 	const struct overlay_type *type;
@@ -49,6 +64,52 @@ int overlay_add_response_control(struct backend_op *op, const struct ldap_contro
 	grown[n] = *control;
 	op->response_controls = grown;
 	op->n_response_controls = n + 1;
+	return LUMEN_OK;
+}
+
+static bool names_type(const char *name, const struct attribute_type *type)
+{
+	if (strcasecmp(name, type->oid) == 0)
+		return true;
+	for (size_t i = 0; i < type->n_names; i++)
+		if (strcasecmp(name, type->names[i]) == 0)
+			return true;
+	return false;
+}
+
+bool overlay_setup_has_equality_index(const struct overlay_setup *setup,
+				      const struct attribute_type *type)
+{
+	const struct config_database *db = setup->database;
+	for (size_t i = 0; i < db->n_indexes; i++) {
+		const struct config_index *ix = &db->indexes[i];
+		if ((ix->kinds & INDEX_KIND_EQUALITY) == 0)
+			continue;
+		for (size_t j = 0; j < ix->n_attributes; j++)
+			if (names_type(ix->attributes[j], type))
+				return true;
+	}
+	return false;
+}
+
+int overlay_check_modules(const struct config *config, char *err, size_t errlen)
+{
+	static const char *const databases[] = { "back_mdb", "back_monitor" };
+	for (size_t i = 0; i < config->n_modules; i++) {
+		const struct config_module *m = &config->modules[i];
+		bool known = overlay_type_find(m->name) != NULL;
+		for (size_t j = 0; j < sizeof(databases) / sizeof(databases[0]); j++)
+			known = known || strcasecmp(m->name, databases[j]) == 0;
+		if (!known) {
+			char names[256];
+			snprintf(err, errlen, "%s: moduleload: Lumen has no module \"%s\" (built in: "
+				 "back_mdb, back_monitor, %s)", m->origin, m->name,
+				 type_names(names, sizeof(names)));
+			return LUMEN_EUNSUPPORTED;
+		}
+		log_printf(0, "%s: moduleload %s: built into Lumen; line ignored", m->origin,
+			   m->name);
+	}
 	return LUMEN_OK;
 }
 
@@ -243,8 +304,9 @@ static int create_one(const struct schema *schema, const struct config_database 
 {
 	const struct overlay_type *type = overlay_type_find(o->name);
 	if (type == NULL) {
-		snprintf(err, errlen, "%s: overlay: unknown overlay \"%s\" (Lumen has: refint)",
-			 o->origin, o->name);
+		char names[256];
+		snprintf(err, errlen, "%s: overlay: unknown overlay \"%s\" (Lumen has: %s)",
+			 o->origin, o->name, type_names(names, sizeof(names)));
 		return LUMEN_EMALFORMED;
 	}
 	struct overlay_setup setup = { .schema = schema, .database = config, .overlay = o };

@@ -2,7 +2,8 @@
  * overlay_refint.c — referential integrity (OpenLDAP's refint overlay and
  * its directives): when an entry is deleted, the values of the configured
  * attributes that name it are removed from every entry of the database;
- * when it is renamed, they are rewritten to the new DN.
+ * when it is renamed or moved, they are rewritten to the new DN, and so
+ * are the references to every entry of the subtree that moved with it.
  *
  * Where OpenLDAP repairs the references after the operation, in a second
  * write of its own that can fail or be lost in a crash, Lumen makes the
@@ -70,6 +71,10 @@ static int add_attributes(struct refint *r, const struct overlay_setup *setup,
 		}
 		if (r->n_attributes == REFINT_MAX_ATTRIBUTES)
 			return fail(line, err, errlen, "too many attributes");
+		if (!overlay_setup_has_equality_index(setup, type))
+			log_printf(0, "%s: refint_attributes: %s has no equality index: every "
+				   "delete and rename will read the whole database (add \"index %s "
+				   "eq\")", line->origin, name, name);
 		r->attributes[r->n_attributes++] = type;
 	}
 	return LUMEN_OK;
@@ -247,23 +252,84 @@ static bool renamed(const struct database_write *w)
 		memcmp(w->before->ndn.ptr, w->after->ndn.ptr, w->before->ndn.len) != 0);
 }
 
+/* Every configured attribute: values naming old_ndn go, new_dn comes. */
+static int repair_all(const struct refint *r, struct database_txn *txn,
+		      const struct database_txn_ops *ops, struct arena *arena,
+		      struct ber_view old_ndn, struct ber_view new_dn)
+{
+	int rc = LUMEN_OK;
+	for (size_t i = 0; i < r->n_attributes && rc == LUMEN_OK; i++) {
+		struct repair p = { .r = r, .type = r->attributes[i], .old_ndn = old_ndn,
+				    .new_dn = new_dn, .arena = arena };
+		rc = repair_referrers(&p, txn, ops);
+	}
+	return rc;
+}
+
+/* A renamed subtree's entries: their DNs before the rename and now. */
+struct moved {
+	struct ber_view old_base, new_base;   /* normalized */
+	struct arena *arena;
+	struct ber_view *old_ndns, *new_dns;
+	size_t n, cap;
+};
+
+static int note_moved(void *ctx, const struct entry *e)
+{
+	struct moved *m = ctx;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		struct ber_view *olds = arena_alloc(m->arena, cap * sizeof(*olds));
+		struct ber_view *news = arena_alloc(m->arena, cap * sizeof(*news));
+		if (olds == NULL || news == NULL)
+			return LUMEN_ENOMEM;
+		if (m->n > 0) {
+			memcpy(olds, m->old_ndns, m->n * sizeof(*olds));
+			memcpy(news, m->new_dns, m->n * sizeof(*news));
+		}
+		m->old_ndns = olds;
+		m->new_dns = news;
+		m->cap = cap;
+	}
+	/* below new_base: the same relative name below old_base */
+	size_t relative = e->ndn.len - m->new_base.len;
+	uint8_t *old = arena_alloc(m->arena, relative + m->old_base.len);
+	uint8_t *now = arena_memdup(m->arena, e->dn.ptr, e->dn.len);
+	if (old == NULL || now == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(old, e->ndn.ptr, relative);
+	memcpy(old + relative, m->old_base.ptr, m->old_base.len);
+	m->old_ndns[m->n] = (struct ber_view){ old, relative + m->old_base.len };
+	m->new_dns[m->n++] = (struct ber_view){ now, e->dn.len };
+	return LUMEN_OK;
+}
+
+/* A rename moves its whole subtree: references to every entry in it. */
+static int repair_renamed(const struct refint *r, struct database_txn *txn,
+			  const struct database_txn_ops *ops, struct arena *arena,
+			  const struct database_write *w)
+{
+	struct moved m = { .old_base = w->before->ndn, .new_base = w->after->ndn,
+			   .arena = arena };
+	int rc = repair_all(r, txn, ops, arena, w->before->ndn, w->after->dn);
+	if (rc == LUMEN_OK)
+		rc = ops->walk_below(txn, w->after->ndn, note_moved, &m);
+	for (size_t i = 0; i < m.n && rc == LUMEN_OK; i++)
+		rc = repair_all(r, txn, ops, arena, m.old_ndns[i], m.new_dns[i]);
+	return rc;
+}
+
 static int refint_on_write(void *state, struct database_txn *txn,
 			   const struct database_txn_ops *ops, struct backend_op *op,
 			   const struct database_write *w)
 {
 	const struct refint *r = state;
-	if (w->kind != DATABASE_WRITE_DELETE && !renamed(w))
-		return LUMEN_OK;
-	int rc = LUMEN_OK;
-	for (size_t i = 0; i < r->n_attributes && rc == LUMEN_OK; i++) {
-		struct repair p = {
-			.r = r, .type = r->attributes[i], .old_ndn = w->before->ndn,
-			.new_dn = w->after != NULL ? w->after->dn : (struct ber_view){ NULL, 0 },
-			.arena = op->arena,
-		};
-		rc = repair_referrers(&p, txn, ops);
-	}
-	return rc;
+	if (w->kind == DATABASE_WRITE_DELETE)
+		return repair_all(r, txn, ops, op->arena, w->before->ndn,
+				  (struct ber_view){ NULL, 0 });
+	if (renamed(w))
+		return repair_renamed(r, txn, ops, op->arena, w);
+	return LUMEN_OK;
 }
 
 const struct overlay_type overlay_refint = {

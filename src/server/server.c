@@ -241,6 +241,10 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 		s->slowop_ns = (uint64_t)cfg->slowop_threshold_ms * 1000000u;
 	if (stats_create(&s->stats) != LUMEN_OK)
 		goto fail;
+	rc = overlay_check_modules(cfg, err, errlen);
+	if (rc != LUMEN_OK)
+		goto fail;
+	rc = LUMEN_ENOMEM;
 	s->databases = calloc(cfg->n_databases + 1, sizeof(*s->databases));
 	if (s->databases == NULL)
 		goto fail;

@@ -32,6 +32,8 @@ R = h.Results("t_refint.py")
 B = sh.SUFFIX
 PEOPLE, GROUPS = "ou=people," + B, "ou=groups," + B
 NOTHING = "cn=nobody," + B
+TEAM = "ou=team," + PEOPLE
+FRANK = "uid=frank," + TEAM
 
 
 def user(uid):
@@ -48,11 +50,15 @@ def ldif():
         if see_also:
             text += f"seeAlso: {user(see_also)}\n"
         out.append(text)
+    out.append(f"dn: {TEAM}\nobjectClass: organizationalUnit\nou: team\n")
+    out.append(f"dn: {FRANK}\nobjectClass: inetOrgPerson\nuid: frank\ncn: frank\nsn: frank\n")
     groups = {"staff": ("alice", "bob", "dave"), "admins": ("alice",), "solo": ("dave",),
-              "lonely": ("erin",)}
+              "lonely": ("erin",), "crew": ()}
     for cn, members in groups.items():
         text = f"dn: cn={cn},{GROUPS}\nobjectClass: groupOfNames\ncn: {cn}\n"
         text += "".join(f"member: {user(m)}\n" for m in members)
+        if not members:
+            text += f"member: {TEAM}\nmember: {FRANK}\n"
         out.append(text)
     return "\n".join(out) + "\n"
 
@@ -105,6 +111,9 @@ def lower(*uids):
     return sorted(user(u).lower() for u in uids)
 
 
+SQUAD_MEMBERS = sorted([f"ou=squad,{PEOPLE}".lower(), f"uid=frank,ou=squad,{PEOPLE}".lower()])
+
+
 def scenario(kind):
     """Runs the steps on one server; returns {step: observed}."""
     seen = {}
@@ -126,6 +135,9 @@ def scenario(kind):
         seen["last member: solo"] = settle(kind, conn, f"cn=solo,{GROUPS}", "member",
                                            [NOTHING.lower()])
         seen["unrelated: lonely"] = read(conn, f"cn=lonely,{GROUPS}", "member")[0]
+        conn.rename_s(TEAM, "ou=squad", PEOPLE)   # a subtree: frank moves with it
+        seen["subtree rename: crew"] = settle(kind, conn, f"cn=crew,{GROUPS}", "member",
+                                              SQUAD_MEMBERS)
     finally:
         conn.unbind_s()
         server.stop(R)
@@ -157,6 +169,7 @@ def compare_with_slapd():
         "rename: seeAlso": lower("alice2"),
         "move: admins": [f"uid=alice3,{GROUPS}".lower()],
         "last member: solo": [NOTHING.lower()],
+        "subtree rename: crew": SQUAD_MEMBERS,
     }
     modifier = "cn=referential integrity overlay"
     for step, want in expected.items():
@@ -197,10 +210,15 @@ def config_errors():
         ("bad nothing DN", ["overlay refint", "refint_attributes member",
                             "refint_nothing notadn"], 9, "expected a DN"),
         ("overlay outside a database", None, 1, "allowed only inside a database section"),
+        ("a module Lumen lacks", "moduleload /usr/lib/ldap/nosuch.la", 1,
+         'Lumen has no module "nosuch"'),
     ]
     for label, lines, line_no, message in cases:
         path = os.path.join(tmp, "bad.conf")
-        text = ["overlay refint"] if lines is None else head + lines
+        if isinstance(lines, str):
+            text = [lines] + head   # a global line
+        else:
+            text = ["overlay refint"] if lines is None else head + lines
         with open(path, "w") as f:
             f.write("\n".join(text) + "\n")
         p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
@@ -210,12 +228,26 @@ def config_errors():
         R.check(f"config: {label} names file, line and reason",
                 f"{path}:{line_no}" in out and message in out, out)
     good = os.path.join(tmp, "good.conf")
+    modules = ["modulepath /usr/lib/ldap", "moduleload back_mdb", "moduleload refint.la"]
     with open(good, "w") as f:
-        f.write("\n".join(head + overlay_lines(True)) + "\n")
+        f.write("\n".join(modules + head + overlay_lines(True)) + "\n")
     p = subprocess.run([h.LUMEND, "-T", "-f", good], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=30)
-    R.check("config: a good refint section passes -T", p.returncode == 0,
-            p.stdout.decode(errors="replace"))
+    out = p.stdout.decode(errors="replace")
+    R.check("config: a good refint section (with slapd's moduleload lines) passes -T",
+            p.returncode == 0, out)
+    R.check("config: moduleload lines are logged as ignored",
+            f"{good}:3: moduleload refint: built into Lumen; line ignored" in out, out)
+    R.check("config: indexed refint attributes get no warning", "no equality index" not in out,
+            out)
+    unindexed = os.path.join(tmp, "unindexed.conf")
+    with open(unindexed, "w") as f:
+        f.write("\n".join(head + overlay_lines(True)[1:]) + "\n")
+    p = subprocess.run([h.LUMEND, "-T", "-f", unindexed], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=30)
+    out = p.stdout.decode(errors="replace")
+    R.check("config: an unindexed refint attribute is named at start-up",
+            p.returncode == 0 and "member has no equality index" in out, out)
 
 
 compare_with_slapd()

@@ -17,6 +17,8 @@ window open with SIGUSR2 around the operation). Each run must show:
 The bulk loader (lumenadd-faults, counted from its start) must exit non-zero
 with a message and leave the database unchanged, or load everything.
 LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC.
+The database runs the refint overlay, so a delete and a rename also repair a
+group inside their transaction: those calls fail too, and all or nothing stays.
 Prints the number of distinct failure points covered.
 """
 import os
@@ -51,7 +53,9 @@ def config_text(dbdir):
                      for n in ("core", "cosine", "inetorgperson"))
     return (schema + "threads 2\nlistener-threads 1\n"
             f'database mdb\nsuffix "{SUFFIX}"\nrootdn "{ROOTDN}"\nrootpw secret\n'
-            f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass eq\n")
+            f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass,member eq\n"
+            # deletes and renames also repair the group inside their transaction
+            "overlay refint\nrefint_attributes member\n")
 
 
 def entry_ldif(uid, extra=""):
@@ -61,7 +65,9 @@ def entry_ldif(uid, extra=""):
 
 BASE = (f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\n"
         f"o: Example\n\ndn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
-        + "".join(entry_ldif(f"u{i}") for i in range(4)))
+        + "".join(entry_ldif(f"u{i}") for i in range(4))
+        + f"dn: cn=team,{SUFFIX}\nobjectClass: groupOfNames\ncn: team\n"
+        f"member: uid=u2,{PEOPLE}\nmember: uid=u3,{PEOPLE}\nmember: uid=u0,{PEOPLE}\n\n")
 MORE = "".join(entry_ldif(f"bulk{i}", "description: loaded\n") for i in range(5))
 
 
@@ -258,7 +264,7 @@ covered = set()
 tally = {}
 template = make_database("template")
 before = state(template)
-r.check("template database readable", isinstance(before, dict) and len(before) == 6, str(before)[:300])
+r.check("template database readable", isinstance(before, dict) and len(before) == 7, str(before)[:300])
 
 for name, op in WORKLOADS:
     d = copy_database(template, f"{name}-clean")
@@ -266,6 +272,12 @@ for name, op in WORKLOADS:
     after = state(d)
     r.check(f"{name}: clean run succeeds", outcome == 0 and not problems, f"{outcome} {problems}")
     r.check(f"{name}: clean run changes the database", after != before)
+    gone = {"delete": "uid=u2,", "modrdn": "uid=u3,"}.get(name)
+    if gone:
+        team = after.get(f"cn=team,{SUFFIX}", [])
+        r.check(f"{name}: clean run repairs the group (refint)",
+                len(team) == 5 - (name == "delete") and not any(gone in v for v in team),
+                str(team))
     plan = first_of_each_site(sites(err, "call"))
     r.check(f"{name}: the trace lists calls", len(plan) > 5, err[-500:])
     failures = []

@@ -220,6 +220,7 @@ struct config_database {
 };
 
 #define CONFIG_DEFAULT_THREADS 4
+#define CONFIG_MAX_FILTER_DEPTH 4096
 #define CONFIG_DEFAULT_LISTENER_THREADS 1
 #define CONFIG_DEFAULT_SIZELIMIT 500L
 #define CONFIG_DEFAULT_TIMELIMIT 3600L
@@ -278,6 +279,7 @@ struct config {
 				       binds anonymously instead of failing */
 	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
 	unsigned conn_max_per_ip;   /* conn_max_per_ip: per client address; 0 = none */
+	unsigned max_filter_depth;  /* maxfilterdepth (OpenLDAP's; default 1000) */
 	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
 	struct config_tls tls;
 	struct config_security security;

@@ -254,8 +254,12 @@ struct ldap_message {
 	size_t n_controls;
 };
 
+/* OpenLDAP's maxfilterdepth default: filters this deep are common in
+ * generated queries; every recursion over a filter is bounded by it. */
+#define LDAP_DEFAULT_MAX_FILTER_DEPTH 1000
+
 struct ldap_decode_limits {
-	unsigned max_filter_depth;     /* nesting of AND/OR/NOT; default 32 */
+	unsigned max_filter_depth;     /* nesting of AND/OR/NOT (maxfilterdepth) */
 	size_t max_filter_nodes;       /* default 1024 */
 	size_t max_elements;           /* attributes, values, controls, changes per message; default 65536 */
 };

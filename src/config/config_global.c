@@ -289,7 +289,20 @@ static int apply_conn_max(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+/* Deeper filters are refused (protocolError); the recursions over a filter
+ * must fit a worker's stack, sanitizers included: hence the ceiling. */
+static int apply_maxfilterdepth(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], 1, CONFIG_MAX_FILTER_DEPTH, false, &v);
+	if (rc == LUMEN_OK)
+		st->cfg->max_filter_depth = (unsigned)v;
+	return rc;
+}
+
 static const struct directive rows[] = {
+	{ "maxfilterdepth", SECTION_GLOBAL, 1, 1, "maxfilterdepth <depth>", apply_maxfilterdepth },
 	{ "pidfile", SECTION_GLOBAL, 1, 1, "pidfile <file>", apply_pidfile },
 	{ "moduleload", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "moduleload <module> [args]",
 	  apply_moduleload },

@@ -89,9 +89,13 @@ static int compile_ava(struct compile_state *st, const struct ldap_filter *in,
 			return rc;
 		/* no key for this value: approx falls back to equality */
 	}
-	if (in->type == LDAP_FILTER_EQUALITY && is_object_class_type(type))
+	if (in->type == LDAP_FILTER_EQUALITY && is_object_class_type(type)) {
 		node->object_class = schema_object_class(st->schema,
 			(const char *)in->u.ava.value.ptr, in->u.ava.value.len);
+		/* RFC 4517: a descriptor the schema does not know is Undefined,
+		 * so (!(objectClass=nosuch)) matches nothing, as in OpenLDAP */
+		node->undefined = node->object_class == NULL;
+	}
 	return normalize_assertion(st, node, node->rule->normalize, in->u.ava.value,
 				   &node->value);
 }

@@ -254,12 +254,6 @@ static int validate_der_sequence(const uint8_t *v, size_t len)
 	return VALID(content == len - header);
 }
 
-/* JPEG/JFIF: starts with the SOI marker. */
-static int validate_jpeg(const uint8_t *v, size_t len)
-{
-	return VALID(len >= 3 && v[0] == 0xFF && v[1] == 0xD8 && v[2] == 0xFF);
-}
-
 /* The RFC 4512 descriptions (attributeTypes and the like): "( ... )". */
 static int validate_description(const uint8_t *v, size_t len)
 {
@@ -326,7 +320,8 @@ static const struct syntax syntaxes[] = {
 	{ RFC4517(25), "Guide", false, validate_utf8_nonempty },
 	{ RFC4517(26), "IA5 String", false, validate_ia5 },
 	{ RFC4517(27), "INTEGER", false, validate_integer },
-	{ RFC4517(28), "JPEG", true, validate_jpeg },
+	/* Any bytes, as OpenLDAP stores them: directories carry PNGs here. */
+	{ RFC4517(28), "JPEG", true, validate_any },
 	{ RFC4517(30), "Matching Rule Description", false, validate_description },
 	{ RFC4517(31), "Matching Rule Use Description", false, validate_description },
 	{ RFC4517(34), "Name And Optional UID", false, validate_name_and_uid },

@@ -19,7 +19,7 @@ struct message_decoder {
 
 void ldap_decode_limits_default(struct ldap_decode_limits *limits)
 {
-	limits->max_filter_depth = 32;
+	limits->max_filter_depth = LDAP_DEFAULT_MAX_FILTER_DEPTH;
 	limits->max_filter_nodes = 1024;
 	limits->max_elements = 65536;
 }
@@ -92,7 +92,7 @@ static int decode_string_list(struct message_decoder *d, struct ber_view content
 
 /* PartialAttribute ::= SEQUENCE { type, vals SET OF value } */
 static int decode_attribute(struct message_decoder *d, struct ber_reader *r,
-			    struct ldap_attribute *attr, bool require_values)
+			    struct ldap_attribute *attr)
 {
 	struct ber_reader inner;
 	struct ber_view values;
@@ -106,14 +106,11 @@ static int decode_attribute(struct message_decoder *d, struct ber_reader *r,
 	rc = expect_end(d, &inner, "trailing data in attribute");
 	if (rc == LUMEN_OK)
 		rc = decode_string_list(d, values, &attr->values, &attr->n_values);
-	if (rc == LUMEN_OK && require_values && attr->n_values == 0)
-		rc = fail(d, LUMEN_EMALFORMED, "attribute without values");
 	return rc;
 }
 
 static int decode_attribute_list(struct message_decoder *d, struct ber_view contents,
-				 struct ldap_attribute **out, size_t *n_out,
-				 bool require_values)
+				 struct ldap_attribute **out, size_t *n_out)
 {
 	size_t n;
 	int rc = count_members(d, contents, &n);
@@ -125,7 +122,7 @@ static int decode_attribute_list(struct message_decoder *d, struct ber_view cont
 	struct ber_reader r;
 	ber_reader_init(&r, contents.ptr, contents.len);
 	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
-		rc = decode_attribute(d, &r, &attrs[i], require_values);
+		rc = decode_attribute(d, &r, &attrs[i]);
 	*out = attrs;
 	*n_out = n;
 	return rc;
@@ -253,7 +250,7 @@ static int decode_change(struct message_decoder *d, struct ber_reader *r,
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad modification");
 	change->operation = (enum ldap_modify_operation)operation;
-	rc = decode_attribute(d, &inner, &change->modification, false);
+	rc = decode_attribute(d, &inner, &change->modification);
 	if (rc == LUMEN_OK)
 		rc = expect_end(d, &inner, "trailing data in modification");
 	return rc;
@@ -294,7 +291,9 @@ static int decode_add_request(struct message_decoder *d, struct ber_reader *r,
 		rc = ber_read_octets(r, BER_TAG_SEQUENCE, &attributes);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad add request");
-	return decode_attribute_list(d, attributes, &add->attributes, &add->n_attributes, true);
+	/* an attribute without values is the operation's error, not the PDU's
+	 * (op_add answers protocolError and the connection stays) */
+	return decode_attribute_list(d, attributes, &add->attributes, &add->n_attributes);
 }
 
 static int decode_delete_request(struct message_decoder *d, struct ber_reader *r,
@@ -405,8 +404,7 @@ static int decode_search_entry(struct message_decoder *d, struct ber_reader *r,
 		rc = ber_read_octets(r, BER_TAG_SEQUENCE, &attributes);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad search result entry");
-	return decode_attribute_list(d, attributes, &entry->attributes,
-				     &entry->n_attributes, false);
+	return decode_attribute_list(d, attributes, &entry->attributes, &entry->n_attributes);
 }
 
 static int decode_search_reference(struct message_decoder *d, struct ber_reader *r,

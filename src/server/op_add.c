@@ -59,6 +59,15 @@ static bool add_allowed(struct op_context *ctx, struct op_target *t, struct acce
 	return allowed;
 }
 
+/* RFC 4511 §4.7: every attribute of an Add carries at least one value. */
+static bool every_attribute_has_values(const struct ldap_add_request *req)
+{
+	for (size_t i = 0; i < req->n_attributes; i++)
+		if (req->attributes[i].n_values == 0)
+			return false;
+	return true;
+}
+
 void op_add(struct op_context *ctx)
 {
 	const struct ldap_add_request *req = &ctx->msg->u.add;
@@ -67,6 +76,10 @@ void op_add(struct op_context *ctx)
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u ADD dn=\"%s\"",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, req->entry));
+	if (!every_attribute_has_values(req)) {
+		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, "no values for attribute type");
+		return;
+	}
 	if (!op_target_prepare(ctx, req->entry, &t))
 		return;
 	op_target_access(ctx, &t, &a);

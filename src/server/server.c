@@ -236,6 +236,10 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 	atomic_init(&s->stopping, false);
 	atomic_init(&s->next_conn_id, FIRST_CONNECTION_ID);
 	ldap_decode_limits_default(&s->limits);
+	s->limits.max_filter_depth = cfg->max_filter_depth;
+	/* a filter that deep has at least as many nodes */
+	if (s->limits.max_filter_nodes < 2 * cfg->max_filter_depth)
+		s->limits.max_filter_nodes = 2 * cfg->max_filter_depth;
 	s->slowop_all = cfg->slowop_threshold_ms == 0;
 	if (cfg->slowop_threshold_ms > 0)
 		s->slowop_ns = (uint64_t)cfg->slowop_threshold_ms * 1000000u;

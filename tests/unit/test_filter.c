@@ -83,7 +83,9 @@ static const struct {
 	{ "(objectClass=top)", T, T },
 	{ "(objectClass=INETORGPERSON)", T, F },
 	{ "(objectClass=device)", F, T },
-	{ "(objectClass=noSuchClass)", F, F },
+	/* RFC 4517: an unknown descriptor is Undefined (as OpenLDAP) */
+	{ "(objectClass=noSuchClass)", U, U },
+	{ "(!(objectClass=noSuchClass))", U, U },
 	/* presence */
 	{ "(cn=*)", T, T },
 	{ "(name=*)", T, T },

@@ -165,9 +165,9 @@ END_TEST
 
 START_TEST(nesting_bound)
 {
-	char text[512];
+	char text[3 * (LDAP_DEFAULT_MAX_FILTER_DEPTH + 1) + 8];
 	size_t n = 0;
-	unsigned depth = 40;
+	unsigned depth = LDAP_DEFAULT_MAX_FILTER_DEPTH + 1;
 	for (unsigned i = 0; i < depth; i++)
 		text[n++] = '(', text[n++] = '!';
 	memcpy(text + n, "(a=b)", 5);
@@ -178,7 +178,8 @@ START_TEST(nesting_bound)
 	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, NULL, &f, NULL), LUMEN_ELIMIT);
 	struct ldap_decode_limits limits;
 	ldap_decode_limits_default(&limits);
-	limits.max_filter_depth = 64;
+	limits.max_filter_depth = depth;
+	limits.max_filter_nodes = 2 * depth;
 	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_OK);
 	limits.max_filter_nodes = 10;
 	ck_assert_int_eq(ldap_filter_text_parse(text, n, &arena, &limits, &f, NULL), LUMEN_ELIMIT);

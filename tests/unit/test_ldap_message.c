@@ -433,7 +433,8 @@ static const struct decode_vector decode_vectors[] = {
 
 	/* add */
 	{ LUMEN_OK, "add", OP("68", "04'cn=a' 30( 30( 04'cn' 31( 04'a' ) ) 30( 04'objectClass' 31( 04'top' 04'person' ) ) )"), 8, true },
-	{ LUMEN_EMALFORMED, "add attribute without values", OP("68", "04'x' 30( 30( 04'cn' 31( ) ) )"), 0, false },
+	/* the operation's error (op_add answers protocolError), not the PDU's */
+	{ LUMEN_OK, "add attribute without values", OP("68", "04'x' 30( 30( 04'cn' 31( ) ) )"), 8, true },
 	{ LUMEN_EMALFORMED, "add attributes in a SET", OP("68", "04'x' 31( 30( 04'cn' 31( 04'a' ) ) )"), 0, false },
 
 	/* delete, moddn, compare, abandon, extended */
@@ -606,10 +607,11 @@ struct depth_vector {
 };
 
 static const struct depth_vector depth_vectors[] = {
-	{ LUMEN_OK, 32, LDAP_FILTER_NOT, 0 },
-	{ LUMEN_ELIMIT, 33, LDAP_FILTER_NOT, 0 },
-	{ LUMEN_OK, 32, LDAP_FILTER_AND, 0 },
-	{ LUMEN_ELIMIT, 33, LDAP_FILTER_OR, 0 },
+	/* OpenLDAP's maxfilterdepth default */
+	{ LUMEN_OK, LDAP_DEFAULT_MAX_FILTER_DEPTH, LDAP_FILTER_NOT, 0 },
+	{ LUMEN_ELIMIT, LDAP_DEFAULT_MAX_FILTER_DEPTH + 1, LDAP_FILTER_NOT, 0 },
+	{ LUMEN_OK, LDAP_DEFAULT_MAX_FILTER_DEPTH, LDAP_FILTER_AND, 0 },
+	{ LUMEN_ELIMIT, LDAP_DEFAULT_MAX_FILTER_DEPTH + 1, LDAP_FILTER_OR, 0 },
 	{ LUMEN_ELIMIT, 5000, LDAP_FILTER_NOT, 0 },
 	{ LUMEN_OK, 3, LDAP_FILTER_NOT, 3 },
 	{ LUMEN_ELIMIT, 4, LDAP_FILTER_AND, 3 },

@@ -69,7 +69,9 @@ static const struct {
 	{ S(6), "0101", 0, false },
 	{ S(40), "\x00\x01\xFF", 3, true },
 	{ S(28), "\xFF\xD8\xFF\xE0", 4, true },
-	{ S(28), "GIF89a", 0, false },
+	/* any bytes, as OpenLDAP stores them (PNGs and GIFs live in jpegPhoto) */
+	{ S(28), "GIF89a", 0, true },
+	{ S(28), "\x89PNG\r\n\x1a\n", 0, true },
 	{ S(8), "\x30\x03\x02\x01\x01", 5, true },
 	{ S(8), "\x30\x04\x02\x01\x01", 5, false },
 	{ S(8), "\x31\x03\x02\x01\x01", 5, false },

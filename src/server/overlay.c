@@ -15,6 +15,8 @@
 
 static const struct overlay_type *const overlay_types[] = {
 	&overlay_refint,
+	&overlay_memberof,
+	&overlay_unique,
 };
 
 struct overlay_instance {
@@ -243,7 +245,7 @@ static int create_one(const struct schema *schema, const struct config_database 
 {
 	const struct overlay_type *type = overlay_type_find(o->name);
 	if (type == NULL) {
-		snprintf(err, errlen, "%s: overlay: unknown overlay \"%s\" (Lumen has: refint)",
+		snprintf(err, errlen, "%s: overlay: unknown overlay \"%s\" (Lumen has: refint, memberof, unique)",
 			 o->origin, o->name);
 		return LUMEN_EMALFORMED;
 	}

@@ -13,6 +13,7 @@
 #include "lumen_error.h"
 
 #define DN_SYNTAX_OID "1.3.6.1.4.1.1466.115.121.1.12"
+#define NAME_UID_SYNTAX_OID "1.3.6.1.4.1.1466.115.121.1.34"
 
 static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
 		const char *what, const char *value)
@@ -22,14 +23,16 @@ static int fail(const struct config_overlay_line *line, char *err, size_t errlen
 	return LUMEN_EMALFORMED;
 }
 
+/* A DN-valued attribute (members may also be Name and Optional UID, as slapd). */
 static int dn_attribute(const struct schema *schema, const struct config_overlay_line *line,
-			const struct attribute_type **out, char *err, size_t errlen)
+			bool name_uid, const struct attribute_type **out, char *err, size_t errlen)
 {
 	const char *name = line->words[1];
 	const struct attribute_type *type = schema_attribute_type(schema, name, strlen(name));
 	if (type == NULL)
 		return fail(line, err, errlen, "unknown attribute", name);
-	if (type->syntax == NULL || strcmp(type->syntax->oid, DN_SYNTAX_OID) != 0)
+	const char *oid = type->syntax != NULL ? type->syntax->oid : "";
+	if (strcmp(oid, DN_SYNTAX_OID) != 0 && !(name_uid && strcmp(oid, NAME_UID_SYNTAX_OID) == 0))
 		return fail(line, err, errlen, "not DN-valued:", name);
 	*out = type;
 	return LUMEN_OK;
@@ -113,9 +116,9 @@ static int apply_line(const struct schema *schema, const struct config_overlay_l
 	if (strcasecmp(what, "group-oc") == 0)
 		return group_class(schema, line, m, err, errlen);
 	if (strcasecmp(what, "member-ad") == 0)
-		return dn_attribute(schema, line, &m->member_ad, err, errlen);
+		return dn_attribute(schema, line, true, &m->member_ad, err, errlen);
 	if (strcasecmp(what, "memberof-ad") == 0)
-		return dn_attribute(schema, line, &m->memberof_ad, err, errlen);
+		return dn_attribute(schema, line, false, &m->memberof_ad, err, errlen);
 	if (strcasecmp(what, "dangling") == 0)
 		return dangling(line, m, err, errlen);
 	if (strcasecmp(what, "dangling-error") == 0)

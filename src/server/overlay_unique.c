@@ -104,11 +104,13 @@ static int parse_attributes(const struct uri_parse *p, const char *text, size_t 
 	u->types = arena_calloc(p->arena, n ? n : 1, sizeof(*u->types));
 	if (u->types == NULL)
 		return LUMEN_ENOMEM;
-	for (size_t at = 0; at < len;) {
+	for (size_t at = 0, piece = 0; piece < n; piece++) {
 		const char *comma = memchr(text + at, ',', len - at);
 		size_t end = comma != NULL ? (size_t)(comma - text) : len;
 		const struct attribute_type *type =
 			schema_attribute_type(p->schema, text + at, end - at);
+		if (end == at)
+			return refuse(p, "empty attribute name in", text, len);
 		if (type == NULL)
 			return refuse(p, "unknown attribute", text + at, end - at);
 		u->types[u->n_types++] = type;

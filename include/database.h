@@ -240,8 +240,11 @@ struct database_txn;
  * the walk and is returned. It must not write (collect, then edit). */
 typedef int (*database_txn_entry_fn)(void *ctx, const struct entry *e);
 /* Changes e (a private copy of the stored entry) with entry.h's
- * functions; LUMEN_OK to store it, else the error is returned. */
+ * functions; LUMEN_OK to store it, DATABASE_TXN_UNCHANGED to leave the
+ * entry as it is (edit then returns LUMEN_OK), else the error is
+ * returned. */
 typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
+#define DATABASE_TXN_UNCHANGED 1
 
 /*
  * What a hook may do in the transaction. Everything it reads sees the
@@ -258,8 +261,9 @@ typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
  * edit: loads ndn, lets fn change a copy, checks it against the schema,
  * stamps modifiersName (as modifier_ndn; empty: the operation's
  * requester) and modifyTimestamp, stores it and calls the write hook on
- * it (depth + 1). Errors: LUMEN_ENOTFOUND, LUMEN_ESCHEMA (the copy
- * breaks the schema: nothing stored), LUMEN_ELIMIT (too deep), fn's.
+ * it (depth + 1); nothing when fn answers DATABASE_TXN_UNCHANGED.
+ * Errors: LUMEN_ENOTFOUND, LUMEN_ESCHEMA (the copy breaks the schema:
+ * nothing stored), LUMEN_ELIMIT (too deep), fn's.
  */
 struct database_txn_ops {
 	int (*find_equal)(struct database_txn *txn, const struct attribute_type *type,

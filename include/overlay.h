@@ -156,6 +156,43 @@ const struct overlay_type *overlay_type_find(const char *name);
 
 /* The types (overlay_refint.c, ...), for overlay_type_find's table. */
 extern const struct overlay_type overlay_refint;
+extern const struct overlay_type overlay_memberof;
+extern const struct overlay_type overlay_unique;
+
+/* ------------------------------------------------------ DN references */
+
+/*
+ * The DNs of the entries find_equal hands to overlay_collect (its
+ * database_txn_entry_fn), both forms copied into arena; only entries of
+ * class `only` when it is not NULL. Errors: LUMEN_ENOMEM.
+ */
+struct overlay_dn_list {
+	struct arena *arena;
+	const struct object_class *only;
+	struct ber_view *dn, *ndn;
+	size_t n, cap;
+};
+int overlay_collect(void *ctx, const struct entry *e);
+
+/*
+ * In every entry holding old_ndn in type (of class `only` when not NULL):
+ * the value goes, new_dn (user form) comes when not empty, and nothing
+ * comes when the attribute lost its last value and nothing is not NULL.
+ * The entries are stamped with modifier_ndn (empty: the operation's
+ * requester). One whose repair would break the schema keeps its value,
+ * and the log says so, naming `who`. Errors: the transaction's.
+ */
+struct overlay_rewrite {
+	const char *who;                 /* the overlay, for the log */
+	const struct attribute_type *type;
+	const struct object_class *only;
+	struct ber_view old_ndn;
+	struct ber_view new_dn;
+	const char *nothing;
+	struct ber_view modifier_ndn;
+};
+int overlay_rewrite_references(struct database_txn *txn, const struct database_txn_ops *ops,
+			       struct arena *arena, const struct overlay_rewrite *rw);
 
 /*
  * Adds a control to op's response (arena copy of the control struct; the

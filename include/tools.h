@@ -181,6 +181,22 @@ struct tool_walk {
  */
 int tool_walk_tree(struct tool_walk *w, const char *base);
 
+/* ------------------------------------------------- memberOf from groups */
+/*
+ * The database's `overlay memberof` in a tool (lumenadd, lumenindex
+ * --memberof): every entry's memberOf (memberof-memberof-ad) becomes the
+ * DNs of the groups (memberof-group-oc) whose member attribute names it,
+ * as the overlay keeps it over LDAP; entries already right are not
+ * written. Nothing to do (LUMEN_OK) when the section has no such
+ * overlay. be is open in tool mode with no write pending
+ * (backend_tool_flush first); the changes go through backend_modify,
+ * stamped with memberof-dn. *changed counts the entries written.
+ * Errors: LUMEN_EMALFORMED (the overlay's directives, or an entry refused
+ * the change), LUMEN_ENOMEM, the storage's; err says which.
+ */
+int tool_memberof_rebuild(struct backend *be, const struct tool_database *t, uint64_t *changed,
+			  char *err, size_t errlen);
+
 /* ------------------------------------------- all-or-nothing rewrites */
 /*
  * lumenadd and lumenindex never write into the live environment: they

@@ -178,32 +178,44 @@ static int stamp(struct write_job *job, struct ber_view modifier_ndn, struct ent
 	return operational_on_modify(job->be, &as_hook, after);
 }
 
-static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view modifier_ndn,
-		    database_txn_edit_fn fn, void *ctx)
+/* Checks, stamps and stores an edited copy, then tells the hook. */
+static int store_edit(struct database_txn *t, uint64_t id, struct ber_view modifier_ndn,
+		      const struct entry *before, struct entry *after)
 {
 	struct write_job *job = t->job;
 	struct arena *arena = job->op->arena;
-	struct entry *before = NULL, *after = NULL;
 	struct schema_violation v;
-	uint64_t id;
 
-	if (t->depth + 1 > DATABASE_WRITE_MAX_DEPTH)
-		return LUMEN_ELIMIT;
-	int rc = dn2id_lookup(job->be->store, t->txn, ndn, &id, NULL);
-	if (rc == LUMEN_OK)
-		rc = backend_load_entry(job->be, t->txn, id, arena, &before);
-	if (rc == LUMEN_OK)
-		rc = entry_dup(before, &after);
-	if (rc == LUMEN_OK)
-		rc = fn(ctx, after);
-	if (rc == LUMEN_OK)
-		rc = entry_check_modify(before, after, arena, &v);
+	int rc = entry_check_modify(before, after, arena, &v);
 	if (rc == LUMEN_OK)
 		rc = stamp(job, modifier_ndn, after);
 	if (rc == LUMEN_OK)
 		rc = entry_store_replace(job->be, t->txn, id, before, after, arena, &job->changes);
 	if (rc == LUMEN_OK)
 		rc = notify_at(job, t->txn, DATABASE_WRITE_MODIFY, before, after, t->depth + 1);
+	return rc;
+}
+
+static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view modifier_ndn,
+		    database_txn_edit_fn fn, void *ctx)
+{
+	struct write_job *job = t->job;
+	struct entry *before = NULL, *after = NULL;
+	uint64_t id;
+
+	if (t->depth + 1 > DATABASE_WRITE_MAX_DEPTH)
+		return LUMEN_ELIMIT;
+	int rc = dn2id_lookup(job->be->store, t->txn, ndn, &id, NULL);
+	if (rc == LUMEN_OK)
+		rc = backend_load_entry(job->be, t->txn, id, job->op->arena, &before);
+	if (rc == LUMEN_OK)
+		rc = entry_dup(before, &after);
+	if (rc == LUMEN_OK)
+		rc = fn(ctx, after);
+	if (rc == LUMEN_OK)
+		rc = store_edit(t, id, modifier_ndn, before, after);
+	else if (rc == DATABASE_TXN_UNCHANGED)
+		rc = LUMEN_OK;
 	entry_free(before);
 	entry_free(after);
 	return rc;

@@ -16,6 +16,8 @@
 
 static const struct overlay_type *const overlay_types[] = {
 	&overlay_refint,
+	&overlay_memberof,
+	&overlay_unique,
 };
 /* For messages: "refint, memberof, ...". */
 static const char *type_names(char *buf, size_t len)

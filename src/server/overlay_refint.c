@@ -159,92 +159,6 @@ static int refint_create(const struct overlay_setup *setup, void **state, char *
 
 /* ---------------------------------------------------------------- repair */
 
-/* One repair: in every entry holding old_ndn in type, old goes, new comes. */
-struct repair {
-	const struct refint *r;
-	const struct attribute_type *type;
-	struct ber_view old_ndn;
-	struct ber_view new_dn;            /* user form; empty: delete only */
-	struct arena *arena;
-	struct ber_view *referrers;        /* normalized DNs, collected first */
-	size_t n_referrers, cap_referrers;
-};
-
-static int collect(void *ctx, const struct entry *e)
-{
-	struct repair *p = ctx;
-	if (p->n_referrers == p->cap_referrers) {
-		size_t cap = p->cap_referrers ? 2 * p->cap_referrers : 16;
-		struct ber_view *grown = arena_alloc(p->arena, cap * sizeof(*grown));
-		if (grown == NULL)
-			return LUMEN_ENOMEM;
-		if (p->n_referrers > 0)
-			memcpy(grown, p->referrers, p->n_referrers * sizeof(*grown));
-		p->referrers = grown;
-		p->cap_referrers = cap;
-	}
-	uint8_t *ndn = arena_memdup(p->arena, e->ndn.ptr, e->ndn.len);
-	if (ndn == NULL)
-		return LUMEN_ENOMEM;
-	p->referrers[p->n_referrers++] = (struct ber_view){ ndn, e->ndn.len };
-	return LUMEN_OK;
-}
-
-static int add_text(struct entry *e, const struct attribute_description *desc, const char *text,
-		    size_t len)
-{
-	struct ber_view value = { (const uint8_t *)text, len };
-	int rc = entry_add_values(e, desc, &value, 1, NULL);
-	return rc == LUMEN_EEXIST ? LUMEN_OK : rc;   /* already there: nothing to add */
-}
-
-/* Rewrites one attribute (every option variant of the type is its own). */
-static int repair_attribute(const struct repair *p, struct entry *e, size_t index)
-{
-	const struct entry_attribute *a = &e->attributes[index];
-	long at = entry_attribute_find_normalized(a, p->old_ndn);
-	if (at < 0)
-		return LUMEN_OK;
-	struct attribute_description desc = a->desc;
-	bool last = a->n_values == 1;
-	struct ber_view old = a->values[at].value;
-	int rc = entry_delete_values(e, &desc, &old, 1, NULL);
-	if (rc == LUMEN_OK && p->new_dn.len > 0)
-		return add_text(e, &desc, (const char *)p->new_dn.ptr, p->new_dn.len);
-	if (rc == LUMEN_OK && last && p->r->nothing != NULL)
-		return add_text(e, &desc, p->r->nothing, strlen(p->r->nothing));
-	return rc;
-}
-
-static int repair_entry(void *ctx, struct entry *e)
-{
-	const struct repair *p = ctx;
-	int rc = LUMEN_OK;
-	/* deleting may remove an attribute: walk from the end */
-	for (size_t i = e->n_attributes; i-- > 0 && rc == LUMEN_OK;)
-		if (i < e->n_attributes && e->attributes[i].desc.type == p->type)
-			rc = repair_attribute(p, e, i);
-	return rc;
-}
-
-static int repair_referrers(struct repair *p, struct database_txn *txn,
-			    const struct database_txn_ops *ops)
-{
-	int rc = ops->find_equal(txn, p->type, p->old_ndn, collect, p);
-	for (size_t i = 0; i < p->n_referrers && rc == LUMEN_OK; i++) {
-		struct ber_view ndn = p->referrers[i];
-		rc = ops->edit(txn, ndn, p->r->modifier_ndn, repair_entry, p);
-		if (rc == LUMEN_ESCHEMA) {
-			log_printf(0, "refint: \"%.*s\" keeps its %s value \"%.*s\": removing it "
-				   "would break the schema (see refint_nothing)", (int)ndn.len,
-				   (const char *)ndn.ptr, attribute_type_name(p->type),
-				   (int)p->old_ndn.len, (const char *)p->old_ndn.ptr);
-			rc = LUMEN_OK;
-		}
-	}
-	return rc;
-}
-
 static bool renamed(const struct database_write *w)
 {
 	return w->kind == DATABASE_WRITE_MODRDN &&
@@ -257,11 +171,14 @@ static int repair_all(const struct refint *r, struct database_txn *txn,
 		      const struct database_txn_ops *ops, struct arena *arena,
 		      struct ber_view old_ndn, struct ber_view new_dn)
 {
+	struct overlay_rewrite rw = {
+		.who = "refint", .old_ndn = old_ndn, .new_dn = new_dn, .nothing = r->nothing,
+		.modifier_ndn = r->modifier_ndn,
+	};
 	int rc = LUMEN_OK;
 	for (size_t i = 0; i < r->n_attributes && rc == LUMEN_OK; i++) {
-		struct repair p = { .r = r, .type = r->attributes[i], .old_ndn = old_ndn,
-				    .new_dn = new_dn, .arena = arena };
-		rc = repair_referrers(&p, txn, ops);
+		rw.type = r->attributes[i];
+		rc = overlay_rewrite_references(txn, ops, arena, &rw);
 	}
 	return rc;
 }

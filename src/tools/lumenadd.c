@@ -18,6 +18,10 @@
  * it was; a leftover .lumenadd-* directory can be deleted. The copy costs
  * time proportional to the data already there, nothing for a new database.
  *
+ * With `overlay memberof` in the database's section, memberOf is computed
+ * from the groups once everything is loaded (tools.h), so loaded entries
+ * carry what adds over LDAP would have given them, whatever the order.
+ *
  * The database's lock file (db_lock.h) is held from start to end, so a
  * running lumend makes lumenadd refuse, and lumend cannot start meanwhile.
  */
@@ -108,6 +112,28 @@ static int parse_args(int argc, char **argv, void *args)
 
 /* ---------------------------------------------------------------- load */
 
+static int flush(struct backend *be, const char *directory, char *err, size_t errlen)
+{
+	int rc = backend_tool_flush(be);
+	if (rc != LUMEN_OK)
+		tool_error(err, errlen, "%s: final commit failed: %s", directory, lumen_strerror(rc));
+	return rc;
+}
+
+/* `overlay memberof`: memberOf as adds over LDAP would have left it. */
+static int memberof(struct backend *be, const struct tool_database *t, const char *directory,
+		    char *err, size_t errlen)
+{
+	uint64_t changed = 0;
+	int rc = tool_memberof_rebuild(be, t, &changed, err, errlen);
+	if (rc == LUMEN_OK && changed > 0) {
+		fprintf(stderr, "lumenadd: memberOf set on %llu entries (overlay memberof)\n",
+			(unsigned long long)changed);
+		rc = flush(be, directory, err, errlen);
+	}
+	return rc;
+}
+
 static int load_into(const struct tool_database *t, const char *directory, FILE *input,
 		     const struct bulk_load_options *o, struct bulk_load_stats *stats,
 		     char *err, size_t errlen)
@@ -121,12 +147,10 @@ static int load_into(const struct tool_database *t, const char *directory, FILE 
 	if (rc != LUMEN_OK)
 		return rc;
 	rc = bulk_load_run(be, t->config->schema, input, o, stats, err, errlen);
-	if (rc == LUMEN_OK) {
-		rc = backend_tool_flush(be);
-		if (rc != LUMEN_OK)
-			tool_error(err, errlen, "%s: final commit failed: %s", directory,
-				 lumen_strerror(rc));
-	}
+	if (rc == LUMEN_OK)
+		rc = flush(be, directory, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = memberof(be, t, directory, err, errlen);
 	backend_close(be);
 	return rc;
 }

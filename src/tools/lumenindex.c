@@ -3,6 +3,7 @@
  *
  *   lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] [ATTR...]
  *   lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] --check
+ *   lumenindex -f slapd.conf [-b SUFFIX | -n N] --memberof
  *
  * Rebuild: the index tables of the named attributes (every index table
  * when none is named) are emptied and refilled from the stored entries
@@ -15,6 +16,9 @@
  * An index line whose table does not exist yet (added after the load) is
  * reported as such, and the other tables are still checked.
  * -m: memory for the keys held between two walks of the index tables.
+ * --memberof: every memberOf recomputed from the groups, as the
+ * database's `overlay memberof` keeps it (tools.h), in a staging copy
+ * like a rebuild.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "config_memberof.h"
 #include "db_lock.h"
 #include "lumen_error.h"
 #include "schema.h"
@@ -34,6 +39,7 @@
 struct index_args {
 	struct tool_target target;     /* first: tool_main reads it */
 	bool check;
+	bool memberof;
 	size_t memory_limit;           /* bytes; 0 = the backend's default */
 	char **attributes;
 	size_t n_attributes;
@@ -42,11 +48,13 @@ struct index_args {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] [--check | ATTR...]\n"
+		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB]\n"
+		"                  [--check | --memberof | ATTR...]\n"
 		"  rebuilds the index tables of ATTR... (all when none is named) after the\n"
 		"  index lines changed; --check verifies that every index agrees with the\n"
-		"  entries. -m: memory for index keys between two walks of the tables\n"
-		"  (default %zu MiB).\n"
+		"  entries; --memberof recomputes every memberOf from the groups (the\n"
+		"  database needs `overlay memberof`). -m: memory for index keys between\n"
+		"  two walks of the tables (default %zu MiB).\n"
 		"The database must not be served by lumend while lumenindex rebuilds.\n",
 		BACKEND_INDEX_PASS_DEFAULT_MEMORY >> 20);
 }
@@ -55,14 +63,15 @@ static int parse_args(int argc, char **argv, void *args)
 {
 	struct index_args *a = args;
 	memset(a, 0, sizeof(*a));
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--check") == 0) {
-			a->check = true;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--check") == 0)
 			argv[i] = (char *)"-C";
-		}
+		else if (strcmp(argv[i], "--memberof") == 0)
+			argv[i] = (char *)"-M";
+	}
 	int opt;
 	long mib;
-	while ((opt = tool_getopt(argc, argv, "f:b:n:m:C", &a->target)) != -1) {
+	while ((opt = tool_getopt(argc, argv, "f:b:n:m:CM", &a->target)) != -1) {
 		switch (opt) {
 		case 'm':
 			mib = atol(optarg);
@@ -71,12 +80,15 @@ static int parse_args(int argc, char **argv, void *args)
 			a->memory_limit = (size_t)mib << 20;
 			break;
 		case 'C': a->check = true; break;
+		case 'M': a->memberof = true; break;
 		default: return LUMEN_EINVAL;
 		}
 	}
 	a->attributes = argv + optind;
 	a->n_attributes = (size_t)(argc - optind);
-	if (a->check && a->n_attributes > 0)
+	if ((a->check || a->memberof) && a->n_attributes > 0)
+		return LUMEN_EINVAL;
+	if (a->check && a->memberof)
 		return LUMEN_EINVAL;
 	return LUMEN_OK;
 }
@@ -227,10 +239,15 @@ static int rebuild_in(const struct index_args *a, const struct tool_database *t,
 		rc = backend_open(t->config->schema, &settings, &be, err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
-	rc = backend_reindex(be, (const char *const *)a->attributes, a->n_attributes, pass);
-	if (rc != LUMEN_OK)
-		tool_error(err, errlen, "rebuilding the indexes: %s", lumen_strerror(rc));
-	else if ((rc = backend_tool_flush(be)) != LUMEN_OK)
+	if (a->memberof) {
+		rc = tool_memberof_rebuild(be, t, &pass->entries, err, errlen);
+	} else {
+		rc = backend_reindex(be, (const char *const *)a->attributes, a->n_attributes,
+				     pass);
+		if (rc != LUMEN_OK)
+			tool_error(err, errlen, "rebuilding the indexes: %s", lumen_strerror(rc));
+	}
+	if (rc == LUMEN_OK && (rc = backend_tool_flush(be)) != LUMEN_OK)
 		tool_error(err, errlen, "final commit failed: %s", lumen_strerror(rc));
 	backend_close(be);
 	return rc;
@@ -256,6 +273,11 @@ static int run_rebuild(const struct index_args *a, const struct tool_database *t
 		rc = tool_staging_commit(t, staging, err, errlen);
 	if (rc != LUMEN_OK)
 		goto done;
+	if (a->memberof) {
+		tool_print_summary(stderr, "memberOf recomputed on", pass.entries,
+				   tool_now() - start, NULL);
+		goto done;
+	}
 	int at = snprintf(extra, sizeof(extra), "%u round(s), tables:", pass.rounds);
 	for (size_t i = 0; i < a->n_attributes && at > 0 && (size_t)at < sizeof(extra); i++)
 		at += snprintf(extra + at, sizeof(extra) - (size_t)at, " %s", a->attributes[i]);
@@ -274,6 +296,11 @@ static int run_tool(void *args, struct tool_database *t, FILE *unused, char *err
 	const struct index_args *a = args;
 	(void)unused;
 	int rc = check_named(a, t, err, errlen);
+	if (rc == LUMEN_OK && a->memberof && config_database_overlay(t->db, "memberof") == NULL) {
+		tool_error(err, errlen, "%s: --memberof: the database has no \"overlay memberof\" "
+			   "in %s", t->db->origin, t->config->path);
+		rc = LUMEN_ENOTFOUND;
+	}
 	if (rc == LUMEN_OK)
 		rc = a->check ? run_check(a, t, err, errlen) : run_rebuild(a, t, err, errlen);
 	return rc;

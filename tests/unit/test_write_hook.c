@@ -29,6 +29,7 @@ struct hook_state {
 	bool remove_member;        /* on delete: drop the DN from every member */
 	bool refuse_after_edit;    /* ... then refuse the operation */
 	bool recurse;              /* on every write: edit the same entry again */
+	bool leave_alone;          /* on the depth-0 write: an edit that changes nothing */
 	const char *find_type;     /* count entries holding the deleted DN here */
 	size_t found;
 	int edit_rc;
@@ -78,6 +79,13 @@ static int touch_description(void *ctx, struct entry *e)
 	return rc == LUMEN_EEXIST ? LUMEN_OK : rc;
 }
 
+static int change_nothing(void *ctx, struct entry *e)
+{
+	(void)ctx;
+	(void)e;
+	return DATABASE_TXN_UNCHANGED;
+}
+
 static int count_found(void *ctx, const struct entry *e)
 {
 	(void)ctx;
@@ -120,6 +128,8 @@ static int test_hook(void *ctx, struct database_txn *txn, const struct database_
 		op->diagnostic = "refused by the hook";
 		return LUMEN_EINVAL;
 	}
+	if (rc == LUMEN_OK && hs.leave_alone && w->depth == 0)
+		rc = ops->edit(txn, fx_ndn(ADMINS), fx_ndn(HOOK_MODIFIER), change_nothing, NULL);
 	if (rc == LUMEN_OK && hs.recurse) {
 		const struct entry *e = w->after != NULL ? w->after : w->before;
 		hs.edit_rc = ops->edit(txn, e->ndn, (struct ber_view){ NULL, 0 },
@@ -265,6 +275,22 @@ START_TEST(hook_depth_is_bounded)
 }
 END_TEST
 
+START_TEST(edit_that_changes_nothing_stores_nothing)
+{
+	hs.leave_alone = true;
+	struct backend_op op = hooked_op();
+	struct ldap_change change = { .operation = LDAP_MOD_REPLACE };
+	struct ber_view title = fx_view("first");
+	change.modification = (struct ldap_attribute){ fx_view("title"), &title, 1 };
+	ck_assert_int_eq(backend_modify(fx.be, &op, fx_ndn(DAVE), &change, 1), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	/* no second write was shown to the hook, and admins was not stamped */
+	ck_assert_uint_eq(hs.n_seen, 1);
+	ck_assert_uint_eq(count_matches("(modifiersName=" HOOK_MODIFIER ")"), 0);
+	ck_assert_uint_eq(count_matches("(title=first)"), 1);
+}
+END_TEST
+
 START_TEST(find_equal_with_and_without_an_index)
 {
 	/* member has an equality index in the fixture; seeAlso has none */
@@ -303,6 +329,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, hook_refusal_undoes_everything);
 	tcase_add_test(tc, hook_depth_is_bounded);
 	tcase_add_test(tc, find_equal_with_and_without_an_index);
+	tcase_add_test(tc, edit_that_changes_nothing_stores_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

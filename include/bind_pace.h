@@ -2,7 +2,7 @@
  * bind_pace.h — making a failed simple bind cost the same whoever it names
  * (server layer): an unknown DN, an entry without a password (or without
  * `auth` on it), a wrong password checked against any stored scheme, and,
- * once password policy exists, a locked account, all answer
+ * a locked account (ppolicy), all answer
  * invalidCredentials after the same time.
  *
  * Two parts:
@@ -21,10 +21,11 @@
  *    (OpenLDAP answers an unknown DN at once: its timing tells which DNs
  *    exist; Lumen does not follow it there.)
  *
- * For a future lockout (ppolicy) or any other refusal: compute the verdict
- * after the password checks, never return early — the checks run and the
- * delay applies whatever the account's state (op_bind.c's
- * bind_credentials.refused is where such a check belongs).
+ * For a lockout (ppolicy) or any other refusal: compute the verdict after
+ * the password checks, never return early — the checks run and the delay
+ * applies whatever the account's state (an overlay's bind_before sets
+ * overlay_bind.refused; op_bind.c holds the answer before the overlays'
+ * bind_after hooks write their state, so those writes are hidden too).
  *
  * Nothing sleeps: bind_pace_remaining says how long the answer must still
  * wait, and the server holds it back on the connection (conn_hold_output)

@@ -4,7 +4,9 @@
  *
  * Supported: ManageDsaIT (RFC 3296; accepted, there are no referral
  * objects), Assertion (RFC 4528), Pre-Read and Post-Read (RFC 4527),
- * Simple Paged Results (RFC 2696, search only). A control that the table
+ * Simple Paged Results (RFC 2696, search only), the Password Policy
+ * request (draft-behera-ldap-password-policy-10 §6.1: Bind, Modify and
+ * Password Modify; no value; the ppolicy overlay answers it). A control that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
  *
@@ -39,6 +41,7 @@
 #define CONTROL_PRE_READ      "1.3.6.1.1.13.1"
 #define CONTROL_POST_READ     "1.3.6.1.1.13.2"
 #define CONTROL_PAGED_RESULTS "1.2.840.113556.1.4.319"
+#define CONTROL_PASSWORD_POLICY "1.3.6.1.4.1.42.2.27.8.5.1"
 
 /* What a request's controls ask for. Zeroed: no control. */
 struct request_controls {
@@ -52,6 +55,7 @@ struct request_controls {
 	bool paged;
 	uint64_t page_size;
 	struct ber_view cookie;
+	bool password_policy;
 };
 
 /*
@@ -82,5 +86,36 @@ int controls_read_entry_response(const char *oid, const struct attribute_selecti
 int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
 			    struct ber_writer *scratch, struct arena *arena,
 			    struct ldap_control *out);
+
+/* The Password Policy response (draft-behera-10 §6.2): one warning or
+ * none, an error or none. */
+enum password_policy_warning {
+	PASSWORD_POLICY_NO_WARNING,
+	PASSWORD_POLICY_TIME_BEFORE_EXPIRATION,   /* [0] seconds */
+	PASSWORD_POLICY_GRACE_REMAINING,          /* [1] binds */
+};
+
+enum password_policy_error {
+	PASSWORD_POLICY_EXPIRED = 0,
+	PASSWORD_POLICY_ACCOUNT_LOCKED = 1,
+	PASSWORD_POLICY_CHANGE_AFTER_RESET = 2,
+	PASSWORD_POLICY_MOD_NOT_ALLOWED = 3,
+	PASSWORD_POLICY_MUST_SUPPLY_OLD = 4,
+	PASSWORD_POLICY_INSUFFICIENT_QUALITY = 5,
+	PASSWORD_POLICY_TOO_SHORT = 6,
+	PASSWORD_POLICY_TOO_YOUNG = 7,
+	PASSWORD_POLICY_IN_HISTORY = 8,
+	PASSWORD_POLICY_NO_ERROR = -1,
+};
+
+struct password_policy_response {
+	enum password_policy_warning warning;
+	uint32_t warning_value;                   /* 0 .. INT32_MAX */
+	enum password_policy_error error;
+};
+
+/* The Password Policy response control, its value in arena. LUMEN_ENOMEM. */
+int controls_password_policy_response(const struct password_policy_response *r,
+				      struct arena *arena, struct ldap_control *out);
 
 #endif

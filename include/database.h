@@ -62,6 +62,13 @@ enum backend_stage {
  */
 struct database_write_hook;
 
+/* The cleartexts of a Password Modify (backend_op.password_change). */
+struct backend_password_change {
+	bool has_old;
+	struct ber_view old_password;
+	struct ber_view new_password;
+};
+
 struct backend_op {
 	/* --- inputs --- */
 	struct arena *arena;           /* per-operation scratch; outputs live here */
@@ -102,9 +109,19 @@ struct backend_op {
 	bool want_pre_read;            /* RFC 4527: fill pre_read */
 	bool want_post_read;           /* RFC 4527: fill post_read */
 	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
-	/* Tools path (bulk load): NO-USER-MODIFICATION attributes supplied by
-	 * the caller are kept instead of refused; missing ones are generated. */
+	/* Tools path (bulk load), and an overlay's internal writes (ppolicy's
+	 * lockout state, lastbind's authTimestamp): NO-USER-MODIFICATION
+	 * attributes supplied by the caller are kept instead of refused;
+	 * missing ones are generated. Overlays pass such writes through. */
 	bool from_tool;
+	/* The Password Policy request control (draft-behera) was sent. */
+	bool want_password_policy;
+	/*
+	 * Set by the Password Modify extended operation on the modify that
+	 * stores the new (already hashed) value: the cleartexts it was given,
+	 * for a password policy's checks. NULL on every other operation.
+	 */
+	const struct backend_password_change *password_change;
 	/*
 	 * Write hook (the overlay chain's): called inside the write's
 	 * transaction after every change the database makes for this
@@ -251,6 +268,8 @@ typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
  * transaction's own changes; everything it writes commits or aborts with
  * the operation. No access control applies: a hook acts as the server.
  *
+ * fetch: the entry ndn as the transaction sees it, to fn. Errors:
+ * LUMEN_ENOTFOUND, fn's, the storage's.
  * find_equal: every entry holding a value of type (or a subtype) whose
  * normalized form is value, in ID order; through the type's equality
  * index when it has one, else by reading every entry. Errors: fn's, the
@@ -266,6 +285,8 @@ typedef int (*database_txn_edit_fn)(void *ctx, struct entry *e);
  * nothing stored), LUMEN_ELIMIT (too deep), fn's.
  */
 struct database_txn_ops {
+	int (*fetch)(struct database_txn *txn, struct ber_view ndn, database_txn_entry_fn fn,
+		     void *ctx);
 	int (*find_equal)(struct database_txn *txn, const struct attribute_type *type,
 			  struct ber_view value, database_txn_entry_fn fn, void *ctx);
 	int (*walk_below)(struct database_txn *txn, struct ber_view ndn, database_txn_entry_fn fn,

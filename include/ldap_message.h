@@ -307,6 +307,18 @@ void ldap_encode_bind_response(struct ber_writer *w, int32_t message_id, int cod
 			       const char *matched_dn, const char *diagnostic,
 			       const struct ber_view *server_sasl_credentials);
 
+/* ldap_encode_bind_response with response controls (NULL when n is 0). */
+void ldap_encode_bind_result(struct ber_writer *w, int32_t message_id, int code,
+			     const char *matched_dn, const char *diagnostic,
+			     const struct ber_view *server_sasl_credentials,
+			     const struct ldap_control *controls, size_t n_controls);
+
+/* ldap_encode_extended_response with response controls (NULL when n is 0). */
+void ldap_encode_extended_result(struct ber_writer *w, int32_t message_id, int code,
+				 const char *diagnostic, const char *name,
+				 const struct ber_view *value, const struct ldap_control *controls,
+				 size_t n_controls);
+
 /* name/value may be NULL. */
 void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
 				   int code, const char *diagnostic,

@@ -152,6 +152,10 @@ int op_flush(struct op_context *ctx);
 /* ExtendedResponse variant; name/value may be NULL. */
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value);
+/* op_send_extended with response controls (NULL when n is 0). */
+void op_send_extended_controls(struct op_context *ctx, int code, const char *diagnostic,
+			       const char *name, const struct ber_view *value,
+			       const struct ldap_control *controls, size_t n_controls);
 /*
  * For a handler that handed its final response to the connection itself
  * (StartTLS: conn_start_tls queues it ahead of the handshake): count, log

@@ -15,6 +15,21 @@
  * whose before hook answers skips the database and every overlay after
  * it; its own after hook and those of the ones before it still run.
  *
+ * Bind: the server checks passwords itself (op_bind.c, with the pace of
+ * bind_pace.h), and calls the chain around the check of a simple bind to
+ * an entry (never for the rootdn): overlay_chain_bind_before with the
+ * entry (a copy, or NULL when the DN names none), then its password
+ * checks, then overlay_chain_bind_after with the outcome. A before hook
+ * may refuse the account whatever the password (ppolicy's lockout): the
+ * checks still run and the failure still waits out the pace, so the
+ * refusal is not told apart by its time. After hooks may turn a success
+ * into a failure (an expired password), add response controls, and write
+ * (database_modify on req->database, from_tool set) — for a failure the
+ * answer is already held back by the pace while they run, so a write
+ * costs the client no time and tells nothing. The chain calls only the
+ * overlays that have a bind hook; a database without one costs a bind
+ * one pointer test (overlay_chain_binds).
+ *
  * Configuration: each overlay type parses its own directives (the lines
  * after its `overlay` line that config did not know) when the chain is
  * created, at start-up and for `lumend -T`; an unknown overlay or
@@ -30,8 +45,11 @@
  * its own mutable state. Creation and freeing are start-up/shutdown only.
  *
  * Caveats:
- *  - fetch (bind, group checks, the server's own reads) goes straight to
- *    the database below: overlays see operations, not internal reads.
+ *  - fetch (group checks, the server's own reads) goes straight to the
+ *    database below: overlays see operations, not internal reads.
+ *  - An overlay's internal writes come back through the chain (so every
+ *    overlay sees them, as replication must) with op->from_tool set:
+ *    overlays pass those on without acting.
  *  - A paused search calls the before hooks once, when it starts, and
  *    the after hooks once, when it ends.
  *  - A write may be applied more than once (group commit retries a batch
@@ -49,7 +67,17 @@
 
 enum overlay_operation {
 	OVERLAY_SEARCH, OVERLAY_COMPARE, OVERLAY_ADD, OVERLAY_DELETE, OVERLAY_MODIFY,
-	OVERLAY_MODRDN,
+	OVERLAY_MODRDN, OVERLAY_BIND,
+};
+
+/* A simple bind to an entry as it passes the chain (overlay.h, Bind). */
+struct overlay_bind {
+	struct ber_view dn;                /* the entry's DN, user form */
+	const struct entry *entry;         /* borrowed; NULL: no such entry */
+	bool password_ok;                  /* after: a stored value matched */
+	bool refused;                      /* before: refuse whatever the password */
+	bool success;                      /* after: the bind succeeds (an after hook
+					      may clear it); op's result is then sent */
 };
 
 /*
@@ -80,7 +108,10 @@ struct overlay_request {
 			bool has_new_superior;
 			struct ber_view new_superior_ndn;
 		} modrdn;
+		struct overlay_bind *bind;
 	} u;
+	/* The chain as a database (set by the chain): reads, internal writes. */
+	struct database *database;
 	int rc;                            /* after: what the database returned */
 };
 
@@ -95,6 +126,7 @@ struct overlay_setup {
 	const struct schema *schema;
 	const struct config_database *database;
 	const struct config_overlay *overlay;   /* its line and directives */
+	const char *password_hash;              /* `password-hash`: the scheme of new values */
 };
 
 struct overlay_type {
@@ -111,17 +143,21 @@ struct overlay_type {
 	void (*after)(void *state, struct overlay_request *req);
 	int (*on_write)(void *state, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *w);
+	/* Bind (see Bind above); each may be NULL. */
+	void (*bind_before)(void *state, struct overlay_request *req);
+	void (*bind_after)(void *state, struct overlay_request *req);
 };
 
 struct overlay_chain;
 
 /*
  * The chain of config's overlays, parsed and created (NULL *out when the
- * section has none). Errors: LUMEN_EMALFORMED (unknown overlay or
+ * section has none); password_hash is the configured scheme. Errors: LUMEN_EMALFORMED (unknown overlay or
  * directive; err names file and line), LUMEN_ENOMEM.
  */
 int overlay_chain_create(const struct schema *schema, const struct config_database *config,
-			 struct overlay_chain **out, char *err, size_t errlen);
+			 const char *password_hash, struct overlay_chain **out, char *err,
+			 size_t errlen);
 /*
  * A chain of n overlays whose states are already made (tests; overlays
  * the server stacks itself). The chain destroys the states when freed.
@@ -132,6 +168,17 @@ int overlay_chain_create_from(const struct overlay_type *const *types, void *con
 /* The chain as a database over below (which it now owns); NULL chain:
  * below itself. Cannot fail. */
 struct database *overlay_chain_wrap(struct overlay_chain *chain, struct database *below);
+/* Does an overlay of chain act on binds? NULL chain: false. */
+bool overlay_chain_binds(const struct overlay_chain *chain);
+/*
+ * The bind hooks around the server's password check (overlay.h, Bind):
+ * req->operation OVERLAY_BIND, req->op (arena, want_password_policy) and
+ * req->u.bind filled; the chain sets req->database. Cannot fail: an
+ * overlay that cannot do its part logs and, for a failure that matters
+ * (ppolicy's state), refuses the bind.
+ */
+void overlay_chain_bind_before(struct overlay_chain *chain, struct overlay_request *req);
+void overlay_chain_bind_after(struct overlay_chain *chain, struct overlay_request *req);
 /* Frees a chain that was never wrapped. NULL is fine. */
 void overlay_chain_free(struct overlay_chain *chain);
 
@@ -193,6 +240,8 @@ struct overlay_rewrite {
 };
 int overlay_rewrite_references(struct database_txn *txn, const struct database_txn_ops *ops,
 			       struct arena *arena, const struct overlay_rewrite *rw);
+extern const struct overlay_type overlay_ppolicy;
+extern const struct overlay_type overlay_lastbind;
 
 /*
  * Adds a control to op's response (arena copy of the control struct; the

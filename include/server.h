@@ -65,6 +65,8 @@ struct server_database {
 	/* The `overlay` lines, parsed at start-up; once the database opens,
 	 * database is this chain over it (and owns it). */
 	struct overlay_chain *overlays;
+	struct overlay_chain *bind_chain; /* the wrapped chain, borrowed (op_bind: its
+					    bind hooks); NULL: none */
 	struct db_lock lock;             /* held while the backend is open */
 };
 

@@ -169,6 +169,20 @@ static int txn_find_equal(struct database_txn *t, const struct attribute_type *t
 	return rc;
 }
 
+static int txn_fetch(struct database_txn *t, struct ber_view ndn, database_txn_entry_fn fn,
+		     void *ctx)
+{
+	struct entry *e = NULL;
+	uint64_t id;
+	int rc = dn2id_lookup(t->job->be->store, t->txn, ndn, &id, NULL);
+	if (rc == LUMEN_OK)
+		rc = backend_load_entry(t->job->be, t->txn, id, t->job->op->arena, &e);
+	if (rc == LUMEN_OK)
+		rc = fn(ctx, e);
+	entry_free(e);
+	return rc;
+}
+
 /* modifiersName and modifyTimestamp as the hook's identity. */
 static int stamp(struct write_job *job, struct ber_view modifier_ndn, struct entry *after)
 {
@@ -222,6 +236,7 @@ static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view
 }
 
 static const struct database_txn_ops txn_ops = {
+	.fetch = txn_fetch,
 	.find_equal = txn_find_equal,
 	.walk_below = txn_walk_below,
 	.edit = txn_edit,

@@ -286,9 +286,10 @@ void ldap_encode_result(struct ber_writer *w, int32_t message_id, int op,
 	ber_end(w);
 }
 
-void ldap_encode_bind_response(struct ber_writer *w, int32_t message_id, int code,
-			       const char *matched_dn, const char *diagnostic,
-			       const struct ber_view *server_sasl_credentials)
+void ldap_encode_bind_result(struct ber_writer *w, int32_t message_id, int code,
+			     const char *matched_dn, const char *diagnostic,
+			     const struct ber_view *server_sasl_credentials,
+			     const struct ldap_control *controls, size_t n_controls)
 {
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_integer(w, BER_TAG_INTEGER, message_id);
@@ -297,12 +298,22 @@ void ldap_encode_bind_response(struct ber_writer *w, int32_t message_id, int cod
 	if (server_sasl_credentials != NULL)
 		write_view(w, BER_TAG_CONTEXT(7), *server_sasl_credentials);
 	ber_end(w);
+	write_controls(w, controls, n_controls);
 	ber_end(w);
 }
 
-void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
-				   int code, const char *diagnostic,
-				   const char *name, const struct ber_view *value)
+void ldap_encode_bind_response(struct ber_writer *w, int32_t message_id, int code,
+			       const char *matched_dn, const char *diagnostic,
+			       const struct ber_view *server_sasl_credentials)
+{
+	ldap_encode_bind_result(w, message_id, code, matched_dn, diagnostic,
+				server_sasl_credentials, NULL, 0);
+}
+
+void ldap_encode_extended_result(struct ber_writer *w, int32_t message_id, int code,
+				 const char *diagnostic, const char *name,
+				 const struct ber_view *value, const struct ldap_control *controls,
+				 size_t n_controls)
 {
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_integer(w, BER_TAG_INTEGER, message_id);
@@ -313,7 +324,15 @@ void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
 	if (value != NULL)
 		write_view(w, BER_TAG_CONTEXT(11), *value);
 	ber_end(w);
+	write_controls(w, controls, n_controls);
 	ber_end(w);
+}
+
+void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
+				   int code, const char *diagnostic,
+				   const char *name, const struct ber_view *value)
+{
+	ldap_encode_extended_result(w, message_id, code, diagnostic, name, value, NULL, 0);
 }
 
 void ldap_encode_notice_of_disconnection(struct ber_writer *w, int code,

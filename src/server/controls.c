@@ -116,6 +116,15 @@ static int parse_paged_results(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* draft-behera-10 §6.1: the request control has no value. */
+static int parse_password_policy(const struct control_parse *p)
+{
+	if (p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "passwordPolicyRequest control value not absent");
+	p->out->password_policy = true;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -131,12 +140,14 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_POST_READ, OP_BIT(LDAP_OP_ADD_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
 				     OP_BIT(LDAP_OP_MODDN_REQUEST), parse_post_read },
 	{ CONTROL_PAGED_RESULTS, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_paged_results },
+	{ CONTROL_PASSWORD_POLICY, OP_BIT(LDAP_OP_BIND_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
+					   OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_password_policy },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
-	CONTROL_PAGED_RESULTS,
+	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY,
 };
 
 size_t controls_supported(const char *const **oids)
@@ -226,4 +237,49 @@ int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
 	ber_write_octets(scratch, BER_TAG_OCTET_STRING, cookie, cookie_len);
 	ber_end(scratch);
 	return take_value(CONTROL_PAGED_RESULTS, scratch, arena, out);
+}
+
+/* A BER INTEGER's content octets, minimal (0 .. INT32_MAX): their count. */
+static size_t integer_octets(uint32_t v, uint8_t out[5])
+{
+	uint8_t big[5] = { 0, (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+			   (uint8_t)v };
+	size_t skip = 0;
+	while (skip < 4 && big[skip] == 0 && (big[skip + 1] & 0x80) == 0)
+		skip++;
+	memcpy(out, big + skip, 5 - skip);
+	return 5 - skip;
+}
+
+int controls_password_policy_response(const struct password_policy_response *r,
+				      struct arena *arena, struct ldap_control *out)
+{
+	uint8_t buf[2 + 4 + 5 + 3], number[5];
+	size_t n = 2;
+	if (r->warning != PASSWORD_POLICY_NO_WARNING) {
+		size_t len = integer_octets(r->warning_value, number);
+		buf[n++] = 0xa0;                               /* warning [0] */
+		buf[n++] = (uint8_t)(2 + len);
+		buf[n++] = r->warning == PASSWORD_POLICY_TIME_BEFORE_EXPIRATION ? 0x80 : 0x81;
+		buf[n++] = (uint8_t)len;
+		memcpy(buf + n, number, len);
+		n += len;
+	}
+	if (r->error != PASSWORD_POLICY_NO_ERROR) {
+		buf[n++] = 0x81;                               /* error [1] ENUMERATED */
+		buf[n++] = 1;
+		buf[n++] = (uint8_t)r->error;
+	}
+	buf[0] = 0x30;
+	buf[1] = (uint8_t)(n - 2);
+	uint8_t *value = arena_memdup(arena, buf, n);
+	if (value == NULL)
+		return LUMEN_ENOMEM;
+	*out = (struct ldap_control){
+		.oid = { (const uint8_t *)CONTROL_PASSWORD_POLICY,
+			 sizeof(CONTROL_PASSWORD_POLICY) - 1 },
+		.has_value = true,
+		.value = { value, n },
+	};
+	return LUMEN_OK;
 }

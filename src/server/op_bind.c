@@ -10,6 +10,12 @@
  * A failed simple bind costs the same whatever it names (bind_pace.h): an
  * unknown DN or an entry without a usable password checks the decoy, and
  * every failure waits out the pace's floor before invalidCredentials.
+ *
+ * A bind to an entry passes its database's overlay chain when one of its
+ * overlays acts on binds (overlay.h, Bind: ppolicy, lastbind): the entry
+ * is copied for the hooks, which may refuse the account (the checks and
+ * the pace still run), turn a success into a failure, add response
+ * controls and write state. Without such an overlay nothing is copied.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +29,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "overlay.h"
 #include "password.h"
 #include "server.h"
 
@@ -45,12 +52,8 @@ struct bind_credentials {
 	struct ber_view dn;                 /* the entry's current DN */
 	struct ber_view *passwords;         /* userPassword values, arena copies */
 	size_t n_passwords;
-	/*
-	 * Set by a check that refuses the account whatever the password (a
-	 * future ppolicy lockout): the passwords are still checked and the
-	 * pace still waited out, so the refusal is not told apart by its time.
-	 */
-	bool refused;
+	bool want_entry;                    /* copy the entry for the overlays */
+	struct entry *entry;                /* that copy (entry_free); NULL: none */
 };
 
 static int collect_passwords(void *arg, const struct entry *e,
@@ -60,6 +63,8 @@ static int collect_passwords(void *arg, const struct entry *e,
 	const struct entry_attribute *a = entry_find_type(e, cred->password_type);
 	cred->dn.ptr = arena_memdup(cred->arena, info->dn.ptr, info->dn.len);
 	cred->dn.len = info->dn.len;
+	if (cred->want_entry && cred->dn.ptr != NULL && entry_dup(e, &cred->entry) != LUMEN_OK)
+		return LUMEN_ENOMEM;
 	if (cred->dn.ptr == NULL || a == NULL)
 		return cred->dn.ptr == NULL ? LUMEN_ENOMEM : LUMEN_OK;
 	/* Without `auth` the entry has, for binding, no password at all. */
@@ -98,8 +103,11 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
 		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",
 			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));
-	if (rc != LUMEN_OK)
+	if (rc != LUMEN_OK) {
 		cred->n_passwords = 0;
+		entry_free(cred->entry);
+		cred->entry = NULL;
+	}
 }
 
 /*
@@ -152,38 +160,112 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 	return rc == LUMEN_OK && match;
 }
 
+/* The overlay chain's part in a bind to an entry (overlay.h, Bind). */
+struct bind_hooks {
+	struct overlay_chain *chain;        /* NULL: no overlay acts on binds */
+	struct backend_op bop;              /* arena, control; response controls */
+	struct overlay_bind bind;
+	struct overlay_request req;
+};
+
+static void hooks_init(struct bind_hooks *h, struct op_context *ctx,
+		       const struct server_database *db, bool want_policy)
+{
+	memset(h, 0, sizeof(*h));
+	if (db == NULL || !overlay_chain_binds(db->bind_chain))
+		return;
+	h->chain = db->bind_chain;
+	h->bop = (struct backend_op){ .arena = ctx->arena, .abandoned = &ctx->op->abandoned,
+				      .want_password_policy = want_policy };
+	h->req = (struct overlay_request){ .operation = OVERLAY_BIND, .op = &h->bop,
+					   .u.bind = &h->bind };
+}
+
+/* Before the check: may the account bind at all? */
+static bool hooks_before(struct bind_hooks *h, const struct bind_credentials *cred,
+			 struct ber_view ndn)
+{
+	if (h->chain == NULL)
+		return true;
+	h->req.ndn = ndn;
+	h->bind.dn = cred->dn;
+	h->bind.entry = cred->entry;
+	overlay_chain_bind_before(h->chain, &h->req);
+	return !h->bind.refused;
+}
+
+/* After the check: the outcome, as the overlays leave it. */
+static bool hooks_after(struct bind_hooks *h, bool password_ok, bool success)
+{
+	if (h->chain == NULL)
+		return success;
+	h->bind.password_ok = password_ok;
+	h->bind.success = success;
+	overlay_chain_bind_after(h->chain, &h->req);
+	return h->bind.success;
+}
+
+/* Checks the password of the entry ndn (or the rootdn's rootpw). */
+static bool check_bind(struct op_context *ctx, struct ber_view ndn, struct ber_view password,
+		       bool want_policy, struct bind_credentials *cred,
+		       struct bind_hooks *hooks, bool *password_ok)
+{
+	const struct server_database *db = find_rootdn(ctx->server, ndn);
+	if (db != NULL && db->config->rootpw != NULL) {
+		cred->dn = (struct ber_view){ (const uint8_t *)db->config->rootdn,
+					      strlen(db->config->rootdn) };
+		*password_ok = check_rootpw(ctx, db, password);
+		return *password_ok;
+	}
+	db = server_find_database(ctx->server, ndn);
+	hooks_init(hooks, ctx, db, want_policy);
+	cred->want_entry = hooks->chain != NULL;
+	fetch_credentials(ctx, db, ndn, cred);
+	bool allowed = hooks_before(hooks, cred, ndn);
+	*password_ok = any_password_matches(ctx, cred, password);
+	return *password_ok && allowed;
+}
+
+static void answer_bind(struct op_context *ctx, int code, const struct backend_op *bop)
+{
+	op_send_result_controls(ctx, code, NULL, bop->diagnostic, bop->response_controls,
+				bop->n_response_controls);
+}
+
 /*
  * Simple bind with a DN and a password: the rootdn/rootpw of its database,
- * else the userPassword of the entry. Unknown DN, wrong password and an
- * entry without password get the same answer after the same time
- * (bind_pace.h); the verdict is taken only after the wait.
+ * else the userPassword of the entry. Unknown DN, wrong password, an
+ * entry without password and an account an overlay refuses get the same
+ * answer after the same time (bind_pace.h); the verdict is taken only
+ * after the wait.
  */
-static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *req)
+static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *req,
+			bool want_policy)
 {
 	struct ber_view ndn;
 	struct bind_credentials cred = { 0 };
-	bool match;
+	struct bind_hooks hooks;
+	bool password_ok, held = false;
 	struct timespec started = bind_pace_start();
 	if (server_normalize_dn(ctx->server, req->name, ctx->arena, &ndn) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return;
 	}
-	const struct server_database *db = find_rootdn(ctx->server, ndn);
-	if (db != NULL && db->config->rootpw != NULL) {
-		match = check_rootpw(ctx, db, req->password);
-		cred.dn = (struct ber_view){ (const uint8_t *)db->config->rootdn,
-					     strlen(db->config->rootdn) };
-	} else {
-		fetch_credentials(ctx, server_find_database(ctx->server, ndn), ndn, &cred);
-		match = any_password_matches(ctx, &cred, req->password);
-	}
-	match = match && !cred.refused;
+	memset(&hooks, 0, sizeof(hooks));
+	bool match = check_bind(ctx, ndn, req->password, want_policy, &cred, &hooks,
+				&password_ok);
+	bool checked_ok = match;
 	if (!match) {
 		struct timeval delay = bind_pace_remaining(ctx->server->bind_pace, started);
 		/* A connection that cannot hold its output is closing: nothing
-		 * would reach the client anyway. */
-		if (conn_hold_output(ctx->conn, &delay) == LUMEN_OK)
-			op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
+		 * would reach the client anyway (the overlays still record). */
+		held = conn_hold_output(ctx->conn, &delay) == LUMEN_OK;
+	}
+	match = hooks_after(&hooks, password_ok, match);
+	entry_free(cred.entry);
+	if (!match) {
+		if (held || checked_ok)   /* refused after a good password: no pace */
+			answer_bind(ctx, LDAP_INVALID_CREDENTIALS, &hooks.bop);
 		return;
 	}
 	if (conn_set_identity(ctx->conn, ndn, cred.dn, true) != LUMEN_OK) {
@@ -193,7 +275,7 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" mech=SIMPLE ssf=0",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, ndn));
-	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
+	answer_bind(ctx, LDAP_SUCCESS, &hooks.bop);
 }
 
 /* `security simple_bind=`/`ssf=`: else confidentialityRequired was sent. */
@@ -208,6 +290,7 @@ void op_bind(struct op_context *ctx)
 {
 	const struct ldap_bind_request *req = &ctx->msg->u.bind;
 	bool sasl = req->auth == LDAP_AUTH_SASL;
+	struct op_target t;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" method=%d",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, req->name), sasl ? 163 : 128);
@@ -215,7 +298,9 @@ void op_bind(struct op_context *ctx)
 	struct ber_view anonymous = { (const uint8_t *)"", 0 };
 	conn_set_identity(ctx->conn, anonymous, anonymous, false);
 
-	if (req->version != 3) {
+	if (!op_parse_controls(ctx, &t)) {
+		return;
+	} else if (req->version != 3) {
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL,
 			       "requested protocol version not supported");
 	} else if (sasl && ber_view_eq_str_nocase(req->mechanism, "EXTERNAL")) {
@@ -235,6 +320,6 @@ void op_bind(struct op_context *ctx)
 			op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
 				       "unauthenticated bind (DN with no password) disallowed");
 	} else if (simple_bind_protected(ctx)) {
-		simple_bind(ctx, req);
+		simple_bind(ctx, req, t.controls.password_policy);
 	}
 }

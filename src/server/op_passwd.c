@@ -9,7 +9,10 @@
  * or the bound user. The new value is stored hashed with `password-hash`;
  * without newPasswd one is generated and returned (genPasswd). Over a
  * connection weaker than `security simple_bind=`/`ssf=`:
- * confidentialityRequired.
+ * confidentialityRequired. The modify that stores it carries the
+ * cleartexts (backend_op.password_change) and the Password Policy request
+ * control through the overlay chain, whose ppolicy may refuse the change
+ * (constraintViolation with the control's error) or warn.
  */
 #include <stdio.h>
 #include <string.h>
@@ -88,6 +91,7 @@ struct passwd_change {
 	const struct server_database *db;
 	bool is_root;
 	const struct attribute_type *password_type;
+	bool want_password_policy;
 };
 
 /* The target's identity: userIdentity, or the bound user. False: answered. */
@@ -178,8 +182,13 @@ static bool change_allowed(struct op_context *ctx, struct passwd_change *pc)
 
 /* Store the hashed value (replace). The backend's result code is kept. */
 static int store_password(struct op_context *ctx, struct passwd_change *pc,
-			  const char *hashed, struct backend_op *bop)
+			  const char *hashed, struct ber_view cleartext, struct backend_op *bop)
 {
+	struct backend_password_change *given = arena_alloc(ctx->arena, sizeof(*given));
+	if (given == NULL)
+		return LUMEN_ENOMEM;
+	*given = (struct backend_password_change){ pc->req.has_old, pc->req.old_password,
+						   cleartext };
 	struct ber_view value = { (const uint8_t *)hashed, strlen(hashed) };
 	struct ldap_change change = {
 		.operation = LDAP_MOD_REPLACE,
@@ -189,14 +198,17 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	bop->requester_ndn = pc->requester_ndn;
 	bop->is_root = pc->is_root;
 	bop->abandoned = &ctx->op->abandoned;
+	bop->want_password_policy = pc->want_password_policy;
+	bop->password_change = given;
 	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
 
 /* The response value: SEQUENCE { genPasswd [0] } when one was generated. */
-static void answer(struct op_context *ctx, const char *generated)
+static void answer(struct op_context *ctx, const char *generated, const struct backend_op *bop)
 {
 	if (generated == NULL) {
-		op_send_extended(ctx, LDAP_SUCCESS, NULL, NULL, NULL);
+		op_send_extended_controls(ctx, LDAP_SUCCESS, NULL, NULL, NULL,
+					  bop->response_controls, bop->n_response_controls);
 		return;
 	}
 	struct ber_writer *w = ctx->scratch;
@@ -211,18 +223,21 @@ static void answer(struct op_context *ctx, const char *generated)
 	if (value.ptr == NULL)
 		op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
 	else
-		op_send_extended(ctx, LDAP_SUCCESS, NULL, NULL, &value);
+		op_send_extended_controls(ctx, LDAP_SUCCESS, NULL, NULL, &value,
+					  bop->response_controls, bop->n_response_controls);
 }
 
 void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 {
 	const struct config *cfg = ctx->server->config;
 	struct passwd_change pc = { 0 };
+	struct op_target t;
 	char generated[GENERATED_LENGTH + 1], hashed[PASSWORD_HASH_MAX];
 	unsigned needed = cfg->security.simple_bind > cfg->security.ssf ? cfg->security.simple_bind
 									  : cfg->security.ssf;
-	if (!op_require_ssf(ctx, needed, "a password change"))
+	if (!op_require_ssf(ctx, needed, "a password change") || !op_parse_controls(ctx, &t))
 		return;
+	pc.want_password_policy = t.controls.password_policy;
 	if (parse_request(req, &pc.req) != LUMEN_OK) {
 		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, "malformed Password Modify request",
 				 NULL, NULL);
@@ -247,15 +262,18 @@ void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 		return;
 	}
 	struct backend_op bop = { 0 };
-	rc = store_password(ctx, &pc, hashed, &bop);
+	rc = store_password(ctx, &pc, hashed, pw, &bop);
 	explicit_bzero(hashed, sizeof(hashed));
+	if (rc == LUMEN_ENOMEM && bop.result_code == LDAP_SUCCESS)
+		bop = (struct backend_op){ .result_code = LDAP_OTHER, .diagnostic = "out of memory" };
 	if (rc != LUMEN_OK || bop.result_code != LDAP_SUCCESS) {
-		op_send_extended(ctx, bop.result_code, bop.diagnostic, NULL, NULL);
+		op_send_extended_controls(ctx, bop.result_code, bop.diagnostic, NULL, NULL,
+					  bop.response_controls, bop.n_response_controls);
 		return;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PASSMOD id=\"%s\"%s",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, pc.target_ndn), generate ? " new" : "");
-	answer(ctx, generate ? generated : NULL);
+	answer(ctx, generate ? generated : NULL, &bop);
 	explicit_bzero(generated, sizeof(generated));
 }

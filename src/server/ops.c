@@ -245,11 +245,11 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 	/* Whatever the handler (or backend) did since its last mark. */
 	op_mark(ctx, STATS_STAGE_ENTRIES);
 	if (response == LDAP_OP_BIND_RESPONSE)
-		ldap_encode_bind_response(ctx->out, ctx->op->message_id, code, matched,
-					  diagnostic, NULL);
+		ldap_encode_bind_result(ctx->out, ctx->op->message_id, code, matched,
+					diagnostic, NULL, controls, n_controls);
 	else if (response == LDAP_OP_EXTENDED_RESPONSE)
-		ldap_encode_extended_response(ctx->out, ctx->op->message_id, code, diagnostic,
-					      NULL, NULL);
+		ldap_encode_extended_result(ctx->out, ctx->op->message_id, code, diagnostic,
+					    NULL, NULL, controls, n_controls);
 	else
 		ldap_encode_result(ctx->out, ctx->op->message_id, response, code, matched,
 				   diagnostic, controls, n_controls);
@@ -259,9 +259,16 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value)
 {
+	op_send_extended_controls(ctx, code, diagnostic, name, value, NULL, 0);
+}
+
+void op_send_extended_controls(struct op_context *ctx, int code, const char *diagnostic,
+			       const char *name, const struct ber_view *value,
+			       const struct ldap_control *controls, size_t n_controls)
+{
 	op_mark(ctx, STATS_STAGE_ENTRIES);
-	ldap_encode_extended_response(ctx->out, ctx->op->message_id, code, diagnostic, name,
-				      value);
+	ldap_encode_extended_result(ctx->out, ctx->op->message_id, code, diagnostic, name,
+				    value, controls, n_controls);
 	finish_op(ctx, code, diagnostic);
 }
 

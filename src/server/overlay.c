@@ -18,6 +18,8 @@ static const struct overlay_type *const overlay_types[] = {
 	&overlay_refint,
 	&overlay_memberof,
 	&overlay_unique,
+	&overlay_ppolicy,
+	&overlay_lastbind,
 };
 /* For messages: "refint, memberof, ...". */
 static const char *type_names(char *buf, size_t len)
@@ -45,6 +47,7 @@ struct overlay_chain {
 	struct overlay_instance *overlays;
 	size_t n_overlays;
 	struct database_write_hook hook;   /* NULL on_write: no overlay writes */
+	bool binds;                        /* an overlay has a bind hook */
 };
 
 const struct overlay_type *overlay_type_find(const char *name)
@@ -153,6 +156,8 @@ static int call_below(struct overlay_chain *chain, struct overlay_request *req)
 		return database_modrdn(db, op, req->ndn, req->u.modrdn.new_rdn,
 				       req->u.modrdn.delete_old_rdn, req->u.modrdn.has_new_superior,
 				       req->u.modrdn.new_superior_ndn);
+	case OVERLAY_BIND:
+		break;   /* the server checks binds (overlay_chain_bind_*) */
 	}
 	return LUMEN_EINVAL;
 }
@@ -180,6 +185,7 @@ static void run_after(struct overlay_chain *chain, struct overlay_request *req, 
 static int run(struct overlay_chain *chain, struct overlay_request *req)
 {
 	size_t passed = 0;
+	req->database = &chain->database;
 	int verdict = OVERLAY_CONTINUE;
 
 	for (; search_starts(req) && passed < chain->n_overlays; passed++) {
@@ -204,6 +210,33 @@ static int run(struct overlay_chain *chain, struct overlay_request *req)
 	if (search_ends(req))
 		run_after(chain, req, passed);
 	return req->rc;
+}
+
+/* ------------------------------------------------------------------ bind */
+
+bool overlay_chain_binds(const struct overlay_chain *chain)
+{
+	return chain != NULL && chain->binds;
+}
+
+void overlay_chain_bind_before(struct overlay_chain *chain, struct overlay_request *req)
+{
+	req->database = &chain->database;
+	for (size_t i = 0; i < chain->n_overlays; i++) {
+		const struct overlay_instance *o = &chain->overlays[i];
+		if (o->type->bind_before != NULL)
+			o->type->bind_before(o->state, req);
+	}
+}
+
+void overlay_chain_bind_after(struct overlay_chain *chain, struct overlay_request *req)
+{
+	req->database = &chain->database;
+	for (size_t i = chain->n_overlays; i-- > 0;) {
+		const struct overlay_instance *o = &chain->overlays[i];
+		if (o->type->bind_after != NULL)
+			o->type->bind_after(o->state, req);
+	}
 }
 
 /* ---------------------------------------------------- the database table */
@@ -300,10 +333,10 @@ static const struct database_ops chain_ops = {
 
 /* ------------------------------------------------------- create and free */
 
-static int create_one(const struct schema *schema, const struct config_database *config,
-		      const struct config_overlay *o, struct overlay_instance *out, char *err,
-		      size_t errlen)
+static int create_one(const struct overlay_setup *setup, struct overlay_instance *out,
+		      char *err, size_t errlen)
 {
+	const struct config_overlay *o = setup->overlay;
 	const struct overlay_type *type = overlay_type_find(o->name);
 	if (type == NULL) {
 		char names[256];
@@ -311,9 +344,8 @@ static int create_one(const struct schema *schema, const struct config_database 
 			 o->origin, o->name, type_names(names, sizeof(names)));
 		return LUMEN_EMALFORMED;
 	}
-	struct overlay_setup setup = { .schema = schema, .database = config, .overlay = o };
 	out->type = type;
-	return type->create(&setup, &out->state, err, errlen);
+	return type->create(setup, &out->state, err, errlen);
 }
 
 static struct overlay_chain *chain_alloc(size_t n)
@@ -334,6 +366,8 @@ static void take(struct overlay_chain *chain, const struct overlay_type *type, v
 	chain->overlays[chain->n_overlays++] = (struct overlay_instance){ type, state };
 	if (type->on_write != NULL)
 		chain->hook = (struct database_write_hook){ chain_on_write, chain };
+	if (type->bind_before != NULL || type->bind_after != NULL)
+		chain->binds = true;
 }
 
 int overlay_chain_create_from(const struct overlay_type *const *types, void *const *states,
@@ -349,7 +383,8 @@ int overlay_chain_create_from(const struct overlay_type *const *types, void *con
 }
 
 int overlay_chain_create(const struct schema *schema, const struct config_database *config,
-			 struct overlay_chain **out, char *err, size_t errlen)
+			 const char *password_hash, struct overlay_chain **out, char *err,
+			 size_t errlen)
 {
 	*out = NULL;
 	if (config->n_overlays == 0)
@@ -362,7 +397,10 @@ int overlay_chain_create(const struct schema *schema, const struct config_databa
 	int rc = LUMEN_OK;
 	for (size_t i = 0; i < config->n_overlays && rc == LUMEN_OK; i++) {
 		struct overlay_instance made;
-		rc = create_one(schema, config, &config->overlays[i], &made, err, errlen);
+		struct overlay_setup setup = { .schema = schema, .database = config,
+					       .overlay = &config->overlays[i],
+					       .password_hash = password_hash };
+		rc = create_one(&setup, &made, err, errlen);
 		if (rc == LUMEN_OK)
 			take(chain, made.type, made.state);
 	}

@@ -113,7 +113,8 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 				 cfg->rootdn, lumen_strerror(rc));
 	}
 	if (rc == LUMEN_OK)
-		rc = overlay_chain_create(s->config->schema, cfg, &db->overlays, err, errlen);
+		rc = overlay_chain_create(s->config->schema, cfg, s->config->password_hash,
+					  &db->overlays, err, errlen);
 	return rc;
 }
 
@@ -174,6 +175,7 @@ static int open_database(struct server *s, struct server_database *db, char *err
 	if (rc != LUMEN_OK)
 		return rc;
 	db->database = overlay_chain_wrap(db->overlays, db->database);
+	db->bind_chain = db->overlays;
 	db->overlays = NULL;   /* the database owns it now */
 	warn_unbuilt_indexes(s, db);
 	return rc;

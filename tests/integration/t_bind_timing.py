@@ -27,6 +27,7 @@ import ldap  # noqa: E402
 R = h.Results("t_bind_timing.py")
 B = sh.SUFFIX
 P = "ou=people," + B
+POLICY = "cn=policy," + B
 ROUNDS = int(os.environ.get("BIND_TIMING_ROUNDS", "30"))
 RATIO = 2.0
 
@@ -41,12 +42,16 @@ def ldif():
     users = [("ssha", hashed("{SSHA512}", "right-ssha")),
              ("pbkdf2", hashed("{PBKDF2-SHA512}", "right-pbkdf2")),
              ("argon2", hashed("{ARGON2}", "right-argon2")),
+             ("locked", hashed("{SSHA512}", "right-locked")),
              ("nopw", None)]
     out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Ex\n",
-           f"dn: {P}\nobjectClass: organizationalUnit\nou: people\n"]
+           f"dn: {P}\nobjectClass: organizationalUnit\nou: people\n",
+           f"dn: {POLICY}\nobjectClass: person\nobjectClass: pwdPolicy\ncn: policy\nsn: p\n"
+           "pwdAttribute: userPassword\npwdLockout: TRUE\n"]
     for uid, pw in users:
         out.append(f"dn: uid={uid},{P}\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: {uid}\n"
-                   f"sn: {uid}\n" + (f"userPassword: {pw}\n" if pw else ""))
+                   f"sn: {uid}\n" + (f"userPassword: {pw}\n" if pw else "") +
+                   ("pwdAccountLockedTime: 000001010000Z\n" if uid == "locked" else ""))
     return "\n".join(out)
 
 
@@ -57,13 +62,16 @@ CLASSES = {
     "wrong {ARGON2}": f"uid=argon2,{P}",
     "no userPassword": f"uid=nopw,{P}",
     "outside every suffix": "uid=x,dc=elsewhere",
+    "locked account": f"uid=locked,{P}",
+    "locked, right password": (f"uid=locked,{P}", "right-locked"),
 }
 
 
 def one_bind(conn, dn):
+    dn, password = dn if isinstance(dn, tuple) else (dn, "wrong password")
     t0 = time.perf_counter()
     try:
-        conn.simple_bind_s(dn, "wrong password")
+        conn.simple_bind_s(dn, password)
         code = 0
     except ldap.LDAPError as e:
         code = e.args[0].get("result", -1)
@@ -79,7 +87,9 @@ def concurrent_binds(srv, single):
 
     def fail(c):
         start.wait()
-        codes.append(one_bind(c, f"uid=ssha,{P}")[1])
+        # an unknown DN: under ppolicy a failure on an entry also waits for
+        # its pwdFailureTime write's commit on the worker (a cost of its own)
+        codes.append(one_bind(c, f"uid=nobody,{P}")[1])
 
     threads = [threading.Thread(target=fail, args=(c,)) for c in conns]
     for t in threads:
@@ -116,7 +126,8 @@ def pipelined_after_failure(srv):
 def main():
     srv = sh.Lumend(global_lines=["password-hash {SSHA512}",
                                   "access to attrs=userPassword by anonymous auth by * none",
-                                  "access to * by * read"]).start()
+                                  "access to * by * read"],
+                    db_lines=["overlay ppolicy", f"ppolicy_default {POLICY}"]).start()
     try:
         path = os.path.join(srv.tmp, "users.ldif")
         with open(path, "w") as f:

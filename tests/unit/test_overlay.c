@@ -112,6 +112,29 @@ static int probe_on_write(void *state, struct database_txn *txn,
 	return LUMEN_OK;
 }
 
+/* Bind probes: "first" refuses in bind_before when it answers; "second"
+ * turns a success into a failure in bind_after when it answers. */
+static void probe_bind_before(void *state, struct overlay_request *req)
+{
+	struct probe *p = state;
+	char text[32];
+	snprintf(text, sizeof(text), "%s.bind_before ", p->name);
+	note(text);
+	ck_assert_ptr_nonnull(req->database);
+	if (p->answer && p == &probes[0])
+		req->u.bind->refused = true;
+}
+
+static void probe_bind_after(void *state, struct overlay_request *req)
+{
+	struct probe *p = state;
+	char text[32];
+	snprintf(text, sizeof(text), "%s.bind_after ", p->name);
+	note(text);
+	if (p->answer && p == &probes[1])
+		req->u.bind->success = false;
+}
+
 /* ------------------------------------------------------- chain builder */
 
 static struct schema *schema;
@@ -164,6 +187,38 @@ START_TEST(hooks_run_in_order_around_the_database)
 	ck_assert_ptr_null(op.write_hook);   /* only while the database runs */
 	database_close(db);
 	ck_assert_int_eq(closed, 1);
+}
+END_TEST
+
+START_TEST(bind_hooks_around_the_check)
+{
+	static const struct overlay_type bind_type = {
+		.name = "bind", .bind_before = probe_bind_before, .bind_after = probe_bind_after,
+	};
+	static const struct overlay_type plain_type = { .name = "plain" };
+	struct overlay_chain *chain = NULL, *plain = NULL;
+	const struct overlay_type *types[] = { &bind_type, &bind_type };
+	const struct overlay_type *plain_types[] = { &plain_type };
+	void *states[] = { &probes[0], &probes[1] };
+	ck_assert_int_eq(overlay_chain_create_from(plain_types, states, 1, &plain), LUMEN_OK);
+	ck_assert(!overlay_chain_binds(plain));   /* a bind costs one test */
+	ck_assert(!overlay_chain_binds(NULL));
+	overlay_chain_free(plain);
+	ck_assert_int_eq(overlay_chain_create_from(types, states, 2, &chain), LUMEN_OK);
+	ck_assert(overlay_chain_binds(chain));
+	struct database *db = overlay_chain_wrap(chain, &fake_db);
+	struct backend_op op = { .arena = &arena };
+	struct overlay_bind b = { 0 };
+	struct overlay_request req = { .operation = OVERLAY_BIND, .op = &op, .u.bind = &b };
+	probes[0].answer = probes[1].answer = true;
+	overlay_chain_bind_before(chain, &req);
+	ck_assert(b.refused);
+	b.success = true;
+	overlay_chain_bind_after(chain, &req);
+	ck_assert(!b.success);
+	ck_assert_str_eq(trace, "first.bind_before second.bind_before second.bind_after "
+				"first.bind_after ");
+	database_close(db);
 }
 END_TEST
 
@@ -235,7 +290,7 @@ static int create_from_lines(const char *name, const char *const *lines, char *e
 	struct config_database config = { .origin = "t.conf:1", .overlays = &overlay,
 					  .n_overlays = 1 };
 	struct overlay_chain *chain = NULL;
-	int rc = overlay_chain_create(schema, &config, &chain, err, errlen);
+	int rc = overlay_chain_create(schema, &config, "{SSHA512}", &chain, err, errlen);
 	overlay_chain_free(chain);
 	return rc;
 }
@@ -277,7 +332,7 @@ START_TEST(no_overlays_no_chain)
 	struct config_database config = { .origin = "t.conf:1" };
 	struct overlay_chain *chain = (struct overlay_chain *)&config;
 	char err[64];
-	ck_assert_int_eq(overlay_chain_create(schema, &config, &chain, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(overlay_chain_create(schema, &config, "{SSHA512}", &chain, err, sizeof(err)), LUMEN_OK);
 	ck_assert_ptr_null(chain);
 	ck_assert_ptr_eq(overlay_chain_wrap(NULL, &fake_db), &fake_db);
 }
@@ -290,6 +345,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, hooks_run_in_order_around_the_database);
 	tcase_add_test(tc, an_answer_skips_the_rest);
+	tcase_add_test(tc, bind_hooks_around_the_check);
 	tcase_add_test(tc, a_paused_search_is_one_operation);
 	tcase_add_test(tc, response_controls_and_figures);
 	tcase_add_test(tc, configuration_errors_name_the_line);

@@ -9,12 +9,8 @@
  * connection with a Notice of Disconnection.
  */
 #include <check.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include "config.h"
+#include "config_fixture.h"
 #include "entry_fixture.h"
 #include "fake_conn.h"
 #include "fake_database.h"
@@ -24,7 +20,6 @@
 #include "pdu_fixture.h"
 #include "server.h"
 
-static char dir[PATH_MAX];
 static struct config *cfg;
 static struct server server;
 static struct server_database sdb;
@@ -35,16 +30,8 @@ static void *worker;
 
 static void setup(void)
 {
-	char path[PATH_MAX + 16], err[512] = "";
-	snprintf(dir, sizeof(dir), "/tmp/lumen-test-ops-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/slapd.conf", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "include schema/core.schema\ndatabase mdb\nsuffix \"dc=example,dc=com\"\n"
-		   "directory %s\n", dir);
-	fclose(f);
-	ck_assert_msg(config_load(path, &cfg, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	cfg = config_fixture_load("include schema/core.schema\ndatabase mdb\n"
+				  "suffix \"dc=example,dc=com\"\ndirectory %s\n");
 	fake_database_init(&fake);
 	sdb = (struct server_database){
 		.config = &cfg->databases[0], .suffixes = &suffix, .n_suffixes = 1,
@@ -61,12 +48,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 16];
 	fake_conn_free(conn);
 	ops_worker_stop(&server, worker);
-	config_free(cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	config_fixture_free(cfg);
 }
 
 /* Queue the PDU of spec as the I/O thread would; the op is not run yet. */

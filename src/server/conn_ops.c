@@ -169,14 +169,7 @@ static void refuse_op(struct conn *c, struct op *op)
 /* Lock released: hand the batch to the workers. */
 void conn_push_batch(struct conn *c, struct op_batch *batch)
 {
-	if (batch->head == NULL)
-		return;
-	struct workq_job *refused = workq_push_chain(c->io->server->workq, batch->head);
-	while (refused != NULL) {
-		struct op *op = (struct op *)refused;
-		refused = refused->next;
-		refuse_op(c, op);
-	}
+	conn_requeue(c, batch->head);
 }
 
 static void handle_abandon(struct conn *c, const uint8_t *pdu, size_t len, unsigned number)

@@ -197,8 +197,9 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 	struct ldap_control controls[3];
 	size_t n = 0;
 	if (rc != LUMEN_OK)
-		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)", (unsigned long long)conn_number(ctx->conn),
-			   ctx->op->number, ctx->log_name, lumen_strerror(rc),
+		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)",
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+			   ctx->log_name, lumen_strerror(rc),
 			   bop->diagnostic != NULL ? bop->diagnostic : "");
 	if (bop->result_code == LDAP_SUCCESS) {
 		add_read_control(ctx, t, CONTROL_PRE_READ, t->controls.pre_read,

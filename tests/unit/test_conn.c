@@ -129,7 +129,7 @@ END_TEST
 
 START_TEST(oversize_pdu_closes_with_notice)
 {
-	client_sends("30( 020101 4a'cn=a-name-much-longer-than-the-sixty-four-byte-bound,dc=com' )");
+	client_sends("30( 020101 4a'cn=a-name-longer-than-the-sixty-four-byte-bound,dc=example' )");
 	ck_assert_ptr_null(read_turn());
 	ck_assert(c->aborting);
 	assert_notice();

@@ -134,7 +134,8 @@ START_TEST(writes_answer_with_the_database_result)
 	assert_one_response(9, LDAP_OP_DELETE_RESPONSE, LDAP_NO_SUCH_OBJECT);
 	fake_conn_clear(conn);
 	fake.result_code = LDAP_SUCCESS;
-	run("30( 02010a 66( 04'cn=a,dc=example,dc=com' 30( 30( 0a0100 30( 04'sn' 31( 04'b' ) ) ) ) ) )");
+	run("30( 02010a 66( 04'cn=a,dc=example,dc=com' "
+	    "30( 30( 0a0100 30( 04'sn' 31( 04'b' ) ) ) ) ) )");
 	ck_assert_int_eq(fake.last_call, FAKE_DB_MODIFY);
 	assert_one_response(10, LDAP_OP_MODIFY_RESPONSE, LDAP_SUCCESS);
 }

@@ -94,10 +94,18 @@ LIBS_UP_TO_config  := $(BUILD)/libconfig.a $(LIBS_UP_TO_backmdb)
 LIBS_UP_TO_server  := $(LIBS_ALL)
 unit_layer = $(firstword $(patsubst src/%/$(1).c,%,$(wildcard $(foreach l,$(LAYERS),src/$(l)/$(1).c))))
 unit_libs = $(if $(call unit_layer,$(1)),$(LIBS_UP_TO_$(call unit_layer,$(1))),$(LIBS_ALL))
+# A suite may run its module against fakes (tests/unit/fake_<name>.c) that
+# stand in for the modules it talks to: UNIT_FAKES_<module> names them.
+# Linked before the libraries, a fake's symbols win over the real module's.
+UNIT_FAKES_ops := conn database
+unit_fakes = $(patsubst %,$(BUILD)/obj/tests/fake_%.o,$(UNIT_FAKES_$(1)))
+$(BUILD)/obj/tests/fake_%.o: tests/unit/fake_%.c tests/unit/fake_%.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 define unit_rule
-$(BUILD)/tests/test_$(1): tests/unit/test_$(1).c tests/unit/check_main.h $(call unit_libs,$(1))
+$(BUILD)/tests/test_$(1): tests/unit/test_$(1).c tests/unit/check_main.h $(call unit_fakes,$(1)) $(call unit_libs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
+	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call unit_fakes,$(1)) $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_%,$(UNIT_SRCS))),$(eval $(call unit_rule,$(t))))
 

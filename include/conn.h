@@ -42,9 +42,12 @@
  * conn_unref frees it, so a worker finishing after the client left is safe
  * (its output is discarded).
  *
- * Thread-safety: every field below the lock is guarded by it unless marked
- * "I/O thread"; the conn_* functions take the lock themselves unless their
- * name ends in _locked.
+ * Thread-safety: struct conn is opaque outside the conn_*.c files (its
+ * fields and lock are in src/server/conn_internal.h); every function below
+ * takes the connection's lock itself. The files: conn.c (lifecycle and
+ * the read event), conn_frame.c (input and PDU framing), conn_ops.c (the
+ * operation pool, Abandon, the hand-off to the work queue), conn_output.c
+ * (output queue and write event), conn_identity.c (TLS, SSF, identity).
  *
  * Deadlines: the idle timeout restarts with every byte read, so it cannot
  * bound a client that drips bytes. Two absolute deadlines do: a TLS
@@ -66,32 +69,20 @@
 #ifndef LUMEN_CONN_H
 #define LUMEN_CONN_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "arena.h"
 #include "ber.h"
-#include "conn_limits.h"
-#include "listener.h"
 
+struct conn;
 struct io_thread;
 struct op;
-struct event;
-struct workq_job;
-struct tls_session;
-
-/* Where a connection stands with TLS (tls.h). */
-enum conn_tls_state {
-	CONN_TLS_NONE = 0,    /* plain */
-	CONN_TLS_STARTING,    /* StartTLS answered: handshake once the answer is out */
-	CONN_TLS_HANDSHAKE,   /* no LDAP is read or written until it completes */
-	CONN_TLS_ON,          /* every byte goes through the session */
-};
 
 /* Stop reading, and pause searches, once this much output waits. */
 #define CONN_MAX_UNSENT (1u << 20)
@@ -100,68 +91,6 @@ enum conn_tls_state {
 /* Most bytes one connection writes per I/O turn, so others are not starved. */
 #define CONN_WRITE_PER_TURN (256u * 1024u)
 
-struct conn {
-	pthread_mutex_t lock;
-	unsigned refs;
-	uint64_t id;                     /* conn=N */
-	int fd;
-	bool is_tcp;
-	struct io_thread *io;
-	struct conn *io_prev, *io_next;  /* I/O thread's list (I/O thread) */
-	struct event *read_event;        /* persistent, with the idle timeout */
-	struct event *write_event;       /* one-shot, armed on EAGAIN */
-	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
-	struct event *hold_event;        /* one-shot timer: ends output_held */
-	bool output_held;                /* conn_hold_output: queue, do not write */
-	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
-	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" */
-	char local[LISTENER_NAME_MAX];   /* the listener's name */
-	time_t started;                  /* accepted (wall clock, cn=Monitor) */
-	time_t last_activity;            /* last input read (I/O thread) */
-	time_t output_since;             /* monotonic s: output queued or last progress */
-
-	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
-	size_t in_start, in_len, in_cap;
-	uint8_t *out;                    /* unsent output [out_start, out_len) */
-	size_t out_start, out_len, out_cap;
-
-	bool reading;                    /* read event added (I/O thread) */
-	bool write_armed;
-	bool closing;                    /* no new ops; close when none remain */
-	bool aborting;                   /* close at once; output discarded */
-	bool closed;                     /* torn down: fd closed, events freed */
-	bool bind_in_progress;
-	bool bind_waiting;               /* a Bind waits for earlier ops to end */
-
-	struct op *ops;                  /* outstanding (queued, running or parked) */
-	unsigned n_pending;
-	unsigned n_parked;               /* ops with op->parked set */
-	struct op *free_ops;             /* recycled op objects with buffers */
-	unsigned n_free_ops;
-	unsigned next_op_number;         /* op=N (I/O thread) */
-
-	bool bound;                      /* authenticated as bind_dn */
-	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */
-	size_t bind_dn_len, bind_dn_cap;
-	char *authz_dn;                  /* the same DN as stored/configured (WhoAmI) */
-	size_t authz_dn_len, authz_dn_cap;
-
-	/* Security. ssf: 0 plain TCP, 71 ldapi, the cipher's bits with TLS. */
-	unsigned ssf;
-	bool is_local;                   /* ldapi: peer credentials below */
-	bool has_peer_cred;
-	uid_t peer_uid;
-	gid_t peer_gid;
-	struct tls_session *tls;         /* NULL unless TLS started */
-	enum conn_tls_state tls_state;
-	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
-	int32_t starttls_message_id;
-	size_t mem_held;                 /* bytes of every buffer it owns (conn_memory.h) */
-	bool mem_wait;                   /* no memory room for the next request */
-	bool counted;                    /* admitted by conn_limits (released at teardown) */
-	struct conn_limits_key limits_key;
-};
-
 /*
  * Create a connection for an accepted socket on io's thread (called there),
  * log ACCEPT, and start reading. Takes ownership of fd (closed on failure).
@@ -169,6 +98,102 @@ struct conn {
  */
 int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
 		const char *listener_name, bool is_tcp, bool tls, struct conn **out);
+
+/* I/O thread: stop taking operations, close once the running ones end. */
+void conn_begin_close(struct conn *c);
+
+/*
+ * I/O thread: clear the memory wait of a connection that waits for the
+ * total to fall, and let it retry (io_thread.c's retry timer).
+ */
+void conn_retry_memory(struct conn *c);
+
+/*
+ * The I/O thread's list of its connections (io_thread.h: changes under
+ * io->lock, on that thread). conn_list_next: NULL after the last.
+ */
+void conn_list_add(struct conn **head, struct conn *c);
+void conn_list_remove(struct conn **head, struct conn *c);
+struct conn *conn_list_next(const struct conn *c);
+
+/* conn=N of the log and cn=Monitor; fixed for the connection's life. */
+uint64_t conn_number(const struct conn *c);
+
+/* What cn=Monitor shows of a connection: strings copied into the arena. */
+struct conn_info {
+	uint64_t id;
+	const char *peer;                /* "IP=a.b.c.d:p", or the socket path */
+	const char *local;               /* the listener's name */
+	const char *authz_dn;            /* NULL when anonymous */
+	unsigned ops_received;           /* PDUs taken (op=N) */
+	unsigned ops_executing;          /* running on a worker now */
+	unsigned ops_outstanding;        /* queued, running or parked */
+	size_t memory;                   /* bytes its buffers hold (conn_memory.h) */
+	time_t started, last_activity;   /* wall clock */
+	bool reading;                    /* waits for input */
+	bool writing;                    /* waits to write */
+};
+/* LUMEN_OK; LUMEN_ENOTFOUND (closed: nothing to show); LUMEN_ENOMEM. */
+int conn_get_info(struct conn *c, struct arena *arena, struct conn_info *out);
+
+/* --- the operation side: what a worker does with its op (conn_ops.c) --- */
+
+/* What a worker does with a queued op (conn_op_begin). */
+enum conn_op_start {
+	CONN_OP_RUN,     /* run it (op->running is set) */
+	CONN_OP_SKIP,    /* abandoned, or the connection is going: conn_op_done */
+	CONN_OP_PARK,    /* the output is full: conn_park_op before it starts */
+};
+/*
+ * A worker picked op from the queue. park_if_full: an op that would only
+ * pause after its first batch (a new search) is parked at once while the
+ * client has not read what waits.
+ */
+enum conn_op_start conn_op_begin(struct conn *c, struct op *op, bool park_if_full);
+
+/*
+ * Send op's encoded responses (one or several, back to back), unless op
+ * was abandoned (RFC 4511 §4.11: never answered). Writes at once when
+ * nothing is queued. LUMEN_OK; LUMEN_EIO (op abandoned, connection closed
+ * or failed: the bytes are dropped); LUMEN_ENOMEM (the output queue could
+ * not grow: the connection is aborted).
+ */
+int conn_send_op(struct conn *c, const struct op *op, const void *data, size_t len);
+
+/*
+ * Worker side of back-pressure for long results: true when c has
+ * CONN_MAX_UNSENT bytes or more unsent, so a search should pause.
+ */
+bool conn_output_full(struct conn *c);
+
+/*
+ * A worker is done with op for now (a search paused, op->resume holds
+ * where): park it on the connection until the unsent output falls below
+ * CONN_RESUME_UNSENT, then it is queued again. An op abandoned meanwhile,
+ * or whose connection is closing, ends here instead (conn_op_done).
+ */
+void conn_park_op(struct conn *c, struct op *op);
+
+/* A worker is done with op: unlink it, recycle it, wake the I/O thread if
+ * it waits for this, and drop the op's reference. */
+void conn_op_done(struct conn *c, struct op *op);
+
+/*
+ * Send a Notice of Disconnection (encoded with w, which is reset) and close
+ * the connection. Any thread.
+ */
+void conn_abort(struct conn *c, struct ber_writer *w, int code, const char *reason);
+
+/*
+ * Hold back everything sent on c from now on for `delay` (a failed bind's
+ * pace, bind_pace.h): responses are queued instead of written, and the I/O
+ * thread writes the queue once the delay is over. No thread waits; the
+ * queue keeps the responses' order. Any thread. LUMEN_OK, LUMEN_EIO (the
+ * connection is closing or the timer could not be armed: send nothing).
+ */
+int conn_hold_output(struct conn *c, const struct timeval *delay);
+
+/* --- security and identity (conn_identity.c) --- */
 
 /*
  * StartTLS (RFC 4511 §4.14), on the worker running the request op: if op
@@ -182,7 +207,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
  */
 int conn_start_tls(struct conn *c, const struct op *op, const void *response, size_t len);
 
-/* The connection's SSF, local flag and peer credentials (under the lock). */
+/* The connection's SSF, local flag and peer credentials (SASL EXTERNAL). */
 struct conn_security {
 	unsigned ssf;
 	bool is_local;
@@ -194,85 +219,9 @@ struct conn_security {
 };
 void conn_get_security(struct conn *c, struct conn_security *out);
 
-/* I/O thread: stop taking operations, close once the running ones end. */
-void conn_begin_close(struct conn *c);
-
-void conn_ref(struct conn *c);
-/* Drop a reference; the last one frees the connection. */
-void conn_unref(struct conn *c);
-
-/*
- * Queue one encoded response (or several, back to back) for the client.
- * Writes immediately when possible. LUMEN_OK, LUMEN_EIO (connection closed
- * or failed: the bytes are dropped), LUMEN_ENOMEM (output queue could not
- * grow: the connection is aborted).
- */
-int conn_send(struct conn *c, const void *data, size_t len);
-/*
- * Hold back everything sent on c from now on for `delay` (a failed bind's
- * pace, bind_pace.h): conn_send queues instead of writing, and the I/O
- * thread writes the queue once the delay is over. No thread waits; the
- * queue keeps the responses' order. Any thread. LUMEN_OK, LUMEN_EIO (the
- * connection is closing or the timer could not be armed: send nothing).
- */
-int conn_hold_output(struct conn *c, const struct timeval *delay);
-int conn_send_locked(struct conn *c, const void *data, size_t len);
-
-/*
- * The output queue's buffer changed size (conn_output.c): account its
- * capacity (old_cap before the change). Lock held.
- */
-void conn_output_resized_locked(struct conn *c, size_t old_cap);
-
-/*
- * The output queue is empty (out_start == out_len == 0): give a buffer
- * grown past its base size back. Lock held.
- */
-void conn_output_drained_locked(struct conn *c);
-
-/*
- * I/O thread: clear mem_wait on its connections that wait for the total to
- * fall, and let them retry (io_thread.c's retry timer).
- */
-void conn_retry_memory(struct conn *c);
-
-/*
- * Send a Notice of Disconnection (encoded with w, which is reset) and close
- * the connection. Lock held; any thread.
- */
-void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const char *reason);
-
-/* A worker is done with op: unlink it, recycle it, wake the I/O thread if
- * it waits for this, and drop the op's reference. */
-void conn_op_done(struct conn *c, struct op *op);
-
-/*
- * Worker side of back-pressure for long results: true when c has
- * CONN_MAX_UNSENT bytes or more unsent, so a search should pause.
- */
-bool conn_output_full(struct conn *c);
-bool conn_output_full_locked(const struct conn *c);
-
-/*
- * A worker is done with op for now (a search paused, op->resume holds
- * where): park it on the connection until the unsent output falls below
- * CONN_RESUME_UNSENT, then it is queued again. An op abandoned meanwhile,
- * or whose connection is closing, ends here instead (conn_op_done).
- */
-void conn_park_op(struct conn *c, struct op *op);
-
-/*
- * Parked ops to queue again (lock held): every one when `all`, else only
- * those abandoned. Returns them chained through op->job.next; hand the
- * chain to conn_requeue once the lock is released.
- */
-struct workq_job *conn_take_parked_locked(struct conn *c, bool all);
-/* Queue a chain from conn_take_parked_locked (lock not held); an op the
- * work queue refuses ends with busy (nothing when abandoned). */
-void conn_requeue(struct conn *c, struct workq_job *chain);
-
-/* Arm the write event with the write/idle deadline (lock held). */
-void conn_arm_write_locked(struct conn *c);
+/* The connection's security strength: 0 plain TCP, 71 ldapi, the cipher's
+ * bits with TLS. */
+unsigned conn_ssf(struct conn *c);
 
 /*
  * Record the outcome of a Bind: ndn (normalized, for comparisons) and dn

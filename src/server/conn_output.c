@@ -11,19 +11,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <event2/event.h>
-
-#include "config.h"
-#include "conn.h"
-#include "io_thread.h"
+#include "conn_internal.h"
 #include "log.h"
 #include "lumen_error.h"
-#include "ops.h"
-#include "server.h"
 #include "stats.h"
 #include "tls.h"
-
-void conn_on_write(evutil_socket_t fd, short what, void *arg);
 
 /* writev that retries EINTR; returns bytes written, 0 on EAGAIN, -1 on error. */
 static ssize_t write_vector(int fd, struct iovec *iov, int n)
@@ -47,6 +39,19 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
+/* The output queue is empty: give a buffer grown past its base size back. */
+static void output_drained_locked(struct conn *c)
+{
+	if (c->out_cap <= CONN_BASE_OUTPUT)
+		return;
+	uint8_t *smaller = realloc(c->out, CONN_BASE_OUTPUT);
+	if (smaller == NULL)
+		return;                     /* keep the larger one; still counted */
+	conn_account(c, c->out_cap, CONN_BASE_OUTPUT);
+	c->out = smaller;
+	c->out_cap = CONN_BASE_OUTPUT;
+}
+
 static int append_output(struct conn *c, const uint8_t *data, size_t len)
 {
 	/* writetimeout counts from here until some of it leaves. */
@@ -58,16 +63,15 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		c->out_start = 0;
 	}
 	if (c->out_len + len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 16384;
+		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
 		while (cap < c->out_len + len)
 			cap *= 2;
 		uint8_t *bigger = realloc(c->out, cap);
 		if (bigger == NULL)
 			return LUMEN_ENOMEM;
-		size_t old_cap = c->out_cap;
+		conn_account(c, c->out_cap, cap);
 		c->out = bigger;
 		c->out_cap = cap;
-		conn_output_resized_locked(c, old_cap);
 	}
 	memcpy(c->out + c->out_len, data, len);
 	c->out_len += len;
@@ -211,7 +215,7 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	written -= from_queue;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_output_drained_locked(c);
+		output_drained_locked(c);
 	}
 	if (written == len)
 		return LUMEN_OK;
@@ -221,14 +225,6 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	}
 	arm_write(c);
 	return LUMEN_OK;
-}
-
-int conn_send(struct conn *c, const void *data, size_t len)
-{
-	pthread_mutex_lock(&c->lock);
-	int rc = conn_send_locked(c, data, len);
-	pthread_mutex_unlock(&c->lock);
-	return rc;
 }
 
 /* Why the connection must close at an EV_TIMEOUT, or NULL. */
@@ -265,7 +261,7 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	c->out_start += (size_t)w;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_output_drained_locked(c);
+		output_drained_locked(c);
 	}
 	if (w > 0)
 		c->output_since = monotonic_seconds();
@@ -331,4 +327,17 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	}
 	pthread_mutex_unlock(&c->lock);
 	conn_requeue(c, resume);
+}
+
+bool conn_output_full_locked(const struct conn *c)
+{
+	return conn_unsent(c) >= CONN_MAX_UNSENT;
+}
+
+bool conn_output_full(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool full = conn_output_full_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return full;
 }

@@ -51,10 +51,7 @@ static void adopt_incoming(struct io_thread *io, struct accepted_socket *list)
 					     a->listener_name, a->is_tcp, a->tls, &c)) == LUMEN_OK) {
 			/* io->lock: cn=Monitor walks the list from workers. */
 			pthread_mutex_lock(&io->lock);
-			c->io_next = io->conns;
-			if (io->conns != NULL)
-				io->conns->io_prev = c;
-			io->conns = c;
+			conn_list_add(&io->conns, c);
 			io->n_conns++;
 			pthread_mutex_unlock(&io->lock);
 		} else if (rc != LUMEN_ELIMIT) {
@@ -70,7 +67,7 @@ static void close_all(struct io_thread *io)
 {
 	struct conn *c = io->conns;
 	while (c != NULL) {
-		struct conn *next = c->io_next;
+		struct conn *next = conn_list_next(c);
 		conn_begin_close(c);
 		c = next;
 	}
@@ -99,7 +96,7 @@ static void on_memory_retry(evutil_socket_t fd, short what, void *arg)
 	struct io_thread *io = arg;
 	(void)fd;
 	(void)what;
-	for (struct conn *c = io->conns; c != NULL; c = c->io_next)
+	for (struct conn *c = io->conns; c != NULL; c = conn_list_next(c))
 		conn_retry_memory(c);
 }
 
@@ -198,13 +195,7 @@ void io_thread_request_stop(struct io_thread *io)
 void io_thread_conn_gone(struct io_thread *io, struct conn *c)
 {
 	pthread_mutex_lock(&io->lock);
-	if (c->io_prev != NULL)
-		c->io_prev->io_next = c->io_next;
-	else if (io->conns == c)
-		io->conns = c->io_next;
-	if (c->io_next != NULL)
-		c->io_next->io_prev = c->io_prev;
-	c->io_prev = c->io_next = NULL;
+	conn_list_remove(&io->conns, c);
 	io->n_conns--;
 	pthread_mutex_unlock(&io->lock);
 	maybe_exit_loop(io);

@@ -74,7 +74,7 @@ void op_add(struct op_context *ctx)
 	struct op_target t;
 	struct access_op a;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u ADD dn=\"%s\"",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, req->entry));
 	if (!every_attribute_has_values(req)) {
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, "no values for attribute type");

@@ -102,7 +102,8 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	int rc = database_fetch(db->database, &bop, ndn, collect_passwords, cred);
 	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
 		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+			   lumen_strerror(rc));
 	if (rc != LUMEN_OK) {
 		cred->n_passwords = 0;
 		entry_free(cred->entry);
@@ -155,7 +156,7 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
 	if (rc != LUMEN_OK)
 		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, db->config->origin,
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number, db->config->origin,
 			   lumen_strerror(rc));
 	return rc == LUMEN_OK && match;
 }
@@ -273,7 +274,7 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 		return;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" mech=SIMPLE ssf=0",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, ndn));
 	answer_bind(ctx, LDAP_SUCCESS, &hooks.bop);
 }
@@ -292,7 +293,7 @@ void op_bind(struct op_context *ctx)
 	bool sasl = req->auth == LDAP_AUTH_SASL;
 	struct op_target t;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" method=%d",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, req->name), sasl ? 163 : 128);
 	/* Whatever the outcome, the connection is anonymous until it succeeds. */
 	struct ber_view anonymous = { (const uint8_t *)"", 0 };

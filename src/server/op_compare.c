@@ -22,7 +22,7 @@ void op_compare(struct op_context *ctx)
 	const struct ldap_compare_request *req = &ctx->msg->u.compare;
 	struct op_target t;
 	struct access_op a;
-	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
+	unsigned long long conn_id = (unsigned long long)conn_number(ctx->conn);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u CMP dn=\"%s\" attr=\"%s\"", conn_id,
 		   ctx->op->number, op_log_string(ctx, req->entry), op_log_string(ctx, req->attr));
 	if (!op_target_prepare(ctx, req->entry, &t))

@@ -40,7 +40,7 @@ void op_delete(struct op_context *ctx)
 	struct op_target t;
 	struct access_op a;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u DEL dn=\"%s\"",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, op_log_string(ctx, dn));
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, op_log_string(ctx, dn));
 	if (!op_target_prepare(ctx, dn, &t))
 		return;
 	op_target_access(ctx, &t, &a);

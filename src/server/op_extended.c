@@ -89,11 +89,11 @@ void op_extended(struct op_context *ctx)
 	const struct ldap_extended_request *req = &ctx->msg->u.extended;
 	const char *oid = op_log_string(ctx, req->oid);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u EXT oid=%s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, oid);
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, oid);
 	for (size_t i = 0; i < sizeof(extended_handlers) / sizeof(extended_handlers[0]); i++) {
 		if (ber_view_eq_str(req->oid, extended_handlers[i].oid)) {
 			log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u %s",
-				   (unsigned long long)ctx->conn->id, ctx->op->number,
+				   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 				   extended_handlers[i].log_name);
 			extended_handlers[i].run(ctx, req);
 			return;

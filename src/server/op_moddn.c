@@ -65,7 +65,7 @@ void op_moddn(struct op_context *ctx)
 	struct op_target t;
 	struct access_op a;
 	struct ber_view superior_ndn = { (const uint8_t *)"", 0 };
-	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
+	unsigned long long conn_id = (unsigned long long)conn_number(ctx->conn);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MODRDN dn=\"%s\"", conn_id, ctx->op->number,
 		   op_log_string(ctx, req->entry));
 	if (!op_target_prepare(ctx, req->entry, &t))

@@ -26,7 +26,7 @@ static void log_changes(struct op_context *ctx, const struct ldap_modify_request
 		used += (size_t)n;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MOD attr=%s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, line);
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, line);
 }
 
 /* The rights of a modify, decided on the entry as it is. */
@@ -48,7 +48,7 @@ void op_modify(struct op_context *ctx)
 	struct op_target t;
 	if (log_enabled(LOG_LEVEL_STATS)) {
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MOD dn=\"%s\"",
-			   (unsigned long long)ctx->conn->id, ctx->op->number,
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 			   op_log_string(ctx, req->object));
 		log_changes(ctx, req);
 	}

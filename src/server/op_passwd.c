@@ -272,7 +272,7 @@ void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 		return;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PASSMOD id=\"%s\"%s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, pc.target_ndn), generate ? " new" : "");
 	answer(ctx, generate ? generated : NULL, &bop);
 	explicit_bzero(generated, sizeof(generated));

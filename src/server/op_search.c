@@ -39,7 +39,7 @@ static void log_attributes(struct op_context *ctx, const struct ldap_search_requ
 		used += (size_t)n;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH attr=%s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, line);
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, line);
 }
 
 static void log_request(struct op_context *ctx, const struct ldap_search_request *req)
@@ -50,7 +50,7 @@ static void log_request(struct op_context *ctx, const struct ldap_search_request
 	if (req->filter != NULL)
 		filter_text_print(req->filter, ctx->arena, &filter);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH base=\"%s\" scope=%d deref=%d filter=\"%s\"",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, req->base), (int)req->scope, (int)req->deref,
 		   op_log_string(ctx, filter));
 	if (req->n_attributes > 0)
@@ -230,7 +230,7 @@ static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
 	if (!bop->unindexed)
 		return;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SRCH unindexed attr=%s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   bop->unindexed_attribute != NULL ? bop->unindexed_attribute : "?");
 }
 
@@ -281,7 +281,7 @@ static void apply_limits(struct op_context *ctx, const struct ldap_search_reques
 static bool open_cookie(struct op_context *ctx, const struct ldap_search_request *req,
 			struct op_target *t, struct ber_view *pos, uint64_t *returned)
 {
-	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	struct paged_binding b = { conn_number(ctx->conn), req, t->ndn };
 	*pos = (struct ber_view){ NULL, 0 };
 	*returned = 0;
 	if (!t->controls.paged || t->controls.cookie.len == 0)
@@ -302,7 +302,7 @@ static void seal_cookie(struct op_context *ctx, const struct ldap_search_request
 			struct op_target *t, const struct backend_search *search,
 			uint64_t returned, int *rc)
 {
-	struct paged_binding b = { ctx->conn->id, req, t->ndn };
+	struct paged_binding b = { conn_number(ctx->conn), req, t->ndn };
 	struct ber_view pos = { search->next_cookie, search->next_cookie_len };
 	t->next_cookie = (struct ber_view){ NULL, 0 };
 	if (pos.len == 0 || *rc != LUMEN_OK)

@@ -6,9 +6,9 @@
  * attributes, up to the size limit.
  *
  * Everything gathered lives in the operation's arena. Connections are
- * copied under their I/O thread's lock (the list) and their own lock (the
- * fields), in that order, so the snapshot never points into a connection
- * that may close meanwhile.
+ * copied under their I/O thread's lock (the list) and their own lock
+ * (conn_get_info), in that order, so the snapshot never points into a
+ * connection that may close meanwhile.
  *
  * Access: cn=Monitor belongs to no database, so the global `access` rules
  * decide (access_search of access_glue.h with no database), as for an
@@ -55,32 +55,30 @@ struct conn_totals {
 	uint64_t waiting_read, waiting_write;
 };
 
-/* Copy one connection (its lock held). LUMEN_ENOMEM. */
+/* Copy one connection; LUMEN_NOTFOUND when it is closed. LUMEN_ENOMEM. */
 static int copy_connection(struct conn *c, struct arena *arena, struct monitor_connection *out,
 			   struct conn_totals *totals)
 {
-	uint64_t executing = 0;
-	for (const struct op *op = c->ops; op != NULL; op = op->next)
-		executing += op->running;
+	struct conn_info info;
+	int rc = conn_get_info(c, arena, &info);
+	if (rc != LUMEN_OK)
+		return rc;
 	*out = (struct monitor_connection){
-		.id = c->id,
-		.peer = arena_strndup(arena, c->peer, strlen(c->peer)),
-		.local = arena_strndup(arena, c->local, strlen(c->local)),
-		.bind_dn = c->authz_dn_len > 0 ? arena_strndup(arena, c->authz_dn, c->authz_dn_len)
-					       : NULL,
-		.ops_received = c->next_op_number,
-		.ops_executing = executing,
-		.ops_pending = c->n_pending - executing,
-		.ops_completed = c->next_op_number - c->n_pending,
-		.memory = c->mem_held,
-		.started = c->started,
-		.last_activity = c->last_activity,
+		.id = info.id,
+		.peer = info.peer,
+		.local = info.local,
+		.bind_dn = info.authz_dn,
+		.ops_received = info.ops_received,
+		.ops_executing = info.ops_executing,
+		.ops_pending = info.ops_outstanding - info.ops_executing,
+		.ops_completed = info.ops_received - info.ops_outstanding,
+		.memory = info.memory,
+		.started = info.started,
+		.last_activity = info.last_activity,
 	};
-	totals->active += (unsigned)executing;
-	totals->waiting_read += c->reading;
-	totals->waiting_write += c->write_armed;
-	if (out->peer == NULL || out->local == NULL || (c->authz_dn_len > 0 && out->bind_dn == NULL))
-		return LUMEN_ENOMEM;
+	totals->active += info.ops_executing;
+	totals->waiting_read += info.reading;
+	totals->waiting_write += info.writing;
 	return LUMEN_OK;
 }
 
@@ -99,11 +97,12 @@ static int copy_io_connections(struct io_thread *io, struct arena *arena,
 	if (*n > 0)
 		memcpy(grown, *out, *n * sizeof(*grown));
 	*out = grown;
-	for (struct conn *c = io->conns; c != NULL && rc == LUMEN_OK; c = c->io_next) {
-		pthread_mutex_lock(&c->lock);
-		if (!c->closed)
-			rc = copy_connection(c, arena, &grown[(*n)++], totals);
-		pthread_mutex_unlock(&c->lock);
+	for (struct conn *c = io->conns; c != NULL && rc == LUMEN_OK; c = conn_list_next(c)) {
+		rc = copy_connection(c, arena, &grown[*n], totals);
+		if (rc == LUMEN_OK)
+			(*n)++;
+		else if (rc == LUMEN_ENOTFOUND)
+			rc = LUMEN_OK;      /* closed meanwhile */
 	}
 done:
 	pthread_mutex_unlock(&io->lock);

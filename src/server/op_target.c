@@ -64,12 +64,8 @@ static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 
 bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what)
 {
-	struct conn_security sec;
 	char diagnostic[96];
-	if (needed == 0)
-		return true;
-	conn_get_security(ctx->conn, &sec);
-	if (sec.ssf >= needed)
+	if (needed == 0 || conn_ssf(ctx->conn) >= needed)
 		return true;
 	snprintf(diagnostic, sizeof(diagnostic), "%s requires a protected connection (ssf %u)",
 		 what, needed);
@@ -104,7 +100,7 @@ void op_target_refuse(struct op_context *ctx, struct access_op *a, const struct 
 static void access_failed(struct op_context *ctx, struct ber_view ndn, int rc)
 {
 	log_printf(0, "conn=%llu op=%u %s: cannot read %s for access control: %s",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, ctx->log_name,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, ctx->log_name,
 		   op_log_string(ctx, ndn), lumen_strerror(rc));
 	op_send_result(ctx, rc == LUMEN_EBUSY ? LDAP_BUSY : LDAP_OTHER, NULL,
 		       "cannot check access");
@@ -192,7 +188,7 @@ static void add_read_control(struct op_context *ctx, const struct op_target *t,
 		(*n)++;
 	else
 		log_printf(0, "conn=%llu op=%u cannot encode the %s control: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, oid,
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number, oid,
 			   lumen_strerror(rc));
 }
 
@@ -219,8 +215,9 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 		}
 	}
 	if (rc != LUMEN_OK)
-		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)", (unsigned long long)ctx->conn->id,
-			   ctx->op->number, ctx->log_name, lumen_strerror(rc),
+		log_printf(0, "conn=%llu op=%u %s failed: %s (%s)",
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+			   ctx->log_name, lumen_strerror(rc),
 			   bop->diagnostic != NULL ? bop->diagnostic : "");
 	if (bop->result_code == LDAP_SUCCESS) {
 		add_read_control(ctx, t, CONTROL_PRE_READ, t->controls.pre_read,

@@ -138,7 +138,7 @@ static void log_result(struct op_context *ctx, int code, const char *diagnostic)
 		return;
 	format_times(ctx, times, sizeof(times));
 	const char *text = diagnostic != NULL ? diagnostic : "";
-	unsigned long long conn_id = (unsigned long long)ctx->conn->id;
+	unsigned long long conn_id = (unsigned long long)conn_number(ctx->conn);
 	int response = ops_response_tag(ctx->op->tag);
 	if (response == LDAP_OP_SEARCH_DONE)
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u SEARCH RESULT tag=%d err=%d "
@@ -157,14 +157,11 @@ static void send_batch(struct op_context *ctx)
 	int rc = ber_writer_error(ctx->out);
 	if (rc != LUMEN_OK) {
 		log_printf(0, "conn=%llu op=%u cannot encode the response: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, lumen_strerror(rc));
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number, lumen_strerror(rc));
 		return;
 	}
 	/* An operation abandoned while it ran is never answered (RFC 4511 §4.11). */
-	pthread_mutex_lock(&ctx->conn->lock);
-	if (!ctx->op->abandoned)
-		conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
-	pthread_mutex_unlock(&ctx->conn->lock);
+	conn_send_op(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 }
 
 static enum stats_op_type op_type(const struct op_context *ctx)
@@ -223,10 +220,7 @@ int op_flush(struct op_context *ctx)
 	int rc = ber_writer_error(ctx->out);
 	if (rc != LUMEN_OK)
 		return rc;
-	pthread_mutex_lock(&ctx->conn->lock);
-	rc = ctx->op->abandoned ? LUMEN_EIO
-				: conn_send_locked(ctx->conn, ctx->out->buf, ctx->out->len);
-	pthread_mutex_unlock(&ctx->conn->lock);
+	rc = conn_send_op(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 	ber_writer_reset(ctx->out);
 	return rc;
 }
@@ -301,10 +295,8 @@ static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, reason);
 		return;
 	}
-	pthread_mutex_lock(&ctx->conn->lock);
-	conn_abort_locked(ctx->conn, ctx->out, LDAP_PROTOCOL_ERROR,
-			  rc == LUMEN_EUNSUPPORTED ? "unknown operation" : reason);
-	pthread_mutex_unlock(&ctx->conn->lock);
+	conn_abort(ctx->conn, ctx->out, LDAP_PROTOCOL_ERROR,
+		   rc == LUMEN_EUNSUPPORTED ? "unknown operation" : reason);
 }
 
 /* Runs op; true when it paused (ctx.paused) and must be parked. */
@@ -356,14 +348,10 @@ void ops_run_job(struct workq_job *job, void *worker_context)
 {
 	struct op *op = (struct op *)job;
 	struct conn *c = op->conn;
-	pthread_mutex_lock(&c->lock);
-	bool skip = op->abandoned || c->closed || c->aborting;
 	/* A new search whose client has not read what waits would only pause
 	 * after its first batch: park it before it starts. */
-	bool wait = !skip && op->tag == LDAP_OP_SEARCH_REQUEST && conn_output_full_locked(c);
-	op->running = !skip && !wait;
-	pthread_mutex_unlock(&c->lock);
-	if (wait || (!skip && run_op(op, worker_context)))
+	enum conn_op_start start = conn_op_begin(c, op, op->tag == LDAP_OP_SEARCH_REQUEST);
+	if (start == CONN_OP_PARK || (start == CONN_OP_RUN && run_op(op, worker_context)))
 		conn_park_op(c, op);
 	else
 		conn_op_done(c, op);

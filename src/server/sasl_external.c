@@ -58,7 +58,7 @@ void sasl_external_bind(struct op_context *ctx, const struct ldap_bind_request *
 	int rc = access_authz_map(ctx->server, identity, ctx->arena, &dn, &ndn);
 	if (rc != LUMEN_OK) {
 		log_printf(0, "conn=%llu op=%u authz-regexp maps \"%s\" to no valid DN: %s",
-			   (unsigned long long)ctx->conn->id, ctx->op->number, identity,
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number, identity,
 			   lumen_strerror(rc));
 		op_send_result(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL);
 		return;
@@ -73,10 +73,10 @@ void sasl_external_bind(struct op_context *ctx, const struct ldap_bind_request *
 		return;
 	}
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND authcid=\"%s\" authzid=\"%s\"",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, identity,
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, identity,
 		   op_log_string(ctx, dn));
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" mech=EXTERNAL ssf=%u",
-		   (unsigned long long)ctx->conn->id, ctx->op->number, op_log_string(ctx, ndn),
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, op_log_string(ctx, ndn),
 		   sec.ssf);
 	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 }

@@ -1,14 +1,107 @@
 /*
- * test_controls.c — the request controls' parsing and the response
- * controls' encoding (src/server/controls.c), starting with the Password
- * Policy control: the request has no value, the response's value is
- * draft-behera-10 §6.2's BER byte for byte.
+ * test_controls.c — request controls (src/server/controls.c): what each
+ * supported control sets, an unknown control ignored unless critical, a
+ * supported control whose value does not decode, the Paged Results
+ * response value, and the Password Policy control: the request has no
+ * value, the response's value is draft-behera-10 §6.2's BER byte for byte.
  */
 #include <check.h>
 #include <string.h>
 
 #include "controls.h"
+#include "entry_fixture.h"
+#include "ldap_message.h"
 #include "lumen_error.h"
+#include "pdu_fixture.h"
+
+#define DELETE_WITH(controls) "30( 020101 4a'cn=a' a0( " controls " ) )"
+#define SEARCH_WITH(controls) "30( 020101 63( 04'' 0a0100 0a0100 020100 020100 010100 " \
+			      "87'cn' 30( ) ) a0( " controls " ) )"
+
+static struct arena arena;
+static struct ldap_decode_limits limits;
+
+static void setup(void)
+{
+	fixture_schema_setup();
+	arena_init(&arena, 1u << 20);
+	ldap_decode_limits_default(&limits);
+}
+
+static void teardown(void)
+{
+	arena_free(&arena);
+	fixture_schema_teardown();
+}
+
+/* Decode spec and parse its controls; the result of controls_parse. */
+static int parse(const char *spec, struct request_controls *out)
+{
+	struct pdu p;
+	struct ldap_message msg;
+	const char *diagnostic = NULL;
+	build_pdu(spec, &p);
+	ck_assert_int_eq(ldap_message_decode(p.bytes, p.len, &arena, &limits, &msg, NULL),
+			 LUMEN_OK);
+	return controls_parse(&msg, fixture_schema, &limits, &arena, out, &diagnostic);
+}
+
+START_TEST(supported_controls_are_set)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'" CONTROL_MANAGE_DSA_IT "' 0101ff ) "
+					   "30( 04'" CONTROL_PRE_READ "' 04( 30( 04'cn' ) ) )"),
+			       &rc), LUMEN_OK);
+	ck_assert(rc.manage_dsa_it);
+	ck_assert(rc.pre_read);
+	ck_assert(!rc.post_read);
+	ck_assert(!rc.paged);
+}
+END_TEST
+
+START_TEST(paged_results_size_and_cookie)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_PAGED_RESULTS "' "
+					   "04( 30( 020132 04'abc' ) ) )"), &rc), LUMEN_OK);
+	ck_assert(rc.paged);
+	ck_assert_uint_eq(rc.page_size, 50);
+	ck_assert_uint_eq(rc.cookie.len, 3);
+}
+END_TEST
+
+START_TEST(unknown_control_ignored_unless_critical)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'1.2.3.4' 010100 )"), &rc), LUMEN_OK);
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'1.2.3.4' 0101ff )"), &rc), LUMEN_EUNSUPPORTED);
+}
+END_TEST
+
+START_TEST(undecodable_value_is_malformed)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_PAGED_RESULTS "' 04( 0500 ) )"), &rc),
+			 LUMEN_EMALFORMED);
+}
+END_TEST
+
+START_TEST(paged_response_value)
+{
+	struct ber_writer scratch;
+	struct ldap_control out;
+	ck_assert_int_eq(ber_writer_init(&scratch, 64, 0), LUMEN_OK);
+	ck_assert_int_eq(controls_paged_response((const uint8_t *)"xy", 2, &scratch, &arena, &out),
+			 LUMEN_OK);
+	struct pdu expect;
+	build_pdu("30( 020100 04'xy' )", &expect);
+	ck_assert_uint_eq(out.value.len, expect.len);
+	ck_assert(memcmp(out.value.ptr, expect.bytes, expect.len) == 0);
+	ber_writer_free(&scratch);
+}
+END_TEST
+
+/* ---------------------------------------------------- password policy */
 
 static void expect_value(const struct password_policy_response *r, const uint8_t *bytes,
 			 size_t n)
@@ -98,7 +191,13 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("controls");
-	TCase *tc = tcase_create("password policy");
+	TCase *tc = tcase_create("parse");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, supported_controls_are_set);
+	tcase_add_test(tc, paged_results_size_and_cookie);
+	tcase_add_test(tc, unknown_control_ignored_unless_critical);
+	tcase_add_test(tc, undecodable_value_is_malformed);
+	tcase_add_test(tc, paged_response_value);
 	tcase_add_test(tc, response_empty);
 	tcase_add_test(tc, response_error);
 	tcase_add_test(tc, response_warnings);

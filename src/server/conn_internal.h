@@ -1,0 +1,247 @@
+/*
+ * conn_internal.h — struct conn and what its files share (server layer,
+ * private to src/server/conn*.c; everything else goes through conn.h).
+ *
+ * The files: conn.c (lifecycle: create, reference counts, the read event,
+ * deadlines, teardown), conn_frame.c (reading and PDU framing),
+ * conn_ops.c (the operation pool, Abandon/Unbind, the work queue hand-off,
+ * parking), conn_output.c (the output queue and the write event),
+ * conn_identity.c (TLS set-up, SSF, peer credentials, the bound identity).
+ *
+ * Thread-safety: every field below the lock is guarded by it unless marked
+ * "I/O thread"; functions whose name ends in _locked expect the lock held,
+ * the others take it. The inline helpers below read fields: lock held.
+ *
+ * Caveats:
+ *  - A test may include this header to look inside a connection; nothing
+ *    under src/ outside the conn files may.
+ */
+#ifndef LUMEN_CONN_INTERNAL_H
+#define LUMEN_CONN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "conn.h"
+#include "conn_limits.h"
+#include "conn_memory.h"
+#include "io_thread.h"
+#include "listener.h"
+#include "server.h"
+
+struct op;
+struct workq_job;
+struct tls_session;
+
+/* Where a connection stands with TLS (tls.h). */
+enum conn_tls_state {
+	CONN_TLS_NONE = 0,    /* plain */
+	CONN_TLS_STARTING,    /* StartTLS answered: handshake once the answer is out */
+	CONN_TLS_HANDSHAKE,   /* no LDAP is read or written until it completes */
+	CONN_TLS_ON,          /* every byte goes through the session */
+};
+
+/* Input buffer size at creation and once empty after a large PDU. */
+#define CONN_INITIAL_INPUT 16384u
+/* Output buffer size an emptied queue returns to. */
+#define CONN_BASE_OUTPUT 16384u
+
+struct conn {
+	pthread_mutex_t lock;
+	unsigned refs;
+	uint64_t id;                     /* conn=N (fixed) */
+	int fd;
+	bool is_tcp;
+	struct io_thread *io;
+	struct conn *io_prev, *io_next;  /* I/O thread's list (io->lock) */
+	struct event *read_event;        /* persistent, with the idle timeout */
+	struct event *write_event;       /* one-shot, armed on EAGAIN */
+	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
+	struct event *hold_event;        /* one-shot timer: ends output_held */
+	bool output_held;                /* conn_hold_output: queue, do not write */
+	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
+	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" (fixed) */
+	char local[LISTENER_NAME_MAX];   /* the listener's name (fixed) */
+	time_t started;                  /* accepted (wall clock, cn=Monitor) */
+	time_t last_activity;            /* last input read (I/O thread) */
+	time_t output_since;             /* monotonic s: output queued or last progress */
+
+	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
+	size_t in_start, in_len, in_cap;
+	uint8_t *out;                    /* unsent output [out_start, out_len) */
+	size_t out_start, out_len, out_cap;
+
+	bool reading;                    /* read event added (I/O thread) */
+	bool write_armed;
+	bool closing;                    /* no new ops; close when none remain */
+	bool aborting;                   /* close at once; output discarded */
+	bool closed;                     /* torn down: fd closed, events freed */
+	bool bind_in_progress;
+	bool bind_waiting;               /* a Bind waits for earlier ops to end */
+
+	struct op *ops;                  /* outstanding (queued, running or parked) */
+	unsigned n_pending;
+	unsigned n_parked;               /* ops with op->parked set */
+	struct op *free_ops;             /* recycled op objects with buffers */
+	unsigned n_free_ops;
+	unsigned next_op_number;         /* op=N (I/O thread) */
+
+	bool bound;                      /* authenticated as bind_dn */
+	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */
+	size_t bind_dn_len, bind_dn_cap;
+	char *authz_dn;                  /* the same DN as stored/configured (WhoAmI) */
+	size_t authz_dn_len, authz_dn_cap;
+
+	/* Security. ssf: 0 plain TCP, 71 ldapi, the cipher's bits with TLS. */
+	unsigned ssf;
+	bool is_local;                   /* ldapi: peer credentials below */
+	bool has_peer_cred;
+	uid_t peer_uid;
+	gid_t peer_gid;
+	struct tls_session *tls;         /* NULL unless TLS started */
+	enum conn_tls_state tls_state;
+	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
+	int32_t starttls_message_id;
+	size_t mem_held;                 /* bytes of every buffer it owns (conn_memory.h) */
+	bool mem_wait;                   /* no memory room for the next request */
+	bool counted;                    /* admitted by conn_limits (released at teardown) */
+	struct conn_limits_key limits_key;
+};
+
+static inline const struct config *conn_config(const struct conn *c)
+{
+	return c->io->server->config;
+}
+
+/* The PDU bound: sockbuf_max_incoming before bind, _auth after. */
+static inline size_t conn_max_pdu(const struct conn *c)
+{
+	const struct config *cfg = conn_config(c);
+	return c->bound ? cfg->max_incoming_auth : cfg->max_incoming;
+}
+
+static inline unsigned conn_max_pending(const struct conn *c)
+{
+	const struct config *cfg = conn_config(c);
+	return c->bound ? cfg->max_pending_auth : cfg->max_pending;
+}
+
+static inline struct conn_memory *conn_memory_of(const struct conn *c)
+{
+	return &c->io->server->conn_memory;
+}
+
+/* One of c's buffers went from old_bytes to new_bytes (lock held or c new). */
+static inline void conn_account(struct conn *c, size_t old_bytes, size_t new_bytes)
+{
+	conn_memory_change(conn_memory_of(c), &c->mem_held, old_bytes, new_bytes);
+}
+
+static inline size_t conn_unsent(const struct conn *c)
+{
+	return c->out_len - c->out_start;
+}
+
+/* Wake the I/O thread: it re-examines buffered input and its state. */
+static inline void conn_kick_locked(struct conn *c)
+{
+	if (!c->closed)
+		event_active(c->read_event, EV_READ, 0);
+}
+
+/*
+ * Operations framed in one read, queued after the connection's lock is
+ * released: a worker woken while the I/O thread still held the lock would
+ * block on it at once (two futex calls per operation, measured).
+ */
+struct op_batch {
+	struct workq_job *head;
+	struct workq_job **tail;
+};
+
+/* --- conn.c: lifecycle --- */
+
+void conn_ref(struct conn *c);
+/* Drop a reference; the last one frees the connection. */
+void conn_unref(struct conn *c);
+/* Free c (its last reference is gone; lock not held). */
+void conn_free(struct conn *c);
+/* May the I/O thread take another operation from c now? */
+bool conn_accepting_ops(const struct conn *c);
+/* I/O thread: make the read event match what the connection can take. */
+void conn_update_reading(struct conn *c);
+/* I/O thread: (re)start the one-shot deadline, seconds from now; 0 = none. */
+void conn_arm_deadline(struct conn *c, unsigned seconds);
+/* The deadline that applies now: the handshake's, else the first PDU's. */
+void conn_arm_current_deadline(struct conn *c);
+/* I/O thread: close the socket and free the events; unlocks and drops the
+ * I/O thread's reference. */
+void conn_teardown_locked(struct conn *c);
+/* conn_abort with the lock held. */
+void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const char *reason);
+
+/* --- conn_frame.c: input --- */
+
+/* Read once. LUMEN_OK (data or nothing yet), LUMEN_EIO (EOF or error). */
+int conn_fill_input_locked(struct conn *c);
+/* Frame and dispatch whole PDUs from the input buffer while allowed. */
+void conn_process_input_locked(struct conn *c, struct op_batch *batch);
+
+/* --- conn_ops.c: the operation pool --- */
+
+/* One framed PDU: answer it here (Abandon, Unbind) or add it to batch. */
+int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len,
+			     int32_t message_id, int tag, struct op_batch *batch);
+/* Mark queued operations so workers drop them unanswered. */
+void conn_abandon_queued_locked(struct conn *c);
+/* Lock released: hand the batch to the workers (busy for those refused). */
+void conn_push_batch(struct conn *c, struct op_batch *batch);
+/* Free the recycled op objects (c is being freed). */
+void conn_free_ops(struct conn *c);
+/*
+ * Parked ops to queue again (lock held): every one when `all`, else only
+ * those abandoned. Returns them chained through op->job.next; hand the
+ * chain to conn_requeue once the lock is released.
+ */
+struct workq_job *conn_take_parked_locked(struct conn *c, bool all);
+/* Queue a chain from conn_take_parked_locked (lock not held); an op the
+ * work queue refuses ends with busy (nothing when abandoned). */
+void conn_requeue(struct conn *c, struct workq_job *chain);
+
+/* --- conn_output.c: output --- */
+
+/* Queue or write encoded responses. LUMEN_OK, LUMEN_EIO, LUMEN_ENOMEM as
+ * conn_send_op. */
+int conn_send_locked(struct conn *c, const void *data, size_t len);
+bool conn_output_full_locked(const struct conn *c);
+/* Arm the write event with the write/idle deadline. */
+void conn_arm_write_locked(struct conn *c);
+void conn_on_write(evutil_socket_t fd, short what, void *arg);
+void conn_on_hold_over(evutil_socket_t fd, short what, void *arg);
+
+/* --- conn_identity.c: TLS and identity --- */
+
+/*
+ * The connection bounds, peer credentials and (ldaps) the TLS session.
+ * LUMEN_ELIMIT (refused by conn_max/conn_max_per_ip, logged), LUMEN_ENOMEM,
+ * LUMEN_EIO (no TLS session).
+ */
+int conn_secure_setup(struct conn *c, const struct sockaddr *peer, socklen_t peer_len,
+		      bool tls);
+/*
+ * The TLS set-up steps the I/O thread owns: start the handshake once a
+ * StartTLS answer is out, then drive it. Returns false when the connection
+ * was torn down (lock released).
+ */
+bool conn_drive_tls_locked(struct conn *c);
+/* Free the identity buffers and the TLS session (c is being freed). */
+void conn_free_identity(struct conn *c);
+
+#endif

@@ -227,13 +227,6 @@ bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct b
  * was sent (what names the requirement) and false is returned. */
 bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what);
 
-/* --- cn=Monitor (op_search_monitor.c) --- */
-
-/* True if a normalized DN is cn=Monitor or below it. */
-bool op_is_monitor_dn(struct ber_view ndn);
-/* Answer a search whose normalized base is within cn=Monitor. */
-void op_search_monitor(struct op_context *ctx, struct ber_view base_ndn);
-
 /* --- handlers (one file each) --- */
 void op_bind(struct op_context *ctx);
 void op_search(struct op_context *ctx);

@@ -192,6 +192,10 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t);
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t);
 /* Both of the above, in that order. */
 bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/* op_target_prepare for a write: a read-only database (the server's own,
+ * own_databases.h) answers unwillingToPerform before any access check, as
+ * slapd does. */
+bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t);
 /*
  * Send the backend's answer (rc: its return value, logged when not
  * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from

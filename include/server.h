@@ -65,6 +65,8 @@ struct server_database {
 	/* The root DSE or cn=Subschema (own_databases.h): no `search` check on
 	 * the base, no `security ssf=` requirement. */
 	bool frontend;
+	/* Writes are refused before any access check (own_databases.h). */
+	bool read_only;
 };
 
 struct server {

@@ -67,7 +67,7 @@ void op_add(struct op_context *ctx)
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u ADD dn=\"%s\"",
 		   (unsigned long long)ctx->conn->id, ctx->op->number,
 		   op_log_string(ctx, req->entry));
-	if (!op_target_prepare(ctx, req->entry, &t))
+	if (!op_target_prepare_write(ctx, req->entry, &t))
 		return;
 	op_target_access(ctx, &t, &a);
 	if (!add_allowed(ctx, &t, &a))

@@ -163,6 +163,17 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
 }
 
+bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t)
+{
+	if (!op_target_prepare(ctx, dn, t))
+		return false;
+	if (!t->db->read_only)
+		return true;
+	op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+		       "the server's own entries cannot be changed");
+	return false;
+}
+
 /*
  * Add the Pre-/Post-Read control for e to controls[*n] when asked and
  * possible. RFC 4527 §3.1: the copy holds only what the requester may

@@ -49,6 +49,7 @@ static int open_one(struct server *s, const struct own_spec *spec, struct server
 	db->time_limit = s->config->timelimit;
 	db->lock.fd = -1;
 	db->frontend = spec->frontend;
+	db->read_only = true;
 	return memdb_open(s->config->schema, &spec->source, &db->database);
 }
 

@@ -277,24 +277,43 @@ static bool assertion_holds(struct memdb_run *r, const struct entry *e, int *rc)
 	return false;
 }
 
-static int take_base_asserted(struct memdb_run *r, const struct entry *e)
+static int take_assertion(struct memdb_run *r, const struct entry *e)
 {
 	int rc;
-	if (same_view(e->ndn, r->walk.base_ndn) && !assertion_holds(r, e, &rc))
-		return MEMDB_STOP;
-	return take_search(r, e);
+	assertion_holds(r, e, &rc);     /* either way the run is over */
+	return rc == LUMEN_OK ? MEMDB_STOP : rc;
+}
+
+/*
+ * The assertion control is tested on the base entry before the search, in
+ * a run of its own: a source need not emit a base outside the scope.
+ * True: go on; false: op holds the answer (assertionFailed, noSuchObject)
+ * or *rc the failure.
+ */
+static bool base_asserted(struct database *db, struct backend_op *op,
+			  const struct backend_search *s, int *rc)
+{
+	struct memdb_run r;
+	*rc = LUMEN_OK;
+	if (op->assertion == NULL || s->resume.active)
+		return true;
+	run_init(&r, db, op, s->base_ndn, LDAP_SCOPE_BASE, take_assertion);
+	*rc = run_build(&r);
+	arena_free(&r.scratch);
+	return *rc == LUMEN_OK && op->result_code == LDAP_SUCCESS;
 }
 
 static int memdb_search(struct database *db, struct backend_op *op, struct backend_search *s)
 {
 	struct memdb_run r;
-	bool assert = op->assertion != NULL && !s->resume.active;
-	run_init(&r, db, op, s->base_ndn, s->scope, assert ? take_base_asserted : take_search);
-	r.s = s;
+	int rc = LUMEN_OK;
 	op->unindexed = false;
 	s->next_cookie_len = 0;
 	s->paused = false;
-	int rc = LUMEN_OK;
+	if (s->sink != NULL && !base_asserted(db, op, s, &rc))
+		return rc;
+	run_init(&r, db, op, s->base_ndn, s->scope, take_search);
+	r.s = s;
 	if (s->sink == NULL) {
 		result(op, LDAP_OTHER, lumen_strerror(LUMEN_EINVAL));
 		rc = LUMEN_EINVAL;

@@ -316,6 +316,12 @@ START_TEST(assertion)
 	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
 	op.assertion = compile("(ou=Own)");
 	ck_assert_uint_eq(run(&op, &s, &seen), 4);
+	/* also when the base is outside the scope */
+	s = search_of("ou=own", LDAP_SCOPE_ONE, NULL, &seen);
+	ck_assert_uint_eq(run(&op, &s, &seen), 2);
+	op.assertion = compile("(ou=Other)");
+	ck_assert_uint_eq(run(&op, &s, &seen), 0);
+	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
 }
 END_TEST
 

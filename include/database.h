@@ -1,7 +1,7 @@
 /*
  * database.h — the database interface: one table of operations that the
- * server calls without knowing which database answers (back-mdb today;
- * the in-memory databases and the overlay chain next), and the types the
+ * server calls without knowing which database answers (back-mdb, the
+ * in-memory databases of memdb.h; the overlay chain next), and the types the
  * operations take (the interface layer, between model and back-mdb).
  *
  * A struct database is an implementation's handle with its table of
@@ -164,6 +164,9 @@ struct backend_entry_info {
 	bool has_counts;               /* the search asked for want_counts */
 	uint64_t num_subordinates;     /* children */
 	bool has_subordinates;
+	/* The entry holds every attribute it has: the server computes none
+	 * for it (entry_send.h; the root DSE of memdb.h). */
+	bool complete;
 };
 
 /*

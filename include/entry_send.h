@@ -13,7 +13,8 @@
  * computed while encoding: entryDN and subschemaSubentry always,
  * hasSubordinates and numSubordinates when the backend counted children
  * (struct backend_entry_info.has_counts; ask for counts when
- * attribute_selection_wants_counts says so).
+ * attribute_selection_wants_counts says so); none for an entry whose info
+ * says it is complete (the root DSE).
  *
  * Encoding copies a stored attribute's pre-encoded PartialAttribute
  * (entry.h `encoded`) when the whole attribute is selected, which is the

@@ -196,6 +196,10 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t);
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t);
 /* Both of the above, in that order. */
 bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/* op_target_prepare for a write: a read-only database (the server's own,
+ * own_databases.h) answers unwillingToPerform before any access check, as
+ * slapd does. */
+bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t);
 /*
  * Send the backend's answer (rc: its return value, logged when not
  * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from
@@ -230,13 +234,6 @@ bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct b
 /* The connection's SSF is at least `needed`; else confidentialityRequired
  * was sent (what names the requirement) and false is returned. */
 bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what);
-
-/* --- cn=Monitor (op_search_monitor.c) --- */
-
-/* True if a normalized DN is cn=Monitor or below it. */
-bool op_is_monitor_dn(struct ber_view ndn);
-/* Answer a search whose normalized base is within cn=Monitor. */
-void op_search_monitor(struct op_context *ctx, struct ber_view base_ndn);
 
 /* --- handlers (one file each) --- */
 void op_bind(struct op_context *ctx);

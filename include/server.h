@@ -5,7 +5,8 @@
  *
  * server_create prepares everything that can fail without touching the
  * network or the databases (normalized suffixes and rootdn, the root DSE,
- * the cn=Subschema entry), so `lumend -T` checks the configuration without
+ * the cn=Subschema entry, the in-memory databases serving them and
+ * cn=Monitor), so `lumend -T` checks the configuration without
  * opening anything. server_open_databases takes each database's db_lock
  * and opens its backend; server_listen opens the sockets;
  * server_run starts the workers and I/O threads, runs I/O thread 0 in the
@@ -68,6 +69,11 @@ struct server_database {
 	struct overlay_chain *bind_chain; /* the wrapped chain, borrowed (op_bind: its
 					    bind hooks); NULL: none */
 	struct db_lock lock;             /* held while the backend is open */
+	/* The root DSE or cn=Subschema (own_databases.h): no `search` check on
+	 * the base, no `security ssf=` requirement. */
+	bool frontend;
+	/* Writes are refused before any access check (own_databases.h). */
+	bool read_only;
 };
 
 struct server {
@@ -77,7 +83,9 @@ struct server {
 	struct rootdse *rootdse;
 	struct bind_pace *bind_pace;     /* failed binds all cost the same */
 	struct entry *subschema;         /* cn=Subschema, built once */
-	struct ber_view subschema_ndn;   /* its normalized DN (static) */
+	/* The root DSE, cn=Subschema and cn=Monitor (own_databases.h). */
+	struct server_database *own;
+	size_t n_own;
 	struct ldap_decode_limits limits;
 	struct workq *workq;
 	struct io_thread *io_threads;
@@ -162,7 +170,8 @@ int server_metrics_start(struct server *s, char *err, size_t errlen);
 
 /*
  * The database holding ndn (at or below one of its suffixes; the longest
- * suffix wins), or NULL.
+ * suffix wins), else the server's own one holding it (the root DSE for "",
+ * cn=Subschema, cn=Monitor: own_databases.h), or NULL.
  */
 const struct server_database *server_find_database(const struct server *s,
 						   struct ber_view ndn);

@@ -133,6 +133,8 @@ static bool computed_wanted(const struct attribute_selection *sel, enum computed
 static void write_computed(const struct attribute_selection *sel, struct ber_view dn,
 			   const struct backend_entry_info *info, struct ber_writer *w)
 {
+	if (info != NULL && info->complete)
+		return;
 	if (computed_wanted(sel, COMPUTED_ENTRY_DN))
 		write_single(sel, COMPUTED_ENTRY_DN, dn.ptr, dn.len, w);
 	if (computed_wanted(sel, COMPUTED_SUBSCHEMA_SUBENTRY))

@@ -68,7 +68,7 @@ void op_moddn(struct op_context *ctx)
 	unsigned long long conn_id = (unsigned long long)conn_number(ctx->conn);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u MODRDN dn=\"%s\"", conn_id, ctx->op->number,
 		   op_log_string(ctx, req->entry));
-	if (!op_target_prepare(ctx, req->entry, &t))
+	if (!op_target_prepare_write(ctx, req->entry, &t))
 		return;
 	/* The backend parses the new RDN; the superior is ours to normalize. */
 	if (req->has_new_superior &&

@@ -52,7 +52,7 @@ void op_modify(struct op_context *ctx)
 			   op_log_string(ctx, req->object));
 		log_changes(ctx, req);
 	}
-	if (!op_target_prepare(ctx, req->object, &t))
+	if (!op_target_prepare_write(ctx, req->object, &t))
 		return;
 	struct access_op a;
 	op_target_access(ctx, &t, &a);

@@ -1,10 +1,10 @@
 /*
- * op_search.c — the Search operation (RFC 4511 §4.5): the root DSE, the
- * cn=Subschema subentry, and searches of a database, whose entries are
- * encoded as the backend hands them out and sent in batches. The root DSE
- * and cn=Subschema are in no database: the global `access` rules decide
- * about them as about any entry. Paged results carry the server's sealed
- * cookie (paged_cookie.h), whose count bounds the whole paged search.
+ * op_search.c — the Search operation (RFC 4511 §4.5) on the database that
+ * holds the base: a configured one, or the server's own in-memory ones for
+ * the root DSE, cn=Subschema and cn=Monitor (own_databases.h), all through
+ * the one path below. Entries are encoded as the database hands them out
+ * and sent in batches. Paged results carry the server's sealed cookie
+ * (paged_cookie.h), whose count bounds the whole paged search.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,6 @@
 #include "lumen_error.h"
 #include "ops.h"
 #include "paged_cookie.h"
-#include "rootdse.h"
 #include "server.h"
 
 /*
@@ -81,84 +80,6 @@ static bool prepare_selection(struct op_context *ctx, const struct ldap_search_r
 		return true;
 	op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
 	return false;
-}
-
-/*
- * The server's own entries (root DSE, cn=Subschema) are in no database:
- * the global `access` rules decide, for the connection's identity, as for
- * an ordinary entry (access_search_test). *checks false: no global rule,
- * read freely. False: the answer was sent (call access_search_end anyway).
- */
-static bool begin_own_access(struct op_context *ctx, struct access_search *acc, bool *checks)
-{
-	struct ber_view requester;
-	*checks = ctx->server->config->access.n_rules > 0;
-	if (!*checks)
-		return true;
-	if (conn_identity(ctx->conn, ctx->arena, &requester) != LUMEN_OK) {
-		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
-		return false;
-	}
-	access_search_begin(acc, ctx->server, NULL, requester, false, &ctx->op->abandoned);
-	return true;
-}
-
-static void search_root_dse(struct op_context *ctx, const struct ldap_search_request *req)
-{
-	const struct rootdse *dse = ctx->server->rootdse;
-	struct access_search acc;
-	struct filter filter;
-	bool checks = false;
-	if (req->scope != LDAP_SCOPE_BASE) {
-		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
-		return;
-	}
-	arena_init(&acc.scratch, 0);    /* so that access_search_end is always safe */
-	if (begin_own_access(ctx, &acc, &checks) && (!checks || compile_filter(ctx, req, &filter))) {
-		bool match = checks ? access_search_test(&acc, &filter, rootdse_entry(dse))
-				    : rootdse_matches(dse, req->filter);
-		if (match) {
-			rootdse_encode(dse, ctx->out, ctx->op->message_id, req->attributes,
-				       req->n_attributes, req->types_only,
-				       checks ? access_search_may_read : NULL, &acc);
-			ctx->n_entries = 1;
-		}
-		op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
-	}
-	access_search_end(&acc);
-}
-
-/* cn=Subschema: one immutable entry built at start-up, with no children. */
-static void search_subschema(struct op_context *ctx, const struct ldap_search_request *req)
-{
-	const struct entry *e = ctx->server->subschema;
-	struct filter filter;
-	struct attribute_selection sel;
-	struct access_search acc;
-	bool checks = false;
-	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel))
-		return;
-	arena_init(&acc.scratch, 0);
-	if (!begin_own_access(ctx, &acc, &checks)) {
-		access_search_end(&acc);
-		return;
-	}
-	struct backend_entry_info info = {
-		.dn = e->dn, .ndn = e->ndn, .has_counts = true,
-	};
-	bool in_scope = req->scope == LDAP_SCOPE_BASE || req->scope == LDAP_SCOPE_SUBTREE;
-	bool match = checks ? access_search_test(&acc, &filter, e)
-			    : filter_evaluate(&filter, e) == FILTER_TRUE;
-	if (checks) {
-		sel.may_read = access_search_may_read;
-		sel.may_read_arg = &acc;
-	}
-	if (in_scope && match) {
-		entry_send_message(&sel, e, &info, ctx->op->message_id, ctx->out);
-		ctx->n_entries = 1;
-	}
-	access_search_end(&acc);
-	op_send_result(ctx, LDAP_SUCCESS, NULL, NULL);
 }
 
 /* 64-bit FNV-1a, continued from `hash`. */
@@ -242,15 +163,17 @@ static bool may_search_base(struct acl_target *t, void *arg)
 
 /*
  * Under access control: `search` on the base entry (else
- * insufficientAccessRights, or noSuchObject when it may not be disclosed),
- * then the per-entry checks of access_search. False: the answer was sent.
+ * insufficientAccessRights, or noSuchObject when it may not be disclosed;
+ * not for the frontend's root DSE and cn=Subschema, which are just left
+ * out, as slapd does), then the per-entry checks of access_search. False:
+ * the answer was sent.
  */
 static bool start_access(struct op_context *ctx, struct op_target *t,
 			 struct access_search *acc, struct search_sink *sink)
 {
 	access_search_begin(acc, ctx->server, t->db, t->bop.requester_ndn, false,
 			    &ctx->op->abandoned);
-	if (!op_target_decide(ctx, t, &acc->a, may_search_base, NULL))
+	if (!t->db->frontend && !op_target_decide(ctx, t, &acc->a, may_search_base, NULL))
 		return false;
 	t->hide_matched = true;
 	t->bop.filter_access = &acc->hook;
@@ -378,22 +301,6 @@ void op_search(struct op_context *ctx)
 		log_request(ctx, req);
 	if (!op_parse_controls(ctx, &t))
 		return;
-	if (req->base.len == 0) {
-		search_root_dse(ctx, req);
-		return;
-	}
-	bool normalized = server_normalize_dn(ctx->server, req->base, ctx->arena, &t.ndn) ==
-			  LUMEN_OK;
-	if (normalized && t.ndn.len == ctx->server->subschema_ndn.len &&
-	    memcmp(t.ndn.ptr, ctx->server->subschema_ndn.ptr, t.ndn.len) == 0) {
-		search_subschema(ctx, req);
-		return;
-	}
-	if (normalized && op_is_monitor_dn(t.ndn) &&
-	    server_find_database(ctx->server, t.ndn) == NULL) {
-		op_search_monitor(ctx, t.ndn);
-		return;
-	}
 	if (op_target_resolve(ctx, req->base, &t))
 		search_database(ctx, req, &t);
 }

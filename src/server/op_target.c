@@ -134,13 +134,16 @@ bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct b
 
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
-	if (!op_require_ssf(ctx, ctx->server->config->security.ssf, "this operation"))
+	bool normalized = server_normalize_dn(ctx->server, dn, ctx->arena, &t->ndn) == LUMEN_OK;
+	t->db = normalized ? server_find_database(ctx->server, t->ndn) : NULL;
+	/* The root DSE and cn=Subschema tell a client how to protect itself. */
+	bool exempt = t->db != NULL && t->db->frontend;
+	if (!exempt && !op_require_ssf(ctx, ctx->server->config->security.ssf, "this operation"))
 		return false;
-	if (server_normalize_dn(ctx->server, dn, ctx->arena, &t->ndn) != LUMEN_OK) {
+	if (!normalized) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return false;
 	}
-	t->db = t->ndn.len > 0 ? server_find_database(ctx->server, t->ndn) : NULL;
 	if (t->db == NULL || t->db->database == NULL) {
 		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
 		return false;
@@ -155,6 +158,17 @@ bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_tar
 bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
 	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
+}
+
+bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t)
+{
+	if (!op_target_prepare(ctx, dn, t))
+		return false;
+	if (!t->db->read_only)
+		return true;
+	op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+		       "the server's own entries cannot be changed");
+	return false;
 }
 
 /*

@@ -28,6 +28,7 @@
 #include "metrics_http.h"
 #include "ops.h"
 #include "overlay.h"
+#include "own_databases.h"
 #include "rootdse.h"
 #include "sd_notify.h"
 #include "stats.h"
@@ -60,7 +61,7 @@ const struct server_database *server_find_database(const struct server *s, struc
 				best_len = suffix.len;
 			}
 		}
-	return best;
+	return best != NULL ? best : own_databases_find(s, ndn);
 }
 
 /* Normalize a configured DN into malloc'ed bytes. */
@@ -121,7 +122,6 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 /* cn=Subschema from the finalized schema; it needs lumen.schema. */
 static int build_subschema(struct server *s, char *err, size_t errlen)
 {
-	static const char subschema_ndn[] = "cn=subschema";
 	int rc = subschema_build(s->config->schema, &s->subschema);
 	if (rc == LUMEN_ENOTFOUND)
 		snprintf(err, errlen, "%s: the schema lacks the operational attributes of "
@@ -130,8 +130,6 @@ static int build_subschema(struct server *s, char *err, size_t errlen)
 	else if (rc != LUMEN_OK)
 		snprintf(err, errlen, "cannot build the cn=Subschema entry: %s",
 			 lumen_strerror(rc));
-	s->subschema_ndn = (struct ber_view){ (const uint8_t *)subschema_ndn,
-					      sizeof(subschema_ndn) - 1 };
 	return rc;
 }
 
@@ -273,6 +271,8 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 	if (rc != LUMEN_OK)
 		goto fail;
 	rc = build_subschema(s, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = own_databases_open(s, err, errlen);
 	if (rc != LUMEN_OK)
 		goto fail;
 	arena_free(&arena);
@@ -556,6 +556,7 @@ void server_destroy(struct server *s)
 		db_lock_release(&db->lock);
 	}
 	free(s->databases);
+	own_databases_close(s);
 	entry_free(s->subschema);
 	rootdse_free(s->rootdse);
 	bind_pace_free(s->bind_pace);

@@ -120,6 +120,10 @@ SCHEMA_DIFFERENCES = {
     ("vendorName", "equality"): "RFC 3045 gives caseExactIA5Match (Lumen); OpenLDAP caseExactMatch",
     ("vendorVersion", "equality"): "RFC 3045 gives caseExactIA5Match (Lumen); OpenLDAP caseExactMatch",
     ("namingContexts", "equality"): "RFC 4512 §5.1.2 gives none (Lumen); OpenLDAP adds one",
+    ("supportedLDAPVersion", "equality"): "RFC 4512 gives none (OpenLDAP); Lumen integerMatch, "
+                                          "so (supportedLDAPVersion=3) matches the root DSE",
+    ("supportedLDAPVersion", "ordering"): "RFC 4512 gives none (OpenLDAP); Lumen "
+                                          "integerOrderingMatch",
     ("aliasedObjectName", "names"): "'aliasedEntryName' is an X.501 alias only OpenLDAP adds",
     ("givenName", "names"): "'gn' is an X.520 alias only OpenLDAP adds (RFC 4519 has none)",
     ("userCertificate", "equality"): "Lumen's core.schema lacks RFC 4523's certificateExactMatch "

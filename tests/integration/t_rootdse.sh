@@ -37,7 +37,9 @@ supportedLDAPVersion: 3" "$(search -b "" -s base 1.3.6.1.4.1.1466.101.120.15)"
 expect_eq "typesOnly" "dn:
 supportedLDAPVersion:" "$(search -A -b "" -s base supportedLDAPVersion)"
 expect_eq "(objectClass=*) matches" "dn:" "$(search -b "" -s base '(objectClass=*)' 1.1)"
-expect_eq "(vendorName=lumen) matches" "dn:" "$(search -b "" -s base '(vendorName=lumen)' 1.1)"
+expect_eq "(vendorName=Lumen) matches" "dn:" "$(search -b "" -s base '(vendorName=Lumen)' 1.1)"
+expect_eq "(vendorName=lumen): caseExactIA5Match (RFC 3045)" "" \
+  "$(search -b "" -s base '(vendorName=lumen)' 1.1)"
 expect_eq "(vendorName=other) does not match" "" "$(search -b "" -s base '(vendorName=other)' 1.1)"
 expect_eq "(!(objectClass=*)) does not match" "" "$(search -b "" -s base '(!(objectClass=*))' 1.1)"
 

@@ -42,6 +42,7 @@
 #define CONTROL_POST_READ     "1.3.6.1.1.13.2"
 #define CONTROL_PAGED_RESULTS "1.2.840.113556.1.4.319"
 #define CONTROL_PASSWORD_POLICY "1.3.6.1.4.1.42.2.27.8.5.1"
+#define CONTROL_SYNC_REQUEST LDAP_SYNC_REQUEST_OID
 
 /* What a request's controls ask for. Zeroed: no control. */
 struct request_controls {
@@ -56,6 +57,9 @@ struct request_controls {
 	uint64_t page_size;
 	struct ber_view cookie;
 	bool password_policy;
+	bool has_sync;                 /* RFC 4533 Sync Request (syncprov answers it) */
+	bool sync_critical;
+	struct ldap_sync_request sync;
 };
 
 /*

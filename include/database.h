@@ -45,6 +45,11 @@
 #include "entry.h"
 #include "filter.h"
 #include "ldap_message.h"
+#include "ldap_sync.h"
+#include "sync_cookie.h"
+
+/* Bytes an overlay may keep in a paused search (backend_search_resume). */
+#define DATABASE_OVERLAY_STATE_SIZE 48
 
 /* Bytes of a paged-results position a database issues (search->next_cookie). */
 #define BACKEND_COOKIE_SIZE 25
@@ -106,6 +111,8 @@ struct backend_op {
 	 */
 	const struct filter_access *filter_access;
 	const struct filter_access *compare_access;
+	/* RFC 4533: the search's Sync Request (NULL: none); syncprov answers it. */
+	const struct ldap_sync_request *sync;
 	bool want_pre_read;            /* RFC 4527: fill pre_read */
 	bool want_post_read;           /* RFC 4527: fill post_read */
 	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
@@ -141,6 +148,9 @@ struct backend_op {
 	const char *unindexed_attribute; /* schema-owned name, or NULL */
 	uint64_t entries_sent;         /* search: sink calls that returned 0 */
 	uint64_t candidates_tested;    /* search: entries read and tested */
+	/* A write: the newest CSN it stamped, its own change's and those of
+	 * the changes its write hook made ("" when it changed nothing). */
+	char change_csn[CSN_LENGTH + 1];
 	/* Controls for the response, added by overlays (arena memory). */
 	struct ldap_control *response_controls;
 	size_t n_response_controls;
@@ -167,6 +177,12 @@ struct backend_entry_info {
 	/* The entry holds every attribute it has: the server computes none
 	 * for it (entry_send.h; the root DSE of memdb.h). */
 	bool complete;
+	/* Set by an overlay that wraps the sink (syncprov): controls for this
+	 * entry's SearchResultEntry (arena or static memory), and dn_only to
+	 * send the DN with no attribute (RFC 4533's present state). */
+	const struct ldap_control *controls;
+	size_t n_controls;
+	bool dn_only;
 };
 
 /*
@@ -194,6 +210,9 @@ struct backend_search_resume {
 	uint64_t sent;                 /* entries sent by the earlier calls */
 	bool has_deadline;             /* the time limit's deadline (monotonic) */
 	struct timespec deadline;
+	/* Kept for the overlays between the calls of one search (syncprov:
+	 * the CSN its cookie will carry). Zero on the first call. */
+	uint8_t overlay_state[DATABASE_OVERLAY_STATE_SIZE];
 };
 
 struct backend_search {
@@ -248,6 +267,9 @@ struct database_write {
 	const struct entry *before;
 	const struct entry *after;
 	unsigned depth;
+	/* The change's CSN: after's entryCSN, or for a delete one drawn for
+	 * it (replication orders deletes by it too). */
+	struct ber_view csn;
 };
 
 /* Changes a hook may make inside the transaction nest at most this deep. */

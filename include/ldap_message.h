@@ -299,6 +299,8 @@ void ldap_filter_encode(struct ber_writer *w, const struct ldap_filter *f);
  * A response carrying only an LDAPResult (op is the response's ldap_op).
  * matched/diagnostic may be NULL. controls may be NULL when n_controls is 0.
  */
+/* An LDAPMessage's [0] Controls (nothing when n is 0). */
+void ldap_encode_controls(struct ber_writer *w, const struct ldap_control *controls, size_t n);
 void ldap_encode_result(struct ber_writer *w, int32_t message_id, int op,
 			int code, const char *matched_dn, const char *diagnostic,
 			const struct ldap_control *controls, size_t n_controls);

@@ -87,7 +87,16 @@ struct ldap_sync_info {
 int ldap_sync_request_decode(struct ber_view value, struct ldap_sync_request *out);
 void ldap_sync_request_encode(const struct ldap_sync_request *in, struct ber_writer *w);
 
+/* Bytes of a syncStateValue without a cookie. */
+#define LDAP_SYNC_STATE_VALUE_SIZE 23
+
 int ldap_sync_state_decode(struct ber_view value, struct ldap_sync_state_value *out);
+/*
+ * The value a provider attaches to each entry (no cookie), written into
+ * out without allocating: the same DER as ldap_sync_state_encode.
+ */
+void ldap_sync_state_write(enum ldap_sync_state state, const uint8_t uuid[LDAP_SYNC_UUID_SIZE],
+			   uint8_t out[LDAP_SYNC_STATE_VALUE_SIZE]);
 void ldap_sync_state_encode(const struct ldap_sync_state_value *in, struct ber_writer *w);
 
 int ldap_sync_done_decode(struct ber_view value, struct ldap_sync_done *out);

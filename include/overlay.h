@@ -50,8 +50,10 @@
  *  - An overlay's internal writes come back through the chain (so every
  *    overlay sees them, as replication must) with op->from_tool set:
  *    overlays pass those on without acting.
- *  - A paused search calls the before hooks once, when it starts, and
- *    the after hooks once, when it ends.
+ *  - A paused search calls the before hooks on every call (the request's
+ *    resume.active tells a continuation; a sink wrapped at the start must
+ *    be wrapped again, with what the overlay kept in resume.overlay_state)
+ *    and the after hooks once, when it ends.
  *  - A write may be applied more than once (group commit retries a batch
  *    that failed for another operation's sake): on_write must change
  *    nothing outside the transaction.
@@ -198,6 +200,9 @@ bool overlay_setup_has_equality_index(const struct overlay_setup *setup,
  */
 int overlay_check_modules(const struct config *config, char *err, size_t errlen);
 
+/* True when db is an overlay chain holding the overlay named name. */
+bool overlay_database_has(const struct database *db, const char *name);
+
 /* The overlay types Lumen ships, by name; NULL when unknown. */
 const struct overlay_type *overlay_type_find(const char *name);
 
@@ -242,6 +247,7 @@ int overlay_rewrite_references(struct database_txn *txn, const struct database_t
 			       struct arena *arena, const struct overlay_rewrite *rw);
 extern const struct overlay_type overlay_ppolicy;
 extern const struct overlay_type overlay_lastbind;
+extern const struct overlay_type overlay_syncprov;
 
 /*
  * Adds a control to op's response (arena copy of the control struct; the

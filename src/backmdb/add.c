@@ -56,6 +56,8 @@ static int apply_add(struct write_job *job, MDB_txn *txn)
 	if (rc != LUMEN_ENOTFOUND)
 		return rc;
 	rc = find_parent(job, txn, e, &parent_id);
+	if (rc == LUMEN_OK)
+		rc = operational_restamp_add(job->be, job->op, st->entry);
 	if (rc != LUMEN_OK)
 		return rc;
 	rc = entry_store_add(job->be, txn, parent_id, e, job->op->arena, &job->changes, &id);

@@ -218,6 +218,7 @@ struct write_job {
 	void *arg;                     /* the operation's own state */
 	struct write_changes changes;
 	bool decided;                  /* apply set op's LDAP result itself */
+	char newest_csn[CSN_LENGTH + 1];  /* of the changes so far ("": none) */
 };
 
 /*
@@ -263,6 +264,15 @@ int write_job_post_read(struct write_job *job, const struct entry *e);
 int operational_on_add(struct backend *be, const struct backend_op *op, struct entry *e);
 /* Replaces modifyTimestamp, modifiersName and entryCSN. Errors: LUMEN_ENOMEM. */
 int operational_on_modify(struct backend *be, const struct backend_op *op, struct entry *e);
+/*
+ * On the committer, right before an add is stored: a fresh entryCSN and
+ * timestamps, so that CSNs grow in commit order (replication hands out
+ * "everything after CSN x"; an add stamped on its submitter's thread could
+ * commit after a newer CSN). Not for the tools' loads. Errors as above.
+ */
+int operational_restamp_add(struct backend *be, const struct backend_op *op, struct entry *e);
+/* A CSN for a change that stores no entry (a delete). */
+void operational_new_csn(struct backend *be, char out[CSN_LENGTH + 1]);
 
 /*
  * Evaluate f on e for op: op->filter_access, the computed attributes of

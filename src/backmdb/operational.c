@@ -124,6 +124,30 @@ int operational_on_add(struct backend *be, const struct backend_op *op, struct e
 	return rc;
 }
 
+int operational_restamp_add(struct backend *be, const struct backend_op *op, struct entry *e)
+{
+	const struct backend_operational *o = &be->ops;
+	struct change_stamp stamp;
+
+	if (op->from_tool)
+		return LUMEN_OK;   /* a loaded entry keeps what it came with */
+	make_stamp(be, &stamp);
+	int rc = set_value(e, &o->entry_csn, text_view(stamp.csn), false);
+	if (rc == LUMEN_OK)
+		rc = set_value(e, &o->create_timestamp, text_view(stamp.timestamp), false);
+	if (rc == LUMEN_OK)
+		rc = set_value(e, &o->modify_timestamp, text_view(stamp.timestamp), false);
+	return rc;
+}
+
+void operational_new_csn(struct backend *be, char out[CSN_LENGTH + 1])
+{
+	struct change_stamp stamp;
+	make_stamp(be, &stamp);
+	memcpy(out, stamp.csn, CSN_LENGTH);
+	out[CSN_LENGTH] = '\0';
+}
+
 int operational_on_modify(struct backend *be, const struct backend_op *op, struct entry *e)
 {
 	const struct backend_operational *o = &be->ops;

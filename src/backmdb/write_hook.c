@@ -28,15 +28,37 @@ struct database_txn {
 
 static const struct database_txn_ops txn_ops;
 
+/* The change's CSN (see struct database_write), kept as the job's newest. */
+static struct ber_view change_csn(struct write_job *job, const struct entry *after,
+				  char drawn[CSN_LENGTH + 1])
+{
+	struct ber_view csn = { NULL, 0 };
+	const struct entry_attribute *a =
+		after != NULL ? entry_find_type(after, job->be->ops.entry_csn.type) : NULL;
+	if (a != NULL) {
+		csn = a->values[0].value;
+	} else {
+		operational_new_csn(job->be, drawn);
+		csn = (struct ber_view){ (const uint8_t *)drawn, CSN_LENGTH };
+	}
+	if (csn.len == CSN_LENGTH && memcmp(csn.ptr, job->newest_csn, CSN_LENGTH) > 0) {
+		memcpy(job->newest_csn, csn.ptr, CSN_LENGTH);
+		job->newest_csn[CSN_LENGTH] = '\0';
+	}
+	return csn;
+}
+
 static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
 		     const struct entry *before, const struct entry *after, unsigned depth)
 {
+	char drawn[CSN_LENGTH + 1];
+	struct ber_view csn = change_csn(job, after, drawn);
 	const struct database_write_hook *hook = job->op->write_hook;
 	if (hook == NULL)
 		return LUMEN_OK;
 	struct database_txn handle = { .job = job, .txn = txn, .depth = depth };
 	struct database_write w = { .kind = kind, .before = before, .after = after,
-				    .depth = depth };
+				    .depth = depth, .csn = csn };
 	int rc = hook->on_write(hook->ctx, &handle, &txn_ops, job->op, &w);
 	/* an LDAP refusal is the operation's answer, not a storage failure */
 	if (rc == LUMEN_EINVAL && job->op->result_code != LDAP_SUCCESS)

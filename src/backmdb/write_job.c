@@ -10,6 +10,8 @@
  */
 #include "backend_internal.h"
 
+#include <string.h>
+
 #include "ldap_result_codes.h"
 
 int write_job_refuse(struct write_job *job, int err, int code, const char *diagnostic)
@@ -50,6 +52,7 @@ static int apply_trampoline(MDB_txn *txn, void *arg)
 	/* a retried or earlier-failed attempt must not leave stale notes */
 	job->changes = (struct write_changes){ 0 };
 	job->decided = false;
+	job->newest_csn[0] = '\0';
 	return job->apply(job, txn);
 }
 
@@ -88,6 +91,7 @@ int write_job_run(struct write_job *job)
 	}
 	if (rc == LUMEN_OK) {
 		__atomic_add_fetch(&be->writes, 1, __ATOMIC_RELAXED);
+		memcpy(op->change_csn, job->newest_csn, sizeof(op->change_csn));
 		backend_result(op, LDAP_SUCCESS, NULL);
 		op->matched_dn = (struct ber_view){ NULL, 0 };
 		return LUMEN_OK;

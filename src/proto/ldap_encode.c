@@ -40,8 +40,7 @@ static void write_attribute_list(struct ber_writer *w, const struct ldap_attribu
 	ber_end(w);
 }
 
-static void write_controls(struct ber_writer *w, const struct ldap_control *controls,
-			   size_t n)
+void ldap_encode_controls(struct ber_writer *w, const struct ldap_control *controls, size_t n)
 {
 	if (n == 0)
 		return;
@@ -259,7 +258,7 @@ void ldap_message_encode(struct ber_writer *w, const struct ldap_message *m)
 			w->error = LUMEN_EINVAL;
 		return;
 	}
-	write_controls(w, m->controls, m->n_controls);
+	ldap_encode_controls(w, m->controls, m->n_controls);
 	ber_end(w);
 }
 
@@ -282,7 +281,7 @@ void ldap_encode_result(struct ber_writer *w, int32_t message_id, int op,
 	ber_begin(w, BER_TAG_APP_CONS((uint32_t)op));
 	write_result_strings(w, code, matched_dn, diagnostic);
 	ber_end(w);
-	write_controls(w, controls, n_controls);
+	ldap_encode_controls(w, controls, n_controls);
 	ber_end(w);
 }
 
@@ -298,7 +297,7 @@ void ldap_encode_bind_result(struct ber_writer *w, int32_t message_id, int code,
 	if (server_sasl_credentials != NULL)
 		write_view(w, BER_TAG_CONTEXT(7), *server_sasl_credentials);
 	ber_end(w);
-	write_controls(w, controls, n_controls);
+	ldap_encode_controls(w, controls, n_controls);
 	ber_end(w);
 }
 
@@ -324,7 +323,7 @@ void ldap_encode_extended_result(struct ber_writer *w, int32_t message_id, int c
 	if (value != NULL)
 		write_view(w, BER_TAG_CONTEXT(11), *value);
 	ber_end(w);
-	write_controls(w, controls, n_controls);
+	ldap_encode_controls(w, controls, n_controls);
 	ber_end(w);
 }
 
@@ -376,6 +375,6 @@ void ldap_encode_entry_end(struct ber_writer *w, const struct ldap_control *cont
 {
 	ber_end(w); /* attribute list */
 	ber_end(w); /* SearchResultEntry */
-	write_controls(w, controls, n_controls);
+	ldap_encode_controls(w, controls, n_controls);
 	ber_end(w); /* LDAPMessage */
 }

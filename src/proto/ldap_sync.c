@@ -121,6 +121,18 @@ void ldap_sync_state_encode(const struct ldap_sync_state_value *in, struct ber_w
 	ber_end(w);
 }
 
+void ldap_sync_state_write(enum ldap_sync_state state, const uint8_t uuid[LDAP_SYNC_UUID_SIZE],
+			   uint8_t out[LDAP_SYNC_STATE_VALUE_SIZE])
+{
+	/* SEQUENCE { ENUMERATED state, OCTET STRING uuid (16) } */
+	static const uint8_t head[] = { 0x30, LDAP_SYNC_STATE_VALUE_SIZE - 2, 0x0a, 0x01 };
+	memcpy(out, head, sizeof(head));
+	out[4] = (uint8_t)state;
+	out[5] = 0x04;
+	out[6] = LDAP_SYNC_UUID_SIZE;
+	memcpy(out + 7, uuid, LDAP_SYNC_UUID_SIZE);
+}
+
 /* ------------------------------------------------------------- Sync Done */
 
 int ldap_sync_done_decode(struct ber_view value, struct ldap_sync_done *out)

@@ -116,6 +116,17 @@ static int parse_paged_results(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 4533 §2.2; whether a database answers it is syncprov's to say. */
+static int parse_sync_request(const struct control_parse *p)
+{
+	if (!p->control->has_value ||
+	    ldap_sync_request_decode(p->control->value, &p->out->sync) != LUMEN_OK)
+		return fail(p, LUMEN_EMALFORMED, "Sync Request control value does not decode");
+	p->out->has_sync = true;
+	p->out->sync_critical = p->control->critical;
+	return LUMEN_OK;
+}
+
 /* draft-behera-10 §6.1: the request control has no value. */
 static int parse_password_policy(const struct control_parse *p)
 {
@@ -142,12 +153,13 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_PAGED_RESULTS, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_paged_results },
 	{ CONTROL_PASSWORD_POLICY, OP_BIT(LDAP_OP_BIND_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
 					   OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_password_policy },
+	{ CONTROL_SYNC_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sync_request },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
-	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY,
+	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
 };
 
 size_t controls_supported(const char *const **oids)

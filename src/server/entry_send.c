@@ -133,7 +133,7 @@ static bool computed_wanted(const struct attribute_selection *sel, enum computed
 static void write_computed(const struct attribute_selection *sel, struct ber_view dn,
 			   const struct backend_entry_info *info, struct ber_writer *w)
 {
-	if (info != NULL && info->complete)
+	if (info != NULL && (info->complete || info->dn_only))
 		return;
 	if (computed_wanted(sel, COMPUTED_ENTRY_DN))
 		write_single(sel, COMPUTED_ENTRY_DN, dn.ptr, dn.len, w);
@@ -174,7 +174,7 @@ void entry_send_body(const struct attribute_selection *sel, const struct entry *
 	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_ENTRY));
 	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.ptr, dn.len);
 	ber_begin(w, BER_TAG_SEQUENCE);
-	for (size_t i = 0; i < e->n_attributes; i++) {
+	for (size_t i = 0; i < e->n_attributes && !(info != NULL && info->dn_only); i++) {
 		const struct entry_attribute *a = &e->attributes[i];
 		if (a->desc.type != NULL && is_selected(sel, &a->desc) &&
 		    readable(sel, a->desc.type))
@@ -192,5 +192,7 @@ void entry_send_message(const struct attribute_selection *sel, const struct entr
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_integer(w, BER_TAG_INTEGER, message_id);
 	entry_send_body(sel, e, info, w);
+	if (info != NULL)
+		ldap_encode_controls(w, info->controls, info->n_controls);
 	ber_end(w);
 }

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "overlay.h"
 #include "paged_cookie.h"
 #include "server.h"
 
@@ -237,6 +238,23 @@ static void seal_cookie(struct op_context *ctx, const struct ldap_search_request
 	t->bop.diagnostic = "paged results cookie cannot be made";
 }
 
+/*
+ * RFC 4533: a database answers the Sync Request only with syncprov. Else a
+ * critical one is unavailableCriticalExtension (as slapd), a non-critical
+ * one is ignored. False when the answer was sent.
+ */
+static bool sync_answered_here(struct op_context *ctx, struct op_target *t)
+{
+	if (!t->controls.has_sync || overlay_database_has(t->db->database, "syncprov"))
+		return true;
+	t->bop.sync = NULL;
+	if (!t->controls.sync_critical)
+		return true;
+	op_send_result(ctx, LDAP_UNAVAILABLE_CRITICAL_EXTENSION, NULL,
+		       "content synchronization needs overlay syncprov on the database");
+	return false;
+}
+
 static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
 			    struct op_target *t)
 {
@@ -245,8 +263,8 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	struct access_search acc;
 	struct ber_view position;
 	uint64_t returned;
-	if (!compile_filter(ctx, req, &filter) || !prepare_selection(ctx, req, &sel) ||
-	    !open_cookie(ctx, req, t, &position, &returned))
+	if (!sync_answered_here(ctx, t) || !compile_filter(ctx, req, &filter) ||
+	    !prepare_selection(ctx, req, &sel) || !open_cookie(ctx, req, t, &position, &returned))
 		return;
 	struct search_sink sink = { ctx, &sel, NULL, 0, returned, false };
 	apply_limits(ctx, req, t);

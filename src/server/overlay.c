@@ -20,6 +20,7 @@ static const struct overlay_type *const overlay_types[] = {
 	&overlay_unique,
 	&overlay_ppolicy,
 	&overlay_lastbind,
+	&overlay_syncprov,
 };
 /* For messages: "refint, memberof, ...". */
 static const char *type_names(char *buf, size_t len)
@@ -162,12 +163,10 @@ static int call_below(struct overlay_chain *chain, struct overlay_request *req)
 	return LUMEN_EINVAL;
 }
 
-/* A paused search is one operation: hooks at its start and at its end. */
-static bool search_starts(const struct overlay_request *req)
-{
-	return req->operation != OVERLAY_SEARCH || !req->u.search->resume.active;
-}
+static const struct database_ops chain_ops;
 
+/* A paused search runs the before hooks on every call (each call has a
+ * fresh sink to wrap) and the after hooks once, at its end. */
 static bool search_ends(const struct overlay_request *req)
 {
 	return req->operation != OVERLAY_SEARCH || !req->u.search->paused;
@@ -188,7 +187,7 @@ static int run(struct overlay_chain *chain, struct overlay_request *req)
 	req->database = &chain->database;
 	int verdict = OVERLAY_CONTINUE;
 
-	for (; search_starts(req) && passed < chain->n_overlays; passed++) {
+	for (; passed < chain->n_overlays; passed++) {
 		const struct overlay_instance *o = &chain->overlays[passed];
 		verdict = o->type->before != NULL ? o->type->before(o->state, req)
 						  : OVERLAY_CONTINUE;
@@ -213,6 +212,17 @@ static int run(struct overlay_chain *chain, struct overlay_request *req)
 }
 
 /* ------------------------------------------------------------------ bind */
+
+bool overlay_database_has(const struct database *db, const char *name)
+{
+	if (db == NULL || db->ops != &chain_ops)
+		return false;
+	const struct overlay_chain *chain = db->impl;
+	for (size_t i = 0; i < chain->n_overlays; i++)
+		if (strcasecmp(chain->overlays[i].type->name, name) == 0)
+			return true;
+	return false;
+}
 
 bool overlay_chain_binds(const struct overlay_chain *chain)
 {

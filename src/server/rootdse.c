@@ -59,6 +59,7 @@ static const struct {
 	const char *overlay;
 } overlay_controls[] = {
 	{ CONTROL_PASSWORD_POLICY, "ppolicy" },
+	{ CONTROL_SYNC_REQUEST, "syncprov" },
 };
 
 static bool overlay_configured(const struct config *cfg, const char *name)

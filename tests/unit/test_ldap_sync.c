@@ -69,6 +69,15 @@ START_TEST(state_and_done_round_trip)
 	ck_assert(back.has_cookie);
 	ck_assert_uint_eq(back.cookie.len, 13);
 
+	/* the provider's allocation-free form is the same DER */
+	uint8_t fixed[LDAP_SYNC_STATE_VALUE_SIZE];
+	struct ldap_sync_state_value plain = { .state = LDAP_SYNC_PRESENT };
+	memset(plain.uuid, 0x5a, sizeof(plain.uuid));
+	ber_writer_reset(&w);
+	ldap_sync_state_encode(&plain, &w);
+	ldap_sync_state_write(LDAP_SYNC_PRESENT, plain.uuid, fixed);
+	written(fixed, sizeof(fixed));
+
 	static const uint8_t done_default[] = { 0x30, 0x00 };
 	struct ldap_sync_done done = { 0 }, got;
 	ber_writer_reset(&w);

@@ -1,0 +1,413 @@
+/*
+ * overlay_syncprov.c — the provider side of RFC 4533 content
+ * synchronization, as OpenLDAP's syncprov overlay (`overlay syncprov`):
+ * a search with the Sync Request control in refreshOnly mode returns the
+ * entries with a Sync State control each, and a Sync Done control whose
+ * cookie ("rid=NNN,csn=CSN", OpenLDAP's form) the consumer presents next
+ * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`)
+ * replicates from it.
+ *
+ * The refresh is RFC 4533's present phase: entries changed since the
+ * cookie's CSN (entryCSN newer, per serverID) are sent whole with state
+ * add; the others are sent as their DN alone with state present; the Sync
+ * Done control says refreshDeletes FALSE, so the consumer deletes every
+ * entry the refresh did not name. A refresh without a cookie sends every
+ * entry whole.
+ *
+ * The cookie's CSN is the contextCSN: the newest CSN of a change known to
+ * be committed, read before the search takes its snapshot. back-mdb
+ * stamps CSNs on the committer in commit order, and every write reports
+ * the newest CSN it stamped (backend_op.change_csn), which the after hook
+ * publishes once the write has committed; so every change up to the
+ * cookie's CSN is in the refresh that hands it out. At the first
+ * synchronization after a start the contextCSN is recovered from the
+ * entries (their newest entryCSN).
+ *
+ * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
+ * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
+ * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE; they are checked and kept.
+ *
+ * Caveats:
+ *  - refreshAndPersist is answered unwillingToPerform for now: consumers
+ *    poll (type=refreshOnly with an interval).
+ *  - Without a change history every refresh walks the whole scope (the
+ *    unchanged entries as DN alone): the session log that turns deletes
+ *    into a delete phase is the next step; syncprov-sessionlog is kept for
+ *    it and changes nothing yet, nor does syncprov-checkpoint (the
+ *    contextCSN is recovered from the entries at start).
+ */
+#include "overlay.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dn.h"
+#include "entry.h"
+#include "ldap_result_codes.h"
+#include "ldap_sync.h"
+#include "log.h"
+#include "lumen_error.h"
+#include "sync_cookie.h"
+
+struct syncprov {
+	pthread_mutex_t lock;
+	char context[CSN_LENGTH + 1];     /* newest committed CSN; "" none known */
+	bool recovered;                   /* context read from the entries */
+	struct ber_view suffix_ndn;       /* the database's first suffix */
+	const struct attribute_type *entry_uuid, *entry_csn;
+	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
+	bool nopresent, reloadhint;
+	struct arena memory;
+};
+
+/* ------------------------------------------------------------- configure */
+
+static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
+		const char *expected)
+{
+	snprintf(err, errlen, "%s: %s: expected %s", line->origin, line->words[0], expected);
+	return LUMEN_EMALFORMED;
+}
+
+static bool number(const char *text, unsigned long *out)
+{
+	char *end;
+	if (text[0] < '0' || text[0] > '9')
+		return false;
+	*out = strtoul(text, &end, 10);
+	return *end == '\0' && *out <= 1000000000ul;
+}
+
+static bool truth(const char *text, bool *out)
+{
+	*out = strcasecmp(text, "TRUE") == 0 || strcasecmp(text, "on") == 0 ||
+	       strcasecmp(text, "yes") == 0;
+	return *out || strcasecmp(text, "FALSE") == 0 || strcasecmp(text, "off") == 0 ||
+	       strcasecmp(text, "no") == 0;
+}
+
+static int apply_line(struct syncprov *sp, const struct config_overlay_line *line, char *err,
+		      size_t errlen)
+{
+	const char *name = line->words[0];
+	size_t n = line->n_words;
+	if (strcasecmp(name, "syncprov-checkpoint") == 0)
+		return n == 3 && number(line->words[1], &sp->checkpoint_ops) &&
+		       number(line->words[2], &sp->checkpoint_minutes)
+		       ? LUMEN_OK : fail(line, err, errlen, "<ops> <minutes>");
+	if (strcasecmp(name, "syncprov-sessionlog") == 0)
+		return n == 2 && number(line->words[1], &sp->sessionlog)
+		       ? LUMEN_OK : fail(line, err, errlen, "<size>");
+	if (strcasecmp(name, "syncprov-nopresent") == 0)
+		return n == 2 && truth(line->words[1], &sp->nopresent)
+		       ? LUMEN_OK : fail(line, err, errlen, "TRUE or FALSE");
+	if (strcasecmp(name, "syncprov-reloadhint") == 0)
+		return n == 2 && truth(line->words[1], &sp->reloadhint)
+		       ? LUMEN_OK : fail(line, err, errlen, "TRUE or FALSE");
+	snprintf(err, errlen, "%s: overlay syncprov: unknown directive \"%s\"", line->origin,
+		 name);
+	return LUMEN_EMALFORMED;
+}
+
+static void syncprov_destroy(void *state)
+{
+	struct syncprov *sp = state;
+	if (sp == NULL)
+		return;
+	pthread_mutex_destroy(&sp->lock);
+	arena_free(&sp->memory);
+	free(sp);
+}
+
+static int find_schema(struct syncprov *sp, const struct overlay_setup *setup, char *err,
+		       size_t errlen)
+{
+	const struct config_database *db = setup->database;
+	sp->entry_uuid = schema_attribute_type(setup->schema, "entryUUID", 9);
+	sp->entry_csn = schema_attribute_type(setup->schema, "entryCSN", 8);
+	if (sp->entry_uuid == NULL || sp->entry_csn == NULL) {
+		snprintf(err, errlen, "%s: overlay syncprov: the schema lacks entryUUID or entryCSN",
+			 setup->overlay->origin);
+		return LUMEN_EMALFORMED;
+	}
+	if (db->n_suffixes == 0)
+		return LUMEN_OK;   /* the server refuses such a database itself */
+	const char *suffix = db->suffixes[0];
+	int rc = dn_normalize(setup->schema, suffix, strlen(suffix), &sp->memory, &sp->suffix_ndn);
+	if (rc != LUMEN_OK)
+		snprintf(err, errlen, "%s: overlay syncprov: the suffix is not a DN",
+			 setup->overlay->origin);
+	return rc == LUMEN_ENOMEM ? rc : (rc != LUMEN_OK ? LUMEN_EMALFORMED : LUMEN_OK);
+}
+
+static int syncprov_create(const struct overlay_setup *setup, void **state, char *err,
+			   size_t errlen)
+{
+	struct syncprov *sp = calloc(1, sizeof(*sp));
+	if (sp == NULL)
+		return LUMEN_ENOMEM;
+	pthread_mutex_init(&sp->lock, NULL);
+	arena_init(&sp->memory, 4096);
+	int rc = find_schema(sp, setup, err, errlen);
+	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
+		rc = apply_line(sp, &setup->overlay->lines[i], err, errlen);
+	if (rc != LUMEN_OK) {
+		syncprov_destroy(sp);
+		return rc;
+	}
+	*state = sp;
+	return LUMEN_OK;
+}
+
+/* ------------------------------------------------------------ contextCSN */
+
+/* context = max(context, csn); csn is CSN_LENGTH bytes. */
+static void publish(struct syncprov *sp, const char *csn)
+{
+	pthread_mutex_lock(&sp->lock);
+	if (memcmp(csn, sp->context, CSN_LENGTH) > 0) {
+		memcpy(sp->context, csn, CSN_LENGTH);
+		sp->context[CSN_LENGTH] = '\0';
+	}
+	pthread_mutex_unlock(&sp->lock);
+}
+
+struct newest {
+	const struct attribute_type *entry_csn;
+	char csn[CSN_LENGTH + 1];
+};
+
+static int note_newest(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct newest *n = ctx;
+	const struct entry_attribute *a = entry_find_type(e, n->entry_csn);
+	(void)info;
+	if (a != NULL && a->values[0].value.len == CSN_LENGTH &&
+	    memcmp(a->values[0].value.ptr, n->csn, CSN_LENGTH) > 0) {
+		memcpy(n->csn, a->values[0].value.ptr, CSN_LENGTH);
+		n->csn[CSN_LENGTH] = '\0';
+	}
+	return 0;
+}
+
+/* Once per start: the newest entryCSN of the database joins the context. */
+static int recover(struct syncprov *sp, const struct overlay_request *req)
+{
+	pthread_mutex_lock(&sp->lock);
+	bool done = sp->recovered;
+	pthread_mutex_unlock(&sp->lock);
+	if (done)
+		return LUMEN_OK;
+	struct newest n = { .entry_csn = sp->entry_csn };
+	struct backend_op op = { .arena = req->op->arena, .is_root = true };
+	struct backend_search s = { .base_ndn = sp->suffix_ndn, .scope = LDAP_SCOPE_SUBTREE,
+				    .sink = note_newest, .sink_ctx = &n };
+	int rc = database_search(req->database, &op, &s);
+	if (rc == LUMEN_OK && op.result_code != LDAP_SUCCESS &&
+	    op.result_code != LDAP_NO_SUCH_OBJECT)
+		rc = LUMEN_EIO;
+	if (rc != LUMEN_OK)
+		return rc;
+	if (n.csn[0] != '\0')
+		publish(sp, n.csn);
+	pthread_mutex_lock(&sp->lock);
+	sp->recovered = true;
+	pthread_mutex_unlock(&sp->lock);
+	log_printf(0, "syncprov: contextCSN recovered from the entries: %s",
+		   n.csn[0] != '\0' ? n.csn : "(none yet)");
+	return LUMEN_OK;
+}
+
+/* ---------------------------------------------------------------- refresh */
+
+/* What a refresh needs on every call of a (paused) search. */
+struct refresh {
+	const struct syncprov *sp;
+	backend_entry_fn server_sink;
+	void *server_ctx;
+	struct sync_cookie cookie;
+	uint8_t value[LDAP_SYNC_STATE_VALUE_SIZE];
+};
+
+static int hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* entryUUID's text (8-4-4-4-12 hex digits) as 16 bytes. */
+static bool entry_uuid(const struct refresh *r, const struct entry *e,
+		       uint8_t out[LDAP_SYNC_UUID_SIZE])
+{
+	const struct entry_attribute *a = entry_find_type(e, r->sp->entry_uuid);
+	if (a == NULL)
+		return false;
+	struct ber_view v = a->values[0].value;
+	size_t n = 0;
+	for (size_t i = 0; i < v.len; i++) {
+		if (v.ptr[i] == '-')
+			continue;
+		int hi = hex((char)v.ptr[i]), lo = i + 1 < v.len ? hex((char)v.ptr[i + 1]) : -1;
+		if (hi < 0 || lo < 0 || n == LDAP_SYNC_UUID_SIZE)
+			return false;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		i++;
+	}
+	return n == LDAP_SYNC_UUID_SIZE;
+}
+
+/* True when e changed after the cookie's CSN of the same serverID. */
+static bool changed_since_cookie(const struct refresh *r, const struct entry *e)
+{
+	const struct entry_attribute *a = entry_find_type(e, r->sp->entry_csn);
+	struct csn csn;
+	const char *why;
+	if (a == NULL || csn_parse((const char *)a->values[0].value.ptr, a->values[0].value.len,
+				   &csn, &why) != LUMEN_OK)
+		return true;
+	const struct csn *seen = sync_cookie_csn_for(&r->cookie, csn.sid);
+	return seen == NULL || csn_compare(&csn, seen) > 0;
+}
+
+static int refresh_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct refresh *r = ctx;
+	uint8_t uuid[LDAP_SYNC_UUID_SIZE];
+	if (!entry_uuid(r, e, uuid)) {
+		log_printf(0, "syncprov: \"%.*s\" has no entryUUID: not replicated",
+			   (int)e->dn.len, (const char *)e->dn.ptr);
+		return BACKEND_SINK_SKIPPED;
+	}
+	bool changed = changed_since_cookie(r, e);
+	ldap_sync_state_write(changed ? LDAP_SYNC_ADD : LDAP_SYNC_PRESENT, uuid, r->value);
+	struct ldap_control state = {
+		.oid = { (const uint8_t *)LDAP_SYNC_STATE_OID, sizeof(LDAP_SYNC_STATE_OID) - 1 },
+		.has_value = true, .value = { r->value, sizeof(r->value) },
+	};
+	struct backend_entry_info with = *info;
+	with.controls = &state;
+	with.n_controls = 1;
+	with.dn_only = !changed;
+	/* stored attributes only: what the server computes (entryDN,
+	 * numSubordinates, ...) is the consumer's to compute */
+	with.complete = true;
+	return r->server_sink(r->server_ctx, e, &with);
+}
+
+static int answer(struct overlay_request *req, int code, const char *text)
+{
+	req->op->result_code = code;
+	req->op->diagnostic = text;
+	return OVERLAY_ANSWERED;
+}
+
+/* The cookie, or an answer naming what is wrong with it. */
+static bool read_cookie(struct overlay_request *req, struct sync_cookie *out)
+{
+	const struct ldap_sync_request *sync = req->op->sync;
+	const char *why = NULL;
+	struct ber_view text = sync->has_cookie ? sync->cookie : (struct ber_view){ NULL, 0 };
+	if (sync_cookie_parse(text, out, &why) == LUMEN_OK)
+		return true;
+	char *message = arena_alloc(req->op->arena, 128);
+	if (message != NULL)
+		snprintf(message, 128, "invalid sync cookie: %s", why);
+	answer(req, LDAP_PROTOCOL_ERROR, message != NULL ? message : "invalid sync cookie");
+	return false;
+}
+
+static int syncprov_before(void *state, struct overlay_request *req)
+{
+	struct syncprov *sp = state;
+	if (req->operation != OVERLAY_SEARCH || req->op->sync == NULL)
+		return OVERLAY_CONTINUE;
+	if (req->op->sync->mode != LDAP_SYNC_REFRESH_ONLY)
+		return answer(req, LDAP_UNWILLING_TO_PERFORM,
+			      "refreshAndPersist is not supported yet: use type=refreshOnly");
+	struct backend_search *s = req->u.search;
+	struct refresh *r = arena_calloc(req->op->arena, 1, sizeof(*r));
+	if (r == NULL)
+		return answer(req, LDAP_OTHER, "out of memory");
+	if (!read_cookie(req, &r->cookie))
+		return OVERLAY_ANSWERED;
+	if (!s->resume.active) {
+		if (recover(sp, req) != LUMEN_OK)
+			return answer(req, LDAP_OTHER, "cannot read the contextCSN");
+		/* the cookie's CSN: read before the search takes its snapshot */
+		pthread_mutex_lock(&sp->lock);
+		memcpy(s->resume.overlay_state, sp->context, CSN_LENGTH + 1);
+		pthread_mutex_unlock(&sp->lock);
+	}
+	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
+			       .cookie = r->cookie };
+	s->sink = refresh_sink;
+	s->sink_ctx = r;
+	return OVERLAY_CONTINUE;
+}
+
+/* ------------------------------------------------------------------ after */
+
+/* The Sync Done control: the consumer's rid and the refresh's contextCSN. */
+static void add_done(struct overlay_request *req)
+{
+	struct sync_cookie cookie, asked;
+	const char *why;
+	struct csn context;
+	const char *text = (const char *)req->u.search->resume.overlay_state;
+	struct ber_view given = req->op->sync->has_cookie ? req->op->sync->cookie
+							   : (struct ber_view){ NULL, 0 };
+	if (sync_cookie_parse(given, &asked, &why) != LUMEN_OK)
+		return;
+	memset(&cookie, 0, sizeof(cookie));
+	cookie.rid = asked.rid;
+	cookie.sid = -1;
+	cookie.n_csns = 0;
+	if (csn_parse(text, strnlen(text, CSN_LENGTH + 1), &context, &why) == LUMEN_OK)
+		sync_cookie_merge_csn(&cookie, &context);
+	else if (asked.n_csns > 0)
+		cookie.csns[0] = asked.csns[0], cookie.n_csns = 1;   /* nothing newer */
+	char *out = arena_alloc(req->op->arena, SYNC_COOKIE_TEXT_MAX);
+	size_t len = 0;
+	struct ber_writer w;
+	if (out == NULL || sync_cookie_format(&cookie, out, SYNC_COOKIE_TEXT_MAX, &len) != LUMEN_OK ||
+	    ber_writer_init(&w, 64, 0) != LUMEN_OK)
+		return;
+	struct ldap_sync_done done = { .has_cookie = true,
+				       .cookie = { (const uint8_t *)out, len } };
+	ldap_sync_done_encode(&done, &w);
+	void *value = ber_writer_error(&w) == LUMEN_OK ? arena_memdup(req->op->arena, w.buf, w.len)
+						       : NULL;
+	struct ldap_control c = {
+		.oid = { (const uint8_t *)LDAP_SYNC_DONE_OID, sizeof(LDAP_SYNC_DONE_OID) - 1 },
+		.has_value = true, .value = { value, w.len },
+	};
+	if (value != NULL && overlay_add_response_control(req->op, &c) != LUMEN_OK)
+		value = NULL;
+	ber_writer_free(&w);
+	if (value == NULL)
+		log_printf(0, "syncprov: no memory for the Sync Done control");
+}
+
+static void syncprov_after(void *state, struct overlay_request *req)
+{
+	struct syncprov *sp = state;
+	bool ok = req->rc == LUMEN_OK && req->op->result_code == LDAP_SUCCESS;
+	if (req->operation == OVERLAY_SEARCH) {
+		if (ok && req->op->sync != NULL)
+			add_done(req);
+		return;
+	}
+	if (ok && req->op->change_csn[0] != '\0')
+		publish(sp, req->op->change_csn);
+}
+
+const struct overlay_type overlay_syncprov = {
+	.name = "syncprov",
+	.create = syncprov_create,
+	.destroy = syncprov_destroy,
+	.before = syncprov_before,
+	.after = syncprov_after,
+};

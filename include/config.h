@@ -40,10 +40,14 @@
  *    are loaded automatically, after the whole file was read, when no
  *    `include` names them (by file name): from the directory of the first
  *    included file that has them next to it, else from LUMEN_SCHEMA_DIR
- *    (/usr/share/lumen/schema). Not finding them is not an error here (the
+ *    ($(datadir)/lumen/schema, from the Makefile). Not finding them is not an error here (the
  *    server says what is missing). monitor.schema is skipped when
  *    core.schema's `name` and `cn` are not loaded (it builds on them). So
  *    a config's schema is never just what its includes name.
+ *  - A relative `include` is looked for in the working directory (as
+ *    slapd), then next to the including file, then in the installed data
+ *    directory LUMEN_DATA_DIR ($(datadir)/lumen: "schema/core.schema"),
+ *    then in LUMEN_SCHEMA_DIR ("core.schema").
  *  - metrics-listen is off unless configured: several lumend on one host
  *    (tests, staging) would otherwise fight over one default port.
  */

@@ -35,12 +35,13 @@
 #include "entry.h"
 #include "ldap_message.h"
 #include "schema.h"
+#include "version.h"
 
 struct config;
 struct rootdse;
 
 #define LUMEN_VENDOR_NAME "Lumen"
-#define LUMEN_VENDOR_VERSION "0.1.0"
+#define LUMEN_VENDOR_VERSION LUMEN_VERSION
 
 /* LUMEN_ENOMEM, LUMEN_ESCHEMA (a value the schema refuses). */
 int rootdse_create(const struct config *cfg, struct rootdse **out);

@@ -93,7 +93,14 @@ struct tool_program {
 };
 
 /*
- * The whole main() of a database tool: --help, the command line (usage and
+ * `NAME --help` (usage on standard output) and `NAME -V` (the version) as
+ * the whole command line: true when answered, and the tool exits 0.
+ */
+bool tool_answer_help_version(const char *name, void (*usage)(FILE *out), int argc,
+			      char **argv);
+
+/*
+ * The whole main() of a database tool: --help, -V, the command line (usage and
  * TOOL_EXIT_USAGE when wrong), the database, the stream, run, the error
  * message and the exit code (a stream that fails to flush fails the run).
  */

@@ -25,9 +25,16 @@
 #define OPERATIONAL_SCHEMA_FILE "lumen.schema"
 /* The cn=Monitor tree's types and classes, loaded the same way. */
 #define MONITOR_SCHEMA_FILE "monitor.schema"
-/* Where an installed Lumen keeps its schema files (override with -D). */
+/*
+ * Where an installed Lumen keeps its data ($(datadir)/lumen) and schema
+ * files ($(datadir)/lumen/schema): the Makefile passes both (-D) from its
+ * install paths.
+ */
+#ifndef LUMEN_DATA_DIR
+#define LUMEN_DATA_DIR "/usr/share/lumen"
+#endif
 #ifndef LUMEN_SCHEMA_DIR
-#define LUMEN_SCHEMA_DIR "/usr/share/lumen/schema"
+#define LUMEN_SCHEMA_DIR LUMEN_DATA_DIR "/schema"
 #endif
 
 static int load_file(struct parse_state *st, const char *path);
@@ -105,6 +112,41 @@ static int load_operational_schema(struct parse_state *st)
 	return load_implied_schema(st, st->monitor_schema_path, MONITOR_SCHEMA_FILE);
 }
 
+/*
+ * Where a relative include that is not in the working directory lives:
+ * like slapd, the working directory first; as a convenience, then the
+ * including file's directory, then the installed data directory (so
+ * "schema/core.schema", the tree's spelling, finds the installed copy),
+ * then the installed schema directory ("core.schema"). *resolved is the
+ * malloc'd path found, or NULL to open `name` as given (absolute, in the
+ * working directory, or nowhere: load_file says so). LUMEN_ENOMEM.
+ */
+static int resolve_include(const struct parse_state *st, const char *name, char **resolved)
+{
+	*resolved = NULL;
+	if (name[0] == '/' || access(name, F_OK) == 0)
+		return LUMEN_OK;
+	const char *slash = strrchr(st->file->path, '/');
+	const struct { const char *dir; int len; } places[] = {
+		{ st->file->path, slash != NULL ? (int)(slash - st->file->path) : -1 },
+		{ LUMEN_DATA_DIR, (int)strlen(LUMEN_DATA_DIR) },
+		{ LUMEN_SCHEMA_DIR, (int)strlen(LUMEN_SCHEMA_DIR) },
+	};
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (places[i].len < 0)
+			continue;
+		if (asprintf(resolved, "%.*s/%s", places[i].len, places[i].dir, name) < 0) {
+			*resolved = NULL;
+			return LUMEN_ENOMEM;
+		}
+		if (access(*resolved, F_OK) == 0)
+			return LUMEN_OK;
+		free(*resolved);
+		*resolved = NULL;
+	}
+	return LUMEN_OK;
+}
+
 static int apply_include(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -112,23 +154,12 @@ static int apply_include(struct parse_state *st, size_t argc, char **argv)
 		return config_fail_at(st, LUMEN_ELIMIT, "include: nested more than %d deep",
 				      CONFIG_MAX_INCLUDE_DEPTH);
 	const char *name = argv[1];
-	char *resolved = NULL;
-	/* Like slapd: relative to the working directory; as a convenience,
-	 * also relative to the including file's directory. */
-	if (name[0] != '/' && access(name, F_OK) != 0) {
-		const char *slash = strrchr(st->file->path, '/');
-		if (slash != NULL) {
-			int dir_len = (int)(slash - st->file->path);
-			if (asprintf(&resolved, "%.*s/%s", dir_len, st->file->path, name) < 0)
-				return LUMEN_ENOMEM;
-			if (access(resolved, F_OK) != 0) {
-				free(resolved);
-				resolved = NULL;
-			}
-		}
-	}
+	char *resolved;
+	int rc = resolve_include(st, name, &resolved);
+	if (rc != LUMEN_OK)
+		return rc;
 	struct config_file *including = st->file;
-	int rc = note_operational_schema(st, resolved != NULL ? resolved : name);
+	rc = note_operational_schema(st, resolved != NULL ? resolved : name);
 	if (rc != LUMEN_OK) {
 		free(resolved);
 		return rc;

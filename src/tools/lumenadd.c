@@ -46,6 +46,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lumenadd -f slapd.conf [-b SUFFIX | -n N] [-l FILE.ldif] [options]\n"
+		"       lumenadd -V | --help\n"
 		"  -f FILE     the server's configuration (schema, database, indexes)\n"
 		"  -b SUFFIX   the database holding SUFFIX (default: the first mdb database)\n"
 		"  -n N        the N-th database section of the file\n"

@@ -38,6 +38,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lumenbackup -f slapd.conf [-b SUFFIX | -n N] -o DIR\n"
+		"       lumenbackup -V | --help\n"
 		"  -f FILE     the server's configuration\n"
 		"  -b SUFFIX   back up the database holding SUFFIX\n"
 		"  -n N        back up the N-th database section (default: the first mdb)\n"
@@ -157,6 +158,8 @@ int main(int argc, char **argv)
 {
 	struct backup_args args;
 	char err[1024] = "";
+	if (tool_answer_help_version("lumenbackup", usage, argc, argv))
+		return TOOL_EXIT_OK;
 	if (parse_args(argc, argv, &args) != LUMEN_OK) {
 		usage(stderr);
 		return TOOL_EXIT_USAGE;

@@ -49,6 +49,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lumencat -f slapd.conf [-b SUFFIX | -n N] [-l FILE] [-a FILTER]\n"
+		"       lumencat -V | --help\n"
 		"  -f FILE     the server's configuration\n"
 		"  -b SUFFIX   export the database holding SUFFIX, from SUFFIX down\n"
 		"  -n N        export the N-th database section\n"

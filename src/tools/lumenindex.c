@@ -43,6 +43,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB] [--check | ATTR...]\n"
+		"       lumenindex -V | --help\n"
 		"  rebuilds the index tables of ATTR... (all when none is named) after the\n"
 		"  index lines changed; --check verifies that every index agrees with the\n"
 		"  entries. -m: memory for index keys between two walks of the tables\n"

@@ -1,6 +1,6 @@
 /*
  * tool_main.c — the main() the database tools share (tools.h): the common
- * options, --help, opening the database and the data stream, and turning
+ * options, --help and -V, opening the database and the data stream, and turning
  * the outcome into a message and an exit code.
  */
 #include "tools.h"
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lumen_error.h"
+#include "version.h"
 
 int tool_target_option(struct tool_target *t, int opt, const char *arg)
 {
@@ -73,16 +74,28 @@ static int run_with_stream(const struct tool_program *p, void *args, struct tool
 	return rc != LUMEN_OK ? rc : close_rc;
 }
 
+bool tool_answer_help_version(const char *name, void (*usage)(FILE *out), int argc,
+			      char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return true;
+	}
+	if (argc == 2 && strcmp(argv[1], "-V") == 0) {
+		printf("%s %s\n", name, LUMEN_VERSION);
+		return true;
+	}
+	return false;
+}
+
 int tool_main(const struct tool_program *p, void *args, int argc, char **argv)
 {
 	const struct tool_target *target = args;
 	struct tool_database db;
 	char err[1024] = "";
 
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		p->usage(stdout);
+	if (tool_answer_help_version(p->name, p->usage, argc, argv))
 		return TOOL_EXIT_OK;
-	}
 	if (p->parse_args(argc, argv, args) != LUMEN_OK || tool_target_check(target) != LUMEN_OK) {
 		p->usage(stderr);
 		return TOOL_EXIT_USAGE;

@@ -8,8 +8,12 @@
 # $(bindir), the schema files in $(datadir)/lumen/schema, the example
 # configuration as $(sysconfdir)/lumen/slapd.conf.example (and as
 # slapd.conf when there is none yet: an operator's edits are never
-# overwritten), the systemd unit in $(systemdunitdir) and README.md in
-# $(docdir). DESTDIR stages the whole tree under another root (packages)
+# overwritten), the man pages (man/, their @PATH@ words replaced) in
+# $(mandir), the systemd unit in $(systemdunitdir) and README.md in
+# $(docdir).
+#
+#   make check-man the man pages render without warnings and lumen.conf(5)
+#                  lists exactly the directives the config code reads DESTDIR stages the whole tree under another root (packages)
 # and writes nothing outside it.
 #
 # lumend's default configuration file and the directory a relative
@@ -35,6 +39,7 @@ LUMEN_DATA_DIR   = $(datadir)/lumen
 INSTALL_SBIN    := lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup
 INSTALL_BIN     := lumenbench
 INSTALL_SCHEMA  := $(notdir $(wildcard schema/*.schema))
+MAN_PAGES       := $(notdir $(wildcard man/*.[1-8]))
 
 # --- what the build embeds ---------------------------------------------------
 # Each stamp holds the values; it is rewritten (and what depends on it
@@ -82,13 +87,25 @@ $(BUILD)/slapd.conf: slapd.conf.example $(BUILD)/stamp-paths
 	      -e 's|^rootpw .*|#rootpw          {SSHA512}...   (set one: lumenpasswd prints it)|' $<; \
 	} > $@
 
+# The pages with the version and this install's paths.
+MAN_BUILT := $(addprefix $(BUILD)/man/,$(MAN_PAGES))
+$(BUILD)/man/%: man/% $(BUILD)/stamp-paths $(BUILD)/stamp-version
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
+	    -e 's|@DATADIR@|$(datadir)|g' -e 's|@SYSTEMDUNITDIR@|$(systemdunitdir)|g' $< > $@
+
+.PHONY: check-man
+check-man:
+	@./tests/build/check-man.sh $(INSTALL_SBIN) $(INSTALL_BIN)
+
 # --- install / uninstall -------------------------------------------------------
 .PHONY: install uninstall
 install: $(addprefix $(BUILD)/,$(INSTALL_SBIN) $(INSTALL_BIN)) \
-         $(BUILD)/lumend.service $(BUILD)/slapd.conf
+         $(BUILD)/lumend.service $(BUILD)/slapd.conf $(MAN_BUILT)
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) \
 	  $(DESTDIR)$(LUMEN_DATA_DIR)/schema $(DESTDIR)$(LUMEN_CONF_DIR) \
-	  $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(docdir)
+	  $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(docdir) \
+	  $(sort $(foreach p,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))))
 	$(INSTALL) -m 0755 $(addprefix $(BUILD)/,$(INSTALL_SBIN)) $(DESTDIR)$(sbindir)/
 	$(INSTALL) -m 0755 $(addprefix $(BUILD)/,$(INSTALL_BIN)) $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 0644 $(addprefix schema/,$(INSTALL_SCHEMA)) $(DESTDIR)$(LUMEN_DATA_DIR)/schema/
@@ -101,6 +118,8 @@ install: $(addprefix $(BUILD)/,$(INSTALL_SBIN) $(INSTALL_BIN)) \
 	fi
 	$(INSTALL) -m 0644 $(BUILD)/lumend.service $(DESTDIR)$(systemdunitdir)/lumend.service
 	$(INSTALL) -m 0644 README.md $(DESTDIR)$(docdir)/README.md
+	$(foreach p,$(MAN_PAGES),$(INSTALL) -m 0644 $(BUILD)/man/$(p) \
+	  $(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(p) &&) true
 
 # Removes what install put there; slapd.conf only while it is the shipped
 # one (an edited configuration stays, and is named). Directories are
@@ -109,7 +128,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(INSTALL_SBIN)) \
 	      $(addprefix $(DESTDIR)$(bindir)/,$(INSTALL_BIN)) \
 	      $(addprefix $(DESTDIR)$(LUMEN_DATA_DIR)/schema/,$(INSTALL_SCHEMA)) \
-	      $(DESTDIR)$(systemdunitdir)/lumend.service $(DESTDIR)$(docdir)/README.md
+	      $(DESTDIR)$(systemdunitdir)/lumend.service $(DESTDIR)$(docdir)/README.md \
+	      $(foreach p,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(p))
 	@conf=$(DESTDIR)$(LUMEN_CONF_DIR)/slapd.conf; \
 	if [ -e $$conf ] && ! cmp -s $$conf $$conf.example; then \
 	  echo "uninstall: keeping $$conf (changed since install)"; \

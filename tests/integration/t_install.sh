@@ -43,6 +43,9 @@ expected_files() {
       echo "$rel/sbin/$p"
     done
     echo "$rel/share/doc/lumen/README.md"
+    for m in "$ROOT"/man/*.[1-8]; do
+      echo "$rel/share/man/man${m##*.}/$(basename "$m")"
+    done
     for s in "$ROOT"/schema/*.schema; do echo "$rel/share/lumen/schema/$(basename "$s")"; done
   } | LC_ALL=C sort
 }
@@ -96,6 +99,10 @@ for p in lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup; do
   expect_eq "$p -V" "$p $VERSION" "$("$P/sbin/$p" -V 2>&1)"
 done
 expect_eq "lumenbench -V" "lumenbench $VERSION" "$("$P/bin/lumenbench" -V 2>&1)"
+check "man pages carry the version" grep -q "Lumen $VERSION" "$P/share/man/man8/lumend.8"
+check "man pages carry the install's paths" grep -q "$P/etc/lumen/slapd.conf" "$P/share/man/man8/lumend.8"
+check "no placeholder left in the man pages" bash -c "! grep -l '@[A-Z]*@' '$P'/share/man/man*/*"
+check "installed lumend(8) renders" bash -c "groff -man -ww -z '$P/share/man/man8/lumend.8' 2>&1 | (! grep .)"
 check "installed lumenpasswd hashes" bash -c "'$P/sbin/lumenpasswd' -s secret | grep -q '^{SSHA512}'"
 
 # An operator's edits survive a reinstall and an uninstall.

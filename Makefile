@@ -27,7 +27,8 @@ LDLIBS      = $(PKG_LIBS) -largon2 -lcrypt -lm -pthread
 CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null)
 
 # The release: every program's -V, the root DSE's vendorVersion, cn=Monitor,
-# the metrics and the Debian package show this one string (include/version.h).
+# the metrics and the Debian package show this one string (include/version.h;
+# debian/changelog's version must start with it: tests/integration/t_deb.sh).
 VERSION    := 0.1.0
 CFLAGS     += -DLUMEN_VERSION='"$(VERSION)"'
 

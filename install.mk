@@ -13,7 +13,9 @@
 # $(docdir).
 #
 #   make check-man the man pages render without warnings and lumen.conf(5)
-#                  lists exactly the directives the config code reads DESTDIR stages the whole tree under another root (packages)
+#                  lists exactly the directives the config code reads
+#   make deb       the Debian package (debian/), built by dpkg-buildpackage
+#                  -us -uc -b in a copy of the tree: $(BUILD)/deb/*.deb DESTDIR stages the whole tree under another root (packages)
 # and writes nothing outside it.
 #
 # lumend's default configuration file and the directory a relative
@@ -99,9 +101,12 @@ check-man:
 	@./tests/build/check-man.sh $(INSTALL_SBIN) $(INSTALL_BIN)
 
 # --- install / uninstall -------------------------------------------------------
-.PHONY: install uninstall
-install: $(addprefix $(BUILD)/,$(INSTALL_SBIN) $(INSTALL_BIN)) \
-         $(BUILD)/lumend.service $(BUILD)/slapd.conf $(MAN_BUILT)
+.PHONY: install uninstall installable
+# Everything install copies, built (debian/rules builds this, then installs).
+installable: $(addprefix $(BUILD)/,$(INSTALL_SBIN) $(INSTALL_BIN)) \
+             $(BUILD)/lumend.service $(BUILD)/slapd.conf $(MAN_BUILT)
+
+install: installable
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) \
 	  $(DESTDIR)$(LUMEN_DATA_DIR)/schema $(DESTDIR)$(LUMEN_CONF_DIR) \
 	  $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(docdir) \
@@ -139,3 +144,15 @@ uninstall:
 	rm -f $(DESTDIR)$(LUMEN_CONF_DIR)/slapd.conf.example
 	-rmdir $(DESTDIR)$(LUMEN_DATA_DIR)/schema $(DESTDIR)$(LUMEN_DATA_DIR) \
 	       $(DESTDIR)$(LUMEN_CONF_DIR) $(DESTDIR)$(docdir) 2>/dev/null
+
+# --- the Debian package -----------------------------------------------------------
+# dpkg-buildpackage writes its results next to the source tree, so it runs
+# in a copy under $(BUILD)/deb (the tree's own build directories left out)
+# and the .deb lands there, not beside the repository.
+DEB_TREE := $(BUILD)/deb/lumen-$(VERSION)
+.PHONY: deb
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(DEB_TREE)
+	tar -cf - --exclude=./.git --exclude='./build*' --exclude=./run . | tar -C $(DEB_TREE) -xf -
+	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
+	@ls $(BUILD)/deb/*.deb

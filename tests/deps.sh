@@ -22,6 +22,7 @@ packages=(
   slapd                          # differential test and benchmark reference
   gnuplot-nox time               # benchmark charts, peak RSS of loaders
   groff-base                     # man pages render without warnings (make check-man)
+  debhelper dpkg-dev             # make deb (debian/)
 )
 
 missing=()

@@ -38,7 +38,7 @@ INSTALL        ?= install
 
 LUMEN_CONF_DIR   = $(sysconfdir)/lumen
 LUMEN_DATA_DIR   = $(datadir)/lumen
-INSTALL_SBIN    := lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup
+INSTALL_SBIN    := lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup lumenconf
 INSTALL_BIN     := lumenbench
 INSTALL_SCHEMA  := $(notdir $(wildcard schema/*.schema))
 MAN_PAGES       := $(notdir $(wildcard man/*.[1-8]))

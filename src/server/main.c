@@ -2,7 +2,7 @@
  * main.c — lumend: command line, config check (-T), daemonizing, pid and
  * args files, then the server until SIGTERM/SIGINT.
  *
- *   lumend [-f FILE] [-h URLS] [-d LEVEL] [-u USER] [-g GROUP] [-T]
+ *   lumend [-f FILE | -F SLAPD.D] [-h URLS] [-d LEVEL] [-u USER] [-g GROUP] [-T]
  *   lumend -V | --help
  *
  * Order at start-up: open the listeners (as root, for port 389), drop to
@@ -39,6 +39,7 @@
 
 struct options {
 	const char *config_file;
+	const char *config_dir;     /* -F: OpenLDAP's slapd.d instead */
 	const char *urls;
 	bool urls_given;            /* -h given */
 	const char *user;           /* -u */
@@ -51,10 +52,11 @@ struct options {
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: lumend [-f config-file] [-h \"URL ...\"] [-d level] [-u user] "
-		    "[-g group] [-T]\n"
+	fprintf(to, "usage: lumend [-f config-file | -F slapd.d] [-h \"URL ...\"] [-d level] "
+		    "[-u user] [-g group] [-T]\n"
 		    "       lumend -V | --help\n"
 		    "  -f FILE   configuration file (default " DEFAULT_CONFIG_FILE ")\n"
+		    "  -F DIR    OpenLDAP's cn=config directory instead (read only)\n"
 		    "  -h URLS   listeners, e.g. \"ldap://127.0.0.1:389/ ldapi://%%2Frun%%2Fldapi\"\n"
 		    "            (default " DEFAULT_URLS ")\n"
 		    "  -d LEVEL  stay in the foreground and log at LEVEL to stderr\n"
@@ -75,10 +77,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->exit_now = true;
 		return LUMEN_OK;
 	}
-	while ((c = getopt(argc, argv, "f:h:d:u:g:TV")) != -1) {
+	bool file_given = false;
+	while ((c = getopt(argc, argv, "f:F:h:d:u:g:TV")) != -1) {
 		switch (c) {
 		case 'f':
 			o->config_file = optarg;
+			file_given = true;
+			break;
+		case 'F':
+			o->config_dir = optarg;
 			break;
 		case 'h':
 			o->urls = optarg;
@@ -114,7 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return LUMEN_EMALFORMED;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (file_given && o->config_dir != NULL)) {
 		usage(stderr);
 		return LUMEN_EMALFORMED;
 	}
@@ -350,7 +357,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (opts.exit_now)
 		return 0;
-	rc = config_load(opts.config_file, &cfg, err, sizeof(err));
+	rc = opts.config_dir != NULL ? config_load_slapd_d(opts.config_dir, &cfg, err, sizeof(err))
+				     : config_load(opts.config_file, &cfg, err, sizeof(err));
 	if (rc == LUMEN_OK)
 		rc = server_create(cfg, &server, err, sizeof(err));
 	if (rc != LUMEN_OK) {

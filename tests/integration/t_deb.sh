@@ -41,7 +41,7 @@ expected=$({
     /lib/systemd/system/lumend.service /usr/bin/lumenbench \
     /usr/share/doc/lumen/README.md /usr/share/doc/lumen/changelog.Debian.gz \
     /usr/share/doc/lumen/copyright
-  for p in lumenadd lumenbackup lumencat lumend lumenindex lumenpasswd; do echo "/usr/sbin/$p"; done
+  for p in lumenadd lumenbackup lumencat lumenconf lumend lumenindex lumenpasswd; do echo "/usr/sbin/$p"; done
   for s in "$ROOT"/schema/*.schema; do echo "/usr/share/lumen/schema/$(basename "$s")"; done
   for m in "$ROOT"/man/*.[1-8]; do echo "/usr/share/man/man${m##*.}/$(basename "$m").gz"; done
 } | LC_ALL=C sort)

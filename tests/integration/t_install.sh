@@ -39,7 +39,7 @@ expected_files() {
     echo "$rel/etc/lumen/slapd.conf"
     echo "$rel/etc/lumen/slapd.conf.example"
     echo "$rel/lib/systemd/system/lumend.service"
-    for p in lumenadd lumenbackup lumencat lumend lumenindex lumenpasswd; do
+    for p in lumenadd lumenbackup lumencat lumenconf lumend lumenindex lumenpasswd; do
       echo "$rel/sbin/$p"
     done
     echo "$rel/share/doc/lumen/README.md"
@@ -95,7 +95,7 @@ expect_eq "installed lumend -T on the installed configuration" \
 out=$(cd / && "$P/sbin/lumend" -T 2>&1)
 expect_eq "installed lumend's default configuration is the installed one" \
   "config file testing succeeded" "$out"
-for p in lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup; do
+for p in lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup lumenconf; do
   expect_eq "$p -V" "$p $VERSION" "$("$P/sbin/$p" -V 2>&1)"
 done
 expect_eq "lumenbench -V" "lumenbench $VERSION" "$("$P/bin/lumenbench" -V 2>&1)"
@@ -103,6 +103,19 @@ check "man pages carry the version" grep -q "Lumen $VERSION" "$P/share/man/man8/
 check "man pages carry the install's paths" grep -q "$P/etc/lumen/slapd.conf" "$P/share/man/man8/lumend.8"
 check "no placeholder left in the man pages" bash -c "! grep -l '@[A-Z]*@' '$P'/share/man/man*/*"
 check "installed lumend(8) renders" bash -c "groff -man -ww -z '$P/share/man/man8/lumend.8' 2>&1 | (! grep .)"
+# A slapd.d naming OpenLDAP's core schema: the installed lumend -F finds
+# Lumen's copy in the installed schema directory (from /, as under systemd).
+sd="$TMP/slapd.d"
+mkdir -p "$sd/cn=config/cn=schema" "$TMP/sd-db"
+printf 'dn: cn=config\ncn: config\n' > "$sd/cn=config.ldif"
+printf 'dn: cn={0}core,cn=schema,cn=config\ncn: {0}core\n' > "$sd/cn=config/cn=schema/cn={0}core.ldif"
+printf 'dn: olcDatabase={1}mdb,cn=config\nolcDatabase: {1}mdb\nolcSuffix: o=test\nolcDbDirectory: %s\nolcDbIndex: cn eq\n' \
+  "$TMP/sd-db" > "$sd/cn=config/olcDatabase={1}mdb.ldif"
+out=$(cd / && "$P/sbin/lumend" -F "$sd" -T 2>&1)
+expect_eq "installed lumend -F reads a slapd.d with the installed schema" \
+  "config file testing succeeded" "$out"
+check "installed lumenconf translates it" \
+  bash -c "cd / && '$P/sbin/lumenconf' -F '$sd' | grep -qx 'include schema/core.schema'"
 check "installed lumenpasswd hashes" bash -c "'$P/sbin/lumenpasswd' -s secret | grep -q '^{SSHA512}'"
 
 # An operator's edits survive a reinstall and an uninstall.

@@ -8,7 +8,7 @@
 lumen_setup
 
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
-programs="lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup lumenbench"
+programs="lumend lumenadd lumencat lumenindex lumenpasswd lumenbackup lumenconf lumenbench"
 
 if out=$("$ROOT/tests/build/check-man.sh" $programs 2>&1); then
   ok "man pages: one per program, lumen.conf(5) = the directive tables, no groff warning"

@@ -18,7 +18,13 @@ int tool_target_option(struct tool_target *t, int opt, const char *arg)
 	long n;
 
 	switch (opt) {
-	case 'f': t->config_path = arg; return 1;
+	case 'f':
+	case 'F':
+		if (t->config_path != NULL)
+			return LUMEN_EINVAL;
+		t->config_path = arg;
+		t->slapd_d = opt == 'F';
+		return 1;
 	case 'b': t->suffix = arg; return 1;
 	case 'l': t->stream_path = arg; return 1;
 	case 'n':
@@ -100,8 +106,8 @@ int tool_main(const struct tool_program *p, void *args, int argc, char **argv)
 		p->usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
-	if (tool_database_open(target->config_path, target->suffix, target->number, &db, err,
-			       sizeof(err)) != LUMEN_OK) {
+	if (tool_database_open(target->config_path, target->slapd_d, target->suffix, target->number,
+			       &db, err, sizeof(err)) != LUMEN_OK) {
 		fprintf(stderr, "%s: %s\n", p->name, err);
 		return TOOL_EXIT_FAILURE;
 	}

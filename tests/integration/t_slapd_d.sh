@@ -160,6 +160,23 @@ check "a: OpenLDAP's written-out defaults left out" \
 check "a: the refint overlay and its attribute" grep -qx 'refint_attributes member' <<<"$translated"
 check "a: the shipped schemas included, not copied" grep -qx 'include schema/inetorgperson.schema' <<<"$translated"
 
+# The database tools take -F as lumend does: the same database, the same data.
+LUMENCAT="$ROOT/$BUILD/lumencat"
+expect_eq "a: lumencat -F exports what lumencat -f does" \
+  "$("$LUMENCAT" -f "$TMP/a.lumen.conf" -b dc=example,dc=com 2>/dev/null)" \
+  "$("$LUMENCAT" -F "$TMP/a.d" -b dc=example,dc=com 2>/dev/null)"
+check "a: lumenindex -F --check" "$ROOT/$BUILD/lumenindex" -F "$TMP/a.d" --check
+check "a: lumenbackup -F" "$ROOT/$BUILD/lumenbackup" -F "$TMP/a.d" -o "$TMP/a-backup"
+rm -rf "$TMP/a-db2" && mkdir "$TMP/a-db2" && cp -a "$TMP/a.d" "$TMP/a2.d"
+sed -i "s|^olcDbDirectory: .*|olcDbDirectory: $TMP/a-db2|" "$TMP/a2.d/cn=config/olcDatabase={1}mdb.ldif"
+sed -i '1,2d' "$TMP/a2.d/cn=config/olcDatabase={1}mdb.ldif"   # hand-edited: no CRC header
+check "a: lumenadd -F loads" "$LUMENADD" -F "$TMP/a2.d" -l "$DATA/tree.ldif" -q
+expect_eq "a: and lumencat -F reads back the same entries" \
+  "$("$LUMENCAT" -f "$TMP/a.lumen.conf" -b dc=example,dc=com 2>/dev/null | sorted_ldif | grep -vE '^(entryUUID|entryCSN|createTimestamp|modifyTimestamp):')" \
+  "$("$LUMENCAT" -F "$TMP/a2.d" -b dc=example,dc=com 2>/dev/null | sorted_ldif | grep -vE '^(entryUUID|entryCSN|createTimestamp|modifyTimestamp):')"
+check "a: -f and -F together are a usage error" \
+  bash -c "'$LUMENCAT' -f '$TMP/a.lumen.conf' -F '$TMP/a.d' 2>/dev/null; [ \$? -eq 2 ]"
+
 # --- B: per-database access and size limit, two databases, a schema of
 # OpenLDAP's that Lumen does not ship (translated definition by definition)
 mkdir -p "$TMP/b-db" "$TMP/b-other"

@@ -655,7 +655,7 @@ static int list_ordered(const char *dir, const char *prefix, bool (*others)(cons
 		(*out)[(*n_out)++] = (struct listed){ file, number, file + (name - de->d_name) };
 	}
 	closedir(d);
-	if (rc == LUMEN_OK)
+	if (rc == LUMEN_OK && *n_out > 1)
 		qsort(*out, *n_out, sizeof(**out), compare_listed);
 	return rc;
 }

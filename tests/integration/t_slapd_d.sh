@@ -242,6 +242,8 @@ bad_tree "an attribute Lumen does not read" "cn=config.ldif:"
 check "bad slapd.d: names the DN and the attribute" \
   bash -c "'$LUMEND' -F '$TMP/bad.d' -T 2>&1 | grep -q '\"cn=config\", attribute olcServerID: not supported by Lumen'"
 
+reports=$(sanitizer_reports)
+if [ -z "$reports" ]; then ok "no sanitizer reports"; else fail "no sanitizer reports" "$reports"; fi
 check "lumend never wrote to the slapd.d" \
   bash -c "[ -z \"\$(find '$TMP/a.d' '$TMP/b.d' -newer '$TMP/b.translated.conf' -type f)\" ]"
 lumen_finish

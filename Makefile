@@ -8,6 +8,8 @@
 #   make fuzz-smoke run each libFuzzer target for a bounded time
 #   make fuzz-campaign SECONDS=N   each target N s, with a summary
 #                   (FUZZ_MERGE=1 keeps new seeds; tests/fuzz/README.md)
+#   make install    install under PREFIX (/usr/local), DESTDIR for staging;
+#                   make uninstall removes it again (install.mk)
 #
 # Sources are found by layer (src/<layer>/*.c), so adding a module is adding
 # its files; each layer becomes a static library, linked lowest last.
@@ -23,6 +25,12 @@ CFLAGS     := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -pthread -Iinclude \
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS      = $(PKG_LIBS) -largon2 -lcrypt -lm -pthread
 CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null)
+
+# The release: every program's -V, the root DSE's vendorVersion, cn=Monitor,
+# the metrics and the Debian package show this one string (include/version.h;
+# debian/changelog's version must start with it: tests/integration/t_deb.sh).
+VERSION    := 0.1.0
+CFLAGS     += -DLUMEN_VERSION='"$(VERSION)"'
 
 # Layers, lowest first (DESIGN.md): a layer links only against those before it.
 LAYERS     := proto model backmdb config server
@@ -43,6 +51,10 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # bench/bench.mk adds lumenbench & co. to bench-build, and its own unit
 # suites (tests/unit/test_bench_*.c) to UNIT_BINS.
 -include bench/bench.mk
+
+# install.mk: make install/uninstall, the install paths compiled into
+# lumend and the config loader, and the stamps that rebuild on their change.
+include install.mk
 
 # Fault builds (tests/fault/fault_inject.c): every allocation and LMDB call
 # of Lumen's own code goes through the linker's --wrap, so a test can fail

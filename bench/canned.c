@@ -31,6 +31,7 @@
 #include "ber.h"
 #include "ldap_message.h"
 #include "lumen_error.h"
+#include "version.h"
 
 #define INPUT_INITIAL (64 * 1024)
 #define PDU_MAX (16 * 1024 * 1024)
@@ -313,7 +314,8 @@ static void usage(FILE *out)
 {
 	fputs("usage: lumen-canned [-p PORT] [--listen ADDR] [--threads N] [--nagle]\n"
 	      "  answers every LDAP request with a canned success (see bench/README.md);\n"
-	      "  -p 0 picks a free port and prints it as \"port N\"\n", out);
+	      "  -p 0 picks a free port and prints it as \"port N\"\n"
+	      "  -V, --version  print the version and exit\n", out);
 }
 
 int main(int argc, char **argv)
@@ -324,13 +326,14 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "nagle", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *address = "127.0.0.1";
 	unsigned port = 3899, threads = 1;
 	bool nagle = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "p:l:t:nh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:l:t:nhV", options, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
 		if (opt == 'p' || opt == 't')
@@ -343,7 +346,10 @@ int main(int argc, char **argv)
 			address = optarg;
 		else if (opt == 'n')
 			nagle = true;
-		else {
+		else if (opt == 'V') {
+			printf("lumen-canned %s\n", LUMEN_VERSION);
+			return 0;
+		} else {
 			usage(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
 		}

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "lumen_error.h"
+#include "version.h"
 #include "report.h"
 #include "workload.h"
 
@@ -72,6 +73,8 @@ static void usage(FILE *out)
 "      --server-pid PID     also report that process's CPU and memory\n"
 "      --json | --csv [--no-header]   output format (default a table)\n"
 "      --label TEXT         name this run in the output\n"
+"  -V, --version            print the version and exit\n"
+"  -h, --help               this text\n"
 "Templates: [A-B] is a number from A to B; every range in one operation\n"
 "uses the same draw, so the DN and value templates name the same entry.\n", out);
 }
@@ -124,6 +127,7 @@ static const struct option long_options[] = {
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "drain", required_argument, NULL, OPT_DRAIN },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -326,10 +330,14 @@ static int parse_options(struct options *o, int argc, char **argv)
 {
 	int opt;
 	set_defaults(o);
-	while ((opt = getopt_long(argc, argv, "H:m:c:t:d:w:D:b:s:f:a:h",
+	while ((opt = getopt_long(argc, argv, "H:m:c:t:d:w:D:b:s:f:a:hV",
 				  long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
+			exit(EXIT_SUCCESS);
+		}
+		if (opt == 'V') {
+			printf("lumenbench %s\n", LUMEN_VERSION);
 			exit(EXIT_SUCCESS);
 		}
 		int rc = parse_load_option(o, opt, optarg);

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "version.h"
+
 static const char *const first_names[] = {
 	"Aaron", "Abbie", "Adam", "Adrian", "Agnes", "Alan", "Alice", "Amara",
 	"Andre", "Anita", "Arjun", "Astrid", "Beatrix", "Bela", "Boris", "Brenda",
@@ -307,7 +309,8 @@ static void usage(FILE *out)
 	fputs("usage: lumengen [-n ENTRIES] [--seed S] [--entry-size BYTES] [--cleartext]\n"
 	      "                [--password PW] [--groups G] [--suffix DN] [-o FILE]\n"
 	      "  writes ENTRIES (default 10000) inetOrgPerson users uid=user.1..N under\n"
-	      "  ou=people,SUFFIX as LDIF (default suffix dc=example,dc=com)\n", out);
+	      "  ou=people,SUFFIX as LDIF (default suffix dc=example,dc=com)\n"
+	      "  -V, --version  print the version and exit\n", out);
 }
 
 static int parse_count(const char *text, unsigned long max, unsigned long *out)
@@ -333,6 +336,7 @@ int main(int argc, char **argv)
 		{ "suffix", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct generator g = { .entries = 10000, .groups = 5, .seed = 1,
@@ -340,7 +344,7 @@ int main(int argc, char **argv)
 	const char *output = NULL;
 	unsigned long v;
 	int opt, bad = 0;
-	while ((opt = getopt_long(argc, argv, "n:s:e:cp:g:S:o:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:s:e:cp:g:S:o:hV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'n': bad |= parse_count(optarg, 1000000000ul, &g.entries); break;
 		case 's': bad |= parse_count(optarg, ~0ul, &v); g.seed = v; break;
@@ -352,6 +356,7 @@ int main(int argc, char **argv)
 			  bad |= strncmp(optarg, "dc=", 3) != 0 || strlen(optarg) > 200; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("lumengen %s\n", LUMEN_VERSION); return 0;
 		default: bad = 1;
 		}
 	}

@@ -40,10 +40,14 @@
  *    are loaded automatically, after the whole file was read, when no
  *    `include` names them (by file name): from the directory of the first
  *    included file that has them next to it, else from LUMEN_SCHEMA_DIR
- *    (/usr/share/lumen/schema). Not finding them is not an error here (the
+ *    ($(datadir)/lumen/schema, from the Makefile). Not finding them is not an error here (the
  *    server says what is missing). monitor.schema is skipped when
  *    core.schema's `name` and `cn` are not loaded (it builds on them). So
  *    a config's schema is never just what its includes name.
+ *  - A relative `include` is looked for in the working directory (as
+ *    slapd), then next to the including file, then in the installed data
+ *    directory LUMEN_DATA_DIR ($(datadir)/lumen: "schema/core.schema"),
+ *    then in LUMEN_SCHEMA_DIR ("core.schema").
  *  - metrics-listen is off unless configured: several lumend on one host
  *    (tests, staging) would otherwise fight over one default port.
  */
@@ -53,6 +57,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <regex.h>
 
 #include "access_rules.h"
@@ -311,6 +316,30 @@ struct config {
  * LUMEN_ENOMEM.
  */
 int config_load(const char *path, struct config **out, char *err, size_t errlen);
+
+/*
+ * As config_load, from an OpenLDAP cn=config directory (slapd.d, as
+ * `slaptest -f slapd.conf -F DIR` or Debian's slapd leaves it): each
+ * entry's olc* attributes become the slapd.conf directive lines they stand
+ * for and are applied like a file's (config_slapd_d.c has the tables). A
+ * value equal to the default OpenLDAP writes out is left out (Lumen's
+ * default applies); cn=config's own database, slapd's built-in schema and
+ * its modules are not translated; a schema entry Lumen ships (core,
+ * cosine, inetorgperson, nis) becomes `include schema/NAME.schema`.
+ * Errors as config_load, naming the slapd.d file and line (and the
+ * entry's DN and attribute for one Lumen does not read:
+ * LUMEN_EUNSUPPORTED); a file whose "# CRC32" header does not match its
+ * content is LUMEN_EMALFORMED ("corrupt"). Lumen never writes to DIR.
+ */
+int config_load_slapd_d(const char *dir, struct config **out, char *err, size_t errlen);
+
+/*
+ * Writes the slapd.conf that config_load_slapd_d reads from dir to out,
+ * each entry's lines under a comment naming its file. Errors as
+ * config_load_slapd_d's translation (the directives themselves are checked
+ * only by loading), or LUMEN_EIO writing out.
+ */
+int config_print_slapd_d(const char *dir, FILE *out, char *err, size_t errlen);
 
 /* Release a config and everything it owns; NULL is allowed. */
 void config_free(struct config *cfg);

@@ -31,13 +31,16 @@
 #include <stdint.h>
 
 #include "entry.h"
+#include "ldap_message.h"
+#include "schema.h"
+#include "version.h"
 #include "memdb.h"
 
 struct config;
 struct rootdse;
 
 #define LUMEN_VENDOR_NAME "Lumen"
-#define LUMEN_VENDOR_VERSION "0.1.0"
+#define LUMEN_VENDOR_VERSION LUMEN_VERSION
 
 /* LUMEN_ENOMEM, LUMEN_ESCHEMA (a value the schema refuses). */
 int rootdse_create(const struct config *cfg, struct rootdse **out);

@@ -42,7 +42,8 @@ struct tool_database {
 };
 
 /*
- * Loads conf_path and picks the database: the one holding `suffix` (a
+ * Loads conf_path (a slapd.conf, or with slapd_d OpenLDAP's cn=config
+ * directory: config_load_slapd_d) and picks the database: the one holding `suffix` (a
  * user-form DN equal to or below one of its suffixes) when suffix is not
  * NULL, else the number-th `database` section (1-based, as slapadd -n)
  * when number > 0, else the first mdb database. err receives
@@ -50,33 +51,35 @@ struct tool_database {
  * (no such database), LUMEN_EUNSUPPORTED (not an mdb database),
  * LUMEN_EINVAL (no directory configured), LUMEN_ENOMEM.
  */
-int tool_database_open(const char *conf_path, const char *suffix, int number,
+int tool_database_open(const char *conf_path, bool slapd_d, const char *suffix, int number,
 		       struct tool_database *out, char *err, size_t errlen);
 void tool_database_close(struct tool_database *t);
 
 /* ----------------------------------------------- the database tools' main */
 
 /*
- * The options every database tool takes (-f FILE, -b SUFFIX | -n N, and
- * -l FILE for the tools with a data stream). A tool's argument struct
+ * The options every database tool takes (-f FILE | -F SLAPD.D, -b SUFFIX |
+ * -n N, and -l FILE for the tools with a data stream). A tool's argument struct
  * starts with one, so tool_main can open the database it names.
  */
 struct tool_target {
-	const char *config_path;   /* -f, required */
+	const char *config_path;   /* -f or -F, required */
+	bool slapd_d;              /* it came from -F: OpenLDAP's cn=config directory */
 	const char *suffix;        /* -b */
 	int number;                /* -n, > 0 */
 	const char *stream_path;   /* -l; NULL or "-": standard input/output */
 };
-/* 1 if opt is -f/-b/-n/-l (recorded in t), 0 if it is another option,
- * LUMEN_EINVAL for an -n that is not a number from 1 to 1000. */
+/* 1 if opt is -f/-F/-b/-n/-l (recorded in t), 0 if it is another option,
+ * LUMEN_EINVAL for an -n that is not a number from 1 to 1000 or a second
+ * -f/-F. */
 int tool_target_option(struct tool_target *t, int opt, const char *arg);
 /*
- * getopt(3) over `options` that records -f/-b/-n/-l in t itself: returns
+ * getopt(3) over `options` that records -f/-F/-b/-n/-l in t itself: returns
  * the next other option, -1 at the end, '?' for an unknown option or a bad
  * -n.
  */
 int tool_getopt(int argc, char **argv, const char *options, struct tool_target *t);
-/* LUMEN_OK when -f was given and not both -b and -n, else LUMEN_EINVAL. */
+/* LUMEN_OK when -f or -F was given and not both -b and -n, else LUMEN_EINVAL. */
 int tool_target_check(const struct tool_target *t);
 
 /* One database tool: what tool_main needs to drive it. */
@@ -93,7 +96,14 @@ struct tool_program {
 };
 
 /*
- * The whole main() of a database tool: --help, the command line (usage and
+ * `NAME --help` (usage on standard output) and `NAME -V` (the version) as
+ * the whole command line: true when answered, and the tool exits 0.
+ */
+bool tool_answer_help_version(const char *name, void (*usage)(FILE *out), int argc,
+			      char **argv);
+
+/*
+ * The whole main() of a database tool: --help, -V, the command line (usage and
  * TOOL_EXIT_USAGE when wrong), the database, the stream, run, the error
  * message and the exit code (a stream that fails to flush fails the run).
  */

@@ -21,6 +21,8 @@ packages=(
   clang libclang-rt-14-dev       # libFuzzer targets
   slapd                          # differential test and benchmark reference
   gnuplot-nox time               # benchmark charts, peak RSS of loaders
+  groff-base                     # man pages render without warnings (make check-man)
+  debhelper dpkg-dev             # make deb (debian/)
 )
 
 missing=()

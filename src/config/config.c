@@ -3,7 +3,8 @@
  * definitions handed to the schema engine, the schema files the daemon
  * loads when the configuration does not include them, and the dispatch of
  * every other line to its directive (config_global.c, config_database.c,
- * config_security.c).
+ * config_security.c); the same for the lines an OpenLDAP slapd.d stands
+ * for (config_slapd_d.c).
  */
 #include "config.h"
 
@@ -25,9 +26,16 @@
 #define OPERATIONAL_SCHEMA_FILE "lumen.schema"
 /* The cn=Monitor tree's types and classes, loaded the same way. */
 #define MONITOR_SCHEMA_FILE "monitor.schema"
-/* Where an installed Lumen keeps its schema files (override with -D). */
+/*
+ * Where an installed Lumen keeps its data ($(datadir)/lumen) and schema
+ * files ($(datadir)/lumen/schema): the Makefile passes both (-D) from its
+ * install paths.
+ */
+#ifndef LUMEN_DATA_DIR
+#define LUMEN_DATA_DIR "/usr/share/lumen"
+#endif
 #ifndef LUMEN_SCHEMA_DIR
-#define LUMEN_SCHEMA_DIR "/usr/share/lumen/schema"
+#define LUMEN_SCHEMA_DIR LUMEN_DATA_DIR "/schema"
 #endif
 
 static int load_file(struct parse_state *st, const char *path);
@@ -105,6 +113,41 @@ static int load_operational_schema(struct parse_state *st)
 	return load_implied_schema(st, st->monitor_schema_path, MONITOR_SCHEMA_FILE);
 }
 
+/*
+ * Where a relative include that is not in the working directory lives:
+ * like slapd, the working directory first; as a convenience, then the
+ * including file's directory, then the installed data directory (so
+ * "schema/core.schema", the tree's spelling, finds the installed copy),
+ * then the installed schema directory ("core.schema"). *resolved is the
+ * malloc'd path found, or NULL to open `name` as given (absolute, in the
+ * working directory, or nowhere: load_file says so). LUMEN_ENOMEM.
+ */
+static int resolve_include(const struct parse_state *st, const char *name, char **resolved)
+{
+	*resolved = NULL;
+	if (name[0] == '/' || access(name, F_OK) == 0)
+		return LUMEN_OK;
+	const char *slash = strrchr(st->file->path, '/');
+	const struct { const char *dir; int len; } places[] = {
+		{ st->file->path, slash != NULL ? (int)(slash - st->file->path) : -1 },
+		{ LUMEN_DATA_DIR, (int)strlen(LUMEN_DATA_DIR) },
+		{ LUMEN_SCHEMA_DIR, (int)strlen(LUMEN_SCHEMA_DIR) },
+	};
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (places[i].len < 0)
+			continue;
+		if (asprintf(resolved, "%.*s/%s", places[i].len, places[i].dir, name) < 0) {
+			*resolved = NULL;
+			return LUMEN_ENOMEM;
+		}
+		if (access(*resolved, F_OK) == 0)
+			return LUMEN_OK;
+		free(*resolved);
+		*resolved = NULL;
+	}
+	return LUMEN_OK;
+}
+
 static int apply_include(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -112,23 +155,12 @@ static int apply_include(struct parse_state *st, size_t argc, char **argv)
 		return config_fail_at(st, LUMEN_ELIMIT, "include: nested more than %d deep",
 				      CONFIG_MAX_INCLUDE_DEPTH);
 	const char *name = argv[1];
-	char *resolved = NULL;
-	/* Like slapd: relative to the working directory; as a convenience,
-	 * also relative to the including file's directory. */
-	if (name[0] != '/' && access(name, F_OK) != 0) {
-		const char *slash = strrchr(st->file->path, '/');
-		if (slash != NULL) {
-			int dir_len = (int)(slash - st->file->path);
-			if (asprintf(&resolved, "%.*s/%s", dir_len, st->file->path, name) < 0)
-				return LUMEN_ENOMEM;
-			if (access(resolved, F_OK) != 0) {
-				free(resolved);
-				resolved = NULL;
-			}
-		}
-	}
+	char *resolved;
+	int rc = resolve_include(st, name, &resolved);
+	if (rc != LUMEN_OK)
+		return rc;
 	struct config_file *including = st->file;
-	int rc = note_operational_schema(st, resolved != NULL ? resolved : name);
+	rc = note_operational_schema(st, resolved != NULL ? resolved : name);
 	if (rc != LUMEN_OK) {
 		free(resolved);
 		return rc;
@@ -222,6 +254,21 @@ static int apply_line(struct parse_state *st, char *line)
 	return d->apply(st, argc, argv);
 }
 
+/* Every logical line of an open file, through its directive. */
+static int apply_lines(struct parse_state *st, struct config_file *file)
+{
+	int rc;
+	st->file = file;
+	while ((rc = config_file_next_line(file)) == LUMEN_OK) {
+		rc = apply_line(st, file->logical);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	if (rc == LUMEN_EMALFORMED)
+		return config_fail_at(st, rc, "NUL byte in configuration file");
+	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
+}
+
 static int load_file(struct parse_state *st, const char *path)
 {
 	struct config_file file;
@@ -236,19 +283,33 @@ static int load_file(struct parse_state *st, const char *path)
 				 strerror(saved));
 		return rc;
 	}
-	st->file = &file;
-	while ((rc = config_file_next_line(&file)) == LUMEN_OK) {
-		rc = apply_line(st, file.logical);
-		if (rc != LUMEN_OK)
-			goto done;
-	}
-	if (rc == LUMEN_EMALFORMED)
-		rc = config_fail_at(st, rc, "NUL byte in configuration file");
-	else if (rc == LUMEN_ENOTFOUND)
-		rc = LUMEN_OK;
-done:
+	rc = apply_lines(st, &file);
 	config_file_close(&file);
 	return rc;
+}
+
+/* A line translated from a slapd.d file, applied under that file's name. */
+static int apply_translated_line(void *ctx, const char *path, unsigned line, const char *text)
+{
+	struct parse_state *st = ctx;
+	struct config_file file;
+	int rc = config_file_from_text(&file, path, line, text);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = apply_lines(st, &file);
+	config_file_close(&file);
+	st->file = NULL;
+	/* An error inside an included schema file names that file: say which
+	 * slapd.d entry included it. */
+	size_t used = strlen(st->err);
+	if (rc != LUMEN_OK && used > 0 && strstr(st->err, path) == NULL)
+		snprintf(st->err + used, st->errlen - used, " (from %s:%u)", path, line);
+	return rc;
+}
+
+static int load_slapd_d(struct parse_state *st, const char *dir)
+{
+	return config_slapd_d_translate(dir, true, apply_translated_line, st, st->err, st->errlen);
 }
 
 /* ------------------------------------------------------ whole config */
@@ -287,7 +348,10 @@ static struct config *config_new(const char *path)
 	return cfg;
 }
 
-int config_load(const char *path, struct config **out, char *err, size_t errlen)
+/* config_load and config_load_slapd_d: read, then finish the schema and
+ * the security settings. */
+static int load_config(const char *path, int (*read)(struct parse_state *, const char *),
+		       struct config **out, char *err, size_t errlen)
 {
 	int rc;
 	struct parse_state st = { .err = err, .errlen = errlen };
@@ -300,7 +364,7 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return LUMEN_ENOMEM;
 	}
-	rc = load_file(&st, path);
+	rc = read(&st, path);
 	if (rc == LUMEN_OK)
 		rc = load_operational_schema(&st);
 	if (rc == LUMEN_ENOMEM && err[0] == '\0')
@@ -320,6 +384,49 @@ fail:
 	free(st.operational_schema_path);
 	free(st.monitor_schema_path);
 	config_free(st.cfg);
+	return rc;
+}
+
+int config_load(const char *path, struct config **out, char *err, size_t errlen)
+{
+	return load_config(path, load_file, out, err, errlen);
+}
+
+int config_load_slapd_d(const char *dir, struct config **out, char *err, size_t errlen)
+{
+	return load_config(dir, load_slapd_d, out, err, errlen);
+}
+
+/* config_print_slapd_d: each line, under a comment naming its file. */
+struct printer {
+	FILE *out;
+	char *last_file;
+};
+
+static int print_line(void *ctx, const char *path, unsigned line, const char *text)
+{
+	struct printer *p = ctx;
+	(void)line;
+	if (p->last_file == NULL || strcmp(p->last_file, path) != 0) {
+		free(p->last_file);
+		p->last_file = strdup(path);
+		if (p->last_file == NULL)
+			return LUMEN_ENOMEM;
+		fprintf(p->out, "\n# %s\n", path);
+	}
+	return fprintf(p->out, "%s\n", text) < 0 ? LUMEN_EIO : LUMEN_OK;
+}
+
+int config_print_slapd_d(const char *dir, FILE *out, char *err, size_t errlen)
+{
+	struct printer p = { out, NULL };
+	if (errlen > 0)
+		err[0] = '\0';
+	fprintf(out, "# slapd.conf for Lumen, translated from OpenLDAP's %s\n", dir);
+	int rc = config_slapd_d_translate(dir, false, print_line, &p, err, errlen);
+	free(p.last_file);
+	if (rc == LUMEN_EIO && err[0] == '\0')
+		snprintf(err, errlen, "writing the configuration: %s", strerror(errno));
 	return rc;
 }
 

@@ -6,7 +6,8 @@
  * Files: config.c reads files and dispatches lines (include, schema
  * definitions, config_load/config_free); config_args.c holds the helpers
  * below; config_global.c, config_database.c and config_security.c each
- * own one table of directives and what those fill in.
+ * own one table of directives and what those fill in; config_slapd_d.c
+ * turns an OpenLDAP slapd.d directory into the same directive lines.
  *
  * Ownership: handlers store copies (strdup) in the struct config; the
  * config_free_* functions release what their group filled in.
@@ -69,6 +70,21 @@ extern const struct directive_table config_security_directives;
 
 /* Frees the `moduleload` lines (config_global.c). */
 void config_free_modules(struct config *cfg);
+
+/*
+ * config_slapd_d.c: the slapd.conf lines an OpenLDAP cn=config directory
+ * stands for, in slapd.conf's order, each handed to emit with the slapd.d
+ * file and line it came from (emit's error ends the walk and is
+ * returned). With check_paths, an olcDbDirectory must exist. Errors, with
+ * err naming the file (and line, DN and attribute where there is one):
+ * LUMEN_EIO (unreadable), LUMEN_EMALFORMED (bad LDIF, a CRC32 header that
+ * does not match), LUMEN_EUNSUPPORTED (an attribute, database type,
+ * overlay or file Lumen does not read), LUMEN_ENOTFOUND (no such database
+ * directory), LUMEN_ELIMIT, LUMEN_ENOMEM.
+ */
+typedef int (*config_line_fn)(void *ctx, const char *file, unsigned line, const char *text);
+int config_slapd_d_translate(const char *dir, bool check_paths, config_line_fn emit, void *ctx,
+			     char *err, size_t errlen);
 
 /* Keeps a line no table knows for the section's last `overlay` (its
  * parser is the server's). LUMEN_ENOMEM. */

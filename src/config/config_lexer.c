@@ -14,6 +14,22 @@
 /* Config files are small; anything larger is almost certainly a mistake. */
 #define CONFIG_MAX_FILE_SIZE (64u * 1024u * 1024u)
 
+int config_file_from_text(struct config_file *f, const char *path, unsigned first_line,
+			  const char *text)
+{
+	memset(f, 0, sizeof(*f));
+	f->next_line = first_line;
+	f->path = strdup(path);
+	f->data = strdup(text);
+	if (f->path == NULL || f->data == NULL) {
+		free(f->path);
+		free(f->data);
+		return LUMEN_ENOMEM;
+	}
+	f->size = strlen(text);
+	return LUMEN_OK;
+}
+
 int config_file_open(struct config_file *f, const char *path)
 {
 	int rc = LUMEN_EIO;

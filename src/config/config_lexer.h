@@ -31,6 +31,11 @@ struct config_file {
 
 /* Read the whole file. LUMEN_EIO (errno kept) or LUMEN_ENOMEM. */
 int config_file_open(struct config_file *f, const char *path);
+/* A config_file over a copy of text, named path, its first line numbered
+ * first_line (lines translated from elsewhere keep their origin).
+ * LUMEN_ENOMEM. */
+int config_file_from_text(struct config_file *f, const char *path, unsigned first_line,
+			  const char *text);
 void config_file_close(struct config_file *f);
 
 /*

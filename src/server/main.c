@@ -2,7 +2,8 @@
  * main.c — lumend: command line, config check (-T), daemonizing, pid and
  * args files, then the server until SIGTERM/SIGINT.
  *
- *   lumend [-f FILE] [-h URLS] [-d LEVEL] [-u USER] [-g GROUP] [-T]
+ *   lumend [-f FILE | -F SLAPD.D] [-h URLS] [-d LEVEL] [-u USER] [-g GROUP] [-T]
+ *   lumend -V | --help
  *
  * Order at start-up: open the listeners (as root, for port 389), drop to
  * -u/-g, fork into the background (unless -d), start the logger (log file
@@ -24,8 +25,13 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "server.h"
+#include "version.h"
 
-#define DEFAULT_CONFIG_FILE "/etc/lumen/slapd.conf"
+/* $(sysconfdir)/lumen/slapd.conf: the Makefile passes it from its install paths. */
+#ifndef LUMEN_CONFIG_FILE
+#define LUMEN_CONFIG_FILE "/etc/lumen/slapd.conf"
+#endif
+#define DEFAULT_CONFIG_FILE LUMEN_CONFIG_FILE
 /* As Debian's slapd: TCP on every address, and the local socket. */
 #define DEFAULT_URLS "ldap:/// ldapi:///"
 #define DEFAULT_LDAPI_DIR "/run/lumen"
@@ -33,6 +39,7 @@
 
 struct options {
 	const char *config_file;
+	const char *config_dir;     /* -F: OpenLDAP's slapd.d instead */
 	const char *urls;
 	bool urls_given;            /* -h given */
 	const char *user;           /* -u */
@@ -40,13 +47,16 @@ struct options {
 	bool foreground;            /* -d given */
 	unsigned debug_level;
 	bool test_only;             /* -T */
+	bool exit_now;              /* -V or --help answered */
 };
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: lumend [-f config-file] [-h \"URL ...\"] [-d level] [-u user] "
-		    "[-g group] [-T]\n"
+	fprintf(to, "usage: lumend [-f config-file | -F slapd.d] [-h \"URL ...\"] [-d level] "
+		    "[-u user] [-g group] [-T]\n"
+		    "       lumend -V | --help\n"
 		    "  -f FILE   configuration file (default " DEFAULT_CONFIG_FILE ")\n"
+		    "  -F DIR    OpenLDAP's cn=config directory instead (read only)\n"
 		    "  -h URLS   listeners, e.g. \"ldap://127.0.0.1:389/ ldapi://%%2Frun%%2Fldapi\"\n"
 		    "            (default " DEFAULT_URLS ")\n"
 		    "  -d LEVEL  stay in the foreground and log at LEVEL to stderr\n"
@@ -54,17 +64,28 @@ static void usage(FILE *to)
 		    "            0: the configured loglevel, as under systemd)\n"
 		    "  -u USER   run as USER once the listeners are open (root only)\n"
 		    "  -g GROUP  run as GROUP (default: USER's primary group)\n"
-		    "  -T        check the configuration and exit\n");
+		    "  -T        check the configuration and exit\n"
+		    "  -V        print the version and exit\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	int c;
 	*o = (struct options){ .config_file = DEFAULT_CONFIG_FILE, .urls = DEFAULT_URLS };
-	while ((c = getopt(argc, argv, "f:h:d:u:g:T")) != -1) {
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		o->exit_now = true;
+		return LUMEN_OK;
+	}
+	bool file_given = false;
+	while ((c = getopt(argc, argv, "f:F:h:d:u:g:TV")) != -1) {
 		switch (c) {
 		case 'f':
 			o->config_file = optarg;
+			file_given = true;
+			break;
+		case 'F':
+			o->config_dir = optarg;
 			break;
 		case 'h':
 			o->urls = optarg;
@@ -91,12 +112,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'T':
 			o->test_only = true;
 			break;
+		case 'V':
+			printf("lumend %s\n", LUMEN_VERSION);
+			o->exit_now = true;
+			return LUMEN_OK;
 		default:
 			usage(stderr);
 			return LUMEN_EMALFORMED;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (file_given && o->config_dir != NULL)) {
 		usage(stderr);
 		return LUMEN_EMALFORMED;
 	}
@@ -330,7 +355,10 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &opts);
 	if (rc != LUMEN_OK)
 		return 1;
-	rc = config_load(opts.config_file, &cfg, err, sizeof(err));
+	if (opts.exit_now)
+		return 0;
+	rc = opts.config_dir != NULL ? config_load_slapd_d(opts.config_dir, &cfg, err, sizeof(err))
+				     : config_load(opts.config_file, &cfg, err, sizeof(err));
 	if (rc == LUMEN_OK)
 		rc = server_create(cfg, &server, err, sizeof(err));
 	if (rc != LUMEN_OK) {

@@ -49,8 +49,10 @@ struct add_args {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumenadd -f slapd.conf [-b SUFFIX | -n N] [-l FILE.ldif] [options]\n"
+		"usage: lumenadd -f slapd.conf | -F slapd.d [-b SUFFIX | -n N] [-l FILE.ldif] [options]\n"
+		"       lumenadd -V | --help\n"
 		"  -f FILE     the server's configuration (schema, database, indexes)\n"
+		"  -F DIR      or OpenLDAP's cn=config directory (lumend -F)\n"
 		"  -b SUFFIX   the database holding SUFFIX (default: the first mdb database)\n"
 		"  -n N        the N-th database section of the file\n"
 		"  -l FILE     LDIF to load (default or '-': standard input)\n"
@@ -88,7 +90,7 @@ static int parse_args(int argc, char **argv, void *args)
 	a->threads = cores < 1 ? 1 : cores > BULK_LOAD_MAX_THREADS ? BULK_LOAD_MAX_THREADS
 								     : (unsigned)cores;
 	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
-	while ((opt = tool_getopt(argc, argv, "f:b:n:l:cj:m:qsu", &a->target)) != -1) {
+	while ((opt = tool_getopt(argc, argv, "f:F:b:n:l:cj:m:qsu", &a->target)) != -1) {
 		switch (opt) {
 		case 'c': a->continue_on_error = true; break;
 		case 'j':

@@ -30,15 +30,17 @@
 #define BACKUP_DATA_FILE "data.mdb"
 
 struct backup_args {
-	const char *config_path, *suffix, *output_dir;
-	int number;
+	struct tool_target target;   /* -f/-F, -b, -n */
+	const char *output_dir;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumenbackup -f slapd.conf [-b SUFFIX | -n N] -o DIR\n"
+		"usage: lumenbackup -f slapd.conf | -F slapd.d [-b SUFFIX | -n N] -o DIR\n"
+		"       lumenbackup -V | --help\n"
 		"  -f FILE     the server's configuration\n"
+		"  -F DIR      or OpenLDAP's cn=config directory (lumend -F)\n"
 		"  -b SUFFIX   back up the database holding SUFFIX\n"
 		"  -n N        back up the N-th database section (default: the first mdb)\n"
 		"  -o DIR      write DIR/" BACKUP_DATA_FILE " (DIR must be empty or absent)\n"
@@ -50,17 +52,12 @@ static int parse_args(int argc, char **argv, struct backup_args *a)
 {
 	int opt;
 	memset(a, 0, sizeof(*a));
-	while ((opt = getopt(argc, argv, "f:b:n:o:")) != -1) {
-		switch (opt) {
-		case 'f': a->config_path = optarg; break;
-		case 'b': a->suffix = optarg; break;
-		case 'n': a->number = atoi(optarg); if (a->number <= 0) return LUMEN_EINVAL; break;
-		case 'o': a->output_dir = optarg; break;
-		default: return LUMEN_EINVAL;
-		}
+	while ((opt = tool_getopt(argc, argv, "f:F:b:n:o:", &a->target)) != -1) {
+		if (opt != 'o')
+			return LUMEN_EINVAL;
+		a->output_dir = optarg;
 	}
-	if (optind != argc || a->config_path == NULL || a->output_dir == NULL ||
-	    (a->suffix != NULL && a->number > 0))
+	if (optind != argc || a->output_dir == NULL || tool_target_check(&a->target) != LUMEN_OK)
 		return LUMEN_EINVAL;
 	return LUMEN_OK;
 }
@@ -137,7 +134,8 @@ static int run(const struct backup_args *a, char *err, size_t errlen)
 {
 	struct tool_database t;
 	struct mdb_store *store = NULL;
-	int rc = tool_database_open(a->config_path, a->suffix, a->number, &t, err, errlen);
+	int rc = tool_database_open(a->target.config_path, a->target.slapd_d, a->target.suffix,
+				    a->target.number, &t, err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
 	double start = tool_now();
@@ -157,6 +155,8 @@ int main(int argc, char **argv)
 {
 	struct backup_args args;
 	char err[1024] = "";
+	if (tool_answer_help_version("lumenbackup", usage, argc, argv))
+		return TOOL_EXIT_OK;
 	if (parse_args(argc, argv, &args) != LUMEN_OK) {
 		usage(stderr);
 		return TOOL_EXIT_USAGE;

@@ -48,8 +48,10 @@ struct exporter {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumencat -f slapd.conf [-b SUFFIX | -n N] [-l FILE] [-a FILTER]\n"
+		"usage: lumencat -f slapd.conf | -F slapd.d [-b SUFFIX | -n N] [-l FILE] [-a FILTER]\n"
+		"       lumencat -V | --help\n"
 		"  -f FILE     the server's configuration\n"
+		"  -F DIR      or OpenLDAP's cn=config directory (lumend -F)\n"
 		"  -b SUFFIX   export the database holding SUFFIX, from SUFFIX down\n"
 		"  -n N        export the N-th database section\n"
 		"  -l FILE     write to FILE (default: standard output)\n"
@@ -62,7 +64,7 @@ static int parse_args(int argc, char **argv, void *args)
 	struct cat_args *a = args;
 	int opt;
 	memset(a, 0, sizeof(*a));
-	while ((opt = tool_getopt(argc, argv, "f:b:n:l:a:", &a->target)) != -1) {
+	while ((opt = tool_getopt(argc, argv, "f:F:b:n:l:a:", &a->target)) != -1) {
 		if (opt != 'a')
 			return LUMEN_EINVAL;
 		a->filter_text = optarg;

@@ -48,8 +48,10 @@ struct index_args {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lumenindex -f slapd.conf [-b SUFFIX | -n N] [-m MiB]\n"
+		"usage: lumenindex -f slapd.conf | -F slapd.d [-b SUFFIX | -n N] [-m MiB]\n"
 		"                  [--check | --memberof | ATTR...]\n"
+		"       lumenindex -V | --help\n"
+		"  -F DIR: OpenLDAP's cn=config directory instead of slapd.conf (lumend -F).\n"
 		"  rebuilds the index tables of ATTR... (all when none is named) after the\n"
 		"  index lines changed; --check verifies that every index agrees with the\n"
 		"  entries; --memberof recomputes every memberOf from the groups (the\n"
@@ -71,7 +73,7 @@ static int parse_args(int argc, char **argv, void *args)
 	}
 	int opt;
 	long mib;
-	while ((opt = tool_getopt(argc, argv, "f:b:n:m:CM", &a->target)) != -1) {
+	while ((opt = tool_getopt(argc, argv, "f:F:b:n:m:CM", &a->target)) != -1) {
 		switch (opt) {
 		case 'm':
 			mib = atol(optarg);

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lumenpasswd [-h SCHEME] [-s SECRET | -T FILE]\n"
+		"       lumenpasswd -V | --help\n"
 		"  -h SCHEME  {SSHA512} (default), {SSHA256}, {SSHA}, {SHA512}, {SHA256}, {SHA},\n"
 		"             {PBKDF2-SHA512}, {PBKDF2-SHA256}, {PBKDF2-SHA1}, {PBKDF2},\n"
 		"             {ARGON2} (argon2id), {CRYPT} (SHA-512 crypt); braces optional\n"
@@ -112,10 +113,8 @@ int main(int argc, char **argv)
 	long len = -1;
 	int opt;
 
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
+	if (tool_answer_help_version("lumenpasswd", usage, argc, argv))
 		return TOOL_EXIT_OK;
-	}
 	while ((opt = getopt(argc, argv, "h:s:T:")) != -1) {
 		switch (opt) {
 		case 'h': scheme = optarg; break;

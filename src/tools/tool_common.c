@@ -97,11 +97,12 @@ static int select_database(struct tool_database *t, const char *suffix, int numb
 	return LUMEN_OK;
 }
 
-int tool_database_open(const char *conf_path, const char *suffix, int number,
+int tool_database_open(const char *conf_path, bool slapd_d, const char *suffix, int number,
 		       struct tool_database *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	int rc = config_load(conf_path, &out->config, err, errlen);
+	int rc = slapd_d ? config_load_slapd_d(conf_path, &out->config, err, errlen)
+			 : config_load(conf_path, &out->config, err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
 	rc = select_database(out, suffix, number, err, errlen);

@@ -1,6 +1,6 @@
 /*
  * tool_main.c — the main() the database tools share (tools.h): the common
- * options, --help, opening the database and the data stream, and turning
+ * options, --help and -V, opening the database and the data stream, and turning
  * the outcome into a message and an exit code.
  */
 #include "tools.h"
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lumen_error.h"
+#include "version.h"
 
 int tool_target_option(struct tool_target *t, int opt, const char *arg)
 {
@@ -17,7 +18,13 @@ int tool_target_option(struct tool_target *t, int opt, const char *arg)
 	long n;
 
 	switch (opt) {
-	case 'f': t->config_path = arg; return 1;
+	case 'f':
+	case 'F':
+		if (t->config_path != NULL)
+			return LUMEN_EINVAL;
+		t->config_path = arg;
+		t->slapd_d = opt == 'F';
+		return 1;
 	case 'b': t->suffix = arg; return 1;
 	case 'l': t->stream_path = arg; return 1;
 	case 'n':
@@ -73,22 +80,34 @@ static int run_with_stream(const struct tool_program *p, void *args, struct tool
 	return rc != LUMEN_OK ? rc : close_rc;
 }
 
+bool tool_answer_help_version(const char *name, void (*usage)(FILE *out), int argc,
+			      char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return true;
+	}
+	if (argc == 2 && strcmp(argv[1], "-V") == 0) {
+		printf("%s %s\n", name, LUMEN_VERSION);
+		return true;
+	}
+	return false;
+}
+
 int tool_main(const struct tool_program *p, void *args, int argc, char **argv)
 {
 	const struct tool_target *target = args;
 	struct tool_database db;
 	char err[1024] = "";
 
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		p->usage(stdout);
+	if (tool_answer_help_version(p->name, p->usage, argc, argv))
 		return TOOL_EXIT_OK;
-	}
 	if (p->parse_args(argc, argv, args) != LUMEN_OK || tool_target_check(target) != LUMEN_OK) {
 		p->usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
-	if (tool_database_open(target->config_path, target->suffix, target->number, &db, err,
-			       sizeof(err)) != LUMEN_OK) {
+	if (tool_database_open(target->config_path, target->slapd_d, target->suffix, target->number,
+			       &db, err, sizeof(err)) != LUMEN_OK) {
 		fprintf(stderr, "%s: %s\n", p->name, err);
 		return TOOL_EXIT_FAILURE;
 	}

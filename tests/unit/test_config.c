@@ -14,32 +14,7 @@
 #include "lumen_error.h"
 #include "schema.h"
 
-static char dir[PATH_MAX];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/lumen-test-config-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Write dir/name and return its path in a static buffer. */
-static const char *write_file(const char *name, const char *text)
-{
-	static char path[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
+#include "scratch_dir_fixture.h"
 
 static const char full_config[] =
 	"# a comment\n"

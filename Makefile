@@ -20,14 +20,25 @@ BUILD      ?= build
 PKGS       := lmdb libevent libevent_pthreads libssl libcrypto
 OPT        ?= -O2
 SANFLAGS   ?=
-CFLAGS     := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -pthread -Iinclude \
+CFLAGS     := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -pthread \
               -D_GNU_SOURCE $(SANFLAGS) $(EXTRA_CFLAGS)
+# Headers are grouped by layer (include/<layer>/); a layer's sources see
+# only their own layer's headers and those below, so an upward #include
+# does not compile. Tests, fuzz targets and the tools see what they need.
+INCLUDES_proto   := -Iinclude/proto
+INCLUDES_model   := $(INCLUDES_proto) -Iinclude/model
+INCLUDES_backmdb := $(INCLUDES_model) -Iinclude/backmdb
+INCLUDES_config  := $(INCLUDES_backmdb) -Iinclude/config
+INCLUDES_server  := $(INCLUDES_config) -Iinclude/server
+INCLUDES_tools   := $(INCLUDES_config) -Iinclude/tools
+INCLUDES_ALL     := $(INCLUDES_server) -Iinclude/tools
+INCLUDES          = $(INCLUDES_ALL)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS      = $(PKG_LIBS) -largon2 -lcrypt -lm -pthread
 CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null)
 
 # The release: every program's -V, the root DSE's vendorVersion, cn=Monitor,
-# the metrics and the Debian package show this one string (include/version.h;
+# the metrics and the Debian package show this one string (include/proto/version.h;
 # debian/changelog's version must start with it: tests/integration/t_deb.sh).
 VERSION    := 0.1.0
 CFLAGS     += -DLUMEN_VERSION='"$(VERSION)"'
@@ -74,9 +85,10 @@ bench-build:
 check-layers: $(LIBS_ALL)
 	@./tests/build/check-layers.sh $(BUILD)
 
+$(foreach l,$(LAYERS) tools,$(eval $(BUILD)/obj/$(l)/%.o: INCLUDES = $(INCLUDES_$(l))))
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
 
 $(foreach l,$(LAYERS),$(eval $(BUILD)/lib$(l).a: $(OBJS_$(l)) ; @mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^))
 
@@ -88,7 +100,7 @@ $(BUILD)/lumen%: $(BUILD)/obj/tools/lumen%.o $(TOOL_OBJS) $(LIBS_TOOLS)
 
 $(BUILD)/obj/fault/fault_inject.o: tests/fault/fault_inject.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
 
 $(BUILD)/lumend-faults: $(BUILD)/obj/server/main.o $(BUILD)/obj/fault/fault_inject.o $(LIBS_ALL)
 	$(CC) $(CFLAGS) $(FAULT_LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -113,11 +125,11 @@ UNIT_FAKES_ops := conn database
 unit_fakes = $(patsubst %,$(BUILD)/obj/tests/fake_%.o,$(UNIT_FAKES_$(1)))
 $(BUILD)/obj/tests/fake_%.o: tests/unit/fake_%.c tests/unit/fake_%.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit -MMD -MP -c $< -o $@
 define unit_rule
 $(BUILD)/tests/test_$(1): tests/unit/test_$(1).c tests/unit/check_main.h $(call unit_fakes,$(1)) $(call unit_libs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call unit_fakes,$(1)) $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
+	$$(CC) $$(CFLAGS) $$(INCLUDES) -Itests/unit -o $$@ $$< $(call unit_fakes,$(1)) $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_%,$(UNIT_SRCS))),$(eval $(call unit_rule,$(t))))
 

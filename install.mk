@@ -55,7 +55,7 @@ $(BUILD)/stamp-version $(BUILD)/stamp-paths: FORCE
 .PHONY: FORCE
 FORCE:
 
-# Every object may show the version (include/version.h).
+# Every object may show the version (include/proto/version.h).
 STAMPED_OBJS := $(foreach l,$(LAYERS),$(OBJS_$(l))) $(BUILD)/obj/server/main.o \
                 $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/tools/*.c)) \
                 $(patsubst bench/%.c,$(BUILD)/obj/bench/%.o,$(wildcard bench/*.c))

@@ -10,7 +10,7 @@ BENCH_ENGINE := histogram template workload response bench_stats \
                 procstat connection client report
 BENCH_OBJS   := $(patsubst %,$(BUILD)/obj/bench/%.o,$(BENCH_ENGINE))
 BENCH_PROGS  := $(BUILD)/lumenbench $(BUILD)/lumengen $(BUILD)/lumen-canned
-BENCH_CFLAGS  = $(CFLAGS) -Ibench
+BENCH_CFLAGS  = $(CFLAGS) $(INCLUDES_proto) -Ibench
 
 bench-build: $(BENCH_PROGS)
 

@@ -46,7 +46,8 @@ mkdir -p "$out/corpus" "$out/crashes"
 
 CC=${FUZZ_CC:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
-CFLAGS="-g -O1 -fsanitize=fuzzer $SAN -Iinclude -D_GNU_SOURCE"
+includes=$(for l in proto model backmdb config server tools; do printf -- '-Iinclude/%s ' "$l"; done)
+CFLAGS="-g -O1 -fsanitize=fuzzer $SAN $includes -D_GNU_SOURCE"
 # Everything the layers may use (Makefile's LDLIBS); the linker only pulls the
 # library members a target reaches.
 LIBS="$(pkg-config --libs lmdb libevent libevent_pthreads libssl libcrypto 2>/dev/null) -largon2 -lcrypt -lm -pthread"

@@ -56,6 +56,28 @@ out=$("$CHECK" "$TMP/libs" 2>&1); rc=$?
 expect_eq "the server reaching back-mdb directly fails" "1" "$rc"
 check "names backend_store" grep -q "server: uses backend_store (storage only through database.h)" <<< "$out"
 
+# Headers are grouped by layer (include/<layer>/) and a layer's sources are
+# compiled with its own and the lower layers' folders only: an upward
+# #include does not compile.
+includes_of() {
+  make -s -C "$ROOT" --no-print-directory --eval "print-includes: ; @echo \$(INCLUDES_$1)" \
+    print-includes
+}
+model_includes=$(cd "$ROOT" && includes_of model)
+expect_eq "model sees proto and model headers only" "-Iinclude/proto -Iinclude/model" \
+  "$model_includes"
+printf '#include "dn.h"\n#include "ber.h"\nint model_ok;\n' > "$TMP/model_ok.c"
+check "a model source including model and proto headers compiles" \
+  bash -c "cd '$ROOT' && $CC $model_includes -D_GNU_SOURCE -c '$TMP/model_ok.c' -o '$TMP/model_ok.o'"
+printf '#include "server.h"\nint model_up;\n' > "$TMP/model_up.c"
+rc=0; out=$(cd "$ROOT" && $CC $model_includes -c "$TMP/model_up.c" -o "$TMP/model_up.o" 2>&1) || rc=$?
+expect_eq "a model source including a server header does not compile" "1" "$rc"
+check "the compiler names the missing header" grep -q "server.h" <<< "$out"
+proto_includes=$(cd "$ROOT" && includes_of proto)
+printf '#include "dn.h"\nint proto_up;\n' > "$TMP/proto_up.c"
+rc=0; (cd "$ROOT" && $CC $proto_includes -c "$TMP/proto_up.c" -o "$TMP/proto_up.o" 2>/dev/null) || rc=$?
+expect_eq "a proto source including a model header does not compile" "1" "$rc"
+
 rm -f "$TMP/libs/libserver.a"
 "$CHECK" "$TMP/libs" >/dev/null 2>&1; rc=$?
 expect_eq "a missing library is an error (2)" "2" "$rc"

@@ -150,6 +150,7 @@ maxsize 1073741824
 index objectClass eq
 index uid eq
 index cn,sn pres,eq,sub
+index member eq
 limits dn.exact=\"cn=admin,dc=example,dc=com\" size=unlimited time=unlimited
 overlay refint
 refint_attributes member

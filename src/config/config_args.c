@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
 
@@ -48,7 +49,7 @@ int config_set_string(char **slot, const char *value)
 /* Append a copy of value to a string array. */
 int config_push_string(char ***array, size_t *n, const char *value)
 {
-	char **bigger = realloc(*array, (*n + 1) * sizeof(**array));
+	char **bigger = array_append(*array, *n, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	*array = bigger;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
 
@@ -18,13 +19,12 @@ static int apply_database(struct parse_state *st, size_t argc, char **argv)
 				      "database: expected \"mdb\" (the only backend), got \"%s\"",
 				      argv[1]);
 	struct config *cfg = st->cfg;
-	struct config_database *bigger =
-		realloc(cfg->databases, (cfg->n_databases + 1) * sizeof(*bigger));
+	struct config_database *bigger = array_append(cfg->databases, cfg->n_databases,
+						      sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	cfg->databases = bigger;
 	struct config_database *db = &bigger[cfg->n_databases++];
-	memset(db, 0, sizeof(*db));
 	db->maxsize = CONFIG_DEFAULT_MAXSIZE;
 	db->maxreaders = CONFIG_DEFAULT_MAXREADERS;
 	db->sizelimit = CONFIG_LIMIT_INHERIT;
@@ -144,13 +144,11 @@ static int apply_index(struct parse_state *st, size_t argc, char **argv)
 					      "index: expected index kinds from pres,eq,sub,approx, got \"%s\"",
 					      bad);
 	}
-	struct config_index *bigger =
-		realloc(db->indexes, (db->n_indexes + 1) * sizeof(*bigger));
+	struct config_index *bigger = array_append(db->indexes, db->n_indexes, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	db->indexes = bigger;
 	struct config_index *ix = &bigger[db->n_indexes++];
-	memset(ix, 0, sizeof(*ix));
 	ix->kinds = kinds;
 	ix->origin = config_origin(st);
 	if (ix->origin == NULL)
@@ -171,13 +169,11 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_database *db = st->db;
 	(void)argc;
-	struct config_overlay *bigger =
-		realloc(db->overlays, (db->n_overlays + 1) * sizeof(*bigger));
+	struct config_overlay *bigger = array_append(db->overlays, db->n_overlays, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	db->overlays = bigger;
 	struct config_overlay *o = &bigger[db->n_overlays++];
-	memset(o, 0, sizeof(*o));
 	o->name = strdup(argv[1]);
 	o->origin = config_origin(st);
 	return o->name != NULL && o->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
@@ -186,13 +182,11 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_overlay *o = &st->db->overlays[st->db->n_overlays - 1];
-	struct config_overlay_line *bigger =
-		realloc(o->lines, (o->n_lines + 1) * sizeof(*bigger));
+	struct config_overlay_line *bigger = array_append(o->lines, o->n_lines, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	o->lines = bigger;
 	struct config_overlay_line *line = &bigger[o->n_lines++];
-	memset(line, 0, sizeof(*line));
 	line->origin = config_origin(st);
 	if (line->origin == NULL)
 		return LUMEN_ENOMEM;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
 
@@ -241,7 +242,7 @@ static int apply_moduleload(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config *cfg = st->cfg;
 	(void)argc;
-	struct config_module *bigger = realloc(cfg->modules, (cfg->n_modules + 1) * sizeof(*bigger));
+	struct config_module *bigger = array_append(cfg->modules, cfg->n_modules, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	cfg->modules = bigger;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "dn.h"
 #include "lumen_error.h"
@@ -141,13 +142,12 @@ static int apply_authz_regexp(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
 	struct config *cfg = st->cfg;
-	struct config_authz_regexp *bigger =
-		realloc(cfg->authz_regexps, (cfg->n_authz_regexps + 1) * sizeof(*bigger));
+	struct config_authz_regexp *bigger = array_append(cfg->authz_regexps, cfg->n_authz_regexps,
+							 sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	cfg->authz_regexps = bigger;
 	struct config_authz_regexp *r = &bigger[cfg->n_authz_regexps++];
-	memset(r, 0, sizeof(*r));
 	r->origin = config_origin(st);
 	r->pattern = strdup(argv[1]);
 	r->replacement = strdup(argv[2]);
@@ -228,12 +228,11 @@ static int apply_limits(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_limit **list = st->db != NULL ? &st->db->limits : &st->cfg->limits;
 	size_t *n = st->db != NULL ? &st->db->n_limits : &st->cfg->n_limits;
-	struct config_limit *bigger = realloc(*list, (*n + 1) * sizeof(*bigger));
+	struct config_limit *bigger = array_append(*list, *n, sizeof(*bigger));
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	*list = bigger;
 	struct config_limit *l = &bigger[(*n)++];
-	memset(l, 0, sizeof(*l));
 	l->size = l->time = CONFIG_LIMIT_INHERIT;
 	l->origin = config_origin(st);
 	if (l->origin == NULL)

@@ -1,0 +1,44 @@
+/*
+ * array.c — heap arrays that grow by doubling or by one (array.h).
+ */
+#include "array.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t array_grown_capacity(size_t cap, size_t need, size_t initial)
+{
+	size_t grown = cap != 0 ? cap : initial != 0 ? initial : 1;
+	if (cap != 0 || grown < need) {
+		do {
+			if (grown > SIZE_MAX / 2)
+				return 0;
+			grown *= 2;
+		} while (grown < need);
+	}
+	return grown;
+}
+
+void *array_reserve(void *array, size_t *cap, size_t need, size_t size, size_t initial)
+{
+	if (need <= *cap)
+		return array;
+	size_t grown = array_grown_capacity(*cap, need, initial);
+	if (grown == 0 || (size != 0 && grown > SIZE_MAX / size))
+		return NULL;
+	void *bigger = realloc(array, grown * size);
+	if (bigger != NULL)
+		*cap = grown;
+	return bigger;
+}
+
+void *array_append(void *array, size_t n, size_t size)
+{
+	if (size != 0 && n >= SIZE_MAX / size)
+		return NULL;
+	uint8_t *bigger = realloc(array, (n + 1) * size);
+	if (bigger != NULL)
+		memset(bigger + n * size, 0, size);
+	return bigger;
+}

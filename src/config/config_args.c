@@ -103,6 +103,34 @@ int config_number_arg(struct parse_state *st, const char *directive, const char 
 	return LUMEN_OK;
 }
 
+/* v into a number field of size bytes (an unsigned, a size_t or a uint64_t). */
+static void store_number(void *at, size_t size, uint64_t v)
+{
+	if (size == sizeof(unsigned)) {
+		unsigned u = (unsigned)v;
+		memcpy(at, &u, sizeof(u));
+	} else if (size == sizeof(uint64_t)) {
+		memcpy(at, &v, sizeof(v));
+	} else {
+		size_t z = (size_t)v;
+		memcpy(at, &z, sizeof(z));
+	}
+}
+
+int config_apply_field(struct parse_state *st, const struct config_field *field, char **argv)
+{
+	char *base = field->in_database ? (char *)st->db : (char *)st->cfg;
+	char *at = base + field->offset;
+	if (field->kind == CONFIG_FIELD_STRING)
+		return config_set_string((char **)(void *)at, argv[1]);
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], field->min, field->max,
+				   field->allow_suffix, &v);
+	if (rc == LUMEN_OK)
+		store_number(at, field->size, v);
+	return rc;
+}
+
 /* A sizelimit/timelimit value: a count, "unlimited" or -1. */
 int config_limit_arg(struct parse_state *st, const char *directive, const char *text,
 		     long *out)

@@ -41,12 +41,6 @@ static int apply_suffix(struct parse_state *st, size_t argc, char **argv)
 	return config_push_string(&st->db->suffixes, &st->db->n_suffixes, argv[1]);
 }
 
-static int apply_rootdn(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->db->rootdn, argv[1]);
-}
-
 static int apply_rootpw(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -54,29 +48,6 @@ static int apply_rootpw(struct parse_state *st, size_t argc, char **argv)
 		return config_fail_at(st, LUMEN_EMALFORMED,
 				      "rootpw: expected a non-empty password");
 	return config_set_string(&st->db->rootpw, argv[1]);
-}
-
-static int apply_directory(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->db->directory, argv[1]);
-}
-
-static int apply_maxsize(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_number_arg(st, argv[0], argv[1], 1u << 20, UINT64_MAX >> 1, true,
-				 &st->db->maxsize);
-}
-
-static int apply_maxreaders(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 65536, false, &v);
-	if (rc == LUMEN_OK)
-		st->db->maxreaders = (unsigned)v;
-	return rc;
 }
 
 static int apply_dbnosync(struct parse_state *st, size_t argc, char **argv)
@@ -213,19 +184,23 @@ static void free_overlays(struct config_overlay *overlays, size_t n)
 }
 
 static const struct directive rows[] = {
-	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database },
-	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix },
-	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", apply_rootdn },
-	{ "rootpw", SECTION_DATABASE, 1, 1, "rootpw <password>", apply_rootpw },
-	{ "directory", SECTION_DATABASE, 1, 1, "directory <path>", apply_directory },
-	{ "maxsize", SECTION_DATABASE, 1, 1, "maxsize <bytes>", apply_maxsize },
-	{ "maxreaders", SECTION_DATABASE, 1, 1, "maxreaders <count>", apply_maxreaders },
-	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync },
+	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database, NULL },
+	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix, NULL },
+	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", NULL, DATABASE_STRING(rootdn) },
+	{ "rootpw", SECTION_DATABASE, 1, 1, "rootpw <password>", apply_rootpw, NULL },
+	{ "directory", SECTION_DATABASE, 1, 1, "directory <path>", NULL,
+	  DATABASE_STRING(directory) },
+	{ "maxsize", SECTION_DATABASE, 1, 1, "maxsize <bytes>", NULL,
+	  DATABASE_NUMBER(maxsize, 1u << 20, UINT64_MAX >> 1, true) },
+	{ "maxreaders", SECTION_DATABASE, 1, 1, "maxreaders <count>", NULL,
+	  DATABASE_NUMBER(maxreaders, 1, 65536, false) },
+	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync, NULL },
 	{ "index", SECTION_DATABASE, 1, 2, "index <attr[,attr...]> [pres,eq,sub,approx]",
-	  apply_index },
-	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize },
-	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize },
-	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay },
+	  apply_index, NULL },
+	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize, NULL },
+	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize,
+	  NULL },
+	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay, NULL },
 };
 
 /* The directives of a database section (and `database`, which opens one). */

@@ -3,13 +3,12 @@
  *
  * Two ways a table of structs grows in place: by doubling up to a
  * capacity the caller keeps (array_reserve: amortized O(1) appends), or by
- * exactly one zeroed element (array_append: small arrays filled once, such
+ * exactly one zeroed element (ARRAY_PUSH: small arrays filled once, such
  * as the lines of a configuration file).
  *
  * Ownership: the caller owns the array before and after and frees it with
- * free(). Both return the array to keep from now on (it may have moved);
- * on failure they return NULL and the old array is untouched, still the
- * caller's, with its contents and capacity unchanged.
+ * free(). On failure (NULL) the old array is untouched, still the
+ * caller's, with its contents, count and capacity unchanged.
  * Thread-safety: none; the caller's array.
  * Caveats: NULL always means failure, so array_reserve needs need > 0.
  * A byte size that would overflow size_t is a failure.
@@ -35,9 +34,14 @@ size_t array_grown_capacity(size_t cap, size_t need, size_t initial);
 void *array_reserve(void *array, size_t *cap, size_t need, size_t size, size_t initial);
 
 /*
- * The array with one more element of size bytes at index n, that element
- * zeroed (the caller then counts it: n + 1 in use).
+ * One more element of size bytes, zeroed, at the end of the array *slot
+ * points at (a T ** as void *), whose count *n then grows by one: a
+ * pointer to that element, or NULL. Called through ARRAY_PUSH, which
+ * derives slot, n and size from the array and count themselves.
  */
-void *array_append(void *array, size_t n, size_t size);
+void *array_push(void *slot, size_t *n, size_t size);
+
+/* ARRAY_PUSH(db->indexes, db->n_indexes): the new, zeroed last element. */
+#define ARRAY_PUSH(array, n) array_push(&(array), &(n), sizeof(*(array)))
 
 #endif

@@ -341,11 +341,9 @@ static void rule_release(struct access_rule *rule)
 static int parse_by_clause(const struct parse_site *site, struct access_rule *rule,
 			   size_t argc, char **argv, size_t *pos)
 {
-	struct access_who *bigger = array_append(rule->who, rule->n_who, sizeof(*bigger));
-	if (bigger == NULL)
+	struct access_who *who = ARRAY_PUSH(rule->who, rule->n_who);
+	if (who == NULL)
 		return LUMEN_ENOMEM;
-	rule->who = bigger;
-	struct access_who *who = &rule->who[rule->n_who++];
 
 	if (*pos >= argc)
 		return SITE_FAIL(site, LUMEN_EMALFORMED, "`by` without WHO");

@@ -49,15 +49,11 @@ int config_set_string(char **slot, const char *value)
 /* Append a copy of value to a string array. */
 int config_push_string(char ***array, size_t *n, const char *value)
 {
-	char **bigger = array_append(*array, *n, sizeof(*bigger));
-	if (bigger == NULL)
+	char **added = ARRAY_PUSH(*array, *n);
+	if (added == NULL)
 		return LUMEN_ENOMEM;
-	*array = bigger;
-	bigger[*n] = strdup(value);
-	if (bigger[*n] == NULL)
-		return LUMEN_ENOMEM;
-	(*n)++;
-	return LUMEN_OK;
+	*added = strdup(value);
+	return *added != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
 /* Decimal unsigned number in [min, max], with an optional K/M/G/T suffix

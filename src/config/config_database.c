@@ -19,12 +19,9 @@ static int apply_database(struct parse_state *st, size_t argc, char **argv)
 				      "database: expected \"mdb\" (the only backend), got \"%s\"",
 				      argv[1]);
 	struct config *cfg = st->cfg;
-	struct config_database *bigger = array_append(cfg->databases, cfg->n_databases,
-						      sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_database *db = ARRAY_PUSH(cfg->databases, cfg->n_databases);
+	if (db == NULL)
 		return LUMEN_ENOMEM;
-	cfg->databases = bigger;
-	struct config_database *db = &bigger[cfg->n_databases++];
 	db->maxsize = CONFIG_DEFAULT_MAXSIZE;
 	db->maxreaders = CONFIG_DEFAULT_MAXREADERS;
 	db->sizelimit = CONFIG_LIMIT_INHERIT;
@@ -115,11 +112,9 @@ static int apply_index(struct parse_state *st, size_t argc, char **argv)
 					      "index: expected index kinds from pres,eq,sub,approx, got \"%s\"",
 					      bad);
 	}
-	struct config_index *bigger = array_append(db->indexes, db->n_indexes, sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_index *ix = ARRAY_PUSH(db->indexes, db->n_indexes);
+	if (ix == NULL)
 		return LUMEN_ENOMEM;
-	db->indexes = bigger;
-	struct config_index *ix = &bigger[db->n_indexes++];
 	ix->kinds = kinds;
 	ix->origin = config_origin(st);
 	if (ix->origin == NULL)
@@ -140,11 +135,9 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_database *db = st->db;
 	(void)argc;
-	struct config_overlay *bigger = array_append(db->overlays, db->n_overlays, sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_overlay *o = ARRAY_PUSH(db->overlays, db->n_overlays);
+	if (o == NULL)
 		return LUMEN_ENOMEM;
-	db->overlays = bigger;
-	struct config_overlay *o = &bigger[db->n_overlays++];
 	o->name = strdup(argv[1]);
 	o->origin = config_origin(st);
 	return o->name != NULL && o->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
@@ -153,11 +146,9 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_overlay *o = &st->db->overlays[st->db->n_overlays - 1];
-	struct config_overlay_line *bigger = array_append(o->lines, o->n_lines, sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_overlay_line *line = ARRAY_PUSH(o->lines, o->n_lines);
+	if (line == NULL)
 		return LUMEN_ENOMEM;
-	o->lines = bigger;
-	struct config_overlay_line *line = &bigger[o->n_lines++];
 	line->origin = config_origin(st);
 	if (line->origin == NULL)
 		return LUMEN_ENOMEM;

@@ -112,11 +112,9 @@ static int apply_moduleload(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config *cfg = st->cfg;
 	(void)argc;
-	struct config_module *bigger = array_append(cfg->modules, cfg->n_modules, sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_module *m = ARRAY_PUSH(cfg->modules, cfg->n_modules);
+	if (m == NULL)
 		return LUMEN_ENOMEM;
-	cfg->modules = bigger;
-	struct config_module *m = &bigger[cfg->n_modules++];
 	m->name = module_name(argv[1]);
 	m->origin = config_origin(st);
 	return m->name != NULL && m->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;

@@ -132,12 +132,9 @@ static int apply_authz_regexp(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
 	struct config *cfg = st->cfg;
-	struct config_authz_regexp *bigger = array_append(cfg->authz_regexps, cfg->n_authz_regexps,
-							 sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_authz_regexp *r = ARRAY_PUSH(cfg->authz_regexps, cfg->n_authz_regexps);
+	if (r == NULL)
 		return LUMEN_ENOMEM;
-	cfg->authz_regexps = bigger;
-	struct config_authz_regexp *r = &bigger[cfg->n_authz_regexps++];
 	r->origin = config_origin(st);
 	r->pattern = strdup(argv[1]);
 	r->replacement = strdup(argv[2]);
@@ -218,11 +215,9 @@ static int apply_limits(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_limit **list = st->db != NULL ? &st->db->limits : &st->cfg->limits;
 	size_t *n = st->db != NULL ? &st->db->n_limits : &st->cfg->n_limits;
-	struct config_limit *bigger = array_append(*list, *n, sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_limit *l = ARRAY_PUSH(*list, *n);
+	if (l == NULL)
 		return LUMEN_ENOMEM;
-	*list = bigger;
-	struct config_limit *l = &bigger[(*n)++];
 	l->size = l->time = CONFIG_LIMIT_INHERIT;
 	l->origin = config_origin(st);
 	if (l->origin == NULL)

@@ -33,12 +33,18 @@ void *array_reserve(void *array, size_t *cap, size_t need, size_t size, size_t i
 	return bigger;
 }
 
-void *array_append(void *array, size_t n, size_t size)
+void *array_push(void *slot, size_t *n, size_t size)
 {
-	if (size != 0 && n >= SIZE_MAX / size)
+	uint8_t *array;
+	if (size != 0 && *n >= SIZE_MAX / size)
 		return NULL;
-	uint8_t *bigger = realloc(array, (n + 1) * size);
-	if (bigger != NULL)
-		memset(bigger + n * size, 0, size);
-	return bigger;
+	/* memcpy: *slot is a T *, read and written as the pointer it is */
+	memcpy(&array, slot, sizeof(array));
+	uint8_t *bigger = realloc(array, (*n + 1) * size);
+	if (bigger == NULL)
+		return NULL;
+	memcpy(slot, &bigger, sizeof(bigger));
+	uint8_t *added = bigger + (*n)++ * size;
+	memset(added, 0, size);
+	return added;
 }

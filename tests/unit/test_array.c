@@ -44,23 +44,28 @@ START_TEST(test_reserve_overflow_leaves_array)
 }
 END_TEST
 
-START_TEST(test_append_zeroes_the_new_element)
+START_TEST(test_push_zeroes_the_new_element)
 {
 	struct pair { int a, b; } *p = NULL;
 	size_t n = 0;
 	for (int i = 0; i < 5; i++) {
-		struct pair *bigger = array_append(p, n, sizeof(*p));
-		ck_assert_ptr_nonnull(bigger);
-		p = bigger;
-		ck_assert_int_eq(p[n].a, 0);
-		ck_assert_int_eq(p[n].b, 0);
-		p[n].a = i;
-		p[n].b = -i;
-		n++;
+		struct pair *added = ARRAY_PUSH(p, n);
+		ck_assert_ptr_nonnull(added);
+		ck_assert_uint_eq(n, (size_t)i + 1);
+		ck_assert_ptr_eq(added, &p[i]);
+		ck_assert_int_eq(added->a, 0);
+		ck_assert_int_eq(added->b, 0);
+		added->a = i;
+		added->b = -i;
 	}
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(p[i].a + p[i].b, 0);
-	ck_assert_ptr_null(array_append(p, SIZE_MAX / sizeof(*p), sizeof(*p)));
+	/* Too many to count in bytes: nothing changes. */
+	struct pair *before = p;
+	size_t huge = SIZE_MAX / sizeof(*p);
+	ck_assert_ptr_null(ARRAY_PUSH(p, huge));
+	ck_assert_ptr_eq(p, before);
+	ck_assert_uint_eq(huge, SIZE_MAX / sizeof(*p));
 	free(p);
 }
 END_TEST
@@ -71,7 +76,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("array");
 	tcase_add_test(tc, test_reserve_doubles_from_initial);
 	tcase_add_test(tc, test_reserve_overflow_leaves_array);
-	tcase_add_test(tc, test_append_zeroes_the_new_element);
+	tcase_add_test(tc, test_push_zeroes_the_new_element);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,10 +21,10 @@
 /*
  * The capacity that a full array of cap elements grows to so that it holds
  * need > cap: the first of cap*2, cap*4, ... (initial, initial*2, ... when
- * cap is 0) that does, or 0 if that overflows size_t. The rule
- * array_reserve and arena_reserve (arena.h) share.
+ * cap is 0) that does, or 0 if that many elements of size bytes overflow
+ * size_t. The rule array_reserve and arena_reserve (arena.h) share.
  */
-size_t array_grown_capacity(size_t cap, size_t need, size_t initial);
+size_t array_grown_capacity(size_t cap, size_t need, size_t size, size_t initial);
 
 /*
  * Room for need elements of size bytes: array itself when *cap already

@@ -150,10 +150,8 @@ void *arena_reserve(struct arena *a, void *items, size_t n, size_t *cap, size_t 
 {
 	if (need <= *cap)
 		return items;
-	size_t grown = array_grown_capacity(*cap, need, initial);
-	if (grown == 0 || (size != 0 && grown > SIZE_MAX / size))
-		return NULL;
-	void *copy = arena_alloc(a, grown * size);
+	size_t grown = array_grown_capacity(*cap, need, size, initial);
+	void *copy = grown != 0 ? arena_alloc(a, grown * size) : NULL;
 	if (copy == NULL)
 		return NULL;
 	if (n > 0)

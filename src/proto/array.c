@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t array_grown_capacity(size_t cap, size_t need, size_t initial)
+size_t array_grown_capacity(size_t cap, size_t need, size_t size, size_t initial)
 {
 	size_t grown = cap != 0 ? cap : initial != 0 ? initial : 1;
 	if (cap != 0 || grown < need) {
@@ -17,17 +17,15 @@ size_t array_grown_capacity(size_t cap, size_t need, size_t initial)
 			grown *= 2;
 		} while (grown < need);
 	}
-	return grown;
+	return size != 0 && grown > SIZE_MAX / size ? 0 : grown;
 }
 
 void *array_reserve(void *array, size_t *cap, size_t need, size_t size, size_t initial)
 {
 	if (need <= *cap)
 		return array;
-	size_t grown = array_grown_capacity(*cap, need, initial);
-	if (grown == 0 || (size != 0 && grown > SIZE_MAX / size))
-		return NULL;
-	void *bigger = realloc(array, grown * size);
+	size_t grown = array_grown_capacity(*cap, need, size, initial);
+	void *bigger = grown != 0 ? realloc(array, grown * size) : NULL;
 	if (bigger != NULL)
 		*cap = grown;
 	return bigger;

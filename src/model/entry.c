@@ -545,14 +545,27 @@ static int add_values_scratch(struct entry *e, const struct attribute_descriptio
 	return LUMEN_OK;
 }
 
-int entry_add_values(struct entry *e, const struct attribute_description *ad,
-		     const struct ber_view *values, size_t n, size_t *bad_index)
+/* An add, delete or replace of values, normalizing into scratch memory. */
+typedef int (*values_update_fn)(struct entry *e, const struct attribute_description *ad,
+				const struct ber_view *values, size_t n, size_t *bad_index,
+				struct arena *scratch);
+
+/* Runs update with a scratch arena of its own, freed after. */
+static int with_scratch(values_update_fn update, struct entry *e,
+			const struct attribute_description *ad, const struct ber_view *values,
+			size_t n, size_t *bad_index)
 {
 	struct arena scratch;
 	arena_init(&scratch, 0);
-	int rc = add_values_scratch(e, ad, values, n, bad_index, &scratch);
+	int rc = update(e, ad, values, n, bad_index, &scratch);
 	arena_free(&scratch);
 	return rc;
+}
+
+int entry_add_values(struct entry *e, const struct attribute_description *ad,
+		     const struct ber_view *values, size_t n, size_t *bad_index)
+{
+	return with_scratch(add_values_scratch, e, ad, values, n, bad_index);
 }
 
 int entry_add_text(struct entry *e, const char *description, const char *value)
@@ -611,27 +624,20 @@ int entry_delete_values(struct entry *e, const struct attribute_description *ad,
 {
 	if (ad == NULL || ad->type == NULL)
 		return LUMEN_EINVAL;
-	struct arena scratch;
-	arena_init(&scratch, 0);
-	int rc = delete_values_scratch(e, ad, values, n, bad_index, &scratch);
-	arena_free(&scratch);
-	return rc;
+	return with_scratch(delete_values_scratch, e, ad, values, n, bad_index);
 }
 
-int entry_replace_values(struct entry *e, const struct attribute_description *ad,
-			 const struct ber_view *values, size_t n, size_t *bad_index)
+static int replace_values_scratch(struct entry *e, const struct attribute_description *ad,
+				  const struct ber_view *values, size_t n, size_t *bad_index,
+				  struct arena *scratch)
 {
-	if (ad == NULL || ad->type == NULL)
-		return LUMEN_EINVAL;
-	struct arena scratch;
-	arena_init(&scratch, 0);
 	struct ber_view *normalized = NULL;
-	int rc = LUMEN_OK;
+	/* Validate the whole new set before the old one is dropped. */
 	if (n > 0) {
-		/* Validate the whole new set before the old one is dropped. */
-		rc = normalize_new_values(ad->type, NULL, values, n, &scratch, &normalized, bad_index);
+		int rc = normalize_new_values(ad->type, NULL, values, n, scratch, &normalized,
+					      bad_index);
 		if (rc != LUMEN_OK)
-			goto done;
+			return rc;
 	}
 	long index = entry_attribute_index(e, ad);
 	if (index >= 0) {
@@ -639,12 +645,18 @@ int entry_replace_values(struct entry *e, const struct attribute_description *ad
 		remove_attribute(e, (size_t)index);
 	}
 	if (n > 0)
-		rc = add_values_scratch(e, ad, values, n, bad_index, &scratch);
-	else if (is_object_class_type(ad->type))
+		return add_values_scratch(e, ad, values, n, bad_index, scratch);
+	if (is_object_class_type(ad->type))
 		entry_refresh_classes(e);
-done:
-	arena_free(&scratch);
-	return rc;
+	return LUMEN_OK;
+}
+
+int entry_replace_values(struct entry *e, const struct attribute_description *ad,
+			 const struct ber_view *values, size_t n, size_t *bad_index)
+{
+	if (ad == NULL || ad->type == NULL)
+		return LUMEN_EINVAL;
+	return with_scratch(replace_values_scratch, e, ad, values, n, bad_index);
 }
 
 /* ------------------------------------------------------------- increment */

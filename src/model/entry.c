@@ -550,11 +550,14 @@ typedef int (*values_update_fn)(struct entry *e, const struct attribute_descript
 				const struct ber_view *values, size_t n, size_t *bad_index,
 				struct arena *scratch);
 
-/* Runs update with a scratch arena of its own, freed after. */
+/* Runs update with a scratch arena of its own, freed after; LUMEN_EINVAL
+ * without an attribute type. */
 static int with_scratch(values_update_fn update, struct entry *e,
 			const struct attribute_description *ad, const struct ber_view *values,
 			size_t n, size_t *bad_index)
 {
+	if (ad == NULL || ad->type == NULL)
+		return LUMEN_EINVAL;
 	struct arena scratch;
 	arena_init(&scratch, 0);
 	int rc = update(e, ad, values, n, bad_index, &scratch);
@@ -622,8 +625,6 @@ changed:
 int entry_delete_values(struct entry *e, const struct attribute_description *ad,
 			const struct ber_view *values, size_t n, size_t *bad_index)
 {
-	if (ad == NULL || ad->type == NULL)
-		return LUMEN_EINVAL;
 	return with_scratch(delete_values_scratch, e, ad, values, n, bad_index);
 }
 
@@ -654,8 +655,6 @@ static int replace_values_scratch(struct entry *e, const struct attribute_descri
 int entry_replace_values(struct entry *e, const struct attribute_description *ad,
 			 const struct ber_view *values, size_t n, size_t *bad_index)
 {
-	if (ad == NULL || ad->type == NULL)
-		return LUMEN_EINVAL;
 	return with_scratch(replace_values_scratch, e, ad, values, n, bad_index);
 }
 

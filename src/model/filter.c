@@ -493,15 +493,16 @@ static inline enum filter_result children_evaluate(struct eval_state *st,
 						   const struct filter_node *node,
 						   enum filter_result decisive)
 {
-	enum filter_result result = decisive == FILTER_FALSE ? FILTER_TRUE : FILTER_FALSE;
+	bool undefined = false;
 	for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
 		enum filter_result r = node_evaluate(st, c);
 		if (r == decisive)
 			return decisive;
-		if (r == FILTER_UNDEFINED)
-			result = FILTER_UNDEFINED;
+		undefined |= r == FILTER_UNDEFINED;
 	}
-	return result;
+	if (undefined)
+		return FILTER_UNDEFINED;
+	return decisive == FILTER_FALSE ? FILTER_TRUE : FILTER_FALSE;
 }
 
 static enum filter_result node_evaluate(struct eval_state *st, const struct filter_node *node)

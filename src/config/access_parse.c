@@ -26,15 +26,10 @@ static int fail(char *err, size_t errlen, const char *file, unsigned line, int c
 static int fail(char *err, size_t errlen, const char *file, unsigned line, int code,
 		const char *fmt, ...)
 {
-	if (err == NULL || errlen == 0)
-		return code;
-	int n = snprintf(err, errlen, "%s:%u: access: ", file, line);
-	if (n >= 0 && (size_t)n < errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	code = lumen_vfail_at(err, errlen, file, line, "access", code, fmt, ap);
+	va_end(ap);
 	return code;
 }
 

@@ -18,12 +18,10 @@
 int config_fail_at(struct parse_state *st, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(st->err, st->errlen, "%s:%u: ", st->file->path, st->file->line);
-	if (n >= 0 && (size_t)n < st->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(st->err + n, st->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	code = lumen_vfail_at(st->err, st->errlen, st->file->path, st->file->line, NULL, code, fmt,
+			      ap);
+	va_end(ap);
 	return code;
 }
 

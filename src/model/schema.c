@@ -16,15 +16,10 @@
 int schema_error(char *err, size_t errlen, const struct schema_origin *origin, int rc,
 		 const char *fmt, ...)
 {
-	if (err == NULL || errlen == 0)
-		return rc;
-	int n = snprintf(err, errlen, "%s:%u: ", origin->file, origin->line);
-	if (n >= 0 && (size_t)n < errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	rc = lumen_vfail_at(err, errlen, origin->file, origin->line, NULL, rc, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 

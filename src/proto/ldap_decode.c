@@ -26,14 +26,12 @@ void ldap_decode_limits_default(struct ldap_decode_limits *limits)
 
 static int fail(struct message_decoder *d, int rc, const char *why)
 {
-	if (d->diagnostic == NULL)
-		d->diagnostic = why;
-	return rc;
+	return ber_fail(&d->diagnostic, rc, why);
 }
 
 static int expect_end(struct message_decoder *d, const struct ber_reader *r, const char *why)
 {
-	return ber_reader_at_end(r) ? LUMEN_OK : fail(d, LUMEN_EMALFORMED, why);
+	return ber_expect_end(&d->diagnostic, r, why);
 }
 
 /* Count the elements of a constructed value and charge them to the budget. */

@@ -20,15 +20,12 @@ struct filter_decoder {
 
 static int fail(struct filter_decoder *d, int rc, const char *why)
 {
-	if (d->diagnostic == NULL)
-		d->diagnostic = why;
-	return rc;
+	return ber_fail(&d->diagnostic, rc, why);
 }
 
-/* LUMEN_OK when r is used up, else why as a malformed-filter error. */
 static int expect_end(struct filter_decoder *d, const struct ber_reader *r, const char *why)
 {
-	return ber_reader_at_end(r) ? LUMEN_OK : fail(d, LUMEN_EMALFORMED, why);
+	return ber_expect_end(&d->diagnostic, r, why);
 }
 
 static int decode_node(struct filter_decoder *d, struct ber_reader *r,

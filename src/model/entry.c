@@ -540,8 +540,6 @@ static int add_values_scratch(struct entry *e, const struct attribute_descriptio
 	}
 	a->n_values += n;
 	a->encoded = (struct ber_view){ NULL, 0 };
-	if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
 	return LUMEN_OK;
 }
 
@@ -550,8 +548,9 @@ typedef int (*values_update_fn)(struct entry *e, const struct attribute_descript
 				const struct ber_view *values, size_t n, size_t *bad_index,
 				struct arena *scratch);
 
-/* Runs update with a scratch arena of its own, freed after; LUMEN_EINVAL
- * without an attribute type. */
+/* Runs update with a scratch arena of its own, freed after, and refreshes
+ * the class bits when it changed objectClass; LUMEN_EINVAL without an
+ * attribute type. */
 static int with_scratch(values_update_fn update, struct entry *e,
 			const struct attribute_description *ad, const struct ber_view *values,
 			size_t n, size_t *bad_index)
@@ -562,6 +561,8 @@ static int with_scratch(values_update_fn update, struct entry *e,
 	arena_init(&scratch, 0);
 	int rc = update(e, ad, values, n, bad_index, &scratch);
 	arena_free(&scratch);
+	if (rc == LUMEN_OK && is_object_class_type(ad->type))
+		entry_refresh_classes(e);
 	return rc;
 }
 
@@ -591,7 +592,7 @@ static int delete_values_scratch(struct entry *e, const struct attribute_descrip
 	struct entry_attribute *a = &e->attributes[index];
 	if (n == 0) {
 		remove_attribute(e, (size_t)index);
-		goto changed;
+		return LUMEN_OK;
 	}
 	/* Find every value first so a missing one leaves the entry untouched. */
 	bool *doomed = arena_calloc(scratch, a->n_values, sizeof(*doomed));
@@ -616,9 +617,6 @@ static int delete_values_scratch(struct entry *e, const struct attribute_descrip
 	a->encoded = (struct ber_view){ NULL, 0 };
 	if (kept == 0)
 		remove_attribute(e, (size_t)index);
-changed:
-	if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
 	return LUMEN_OK;
 }
 
@@ -647,8 +645,6 @@ static int replace_values_scratch(struct entry *e, const struct attribute_descri
 	}
 	if (n > 0)
 		return add_values_scratch(e, ad, values, n, bad_index, scratch);
-	if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
 	return LUMEN_OK;
 }
 

@@ -336,14 +336,18 @@ void entry_refresh_classes(struct entry *e)
 
 /* ------------------------------------------------------------- mutation */
 
-/* A copy of an array's n elements in fresh entry memory of cap elements
- * (the old copy stays in the entry's chunks until entry_free). */
-static void *regrow(struct entry *e, const void *old, size_t n, size_t cap, size_t size,
-		    size_t align)
+/* A copy of an array's n elements in fresh entry memory of cap elements,
+ * *old_cap set to cap (the old copy stays in the entry's chunks until
+ * entry_free); NULL (nothing changed) when out of memory. */
+static void *regrow(struct entry *e, const void *old, size_t n, size_t *old_cap, size_t cap,
+		    size_t size, size_t align)
 {
 	void *grown = entry_mem_alloc(e, cap * size, align);
-	if (grown != NULL && n > 0)
+	if (grown == NULL)
+		return NULL;
+	if (n > 0)
 		memcpy(grown, old, n * size);
+	*old_cap = cap;
 	return grown;
 }
 
@@ -354,12 +358,11 @@ static int grow_attributes(struct entry *e)
 	if (e->n_attributes >= ENTRY_MAX_ATTRIBUTES)
 		return LUMEN_ELIMIT;
 	size_t cap = e->cap_attributes ? e->cap_attributes * 2 : 8;
-	struct entry_attribute *n = regrow(e, e->attributes, e->n_attributes, cap, sizeof(*n),
-					   alignof(struct entry_attribute));
+	struct entry_attribute *n = regrow(e, e->attributes, e->n_attributes, &e->cap_attributes,
+					   cap, sizeof(*n), alignof(struct entry_attribute));
 	if (n == NULL)
 		return LUMEN_ENOMEM;
 	e->attributes = n;
-	e->cap_attributes = cap;
 	return LUMEN_OK;
 }
 
@@ -372,12 +375,11 @@ static int grow_values(struct entry *e, struct entry_attribute *a, size_t extra)
 	size_t cap = a->cap_values ? a->cap_values * 2 : 4;
 	if (cap < a->n_values + extra)
 		cap = a->n_values + extra;
-	struct entry_value *n = regrow(e, a->values, a->n_values, cap, sizeof(*n),
+	struct entry_value *n = regrow(e, a->values, a->n_values, &a->cap_values, cap, sizeof(*n),
 				       alignof(struct entry_value));
 	if (n == NULL)
 		return LUMEN_ENOMEM;
 	a->values = n;
-	a->cap_values = cap;
 	return LUMEN_OK;
 }
 

@@ -43,6 +43,16 @@ static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
 	return rc == LUMEN_OK ? layout->init(s) : rc;
 }
 
+/* Each shard with its share of the capacity, up to the first failure. */
+static int init_shards(struct cache_head *cache)
+{
+	int rc = LUMEN_OK;
+	for (size_t i = 0; i < cache->n_shards && rc == LUMEN_OK; i++)
+		rc = shard_init(cache->layout, shard_at(cache, i),
+				cache_shard_capacity(cache->capacity, cache->n_shards, i));
+	return rc;
+}
+
 int cache_create(const struct cache_layout *layout, size_t capacity, struct cache_head **out)
 {
 	size_t n_shards = cache_shard_count(capacity);
@@ -57,16 +67,12 @@ int cache_create(const struct cache_layout *layout, size_t capacity, struct cach
 	cache->capacity = capacity;
 	cache->n_shards = n_shards;
 	cache->layout = layout;
-	int rc = LUMEN_OK;
-	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(layout, shard_at(cache, i),
-				cache_shard_capacity(capacity, n_shards, i));
-	if (rc != LUMEN_OK) {
+	int rc = init_shards(cache);
+	if (rc == LUMEN_OK)
+		*out = cache;
+	else
 		cache_destroy(cache);
-		return rc;
-	}
-	*out = cache;
-	return LUMEN_OK;
+	return rc;
 }
 
 void cache_destroy(struct cache_head *cache)

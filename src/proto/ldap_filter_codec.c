@@ -143,9 +143,9 @@ static int decode_substrings(struct filter_decoder *d, struct ber_view contents,
 		rc = ber_read_octets(&inner, BER_TAG_SEQUENCE, &pieces);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad substring filter");
-	rc = expect_end(d, &inner, "trailing data in substring filter");
-	if (rc == LUMEN_OK)
-		rc = walk_substrings(d, pieces, f, NULL, &n_any);
+	if (!ber_reader_at_end(&inner))
+		return fail(d, LUMEN_EMALFORMED, "trailing data in substring filter");
+	rc = walk_substrings(d, pieces, f, NULL, &n_any);
 	if (rc != LUMEN_OK || n_any == 0)
 		return rc;
 	d->elements += n_any;

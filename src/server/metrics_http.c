@@ -209,28 +209,22 @@ struct database_metric {
 };
 
 #define FIGURE(field) offsetof(struct database_figures, field)
+/* The five figures each cache has (struct cache_figures), as one family each. */
+#define CACHE_METRICS(prefix, field, title, held, setting) \
+	{ "lumen_" prefix "_hits_total", "counter", title " hits.", false, FIGURE(field.hits) }, \
+	{ "lumen_" prefix "_misses_total", "counter", title " misses.", false, \
+	  FIGURE(field.misses) }, \
+	{ "lumen_" prefix "_evictions_total", "counter", title " evictions.", false, \
+	  FIGURE(field.evictions) }, \
+	{ "lumen_" prefix "_size", "gauge", held, false, FIGURE(field.size) }, \
+	{ "lumen_" prefix "_capacity", "gauge", title " capacity (" setting ").", false, \
+	  FIGURE(field.capacity) }
 
 static const struct database_metric database_metrics[] = {
-	{ "lumen_entry_cache_hits_total", "counter", "Entry cache hits.", false,
-	  FIGURE(entry_cache.hits) },
-	{ "lumen_entry_cache_misses_total", "counter", "Entry cache misses.", false,
-	  FIGURE(entry_cache.misses) },
-	{ "lumen_entry_cache_evictions_total", "counter", "Entry cache evictions.", false,
-	  FIGURE(entry_cache.evictions) },
-	{ "lumen_entry_cache_size", "gauge", "Entries held in the entry cache.", false,
-	  FIGURE(entry_cache.size) },
-	{ "lumen_entry_cache_capacity", "gauge", "Entry cache capacity (cachesize).", false,
-	  FIGURE(entry_cache.capacity) },
-	{ "lumen_idl_cache_hits_total", "counter", "IDL cache hits.", false,
-	  FIGURE(idl_cache.hits) },
-	{ "lumen_idl_cache_misses_total", "counter", "IDL cache misses.", false,
-	  FIGURE(idl_cache.misses) },
-	{ "lumen_idl_cache_evictions_total", "counter", "IDL cache evictions.", false,
-	  FIGURE(idl_cache.evictions) },
-	{ "lumen_idl_cache_size", "gauge", "Index keys held in the IDL cache.", false,
-	  FIGURE(idl_cache.size) },
-	{ "lumen_idl_cache_capacity", "gauge", "IDL cache capacity (idlcachesize).", false,
-	  FIGURE(idl_cache.capacity) },
+	CACHE_METRICS("entry_cache", entry_cache, "Entry cache", "Entries held in the entry cache.",
+		      "cachesize"),
+	CACHE_METRICS("idl_cache", idl_cache, "IDL cache", "Index keys held in the IDL cache.",
+		      "idlcachesize"),
 	{ "lumen_lmdb_map_size_bytes", "gauge", "LMDB map size (maxsize).", true,
 	  FIGURE(map_size) },
 	{ "lumen_lmdb_page_size_bytes", "gauge", "LMDB page size.", true, FIGURE(page_size) },

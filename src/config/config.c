@@ -332,8 +332,7 @@ void config_free(struct config *cfg)
 		config_free_database(&cfg->databases[i]);
 	free(cfg->databases);
 	config_free_security(cfg);
-	if (cfg->schema != NULL)
-		schema_free(cfg->schema);
+	schema_free(cfg->schema);
 	free(cfg->path);
 	free(cfg->pidfile);
 	free(cfg->argsfile);

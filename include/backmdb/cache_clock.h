@@ -1,8 +1,15 @@
 /*
  * cache_clock.h — what the entry cache and the IDL cache share (back-mdb
- * layer): how a capacity is split into shards, and per shard a CLOCK
- * ring of `capacity` positions with a stack of free ones, the staleness
- * mark and the counters.
+ * layer): how a capacity is split into shards; the cache's memory, its
+ * shards' creation and teardown and their summed figures (cache_create,
+ * cache_destroy, cache_get_stats); and per shard its lock, the mask of its
+ * hash table, and a CLOCK ring of `capacity` positions with a stack of
+ * free ones, the staleness mark and the counters.
+ *
+ * A cache is a struct that begins with a struct cache_head and ends with
+ * its shards, each a struct that begins with a struct cache_shard; a
+ * struct cache_layout tells cache_create where they are and how to set up
+ * and release what a shard adds (its table and slots).
  *
  * A cache keeps its own record of what occupies each position; the ring
  * only hands positions out: a free one, else the first one the CLOCK hand
@@ -16,12 +23,16 @@
  * that raced a writer cannot put the old value back.
  *
  * Memory: cache_clock_init allocates the bit array and the free stack;
- * cache_clock_free releases them. Thread-safety: none; the caller holds its
- * shard's lock. Errors: LUMEN_ENOMEM.
+ * cache_clock_free releases them; cache_create allocates the cache
+ * (cache-line aligned shards) and cache_destroy frees it.
+ * Thread-safety: cache_get_stats takes each shard's lock in turn; the
+ * cache_clock_* functions take none (the caller holds its shard's lock).
+ * Errors: LUMEN_ENOMEM.
  */
 #ifndef LUMEN_CACHE_CLOCK_H
 #define LUMEN_CACHE_CLOCK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +56,52 @@ struct cache_clock {
 	uint64_t last_invalidation;  /* newest committed write invalidated */
 	struct cache_counters counts;
 };
+
+/* What both caches report (entry_cache_get_stats, idl_cache_get_stats). */
+struct cache_stats {
+	uint64_t hits, misses, evictions, invalidations, inserts_refused;
+	uint64_t size;      /* objects (keys) held now */
+	uint64_t capacity;
+};
+
+/* What every shard begins with. */
+struct cache_shard {
+	pthread_mutex_t lock;
+	struct cache_clock clock;
+	size_t bucket_mask;          /* hash table of bucket_mask + 1 buckets */
+};
+
+/* What every cache begins with; its shards follow (struct cache_layout). */
+struct cache_head {
+	size_t capacity;
+	size_t n_shards;             /* a power of two */
+	const struct cache_layout *layout;
+};
+
+/*
+ * Where a cache's shards are (shards_offset: offsetof its shard array;
+ * shard_size: sizeof one shard, which begins with a struct cache_shard),
+ * and what its shards add: init allocates it once the struct cache_shard
+ * is set up (ring of clock.capacity positions, bucket_mask + 1 buckets);
+ * fini releases it, also after a failed or skipped init (fields zeroed).
+ */
+struct cache_layout {
+	size_t shards_offset;
+	size_t shard_size;
+	int (*init)(struct cache_shard *shard);
+	void (*fini)(struct cache_head *cache, struct cache_shard *shard);
+};
+
+/*
+ * A zeroed cache of layout for at most capacity objects, split into
+ * shards (cache_shard_count), each initialized. LUMEN_ENOMEM (then
+ * nothing is left allocated), or what layout->init returned.
+ */
+int cache_create(const struct cache_layout *layout, size_t capacity, struct cache_head **out);
+/* Releases every shard (layout->fini) and the cache; NULL is allowed. */
+void cache_destroy(struct cache_head *cache);
+/* The counters and occupancy summed over the shards, and the capacity. */
+void cache_get_stats(struct cache_head *cache, struct cache_stats *out);
 
 /* The number of shards (a power of two) for a cache of `capacity`. */
 size_t cache_shard_count(size_t capacity);

@@ -34,16 +34,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache_clock.h"
+
 struct entry_cache;
 struct entry_cache_handle;
 
 typedef void (*entry_cache_destroy_fn)(void *object, void *ctx);
-
-struct entry_cache_stats {
-	uint64_t hits, misses, evictions, invalidations, inserts_refused;
-	uint64_t size;      /* objects held now */
-	uint64_t capacity;
-};
 
 /*
  * A cache of at most capacity objects (0 disables caching: every get
@@ -87,6 +83,6 @@ void entry_cache_confirm(struct entry_cache_handle *handle, uint64_t version);
 /* Forgets id after write `version` committed (call after the commit). */
 void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t version);
 
-void entry_cache_get_stats(struct entry_cache *cache, struct entry_cache_stats *out);
+void entry_cache_get_stats(struct entry_cache *cache, struct cache_stats *out);
 
 #endif

@@ -30,18 +30,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache_clock.h"
+
 #include "idl.h"
 #include "index_table.h"
 
 #define IDL_CACHE_DEFAULT_MAX_IDS 4096
 
 struct idl_cache;
-
-struct idl_cache_stats {
-	uint64_t hits, misses, evictions, invalidations, inserts_refused;
-	uint64_t size;      /* keys held now */
-	uint64_t capacity;
-};
 
 /*
  * A cache of at most capacity keys (0 disables it), caching lists of at
@@ -63,6 +59,6 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 void idl_cache_invalidate(struct idl_cache *cache, uint32_t table, const struct index_key *key,
 			  uint64_t version);
 
-void idl_cache_get_stats(struct idl_cache *cache, struct idl_cache_stats *out);
+void idl_cache_get_stats(struct idl_cache *cache, struct cache_stats *out);
 
 #endif

@@ -96,6 +96,12 @@ void mdb_store_close(struct mdb_store *store);
 /* Maps an LMDB return code (or errno value) to a lumen_err; 0 → LUMEN_OK. */
 int mdb_store_map_error(int mdb_rc);
 /*
+ * The highest 8-byte integer key of table dbi (the last ID given out, for
+ * the tables keyed by entry ID); 0 when the table is empty. Errors as
+ * mdb_store_map_error.
+ */
+int mdb_store_last_key(MDB_txn *txn, MDB_dbi dbi, uint64_t *id);
+/*
  * A log-able sentence for err in this store's terms (for LUMEN_EFULL: which
  * setting to raise and its current value). Returns buf.
  */

@@ -163,6 +163,7 @@ bool object_class_is_subclass(const struct object_class *oc,
 struct schema;
 
 int schema_create(struct schema **out);
+/* Frees the schema and everything loaded into it; NULL is allowed. */
 void schema_free(struct schema *s);
 /* Parse one .schema file (attributetype / objectclass / objectidentifier). */
 int schema_load_file(struct schema *s, const char *path, char *err, size_t errlen);

@@ -28,6 +28,7 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "lumen_error.h"
 
 #define UNICODE_MAX_CODE_POINT 0x10FFFFu
 
@@ -37,6 +38,20 @@
  * LUMEN_EMALFORMED (invalid or truncated sequence; *cp untouched).
  */
 int utf8_decode(const uint8_t *s, size_t len, uint32_t *cp);
+
+/*
+ * utf8_decode of the sequence at s[*i] of s[0..len), moving *i past it:
+ * LUMEN_OK, or LUMEN_EMALFORMED (*i untouched). Inline: the loops of the
+ * string-preparation path call it per non-ASCII character.
+ */
+static inline int utf8_decode_next(const uint8_t *s, size_t len, size_t *i, uint32_t *cp)
+{
+	int used = utf8_decode(s + *i, len - *i, cp);
+	if (used < 0)
+		return used;
+	*i += (size_t)used;
+	return LUMEN_OK;
+}
 
 /* LUMEN_OK if s[0..len) is entirely valid UTF-8, else LUMEN_EMALFORMED. */
 int utf8_validate(const uint8_t *s, size_t len);

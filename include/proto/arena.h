@@ -31,6 +31,15 @@ void arena_init(struct arena *a, size_t max);
 void *arena_alloc(struct arena *a, size_t n);
 void *arena_calloc(struct arena *a, size_t count, size_t size);
 void *arena_memdup(struct arena *a, const void *p, size_t n);
+/*
+ * Room for need elements of size bytes in an arena array of capacity *cap
+ * whose first n elements are in use: items itself when it fits, else a
+ * fresh copy of those n in arena memory of the capacity array.h's
+ * array_grown_capacity gives (stored in *cap; the old array stays the
+ * arena's). NULL on failure (nothing changed), so need must be > 0.
+ */
+void *arena_reserve(struct arena *a, void *items, size_t n, size_t *cap, size_t need,
+		    size_t size, size_t initial);
 /* Copy n bytes and append a NUL. */
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_reset(struct arena *a);

@@ -93,6 +93,25 @@ void ber_reader_init(struct ber_reader *r, const void *buf, size_t len);
 bool ber_reader_at_end(const struct ber_reader *r);
 
 /*
+ * For decoders built on the reader, which report the first reason they
+ * failed (a static string) in *diagnostic: keeps why unless a reason is
+ * already there (an inner failure is the more precise one), returns rc.
+ */
+static inline int ber_fail(const char **diagnostic, int rc, const char *why)
+{
+	if (*diagnostic == NULL)
+		*diagnostic = why;
+	return rc;
+}
+
+/* LUMEN_OK when r is used up, else ber_fail with LUMEN_EMALFORMED and why. */
+static inline int ber_expect_end(const char **diagnostic, const struct ber_reader *r,
+				 const char *why)
+{
+	return ber_reader_at_end(r) ? LUMEN_OK : ber_fail(diagnostic, LUMEN_EMALFORMED, why);
+}
+
+/*
  * Frame one element at the start of buf (a PDU on a stream): on success sets
  * *total to header + contents length. LUMEN_EINCOMPLETE: need more bytes;
  * LUMEN_EMALFORMED: bad tag or length (incl. indefinite); LUMEN_ELIMIT: the

@@ -11,6 +11,9 @@
 #ifndef LUMEN_ERROR_H
 #define LUMEN_ERROR_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 enum lumen_err {
 	LUMEN_OK = 0,
 	LUMEN_ENOMEM = -1,      /* allocation failed */
@@ -30,5 +33,14 @@ enum lumen_err {
 
 /* Short English text for an error code; never NULL. */
 const char *lumen_strerror(int err);
+
+/*
+ * A start-up error that names where it comes from: "FILE:LINE: ", then
+ * "TOPIC: " when topic is not NULL, then the message fmt and ap make, into
+ * err (truncated to errlen; nothing when err is NULL or errlen is 0).
+ * Returns code, for `return ...` in the callers' own printf-like helpers.
+ */
+int lumen_vfail_at(char *err, size_t errlen, const char *file, unsigned line, const char *topic,
+		   int code, const char *fmt, va_list ap);
 
 #endif

@@ -235,7 +235,6 @@ uint64_t stats_histogram_count_below(const struct stats_histogram *h, uint64_t u
 
 /* ------------------------------------------------- database figures */
 
-/* An entry or IDL cache's figures (entry_cache_stats / idl_cache_stats). */
 /*
  * The server's source of database figures: fill out[0..max) and return the
  * number of databases (which may exceed max: call again with more room).

@@ -624,8 +624,8 @@ void backend_close(struct backend *be)
 
 void backend_get_stats(struct backend *be, struct backend_stats *out)
 {
-	struct entry_cache_stats es;
-	struct idl_cache_stats is;
+	struct cache_stats es;
+	struct cache_stats is;
 	struct write_batch_stats ws = { 0 };
 
 	entry_cache_get_stats(be->entry_cache, &es);

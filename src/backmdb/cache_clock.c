@@ -1,6 +1,6 @@
 /*
- * cache_clock.c — shard sizing and the CLOCK ring the back-mdb caches share
- * (cache_clock.h).
+ * cache_clock.c — shard sizing, the shards' memory and figures, and the
+ * CLOCK ring the back-mdb caches share (cache_clock.h).
  */
 #include "cache_clock.h"
 
@@ -20,6 +20,90 @@ size_t cache_shard_count(size_t capacity)
 size_t cache_shard_capacity(size_t capacity, size_t n_shards, size_t i)
 {
 	return capacity / n_shards + (i < capacity % n_shards);
+}
+
+static struct cache_shard *shard_at(struct cache_head *cache, size_t i)
+{
+	const struct cache_layout *layout = cache->layout;
+	return (struct cache_shard *)((char *)cache + layout->shards_offset +
+				      i * layout->shard_size);
+}
+
+/* Lock, ring, and a table of at least two buckets per position. */
+static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
+		      size_t capacity)
+{
+	size_t buckets = 1;
+
+	while (buckets < capacity * 2)
+		buckets *= 2;
+	pthread_mutex_init(&s->lock, NULL);
+	s->bucket_mask = buckets - 1;
+	int rc = cache_clock_init(&s->clock, capacity);
+	return rc == LUMEN_OK ? layout->init(s) : rc;
+}
+
+/* Each shard with its share of the capacity, up to the first failure. */
+static int init_shards(struct cache_head *cache)
+{
+	int rc = LUMEN_OK;
+	for (size_t i = 0; i < cache->n_shards && rc == LUMEN_OK; i++)
+		rc = shard_init(cache->layout, shard_at(cache, i),
+				cache_shard_capacity(cache->capacity, cache->n_shards, i));
+	return rc;
+}
+
+int cache_create(const struct cache_layout *layout, size_t capacity, struct cache_head **out)
+{
+	size_t n_shards = cache_shard_count(capacity);
+	size_t size = layout->shards_offset + n_shards * layout->shard_size;
+	struct cache_head *cache = NULL;
+
+	*out = NULL;
+	/* Shards are cache-line aligned so two workers' locks never share a line. */
+	if (posix_memalign((void **)&cache, 64, size) != 0)
+		return LUMEN_ENOMEM;
+	memset(cache, 0, size);
+	cache->capacity = capacity;
+	cache->n_shards = n_shards;
+	cache->layout = layout;
+	int rc = init_shards(cache);
+	if (rc == LUMEN_OK)
+		*out = cache;
+	else
+		cache_destroy(cache);
+	return rc;
+}
+
+void cache_destroy(struct cache_head *cache)
+{
+	if (cache == NULL)
+		return;
+	for (size_t i = 0; i < cache->n_shards; i++) {
+		struct cache_shard *s = shard_at(cache, i);
+		cache->layout->fini(cache, s);
+		cache_clock_free(&s->clock);
+		pthread_mutex_destroy(&s->lock);
+	}
+	free(cache);
+}
+
+void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
+{
+	struct cache_counters sum = { 0 };
+	uint64_t size = 0;
+	for (size_t i = 0; i < cache->n_shards; i++) {
+		struct cache_shard *s = shard_at(cache, i);
+		pthread_mutex_lock(&s->lock);
+		cache_counters_add(&sum, &s->clock.counts);
+		size += s->clock.used;
+		pthread_mutex_unlock(&s->lock);
+	}
+	*out = (struct cache_stats){
+		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
+		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
+		.size = size, .capacity = cache->capacity,
+	};
 }
 
 int cache_clock_init(struct cache_clock *c, size_t capacity)

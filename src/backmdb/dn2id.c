@@ -63,6 +63,17 @@ static MDB_val child_item_val(struct child_item *item, uint64_t id)
 	return (MDB_val){ item->key_len + ID_SIZE, item->bytes };
 }
 
+/* Lists id under parent_id by its nrdn (a sorted duplicate of the parent). */
+static int link_child(MDB_cursor *cursor, uint64_t parent_id, struct ber_view nrdn, uint64_t id)
+{
+	struct child_item item;
+
+	make_child_key(nrdn, &item);
+	MDB_val key = { sizeof(parent_id), &parent_id };
+	MDB_val data = child_item_val(&item, id);
+	return mdb_store_map_error(mdb_cursor_put(cursor, &key, &data, MDB_NODUPDATA));
+}
+
 static uint64_t item_child_id(const MDB_val *data)
 {
 	uint64_t id = 0;
@@ -339,7 +350,6 @@ static int check_parent(struct mdb_store *store, MDB_txn *txn, uint64_t parent_i
 int dn2id_add(struct mdb_store *store, MDB_txn *txn, uint64_t parent_id, struct ber_view nrdn,
 	      struct ber_view rdn, uint64_t id)
 {
-	struct child_item item;
 	MDB_cursor *cursor = NULL;
 	uint64_t existing;
 	int rc;
@@ -360,10 +370,7 @@ int dn2id_add(struct mdb_store *store, MDB_txn *txn, uint64_t parent_id, struct 
 	rc = write_name(store, txn, id, parent_id, nrdn, rdn, MDB_NOOVERWRITE);
 	if (rc != LUMEN_OK)
 		goto done;
-	make_child_key(nrdn, &item);
-	MDB_val key = { sizeof(parent_id), &parent_id };
-	MDB_val data = child_item_val(&item, id);
-	rc = mdb_store_map_error(mdb_cursor_put(cursor, &key, &data, MDB_NODUPDATA));
+	rc = link_child(cursor, parent_id, nrdn, id);
 	if (rc == LUMEN_OK)
 		rc = write_count(store, txn, id, 0);
 	if (rc == LUMEN_OK)
@@ -461,7 +468,6 @@ int dn2id_move(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t new_
 	       struct ber_view new_nrdn, struct ber_view new_rdn)
 {
 	struct name_record name = { 0 };
-	struct child_item item;
 	MDB_cursor *cursor = NULL;
 	uint64_t descendants = 0;
 	int rc;
@@ -481,10 +487,7 @@ int dn2id_move(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t new_
 		rc = write_name(store, txn, id, new_parent_id, new_nrdn, new_rdn, 0);
 	if (rc != LUMEN_OK)
 		goto done;
-	make_child_key(new_nrdn, &item);
-	MDB_val key = { sizeof(new_parent_id), &new_parent_id };
-	MDB_val data = child_item_val(&item, id);
-	rc = mdb_store_map_error(mdb_cursor_put(cursor, &key, &data, MDB_NODUPDATA));
+	rc = link_child(cursor, new_parent_id, new_nrdn, id);
 	if (rc == LUMEN_OK && old_parent != new_parent_id) {
 		int64_t moved = (int64_t)descendants + 1;
 		rc = adjust_counts(store, txn, old_parent, -moved);
@@ -523,18 +526,7 @@ int dn2id_children(struct mdb_store *store, MDB_txn *txn, uint64_t id, dn2id_chi
 /* Highest ID with a name: the top of the "everything" range. */
 static int highest_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id)
 {
-	MDB_cursor *cursor;
-	MDB_val key, data;
-
-	*id = 0;
-	int mrc = mdb_cursor_open(txn, store->id2name, &cursor);
-	if (mrc != MDB_SUCCESS)
-		return mdb_store_map_error(mrc);
-	mrc = mdb_cursor_get(cursor, &key, &data, MDB_LAST);
-	if (mrc == MDB_SUCCESS && key.mv_size == sizeof(*id))
-		memcpy(id, key.mv_data, sizeof(*id));
-	mdb_cursor_close(cursor);
-	return mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);
+	return mdb_store_last_key(txn, store->id2name, id);
 }
 
 static int degrade_to_all(struct mdb_store *store, MDB_txn *txn, struct idl *out)

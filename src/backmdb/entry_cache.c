@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,19 +37,16 @@ struct entry_cache_handle {
 typedef struct entry_cache_handle node_t;
 
 struct entry_shard {
-	pthread_mutex_t lock;
+	struct cache_shard base;           /* lock, CLOCK ring, bucket_mask */
 	node_t **buckets;
-	size_t bucket_mask;
 	node_t **ring;                     /* the node at each CLOCK position */
-	struct cache_clock clock;
 	node_t *pool;
 } __attribute__((aligned(64)));
 
 struct entry_cache {
+	struct cache_head head;
 	entry_cache_destroy_fn destroy;
 	void *ctx;
-	size_t capacity;
-	size_t n_shards;
 	struct entry_shard shards[];
 };
 
@@ -59,27 +57,25 @@ static uint64_t id_hash(uint64_t id)
 
 static struct entry_shard *shard_of(struct entry_cache *cache, uint64_t h)
 {
-	return &cache->shards[(h >> 56) & (cache->n_shards - 1)];
+	return &cache->shards[(h >> 56) & (cache->head.n_shards - 1)];
 }
 
-static int shard_init(struct entry_shard *s, size_t capacity)
+static int shard_init(struct cache_shard *base)
 {
-	size_t buckets = 1;
+	struct entry_shard *s = (struct entry_shard *)base;
+	size_t capacity = base->clock.capacity;
 
-	while (buckets < capacity * 2)
-		buckets *= 2;
-	pthread_mutex_init(&s->lock, NULL);
-	s->bucket_mask = buckets - 1;
-	s->buckets = calloc(buckets, sizeof(*s->buckets));
+	s->buckets = calloc(base->bucket_mask + 1, sizeof(*s->buckets));
 	s->ring = calloc(capacity ? capacity : 1, sizeof(*s->ring));
-	if (s->buckets == NULL || s->ring == NULL)
-		return LUMEN_ENOMEM;
-	return cache_clock_init(&s->clock, capacity);
+	return s->buckets != NULL && s->ring != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
-static void shard_free(struct entry_cache *cache, struct entry_shard *s)
+static void shard_free(struct cache_head *head, struct cache_shard *base)
 {
-	for (size_t i = 0; s->ring != NULL && i < s->clock.capacity; i++) {
+	struct entry_cache *cache = (struct entry_cache *)head;
+	struct entry_shard *s = (struct entry_shard *)base;
+
+	for (size_t i = 0; s->ring != NULL && i < base->clock.capacity; i++) {
 		if (s->ring[i] != NULL) {
 			cache->destroy(s->ring[i]->object, cache->ctx);
 			free(s->ring[i]);
@@ -92,51 +88,38 @@ static void shard_free(struct entry_cache *cache, struct entry_shard *s)
 	}
 	free(s->buckets);
 	free(s->ring);
-	cache_clock_free(&s->clock);
-	pthread_mutex_destroy(&s->lock);
 }
+
+static const struct cache_layout layout = {
+	offsetof(struct entry_cache, shards), sizeof(struct entry_shard), shard_init, shard_free,
+};
 
 int entry_cache_create(size_t capacity, entry_cache_destroy_fn destroy, void *ctx,
 		       struct entry_cache **out)
 {
-	size_t n_shards = cache_shard_count(capacity);
+	struct cache_head *head;
 
 	*out = NULL;
 	if (destroy == NULL)
 		return LUMEN_EINVAL;
-	/* Shards are cache-line aligned so two workers' locks never share a line. */
-	size_t size = sizeof(struct entry_cache) + n_shards * sizeof(struct entry_shard);
-	struct entry_cache *cache = NULL;
-	if (posix_memalign((void **)&cache, 64, size) != 0)
-		return LUMEN_ENOMEM;
-	memset(cache, 0, size);
-	cache->destroy = destroy;
-	cache->ctx = ctx;
-	cache->capacity = capacity;
-	cache->n_shards = n_shards;
-	int rc = LUMEN_OK;
-	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(&cache->shards[i], cache_shard_capacity(capacity, n_shards, i));
-	if (rc != LUMEN_OK) {
-		entry_cache_destroy(cache);
+	int rc = cache_create(&layout, capacity, &head);
+	if (rc != LUMEN_OK)
 		return rc;
-	}
-	*out = cache;
+	*out = (struct entry_cache *)head;
+	(*out)->destroy = destroy;
+	(*out)->ctx = ctx;
 	return LUMEN_OK;
 }
 
 void entry_cache_destroy(struct entry_cache *cache)
 {
-	if (cache == NULL)
-		return;
-	for (size_t i = 0; i < cache->n_shards; i++)
-		shard_free(cache, &cache->shards[i]);
-	free(cache);
+	if (cache != NULL)
+		cache_destroy(&cache->head);
 }
 
 static node_t **bucket_of(struct entry_shard *s, uint64_t h)
 {
-	return &s->buckets[h & s->bucket_mask];
+	return &s->buckets[h & s->base.bucket_mask];
 }
 
 static node_t *find(struct entry_shard *s, uint64_t h, uint64_t id)
@@ -153,16 +136,16 @@ int entry_cache_get(struct entry_cache *cache, uint64_t id, struct entry_cache_h
 	uint64_t h = id_hash(id);
 	struct entry_shard *s = shard_of(cache, h);
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->base.lock);
 	node_t *n = find(s, h, id);
 	if (n != NULL) {
 		atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
-		cache_clock_touch(&s->clock, n->ring_pos);
-		s->clock.counts.hits++;
+		cache_clock_touch(&s->base.clock, n->ring_pos);
+		s->base.clock.counts.hits++;
 	} else {
-		s->clock.counts.misses++;
+		s->base.clock.counts.misses++;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 	*out = n;
 	return n != NULL ? LUMEN_OK : LUMEN_ENOTFOUND;
 }
@@ -190,10 +173,10 @@ static void retire(struct entry_cache *cache, struct entry_shard *s, node_t *n)
 	if (n == NULL)
 		return;
 	cache->destroy(n->object, cache->ctx);
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->base.lock);
 	n->next = s->pool;
 	s->pool = n;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 }
 
 void entry_cache_release(struct entry_cache *cache, struct entry_cache_handle *n)
@@ -232,7 +215,7 @@ static node_t *drop_cache_ref(node_t *n)
 static size_t take_position(struct entry_shard *s, node_t **victim)
 {
 	bool evicted;
-	size_t pos = cache_clock_take(&s->clock, &evicted);
+	size_t pos = cache_clock_take(&s->base.clock, &evicted);
 
 	*victim = NULL;
 	if (evicted) {
@@ -250,10 +233,10 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	struct entry_shard *s = shard_of(cache, h);
 	node_t *victim = NULL;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->base.lock);
 	node_t *n = node_alloc(s);
 	if (n == NULL) {
-		pthread_mutex_unlock(&s->lock);
+		pthread_mutex_unlock(&s->base.lock);
 		cache->destroy(object, cache->ctx);
 		*out = NULL;
 		return LUMEN_ENOMEM;
@@ -264,9 +247,9 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	n->shard = s;
 	n->resident = false;
 	atomic_init(&n->refs, 1);
-	if (s->clock.capacity == 0 || !cache_clock_fresh(&s->clock, version) ||
+	if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
 	    find(s, h, id) != NULL) {
-		s->clock.counts.refused += s->clock.capacity != 0;
+		s->base.clock.counts.refused += s->base.clock.capacity != 0;
 	} else {
 		n->ring_pos = take_position(s, &victim);
 		s->ring[n->ring_pos] = n;
@@ -276,7 +259,7 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 		n->next = *bucket;
 		*bucket = n;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 	retire(cache, s, victim);
 	*out = n;
 	return LUMEN_OK;
@@ -302,33 +285,20 @@ void entry_cache_invalidate(struct entry_cache *cache, uint64_t id, uint64_t ver
 	struct entry_shard *s = shard_of(cache, h);
 	node_t *dead = NULL;
 
-	pthread_mutex_lock(&s->lock);
-	cache_clock_invalidated(&s->clock, version);
+	pthread_mutex_lock(&s->base.lock);
+	cache_clock_invalidated(&s->base.clock, version);
 	node_t *n = find(s, h, id);
 	if (n != NULL) {
 		unlink_node(s, n);
-		cache_clock_release(&s->clock, n->ring_pos);
-		s->clock.counts.invalidations++;
+		cache_clock_release(&s->base.clock, n->ring_pos);
+		s->base.clock.counts.invalidations++;
 		dead = drop_cache_ref(n);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 	retire(cache, s, dead);
 }
 
-void entry_cache_get_stats(struct entry_cache *cache, struct entry_cache_stats *out)
+void entry_cache_get_stats(struct entry_cache *cache, struct cache_stats *out)
 {
-	struct cache_counters sum = { 0 };
-	uint64_t size = 0;
-	for (size_t i = 0; i < cache->n_shards; i++) {
-		struct entry_shard *s = &cache->shards[i];
-		pthread_mutex_lock(&s->lock);
-		cache_counters_add(&sum, &s->clock.counts);
-		size += s->clock.used;
-		pthread_mutex_unlock(&s->lock);
-	}
-	*out = (struct entry_cache_stats){
-		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
-		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
-		.size = size, .capacity = cache->capacity,
-	};
+	cache_get_stats(&cache->head, out);
 }

@@ -18,23 +18,6 @@
 #include "id2entry.h"
 #include "tool_load.h"
 
-/* Grows an arena array of n used items of size bytes to hold more. */
-static int reserve_items(void **items, size_t n, size_t *cap, size_t more, size_t size,
-			 struct arena *arena)
-{
-	if (n + more <= *cap)
-		return LUMEN_OK;
-	size_t bigger = *cap * 2 > n + more ? *cap * 2 : n + more;
-	void *copy = arena_calloc(arena, bigger, size);
-	if (copy == NULL)
-		return LUMEN_ENOMEM;
-	if (n > 0)
-		memcpy(copy, *items, n * size);
-	*items = copy;
-	*cap = bigger;
-	return LUMEN_OK;
-}
-
 /* Records the touched keys of one table for the IDL cache (room reserved
  * by update_indexes: at most two rows per table). */
 static int note_touched(struct write_changes *changes, struct arena *arena, uint32_t table,
@@ -54,11 +37,13 @@ static int note_id(struct write_changes *changes, struct arena *arena, uint64_t 
 	for (size_t i = 0; i < changes->n_ids; i++)
 		if (changes->ids[i] == id)
 			return LUMEN_OK;
-	int rc = reserve_items((void **)&changes->ids, changes->n_ids, &changes->cap_ids, 1,
-			       sizeof(*changes->ids), arena);
-	if (rc == LUMEN_OK)
-		changes->ids[changes->n_ids++] = id;
-	return rc;
+	uint64_t *ids = arena_reserve(arena, changes->ids, changes->n_ids, &changes->cap_ids,
+				      changes->n_ids + 1, sizeof(*ids), 8);
+	if (ids == NULL)
+		return LUMEN_ENOMEM;
+	changes->ids = ids;
+	changes->ids[changes->n_ids++] = id;
+	return LUMEN_OK;
 }
 
 /*
@@ -106,9 +91,18 @@ static int update_indexes(struct backend *be, MDB_txn *txn, uint64_t id,
 			  const struct entry *before, const struct entry *after,
 			  struct arena *arena, struct write_changes *changes)
 {
-	int rc = reserve_items((void **)&changes->touched, changes->n_touched,
-			       &changes->cap_touched, 2 * be->n_indexes,
-			       sizeof(*changes->touched), arena);
+	int rc = LUMEN_OK;
+	size_t need = changes->n_touched + 2 * be->n_indexes;
+	if (need > changes->cap_touched) {
+		struct index_touch *touched = arena_reserve(arena, changes->touched,
+							    changes->n_touched,
+							    &changes->cap_touched, need,
+							    sizeof(*touched), 8);
+		if (touched == NULL)
+			rc = LUMEN_ENOMEM;
+		else
+			changes->touched = touched;
+	}
 	for (size_t i = 0; i < be->n_indexes && rc == LUMEN_OK; i++)
 		rc = update_one_index(be, txn, &be->indexes[i], id, before, after, arena,
 				      changes);

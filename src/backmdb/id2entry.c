@@ -71,18 +71,7 @@ int id2entry_delete(struct mdb_store *store, MDB_txn *txn, uint64_t id)
 
 int id2entry_last_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id)
 {
-	MDB_cursor *cursor;
-	MDB_val key, data;
-
-	*id = 0;
-	int mrc = mdb_cursor_open(txn, store->id2entry, &cursor);
-	if (mrc != MDB_SUCCESS)
-		return mdb_store_map_error(mrc);
-	mrc = mdb_cursor_get(cursor, &key, &data, MDB_LAST);
-	if (mrc == MDB_SUCCESS && key.mv_size == sizeof(*id))
-		memcpy(id, key.mv_data, sizeof(*id));
-	mdb_cursor_close(cursor);
-	return mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);
+	return mdb_store_last_key(txn, store->id2entry, id);
 }
 
 int id2entry_cursor_open(struct mdb_store *store, MDB_txn *txn, struct id2entry_cursor *c)

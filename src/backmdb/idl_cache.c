@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,15 +33,14 @@ struct idl_slot {
 };
 
 struct idl_shard {
-	pthread_mutex_t lock;
-	struct idl_slot *slots;  /* one per CLOCK position */
+	struct cache_shard base;  /* lock, CLOCK ring, bucket_mask */
+	struct idl_slot *slots;   /* one per CLOCK position */
 	size_t *buckets;
-	size_t bucket_mask;
-	struct cache_clock clock;
 } __attribute__((aligned(64)));
 
 struct idl_cache {
-	size_t capacity, max_ids, n_shards;
+	struct cache_head head;
+	size_t max_ids;
 	struct idl_shard shards[];
 };
 
@@ -69,14 +69,11 @@ static bool key_eq(const struct cache_key *a, const struct cache_key *b)
 	return a->table == b->table && memcmp(a->bytes, b->bytes, INDEX_KEY_SIZE) == 0;
 }
 
-static int shard_init(struct idl_shard *s, size_t capacity)
+static int shard_init(struct cache_shard *base)
 {
-	size_t buckets = 1;
+	struct idl_shard *s = (struct idl_shard *)base;
+	size_t capacity = base->clock.capacity, buckets = base->bucket_mask + 1;
 
-	while (buckets < capacity * 2)
-		buckets *= 2;
-	pthread_mutex_init(&s->lock, NULL);
-	s->bucket_mask = buckets - 1;
 	s->slots = calloc(capacity ? capacity : 1, sizeof(*s->slots));
 	s->buckets = malloc(buckets * sizeof(*s->buckets));
 	if (s->slots == NULL || s->buckets == NULL)
@@ -85,61 +82,52 @@ static int shard_init(struct idl_shard *s, size_t capacity)
 		s->buckets[i] = NO_SLOT;
 	for (size_t i = 0; i < capacity; i++)
 		idl_init(&s->slots[i].idl);
-	return cache_clock_init(&s->clock, capacity);
+	return LUMEN_OK;
 }
 
-static void shard_free(struct idl_shard *s)
+static void shard_free(struct cache_head *cache, struct cache_shard *base)
 {
-	for (size_t i = 0; s->slots != NULL && i < s->clock.capacity; i++)
+	struct idl_shard *s = (struct idl_shard *)base;
+
+	(void)cache;
+	for (size_t i = 0; s->slots != NULL && i < base->clock.capacity; i++)
 		idl_release(&s->slots[i].idl);
 	free(s->slots);
 	free(s->buckets);
-	cache_clock_free(&s->clock);
-	pthread_mutex_destroy(&s->lock);
 }
+
+static const struct cache_layout layout = {
+	offsetof(struct idl_cache, shards), sizeof(struct idl_shard), shard_init, shard_free,
+};
 
 int idl_cache_create(size_t capacity, size_t max_ids, struct idl_cache **out)
 {
-	size_t n_shards = cache_shard_count(capacity);
+	struct cache_head *head;
+	int rc = cache_create(&layout, capacity, &head);
 
 	*out = NULL;
-	size_t size = sizeof(struct idl_cache) + n_shards * sizeof(struct idl_shard);
-	struct idl_cache *cache = NULL;
-	if (posix_memalign((void **)&cache, 64, size) != 0)
-		return LUMEN_ENOMEM;
-	memset(cache, 0, size);
-	cache->capacity = capacity;
-	cache->max_ids = max_ids ? max_ids : IDL_CACHE_DEFAULT_MAX_IDS;
-	cache->n_shards = n_shards;
-	int rc = LUMEN_OK;
-	for (size_t i = 0; i < n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(&cache->shards[i], cache_shard_capacity(capacity, n_shards, i));
-	if (rc != LUMEN_OK) {
-		idl_cache_destroy(cache);
+	if (rc != LUMEN_OK)
 		return rc;
-	}
-	*out = cache;
+	*out = (struct idl_cache *)head;
+	(*out)->max_ids = max_ids ? max_ids : IDL_CACHE_DEFAULT_MAX_IDS;
 	return LUMEN_OK;
 }
 
 void idl_cache_destroy(struct idl_cache *cache)
 {
-	if (cache == NULL)
-		return;
-	for (size_t i = 0; i < cache->n_shards; i++)
-		shard_free(&cache->shards[i]);
-	free(cache);
+	if (cache != NULL)
+		cache_destroy(&cache->head);
 }
 
 static struct idl_shard *shard_of(struct idl_cache *cache, uint64_t h)
 {
-	return &cache->shards[(h >> 56) & (cache->n_shards - 1)];
+	return &cache->shards[(h >> 56) & (cache->head.n_shards - 1)];
 }
 
 /* Slot holding k, or NO_SLOT; *link is where the chain points at it. */
 static size_t find(struct idl_shard *s, uint64_t h, const struct cache_key *k, size_t **link)
 {
-	size_t *at = &s->buckets[h & s->bucket_mask];
+	size_t *at = &s->buckets[h & s->base.bucket_mask];
 
 	while (*at != NO_SLOT && !key_eq(&s->slots[*at].key, k))
 		at = &s->slots[*at].next;
@@ -155,16 +143,16 @@ int idl_cache_get(struct idl_cache *cache, uint32_t table, const struct index_ke
 	uint64_t h = key_hash(&k);
 	struct idl_shard *s = shard_of(cache, h);
 
-	pthread_mutex_lock(&s->lock);
-	size_t slot = s->clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	pthread_mutex_lock(&s->base.lock);
+	size_t slot = s->base.clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
 	if (slot != NO_SLOT) {
-		cache_clock_touch(&s->clock, slot);
+		cache_clock_touch(&s->base.clock, slot);
 		idl_copy(out, &s->slots[slot].idl);
-		s->clock.counts.hits++;
+		s->base.clock.counts.hits++;
 	} else {
-		s->clock.counts.misses++;
+		s->base.clock.counts.misses++;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 	return slot != NO_SLOT ? LUMEN_OK : LUMEN_ENOTFOUND;
 }
 
@@ -182,14 +170,14 @@ static void unchain_slot(struct idl_shard *s, size_t slot, uint64_t h)
 static void drop_slot(struct idl_shard *s, size_t slot, uint64_t h)
 {
 	unchain_slot(s, slot, h);
-	cache_clock_release(&s->clock, slot);
+	cache_clock_release(&s->base.clock, slot);
 }
 
 /* A free slot, evicting by CLOCK if none; lock held. */
 static size_t take_slot(struct idl_shard *s)
 {
 	bool evicted;
-	size_t slot = cache_clock_take(&s->clock, &evicted);
+	size_t slot = cache_clock_take(&s->base.clock, &evicted);
 	if (evicted)
 		unchain_slot(s, slot, key_hash(&s->slots[slot].key));
 	return slot;
@@ -203,12 +191,12 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 	struct idl_shard *s = shard_of(cache, h);
 	int rc = LUMEN_OK;
 
-	if (s->clock.capacity == 0)
+	if (s->base.clock.capacity == 0)
 		return LUMEN_OK;
-	pthread_mutex_lock(&s->lock);
-	if (!cache_clock_fresh(&s->clock, version) ||
+	pthread_mutex_lock(&s->base.lock);
+	if (!cache_clock_fresh(&s->base.clock, version) ||
 	    (!idl->is_range && idl->count > cache->max_ids)) {
-		s->clock.counts.refused++;
+		s->base.clock.counts.refused++;
 		goto done;
 	}
 	size_t slot = find(s, h, &k, NULL);
@@ -216,7 +204,7 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 		slot = take_slot(s);
 		s->slots[slot].key = k;
 		s->slots[slot].in_use = true;
-		size_t *bucket = &s->buckets[h & s->bucket_mask];
+		size_t *bucket = &s->buckets[h & s->base.bucket_mask];
 		s->slots[slot].next = *bucket;
 		*bucket = slot;
 	}
@@ -228,7 +216,7 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 		rc = LUMEN_ENOMEM;
 	}
 done:
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 	return rc;
 }
 
@@ -239,30 +227,17 @@ void idl_cache_invalidate(struct idl_cache *cache, uint32_t table, const struct 
 	uint64_t h = key_hash(&k);
 	struct idl_shard *s = shard_of(cache, h);
 
-	pthread_mutex_lock(&s->lock);
-	cache_clock_invalidated(&s->clock, version);
-	size_t slot = s->clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
+	pthread_mutex_lock(&s->base.lock);
+	cache_clock_invalidated(&s->base.clock, version);
+	size_t slot = s->base.clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
 	if (slot != NO_SLOT) {
 		drop_slot(s, slot, h);
-		s->clock.counts.invalidations++;
+		s->base.clock.counts.invalidations++;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->base.lock);
 }
 
-void idl_cache_get_stats(struct idl_cache *cache, struct idl_cache_stats *out)
+void idl_cache_get_stats(struct idl_cache *cache, struct cache_stats *out)
 {
-	struct cache_counters sum = { 0 };
-	uint64_t size = 0;
-	for (size_t i = 0; i < cache->n_shards; i++) {
-		struct idl_shard *s = &cache->shards[i];
-		pthread_mutex_lock(&s->lock);
-		cache_counters_add(&sum, &s->clock.counts);
-		size += s->clock.used;
-		pthread_mutex_unlock(&s->lock);
-	}
-	*out = (struct idl_cache_stats){
-		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
-		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
-		.size = size, .capacity = cache->capacity,
-	};
+	cache_get_stats(&cache->head, out);
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "id2entry.h"
 #include "index_postings.h"
 #include "tool_load.h"
@@ -183,14 +184,10 @@ static void malformed(struct check_run *c, const char *what)
 
 static int remember_bad(struct check_run *c, uint64_t id)
 {
-	if (c->n_bad == c->bad_cap) {
-		size_t cap = c->bad_cap ? 2 * c->bad_cap : 64;
-		uint64_t *ids = realloc(c->bad_ids, cap * sizeof(*ids));
-		if (ids == NULL)
-			return LUMEN_ENOMEM;
-		c->bad_ids = ids;
-		c->bad_cap = cap;
-	}
+	uint64_t *ids = array_reserve(c->bad_ids, &c->bad_cap, c->n_bad + 1, sizeof(*ids), 64);
+	if (ids == NULL)
+		return LUMEN_ENOMEM;
+	c->bad_ids = ids;
 	c->bad_ids[c->n_bad++] = id;
 	return LUMEN_OK;
 }
@@ -244,14 +241,11 @@ static int note_range(struct check_run *c, uint64_t lo, uint64_t hi, bool covere
 		}
 		return LUMEN_OK;
 	}
-	if (c->n_ranges == c->ranges_cap) {
-		size_t cap = c->ranges_cap ? 2 * c->ranges_cap : 64;
-		struct range_key *r = realloc(c->ranges, cap * sizeof(*r));
-		if (r == NULL)
-			return LUMEN_ENOMEM;
-		c->ranges = r;
-		c->ranges_cap = cap;
-	}
+	struct range_key *r = array_reserve(c->ranges, &c->ranges_cap, c->n_ranges + 1,
+					    sizeof(*r), 64);
+	if (r == NULL)
+		return LUMEN_ENOMEM;
+	c->ranges = r;
 	c->ranges[c->n_ranges++] = (struct range_key){ c->table, c->key, lo, hi, covered };
 	return LUMEN_OK;
 }

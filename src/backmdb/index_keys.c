@@ -26,16 +26,11 @@ static int reserve(struct key_builder *b, size_t more)
 {
 	if (b->n + more <= b->cap)
 		return LUMEN_OK;
-	size_t cap = b->cap ? b->cap * 2 : 32;
-	while (cap < b->n + more)
-		cap *= 2;
-	struct index_key *keys = arena_alloc(b->arena, cap * sizeof(*keys));
+	struct index_key *keys = arena_reserve(b->arena, b->keys, b->n, &b->cap, b->n + more,
+					       sizeof(*keys), 32);
 	if (keys == NULL)
 		return LUMEN_ENOMEM;
-	if (b->n > 0)
-		memcpy(keys, b->keys, b->n * sizeof(*keys));
 	b->keys = keys;
-	b->cap = cap;
 	return LUMEN_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "idl.h"
 #include "lumen_error.h"
 
@@ -133,15 +134,14 @@ static int grow_slots(struct postings *p)
 
 static int grow_lists(struct postings *p)
 {
-	size_t cap = p->lists_cap ? p->lists_cap * 2 : INITIAL_SLOTS;
-
-	if (cap > UINT32_MAX - 1)
+	/* list numbers are 32-bit: the doubled capacity must stay below UINT32_MAX */
+	if (p->lists_cap > (UINT32_MAX - 1) / 2)
 		return LUMEN_ENOMEM;
-	struct posting_list *lists = realloc(p->lists, cap * sizeof(*lists));
+	struct posting_list *lists = array_reserve(p->lists, &p->lists_cap, p->lists_cap + 1,
+						   sizeof(*lists), INITIAL_SLOTS);
 	if (lists == NULL)
 		return LUMEN_ENOMEM;
 	p->lists = lists;
-	p->lists_cap = cap;
 	return LUMEN_OK;
 }
 
@@ -196,12 +196,11 @@ static uint32_t new_block(struct postings *p)
 		return 0;
 	if (p->n_blocks / BLOCKS_PER_CHUNK >= p->n_chunks) {
 		if (p->n_chunks == p->chunks_cap) {
-			size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 16;
-			uint8_t **chunks = realloc(p->chunks, cap * sizeof(*chunks));
+			uint8_t **chunks = array_reserve(p->chunks, &p->chunks_cap, p->n_chunks + 1,
+							 sizeof(*chunks), 16);
 			if (chunks == NULL)
 				return 0;
 			p->chunks = chunks;
-			p->chunks_cap = cap;
 		}
 		p->chunks[p->n_chunks] = malloc((size_t)BLOCKS_PER_CHUNK * BLOCK_SIZE);
 		if (p->chunks[p->n_chunks] == NULL)

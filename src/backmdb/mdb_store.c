@@ -21,6 +21,22 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "entry IDs need a 64-bit size
 static const char meta_version_key[] = "version";
 static const char meta_next_id_key[] = "next_id";
 
+int mdb_store_last_key(MDB_txn *txn, MDB_dbi dbi, uint64_t *id)
+{
+	MDB_cursor *cursor;
+	MDB_val key, data;
+
+	*id = 0;
+	int mrc = mdb_cursor_open(txn, dbi, &cursor);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	mrc = mdb_cursor_get(cursor, &key, &data, MDB_LAST);
+	if (mrc == MDB_SUCCESS && key.mv_size == sizeof(*id))
+		memcpy(id, key.mv_data, sizeof(*id));
+	mdb_cursor_close(cursor);
+	return mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);
+}
+
 int mdb_store_map_error(int mdb_rc)
 {
 	switch (mdb_rc) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "dn.h"
 #include "lumen_error.h"
 
@@ -25,15 +26,10 @@ static int fail(char *err, size_t errlen, const char *file, unsigned line, int c
 static int fail(char *err, size_t errlen, const char *file, unsigned line, int code,
 		const char *fmt, ...)
 {
-	if (err == NULL || errlen == 0)
-		return code;
-	int n = snprintf(err, errlen, "%s:%u: access: ", file, line);
-	if (n >= 0 && (size_t)n < errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	code = lumen_vfail_at(err, errlen, file, line, "access", code, fmt, ap);
+	va_end(ap);
 	return code;
 }
 
@@ -340,12 +336,9 @@ static void rule_release(struct access_rule *rule)
 static int parse_by_clause(const struct parse_site *site, struct access_rule *rule,
 			   size_t argc, char **argv, size_t *pos)
 {
-	struct access_who *bigger = realloc(rule->who, (rule->n_who + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct access_who *who = ARRAY_PUSH(rule->who, rule->n_who);
+	if (who == NULL)
 		return LUMEN_ENOMEM;
-	rule->who = bigger;
-	struct access_who *who = &rule->who[rule->n_who++];
-	memset(who, 0, sizeof(*who));
 
 	if (*pos >= argc)
 		return SITE_FAIL(site, LUMEN_EMALFORMED, "`by` without WHO");
@@ -399,14 +392,11 @@ static int rules_reserve(struct access_rules *rules)
 		arena_init(&rules->arena, 0);
 		rules->arena_ready = true;
 	}
-	if (rules->n_rules < rules->cap_rules)
-		return LUMEN_OK;
-	size_t cap = rules->cap_rules != 0 ? rules->cap_rules * 2 : 8;
-	struct access_rule *bigger = realloc(rules->rules, cap * sizeof(*bigger));
+	struct access_rule *bigger = array_reserve(rules->rules, &rules->cap_rules,
+						   rules->n_rules + 1, sizeof(*bigger), 8);
 	if (bigger == NULL)
 		return LUMEN_ENOMEM;
 	rules->rules = bigger;
-	rules->cap_rules = cap;
 	return LUMEN_OK;
 }
 

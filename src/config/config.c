@@ -180,7 +180,7 @@ static int apply_include(struct parse_state *st, size_t argc, char **argv)
 
 /* include is the loader's own directive; the groups bring theirs. */
 static const struct directive loader_rows[] = {
-	{ "include", SECTION_ANY, 1, 1, "include <file>", apply_include },
+	{ "include", SECTION_ANY, 1, 1, "include <file>", apply_include, NULL },
 };
 
 static const struct directive_table loader_directives = {
@@ -251,6 +251,8 @@ static int apply_line(struct parse_state *st, char *line)
 	if (argc - 1 < d->min_args || argc - 1 > d->max_args)
 		return config_fail_at(st, LUMEN_EMALFORMED, "%s: wrong number of arguments, expected \"%s\"",
 				      d->name, d->usage);
+	if (d->field != NULL)
+		return config_apply_field(st, d->field, argv);
 	return d->apply(st, argc, argv);
 }
 
@@ -438,8 +440,7 @@ void config_free(struct config *cfg)
 		config_free_database(&cfg->databases[i]);
 	free(cfg->databases);
 	config_free_security(cfg);
-	if (cfg->schema != NULL)
-		schema_free(cfg->schema);
+	schema_free(cfg->schema);
 	free(cfg->path);
 	free(cfg->pidfile);
 	free(cfg->argsfile);

@@ -11,18 +11,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
 
 int config_fail_at(struct parse_state *st, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(st->err, st->errlen, "%s:%u: ", st->file->path, st->file->line);
-	if (n >= 0 && (size_t)n < st->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(st->err + n, st->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	code = lumen_vfail_at(st->err, st->errlen, st->file->path, st->file->line, NULL, code, fmt,
+			      ap);
+	va_end(ap);
 	return code;
 }
 
@@ -48,15 +47,11 @@ int config_set_string(char **slot, const char *value)
 /* Append a copy of value to a string array. */
 int config_push_string(char ***array, size_t *n, const char *value)
 {
-	char **bigger = realloc(*array, (*n + 1) * sizeof(**array));
-	if (bigger == NULL)
+	char **added = ARRAY_PUSH(*array, *n);
+	if (added == NULL)
 		return LUMEN_ENOMEM;
-	*array = bigger;
-	bigger[*n] = strdup(value);
-	if (bigger[*n] == NULL)
-		return LUMEN_ENOMEM;
-	(*n)++;
-	return LUMEN_OK;
+	*added = strdup(value);
+	return *added != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
 /* Decimal unsigned number in [min, max], with an optional K/M/G/T suffix
@@ -100,6 +95,34 @@ int config_number_arg(struct parse_state *st, const char *directive, const char 
 				      directive, (unsigned long long)min, (unsigned long long)max,
 				      allow_suffix ? " (optionally with K, M, G or T)" : "", text);
 	return LUMEN_OK;
+}
+
+/* v into a number field of size bytes (an unsigned, a size_t or a uint64_t). */
+static void store_number(void *at, size_t size, uint64_t v)
+{
+	if (size == sizeof(unsigned)) {
+		unsigned u = (unsigned)v;
+		memcpy(at, &u, sizeof(u));
+	} else if (size == sizeof(uint64_t)) {
+		memcpy(at, &v, sizeof(v));
+	} else {
+		size_t z = (size_t)v;
+		memcpy(at, &z, sizeof(z));
+	}
+}
+
+int config_apply_field(struct parse_state *st, const struct config_field *field, char **argv)
+{
+	char *base = field->in_database ? (char *)st->db : (char *)st->cfg;
+	char *at = base + field->offset;
+	if (field->kind == CONFIG_FIELD_STRING)
+		return config_set_string((char **)(void *)at, argv[1]);
+	uint64_t v;
+	int rc = config_number_arg(st, argv[0], argv[1], field->min, field->max,
+				   field->allow_suffix, &v);
+	if (rc == LUMEN_OK)
+		store_number(at, field->size, v);
+	return rc;
 }
 
 /* A sizelimit/timelimit value: a count, "unlimited" or -1. */

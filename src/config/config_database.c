@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
 
@@ -18,13 +19,9 @@ static int apply_database(struct parse_state *st, size_t argc, char **argv)
 				      "database: expected \"mdb\" (the only backend), got \"%s\"",
 				      argv[1]);
 	struct config *cfg = st->cfg;
-	struct config_database *bigger =
-		realloc(cfg->databases, (cfg->n_databases + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_database *db = ARRAY_PUSH(cfg->databases, cfg->n_databases);
+	if (db == NULL)
 		return LUMEN_ENOMEM;
-	cfg->databases = bigger;
-	struct config_database *db = &bigger[cfg->n_databases++];
-	memset(db, 0, sizeof(*db));
 	db->maxsize = CONFIG_DEFAULT_MAXSIZE;
 	db->maxreaders = CONFIG_DEFAULT_MAXREADERS;
 	db->sizelimit = CONFIG_LIMIT_INHERIT;
@@ -41,12 +38,6 @@ static int apply_suffix(struct parse_state *st, size_t argc, char **argv)
 	return config_push_string(&st->db->suffixes, &st->db->n_suffixes, argv[1]);
 }
 
-static int apply_rootdn(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->db->rootdn, argv[1]);
-}
-
 static int apply_rootpw(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -54,29 +45,6 @@ static int apply_rootpw(struct parse_state *st, size_t argc, char **argv)
 		return config_fail_at(st, LUMEN_EMALFORMED,
 				      "rootpw: expected a non-empty password");
 	return config_set_string(&st->db->rootpw, argv[1]);
-}
-
-static int apply_directory(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->db->directory, argv[1]);
-}
-
-static int apply_maxsize(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_number_arg(st, argv[0], argv[1], 1u << 20, UINT64_MAX >> 1, true,
-				 &st->db->maxsize);
-}
-
-static int apply_maxreaders(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 65536, false, &v);
-	if (rc == LUMEN_OK)
-		st->db->maxreaders = (unsigned)v;
-	return rc;
 }
 
 static int apply_dbnosync(struct parse_state *st, size_t argc, char **argv)
@@ -144,13 +112,9 @@ static int apply_index(struct parse_state *st, size_t argc, char **argv)
 					      "index: expected index kinds from pres,eq,sub,approx, got \"%s\"",
 					      bad);
 	}
-	struct config_index *bigger =
-		realloc(db->indexes, (db->n_indexes + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_index *ix = ARRAY_PUSH(db->indexes, db->n_indexes);
+	if (ix == NULL)
 		return LUMEN_ENOMEM;
-	db->indexes = bigger;
-	struct config_index *ix = &bigger[db->n_indexes++];
-	memset(ix, 0, sizeof(*ix));
 	ix->kinds = kinds;
 	ix->origin = config_origin(st);
 	if (ix->origin == NULL)
@@ -171,13 +135,9 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_database *db = st->db;
 	(void)argc;
-	struct config_overlay *bigger =
-		realloc(db->overlays, (db->n_overlays + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_overlay *o = ARRAY_PUSH(db->overlays, db->n_overlays);
+	if (o == NULL)
 		return LUMEN_ENOMEM;
-	db->overlays = bigger;
-	struct config_overlay *o = &bigger[db->n_overlays++];
-	memset(o, 0, sizeof(*o));
 	o->name = strdup(argv[1]);
 	o->origin = config_origin(st);
 	return o->name != NULL && o->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
@@ -186,13 +146,9 @@ static int apply_overlay(struct parse_state *st, size_t argc, char **argv)
 int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_overlay *o = &st->db->overlays[st->db->n_overlays - 1];
-	struct config_overlay_line *bigger =
-		realloc(o->lines, (o->n_lines + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_overlay_line *line = ARRAY_PUSH(o->lines, o->n_lines);
+	if (line == NULL)
 		return LUMEN_ENOMEM;
-	o->lines = bigger;
-	struct config_overlay_line *line = &bigger[o->n_lines++];
-	memset(line, 0, sizeof(*line));
 	line->origin = config_origin(st);
 	if (line->origin == NULL)
 		return LUMEN_ENOMEM;
@@ -219,19 +175,23 @@ static void free_overlays(struct config_overlay *overlays, size_t n)
 }
 
 static const struct directive rows[] = {
-	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database },
-	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix },
-	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", apply_rootdn },
-	{ "rootpw", SECTION_DATABASE, 1, 1, "rootpw <password>", apply_rootpw },
-	{ "directory", SECTION_DATABASE, 1, 1, "directory <path>", apply_directory },
-	{ "maxsize", SECTION_DATABASE, 1, 1, "maxsize <bytes>", apply_maxsize },
-	{ "maxreaders", SECTION_DATABASE, 1, 1, "maxreaders <count>", apply_maxreaders },
-	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync },
+	{ "database", SECTION_ANY, 1, 1, "database mdb", apply_database, NULL },
+	{ "suffix", SECTION_DATABASE, 1, 1, "suffix <DN>", apply_suffix, NULL },
+	{ "rootdn", SECTION_DATABASE, 1, 1, "rootdn <DN>", NULL, DATABASE_STRING(rootdn) },
+	{ "rootpw", SECTION_DATABASE, 1, 1, "rootpw <password>", apply_rootpw, NULL },
+	{ "directory", SECTION_DATABASE, 1, 1, "directory <path>", NULL,
+	  DATABASE_STRING(directory) },
+	{ "maxsize", SECTION_DATABASE, 1, 1, "maxsize <bytes>", NULL,
+	  DATABASE_NUMBER(maxsize, 1u << 20, UINT64_MAX >> 1, true) },
+	{ "maxreaders", SECTION_DATABASE, 1, 1, "maxreaders <count>", NULL,
+	  DATABASE_NUMBER(maxreaders, 1, 65536, false) },
+	{ "dbnosync", SECTION_DATABASE, 0, 0, "dbnosync", apply_dbnosync, NULL },
 	{ "index", SECTION_DATABASE, 1, 2, "index <attr[,attr...]> [pres,eq,sub,approx]",
-	  apply_index },
-	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize },
-	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize },
-	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay },
+	  apply_index, NULL },
+	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize, NULL },
+	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize,
+	  NULL },
+	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay, NULL },
 };
 
 /* The directives of a database section (and `database`, which opens one). */

@@ -10,40 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "lumen_error.h"
-
-static int apply_pidfile(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->cfg->pidfile, argv[1]);
-}
-
-static int apply_argsfile(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->cfg->argsfile, argv[1]);
-}
-
-static int apply_threads(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 1024, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->threads = (unsigned)v;
-	return rc;
-}
-
-static int apply_listener_threads(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 64, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->listener_threads = (unsigned)v;
-	return rc;
-}
 
 static int apply_loglevel(struct parse_state *st, size_t argc, char **argv)
 {
@@ -69,88 +38,6 @@ static int apply_timelimit(struct parse_state *st, size_t argc, char **argv)
 	(void)argc;
 	return config_limit_arg(st, argv[0], argv[1],
 				st->db != NULL ? &st->db->timelimit : &st->cfg->timelimit);
-}
-
-static int apply_idletimeout(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 0, INT_MAX, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->idletimeout = (unsigned)v;
-	return rc;
-}
-
-static int apply_writetimeout(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 0, INT_MAX, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->writetimeout = (unsigned)v;
-	return rc;
-}
-
-/* Frontend PDU bounds: at least one small PDU, at most 1 GiB. */
-static int apply_max_incoming(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 64, 1u << 30, true, &v);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (strcasecmp(argv[0], "sockbuf_max_incoming") == 0)
-		st->cfg->max_incoming = (size_t)v;
-	else
-		st->cfg->max_incoming_auth = (size_t)v;
-	return LUMEN_OK;
-}
-
-static int apply_max_pending(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 65536, false, &v);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (strcasecmp(argv[0], "conn_max_pending") == 0)
-		st->cfg->max_pending = (unsigned)v;
-	else
-		st->cfg->max_pending_auth = (unsigned)v;
-	return LUMEN_OK;
-}
-
-/*
- * Memory bounds per connection (conn_max_memory[_auth]) and in total
- * (conn_total_memory, 0 = none). A connection always gets room for one
- * request, so a per-connection bound below the PDU size only serialises.
- */
-static int apply_conn_memory(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	bool total = strcasecmp(argv[0], "conn_total_memory") == 0;
-	int rc = config_number_arg(st, argv[0], argv[1], total ? 0 : 64u * 1024u,
-				   total ? (1ull << 40) : (1ull << 32), true, &v);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (total)
-		st->cfg->conn_total_memory = v;
-	else if (strcasecmp(argv[0], "conn_max_memory") == 0)
-		st->cfg->conn_max_memory = (size_t)v;
-	else
-		st->cfg->conn_max_memory_auth = (size_t)v;
-	return LUMEN_OK;
-}
-
-static int apply_first_pdu_timeout(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 0, 3600, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->first_pdu_timeout = (unsigned)v;
-	return rc;
 }
 
 /* `allow`/`disallow` features; only the bind ones exist so far. */
@@ -202,22 +89,6 @@ static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv
 	return LUMEN_OK;
 }
 
-/* The /metrics listener's bounds: clients at once, seconds per exchange. */
-static int apply_metrics_bounds(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	bool timeout = strcasecmp(argv[0], "metrics-timeout") == 0;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, timeout ? 3600 : 4096, false, &v);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (timeout)
-		st->cfg->metrics_timeout = (unsigned)v;
-	else
-		st->cfg->metrics_max_connections = (unsigned)v;
-	return LUMEN_OK;
-}
-
 static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -241,11 +112,9 @@ static int apply_moduleload(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config *cfg = st->cfg;
 	(void)argc;
-	struct config_module *bigger = realloc(cfg->modules, (cfg->n_modules + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_module *m = ARRAY_PUSH(cfg->modules, cfg->n_modules);
+	if (m == NULL)
 		return LUMEN_ENOMEM;
-	cfg->modules = bigger;
-	struct config_module *m = &bigger[cfg->n_modules++];
 	m->name = module_name(argv[1]);
 	m->origin = config_origin(st);
 	return m->name != NULL && m->origin != NULL ? LUMEN_OK : LUMEN_ENOMEM;
@@ -269,86 +138,71 @@ void config_free_modules(struct config *cfg)
 	free(cfg->modules);
 }
 
-static int apply_logfile(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	return config_set_string(&st->cfg->logfile, argv[1]);
-}
-
-static int apply_conn_max(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 0, 1u << 24, false, &v);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (strcasecmp(argv[0], "conn_max") == 0)
-		st->cfg->conn_max = (unsigned)v;
-	else
-		st->cfg->conn_max_per_ip = (unsigned)v;
-	return LUMEN_OK;
-}
-
-/* Deeper filters are refused (protocolError); the recursions over a filter
- * must fit a worker's stack, sanitizers included: hence the ceiling. */
-static int apply_maxfilterdepth(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, CONFIG_MAX_FILTER_DEPTH, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->max_filter_depth = (unsigned)v;
-	return rc;
-}
-
+/*
+ * Frontend PDU bounds: at least one small PDU, at most 1 GiB. Memory bounds
+ * per connection (conn_max_memory[_auth]) and in total (conn_total_memory,
+ * 0 = none): a connection always gets room for one request, so a
+ * per-connection bound below the PDU size only serialises. The /metrics
+ * listener's bounds: clients at once, seconds per exchange.
+ */
 static const struct directive rows[] = {
-	{ "maxfilterdepth", SECTION_GLOBAL, 1, 1, "maxfilterdepth <depth>", apply_maxfilterdepth },
-	{ "pidfile", SECTION_GLOBAL, 1, 1, "pidfile <file>", apply_pidfile },
+	{ "pidfile", SECTION_GLOBAL, 1, 1, "pidfile <file>", NULL, GLOBAL_STRING(pidfile) },
+	/* Deeper filters are refused (protocolError); the recursions over a
+	 * filter must fit a worker's stack, sanitizers included: the ceiling. */
+	{ "maxfilterdepth", SECTION_GLOBAL, 1, 1, "maxfilterdepth <depth>", NULL,
+	  GLOBAL_NUMBER(max_filter_depth, 1, CONFIG_MAX_FILTER_DEPTH, false) },
 	{ "moduleload", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "moduleload <module> [args]",
-	  apply_moduleload },
-	{ "modulepath", SECTION_GLOBAL, 1, 1, "modulepath <directory>", apply_modulepath },
-	{ "argsfile", SECTION_GLOBAL, 1, 1, "argsfile <file>", apply_argsfile },
-	{ "threads", SECTION_GLOBAL, 1, 1, "threads <count>", apply_threads },
-	{ "listener-threads", SECTION_GLOBAL, 1, 1, "listener-threads <count>",
-	  apply_listener_threads },
+	  apply_moduleload, NULL },
+	{ "modulepath", SECTION_GLOBAL, 1, 1, "modulepath <directory>", apply_modulepath, NULL },
+	{ "argsfile", SECTION_GLOBAL, 1, 1, "argsfile <file>", NULL, GLOBAL_STRING(argsfile) },
+	{ "threads", SECTION_GLOBAL, 1, 1, "threads <count>", NULL,
+	  GLOBAL_NUMBER(threads, 1, 1024, false) },
+	{ "listener-threads", SECTION_GLOBAL, 1, 1, "listener-threads <count>", NULL,
+	  GLOBAL_NUMBER(listener_threads, 1, 64, false) },
 	{ "loglevel", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "loglevel <level>...",
-	  apply_loglevel },
-	{ "sizelimit", SECTION_ANY, 1, 1, "sizelimit <entries>|unlimited", apply_sizelimit },
-	{ "timelimit", SECTION_ANY, 1, 1, "timelimit <seconds>|unlimited", apply_timelimit },
-	{ "idletimeout", SECTION_GLOBAL, 1, 1, "idletimeout <seconds>", apply_idletimeout },
-	{ "writetimeout", SECTION_GLOBAL, 1, 1, "writetimeout <seconds>", apply_writetimeout },
-	{ "sockbuf_max_incoming", SECTION_GLOBAL, 1, 1, "sockbuf_max_incoming <bytes>",
-	  apply_max_incoming },
+	  apply_loglevel, NULL },
+	{ "sizelimit", SECTION_ANY, 1, 1, "sizelimit <entries>|unlimited", apply_sizelimit, NULL },
+	{ "timelimit", SECTION_ANY, 1, 1, "timelimit <seconds>|unlimited", apply_timelimit, NULL },
+	{ "idletimeout", SECTION_GLOBAL, 1, 1, "idletimeout <seconds>", NULL,
+	  GLOBAL_NUMBER(idletimeout, 0, INT_MAX, false) },
+	{ "writetimeout", SECTION_GLOBAL, 1, 1, "writetimeout <seconds>", NULL,
+	  GLOBAL_NUMBER(writetimeout, 0, INT_MAX, false) },
+	{ "sockbuf_max_incoming", SECTION_GLOBAL, 1, 1, "sockbuf_max_incoming <bytes>", NULL,
+	  GLOBAL_NUMBER(max_incoming, 64, 1u << 30, true) },
 	{ "sockbuf_max_incoming_auth", SECTION_GLOBAL, 1, 1,
-	  "sockbuf_max_incoming_auth <bytes>", apply_max_incoming },
-	{ "conn_max_pending", SECTION_GLOBAL, 1, 1, "conn_max_pending <operations>",
-	  apply_max_pending },
+	  "sockbuf_max_incoming_auth <bytes>", NULL,
+	  GLOBAL_NUMBER(max_incoming_auth, 64, 1u << 30, true) },
+	{ "conn_max_pending", SECTION_GLOBAL, 1, 1, "conn_max_pending <operations>", NULL,
+	  GLOBAL_NUMBER(max_pending, 1, 65536, false) },
 	{ "conn_max_pending_auth", SECTION_GLOBAL, 1, 1,
-	  "conn_max_pending_auth <operations>", apply_max_pending },
-	{ "conn_max_memory", SECTION_GLOBAL, 1, 1, "conn_max_memory <bytes>",
-	  apply_conn_memory },
-	{ "conn_max_memory_auth", SECTION_GLOBAL, 1, 1, "conn_max_memory_auth <bytes>",
-	  apply_conn_memory },
-	{ "conn_total_memory", SECTION_GLOBAL, 1, 1, "conn_total_memory <bytes>",
-	  apply_conn_memory },
-	{ "first_pdu_timeout", SECTION_GLOBAL, 1, 1, "first_pdu_timeout <seconds>",
-	  apply_first_pdu_timeout },
-	{ "allow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "allow <feature>...", apply_allow },
+	  "conn_max_pending_auth <operations>", NULL,
+	  GLOBAL_NUMBER(max_pending_auth, 1, 65536, false) },
+	{ "conn_max_memory", SECTION_GLOBAL, 1, 1, "conn_max_memory <bytes>", NULL,
+	  GLOBAL_NUMBER(conn_max_memory, 64u * 1024u, 1ull << 32, true) },
+	{ "conn_max_memory_auth", SECTION_GLOBAL, 1, 1, "conn_max_memory_auth <bytes>", NULL,
+	  GLOBAL_NUMBER(conn_max_memory_auth, 64u * 1024u, 1ull << 32, true) },
+	{ "conn_total_memory", SECTION_GLOBAL, 1, 1, "conn_total_memory <bytes>", NULL,
+	  GLOBAL_NUMBER(conn_total_memory, 0, 1ull << 40, true) },
+	{ "first_pdu_timeout", SECTION_GLOBAL, 1, 1, "first_pdu_timeout <seconds>", NULL,
+	  GLOBAL_NUMBER(first_pdu_timeout, 0, 3600, false) },
+	{ "allow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "allow <feature>...", apply_allow,
+	  NULL },
 	{ "disallow", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "disallow <feature>...",
-	  apply_allow },
+	  apply_allow, NULL },
 	{ "metrics-listen", SECTION_GLOBAL, 1, 1, "metrics-listen <address:port>|none",
-	  apply_metrics_listen },
+	  apply_metrics_listen, NULL },
 	{ "metrics-max-connections", SECTION_GLOBAL, 1, 1, "metrics-max-connections <clients>",
-	  apply_metrics_bounds },
-	{ "metrics-timeout", SECTION_GLOBAL, 1, 1, "metrics-timeout <seconds>",
-	  apply_metrics_bounds },
+	  NULL, GLOBAL_NUMBER(metrics_max_connections, 1, 4096, false) },
+	{ "metrics-timeout", SECTION_GLOBAL, 1, 1, "metrics-timeout <seconds>", NULL,
+	  GLOBAL_NUMBER(metrics_timeout, 1, 3600, false) },
 	{ "slowop-threshold", SECTION_GLOBAL, 1, 1, "slowop-threshold <milliseconds>|off",
-	  apply_slowop_threshold },
-	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", apply_logfile },
-	{ "conn_max", SECTION_GLOBAL, 1, 1, "conn_max <connections>", apply_conn_max },
-	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>",
-	  apply_conn_max },
-	{ "debug-nagle", SECTION_GLOBAL, 1, 1, "debug-nagle on|off", apply_debug_nagle },
+	  apply_slowop_threshold, NULL },
+	{ "logfile", SECTION_GLOBAL, 1, 1, "logfile <file>", NULL, GLOBAL_STRING(logfile) },
+	{ "conn_max", SECTION_GLOBAL, 1, 1, "conn_max <connections>", NULL,
+	  GLOBAL_NUMBER(conn_max, 0, 1u << 24, false) },
+	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>", NULL,
+	  GLOBAL_NUMBER(conn_max_per_ip, 0, 1u << 24, false) },
+	{ "debug-nagle", SECTION_GLOBAL, 1, 1, "debug-nagle on|off", apply_debug_nagle, NULL },
 };
 
 /* The global directives (sizelimit and timelimit also in a database). */

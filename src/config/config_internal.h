@@ -45,10 +45,41 @@ enum directive_section { SECTION_GLOBAL = 1, SECTION_DATABASE = 2,
 			 SECTION_ANY = SECTION_GLOBAL | SECTION_DATABASE };
 
 /*
+ * A directive whose one argument fills one field: a copy of the string, or
+ * a number checked against [min, max] (config_number_arg). The field is a
+ * member of the struct config, or of the current database section's
+ * struct config_database; a number field is an unsigned, a size_t or a
+ * uint64_t (told apart by size). Rows build these with the macros below.
+ */
+struct config_field {
+	enum config_field_kind { CONFIG_FIELD_STRING, CONFIG_FIELD_NUMBER } kind;
+	bool in_database;
+	size_t offset, size;
+	uint64_t min, max;                /* numbers only */
+	bool allow_suffix;                /* numbers only: K, M, G or T */
+};
+
+#define CONFIG_FIELD_OF(type, member) offsetof(type, member), sizeof(((type *)0)->member)
+#define CONFIG_FIELD(kind, in_database, type, member, min, max, allow_suffix) \
+	(&(const struct config_field){ kind, in_database, CONFIG_FIELD_OF(type, member), \
+				       min, max, allow_suffix })
+#define GLOBAL_STRING(member) \
+	CONFIG_FIELD(CONFIG_FIELD_STRING, false, struct config, member, 0, 0, false)
+#define GLOBAL_NUMBER(member, min, max, allow_suffix) \
+	CONFIG_FIELD(CONFIG_FIELD_NUMBER, false, struct config, member, min, max, allow_suffix)
+#define DATABASE_STRING(member) \
+	CONFIG_FIELD(CONFIG_FIELD_STRING, true, struct config_database, member, 0, 0, false)
+#define DATABASE_NUMBER(member, min, max, allow_suffix) \
+	CONFIG_FIELD(CONFIG_FIELD_NUMBER, true, struct config_database, member, min, max, \
+		     allow_suffix)
+
+/*
  * One row of a table: config.c checks the section and the number of
- * arguments (not counting the directive itself) before apply runs, so a
- * handler may index argv[1 .. min_args] freely. apply returns LUMEN_OK or
- * an error with st->err filled in (config_fail_at), or LUMEN_ENOMEM.
+ * arguments (not counting the directive itself) before the row applies,
+ * so a handler may index argv[1 .. min_args] freely. A row has either a
+ * handler, apply, or a field that its one argument fills
+ * (config_apply_field). Both return LUMEN_OK or an error with st->err
+ * filled in (config_fail_at), or LUMEN_ENOMEM.
  */
 struct directive {
 	const char *name;
@@ -57,6 +88,7 @@ struct directive {
 	size_t max_args;
 	const char *usage;                /* what was expected, for errors */
 	int (*apply)(struct parse_state *st, size_t argc, char **argv);
+	const struct config_field *field;  /* instead of apply */
 };
 
 struct directive_table {
@@ -110,6 +142,8 @@ int config_parse_unsigned(const char *text, uint64_t min, uint64_t max, bool all
 /* config_parse_unsigned with the error message for `directive`. */
 int config_number_arg(struct parse_state *st, const char *directive, const char *text,
 		      uint64_t min, uint64_t max, bool allow_suffix, uint64_t *out);
+/* Fills field with the directive's argument, argv[1]. */
+int config_apply_field(struct parse_state *st, const struct config_field *field, char **argv);
 /* A sizelimit/timelimit value: a count, "unlimited" or -1. LUMEN_EMALFORMED. */
 int config_limit_arg(struct parse_state *st, const char *directive, const char *text,
 		     long *out);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "lumen_error.h"
 
 /* Config files are small; anything larger is almost certainly a mistake. */
@@ -120,16 +121,10 @@ static int append_logical(struct config_file *f, size_t *used, const char *s,
 			  size_t len, bool newline_first)
 {
 	size_t need = *used + len + 2;
-	if (need > f->logical_cap) {
-		size_t cap = f->logical_cap ? f->logical_cap : 256;
-		while (cap < need)
-			cap *= 2;
-		char *bigger = realloc(f->logical, cap);
-		if (bigger == NULL)
-			return LUMEN_ENOMEM;
-		f->logical = bigger;
-		f->logical_cap = cap;
-	}
+	char *bigger = array_reserve(f->logical, &f->logical_cap, need, 1, 256);
+	if (bigger == NULL)
+		return LUMEN_ENOMEM;
+	f->logical = bigger;
 	if (newline_first)
 		f->logical[(*used)++] = '\n';
 	memcpy(f->logical + *used, s, len);

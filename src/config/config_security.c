@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "config_internal.h"
 #include "dn.h"
 #include "lumen_error.h"
@@ -80,16 +81,6 @@ static int apply_tls_verify_client(struct parse_state *st, size_t argc, char **a
 			      "TLSVerifyClient: expected never, allow, try or demand, got \"%s\"", argv[1]);
 }
 
-static int apply_tls_handshake_timeout(struct parse_state *st, size_t argc, char **argv)
-{
-	(void)argc;
-	uint64_t v;
-	int rc = config_number_arg(st, argv[0], argv[1], 1, 3600, false, &v);
-	if (rc == LUMEN_OK)
-		st->cfg->tls.handshake_timeout = (unsigned)v;
-	return rc;
-}
-
 /* `security ssf=N simple_bind=N ...`: each word NAME=N. */
 static int apply_security(struct parse_state *st, size_t argc, char **argv)
 {
@@ -141,13 +132,9 @@ static int apply_authz_regexp(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
 	struct config *cfg = st->cfg;
-	struct config_authz_regexp *bigger =
-		realloc(cfg->authz_regexps, (cfg->n_authz_regexps + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_authz_regexp *r = ARRAY_PUSH(cfg->authz_regexps, cfg->n_authz_regexps);
+	if (r == NULL)
 		return LUMEN_ENOMEM;
-	cfg->authz_regexps = bigger;
-	struct config_authz_regexp *r = &bigger[cfg->n_authz_regexps++];
-	memset(r, 0, sizeof(*r));
 	r->origin = config_origin(st);
 	r->pattern = strdup(argv[1]);
 	r->replacement = strdup(argv[2]);
@@ -228,12 +215,9 @@ static int apply_limits(struct parse_state *st, size_t argc, char **argv)
 {
 	struct config_limit **list = st->db != NULL ? &st->db->limits : &st->cfg->limits;
 	size_t *n = st->db != NULL ? &st->db->n_limits : &st->cfg->n_limits;
-	struct config_limit *bigger = realloc(*list, (*n + 1) * sizeof(*bigger));
-	if (bigger == NULL)
+	struct config_limit *l = ARRAY_PUSH(*list, *n);
+	if (l == NULL)
 		return LUMEN_ENOMEM;
-	*list = bigger;
-	struct config_limit *l = &bigger[(*n)++];
-	memset(l, 0, sizeof(*l));
 	l->size = l->time = CONFIG_LIMIT_INHERIT;
 	l->origin = config_origin(st);
 	if (l->origin == NULL)
@@ -246,28 +230,32 @@ static int apply_limits(struct parse_state *st, size_t argc, char **argv)
 
 static const struct directive rows[] = {
 	{ "access", SECTION_ANY, 3, CONFIG_ARGS_UNBOUNDED, "access to <what> by <who> <access>...",
-	  apply_access },
+	  apply_access, NULL },
 	{ "limits", SECTION_ANY, 2, CONFIG_ARGS_UNBOUNDED,
-	  "limits <*|anonymous|users|dn.exact=DN|dn.subtree=DN> size=N time=N", apply_limits },
+	  "limits <*|anonymous|users|dn.exact=DN|dn.subtree=DN> size=N time=N", apply_limits,
+	  NULL },
 	{ "security", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "security ssf=N simple_bind=N",
-	  apply_security },
-	{ "password-hash", SECTION_GLOBAL, 1, 1, "password-hash <{SCHEME}>", apply_password_hash },
+	  apply_security, NULL },
+	{ "password-hash", SECTION_GLOBAL, 1, 1, "password-hash <{SCHEME}>", apply_password_hash,
+	  NULL },
 	{ "password-allow-cleartext", SECTION_GLOBAL, 1, 1, "password-allow-cleartext on|off",
-	  apply_password_cleartext },
+	  apply_password_cleartext, NULL },
 	{ "authz-regexp", SECTION_GLOBAL, 2, 2, "authz-regexp <pattern> <replacement>",
-	  apply_authz_regexp },
-	{ "TLSCertificateFile", SECTION_GLOBAL, 1, 1, "TLSCertificateFile <file>", apply_tls_file },
+	  apply_authz_regexp, NULL },
+	{ "TLSCertificateFile", SECTION_GLOBAL, 1, 1, "TLSCertificateFile <file>", apply_tls_file,
+	  NULL },
 	{ "TLSCertificateKeyFile", SECTION_GLOBAL, 1, 1, "TLSCertificateKeyFile <file>",
-	  apply_tls_file },
+	  apply_tls_file, NULL },
 	{ "TLSCACertificateFile", SECTION_GLOBAL, 1, 1, "TLSCACertificateFile <file>",
-	  apply_tls_file },
+	  apply_tls_file, NULL },
 	{ "TLSCipherSuite", SECTION_GLOBAL, 1, 1, "TLSCipherSuite <OpenSSL cipher list>",
-	  apply_tls_file },
-	{ "TLSProtocolMin", SECTION_GLOBAL, 1, 1, "TLSProtocolMin 3.3|3.4", apply_tls_protocol_min },
+	  apply_tls_file, NULL },
+	{ "TLSProtocolMin", SECTION_GLOBAL, 1, 1, "TLSProtocolMin 3.3|3.4", apply_tls_protocol_min,
+	  NULL },
 	{ "TLSVerifyClient", SECTION_GLOBAL, 1, 1, "TLSVerifyClient never|allow|demand",
-	  apply_tls_verify_client },
+	  apply_tls_verify_client, NULL },
 	{ "tls_handshake_timeout", SECTION_GLOBAL, 1, 1, "tls_handshake_timeout <seconds>",
-	  apply_tls_handshake_timeout },
+	  NULL, GLOBAL_NUMBER(tls.handshake_timeout, 1, 3600, false) },
 };
 
 /* Access control, limits, TLS and passwords. */

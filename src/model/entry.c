@@ -336,6 +336,21 @@ void entry_refresh_classes(struct entry *e)
 
 /* ------------------------------------------------------------- mutation */
 
+/* A copy of an array's n elements in fresh entry memory of cap elements,
+ * *old_cap set to cap (the old copy stays in the entry's chunks until
+ * entry_free); NULL (nothing changed) when out of memory. */
+static void *regrow(struct entry *e, const void *old, size_t n, size_t *old_cap, size_t cap,
+		    size_t size, size_t align)
+{
+	void *grown = entry_mem_alloc(e, cap * size, align);
+	if (grown == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(grown, old, n * size);
+	*old_cap = cap;
+	return grown;
+}
+
 static int grow_attributes(struct entry *e)
 {
 	if (e->n_attributes < e->cap_attributes)
@@ -343,13 +358,11 @@ static int grow_attributes(struct entry *e)
 	if (e->n_attributes >= ENTRY_MAX_ATTRIBUTES)
 		return LUMEN_ELIMIT;
 	size_t cap = e->cap_attributes ? e->cap_attributes * 2 : 8;
-	struct entry_attribute *n = entry_mem_alloc(e, cap * sizeof(*n), alignof(struct entry_attribute));
+	struct entry_attribute *n = regrow(e, e->attributes, e->n_attributes, &e->cap_attributes,
+					   cap, sizeof(*n), alignof(struct entry_attribute));
 	if (n == NULL)
 		return LUMEN_ENOMEM;
-	if (e->n_attributes > 0)
-		memcpy(n, e->attributes, e->n_attributes * sizeof(*n));
 	e->attributes = n;
-	e->cap_attributes = cap;
 	return LUMEN_OK;
 }
 
@@ -362,13 +375,11 @@ static int grow_values(struct entry *e, struct entry_attribute *a, size_t extra)
 	size_t cap = a->cap_values ? a->cap_values * 2 : 4;
 	if (cap < a->n_values + extra)
 		cap = a->n_values + extra;
-	struct entry_value *n = entry_mem_alloc(e, cap * sizeof(*n), alignof(struct entry_value));
+	struct entry_value *n = regrow(e, a->values, a->n_values, &a->cap_values, cap, sizeof(*n),
+				       alignof(struct entry_value));
 	if (n == NULL)
 		return LUMEN_ENOMEM;
-	if (a->n_values > 0)
-		memcpy(n, a->values, a->n_values * sizeof(*n));
 	a->values = n;
-	a->cap_values = cap;
 	return LUMEN_OK;
 }
 
@@ -531,19 +542,36 @@ static int add_values_scratch(struct entry *e, const struct attribute_descriptio
 	}
 	a->n_values += n;
 	a->encoded = (struct ber_view){ NULL, 0 };
-	if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
 	return LUMEN_OK;
+}
+
+/* An add, delete or replace of values, normalizing into scratch memory. */
+typedef int (*values_update_fn)(struct entry *e, const struct attribute_description *ad,
+				const struct ber_view *values, size_t n, size_t *bad_index,
+				struct arena *scratch);
+
+/* Runs update with a scratch arena of its own, freed after, and refreshes
+ * the class bits when it changed objectClass; LUMEN_EINVAL without an
+ * attribute type. */
+static int with_scratch(values_update_fn update, struct entry *e,
+			const struct attribute_description *ad, const struct ber_view *values,
+			size_t n, size_t *bad_index)
+{
+	if (ad == NULL || ad->type == NULL)
+		return LUMEN_EINVAL;
+	struct arena scratch;
+	arena_init(&scratch, 0);
+	int rc = update(e, ad, values, n, bad_index, &scratch);
+	arena_free(&scratch);
+	if (rc == LUMEN_OK && is_object_class_type(ad->type))
+		entry_refresh_classes(e);
+	return rc;
 }
 
 int entry_add_values(struct entry *e, const struct attribute_description *ad,
 		     const struct ber_view *values, size_t n, size_t *bad_index)
 {
-	struct arena scratch;
-	arena_init(&scratch, 0);
-	int rc = add_values_scratch(e, ad, values, n, bad_index, &scratch);
-	arena_free(&scratch);
-	return rc;
+	return with_scratch(add_values_scratch, e, ad, values, n, bad_index);
 }
 
 int entry_add_text(struct entry *e, const char *description, const char *value)
@@ -566,7 +594,7 @@ static int delete_values_scratch(struct entry *e, const struct attribute_descrip
 	struct entry_attribute *a = &e->attributes[index];
 	if (n == 0) {
 		remove_attribute(e, (size_t)index);
-		goto changed;
+		return LUMEN_OK;
 	}
 	/* Find every value first so a missing one leaves the entry untouched. */
 	bool *doomed = arena_calloc(scratch, a->n_values, sizeof(*doomed));
@@ -591,38 +619,26 @@ static int delete_values_scratch(struct entry *e, const struct attribute_descrip
 	a->encoded = (struct ber_view){ NULL, 0 };
 	if (kept == 0)
 		remove_attribute(e, (size_t)index);
-changed:
-	if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
 	return LUMEN_OK;
 }
 
 int entry_delete_values(struct entry *e, const struct attribute_description *ad,
 			const struct ber_view *values, size_t n, size_t *bad_index)
 {
-	if (ad == NULL || ad->type == NULL)
-		return LUMEN_EINVAL;
-	struct arena scratch;
-	arena_init(&scratch, 0);
-	int rc = delete_values_scratch(e, ad, values, n, bad_index, &scratch);
-	arena_free(&scratch);
-	return rc;
+	return with_scratch(delete_values_scratch, e, ad, values, n, bad_index);
 }
 
-int entry_replace_values(struct entry *e, const struct attribute_description *ad,
-			 const struct ber_view *values, size_t n, size_t *bad_index)
+static int replace_values_scratch(struct entry *e, const struct attribute_description *ad,
+				  const struct ber_view *values, size_t n, size_t *bad_index,
+				  struct arena *scratch)
 {
-	if (ad == NULL || ad->type == NULL)
-		return LUMEN_EINVAL;
-	struct arena scratch;
-	arena_init(&scratch, 0);
 	struct ber_view *normalized = NULL;
-	int rc = LUMEN_OK;
+	/* Validate the whole new set before the old one is dropped. */
 	if (n > 0) {
-		/* Validate the whole new set before the old one is dropped. */
-		rc = normalize_new_values(ad->type, NULL, values, n, &scratch, &normalized, bad_index);
+		int rc = normalize_new_values(ad->type, NULL, values, n, scratch, &normalized,
+					      bad_index);
 		if (rc != LUMEN_OK)
-			goto done;
+			return rc;
 	}
 	long index = entry_attribute_index(e, ad);
 	if (index >= 0) {
@@ -630,12 +646,14 @@ int entry_replace_values(struct entry *e, const struct attribute_description *ad
 		remove_attribute(e, (size_t)index);
 	}
 	if (n > 0)
-		rc = add_values_scratch(e, ad, values, n, bad_index, &scratch);
-	else if (is_object_class_type(ad->type))
-		entry_refresh_classes(e);
-done:
-	arena_free(&scratch);
-	return rc;
+		return add_values_scratch(e, ad, values, n, bad_index, scratch);
+	return LUMEN_OK;
+}
+
+int entry_replace_values(struct entry *e, const struct attribute_description *ad,
+			 const struct ber_view *values, size_t n, size_t *bad_index)
+{
+	return with_scratch(replace_values_scratch, e, ad, values, n, bad_index);
 }
 
 /* ------------------------------------------------------------- increment */

@@ -247,12 +247,25 @@ static int apply_increment(struct entry *e, const struct attribute_description *
 	}
 }
 
+/* add or replace: m's values checked against the syntax, then put in. */
+static int apply_values(struct entry *e, const struct attribute_description *ad,
+			const struct ldap_attribute *m,
+			int (*put)(struct entry *e, const struct attribute_description *ad,
+				   const struct ber_view *values, size_t n, size_t *bad_index),
+			struct schema_violation *v)
+{
+	size_t bad = 0;
+	int rc = check_syntax(ad, m->values, m->n_values, v);
+	if (rc == LUMEN_OK && (rc = put(e, ad, m->values, m->n_values, &bad)) != LUMEN_OK)
+		rc = add_error(rc, ad, bad, v);
+	return rc;
+}
+
 int entry_apply_change(struct entry *e, const struct ldap_change *change,
 		       bool from_client, struct schema_violation *v)
 {
 	const struct ldap_attribute *m = &change->modification;
 	struct attribute_description ad;
-	size_t bad = 0;
 	no_violation(v);
 	int rc = parse_description(e->schema, m->type, &ad, v);
 	if (rc == LUMEN_OK)
@@ -264,17 +277,11 @@ int entry_apply_change(struct entry *e, const struct ldap_change *change,
 		if (m->n_values == 0)
 			return violation(v, SCHEMA_VIOLATION_NO_VALUES, "%.*s: no values to add",
 					 VIEW_ARG(m->type));
-		rc = check_syntax(&ad, m->values, m->n_values, v);
-		if (rc == LUMEN_OK && (rc = entry_add_values(e, &ad, m->values, m->n_values, &bad)) != LUMEN_OK)
-			rc = add_error(rc, &ad, bad, v);
-		return rc;
+		return apply_values(e, &ad, m, entry_add_values, v);
 	case LDAP_MOD_DELETE:
 		return apply_delete(e, &ad, m, v);
 	case LDAP_MOD_REPLACE:
-		rc = check_syntax(&ad, m->values, m->n_values, v);
-		if (rc == LUMEN_OK && (rc = entry_replace_values(e, &ad, m->values, m->n_values, &bad)) != LUMEN_OK)
-			rc = add_error(rc, &ad, bad, v);
-		return rc;
+		return apply_values(e, &ad, m, entry_replace_values, v);
 	case LDAP_MOD_INCREMENT:
 		return apply_increment(e, &ad, m, v);
 	}

@@ -487,30 +487,36 @@ static enum filter_result item_matches(struct eval_state *st, const struct filte
 	return result;
 }
 
+static enum filter_result node_evaluate(struct eval_state *st, const struct filter_node *node);
+
+/*
+ * AND (decisive FALSE) or OR (decisive TRUE) of node's children: decisive
+ * as soon as one child is, else UNDEFINED if one was, else the opposite.
+ */
+static inline enum filter_result children_evaluate(struct eval_state *st,
+						   const struct filter_node *node,
+						   enum filter_result decisive)
+{
+	bool undefined = false;
+	for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
+		enum filter_result r = node_evaluate(st, c);
+		if (r == decisive)
+			return decisive;
+		undefined |= r == FILTER_UNDEFINED;
+	}
+	if (undefined)
+		return FILTER_UNDEFINED;
+	return decisive == FILTER_FALSE ? FILTER_TRUE : FILTER_FALSE;
+}
+
 static enum filter_result node_evaluate(struct eval_state *st, const struct filter_node *node)
 {
-	enum filter_result result, r;
+	enum filter_result r;
 	switch (node->type) {
 	case LDAP_FILTER_AND:
-		result = FILTER_TRUE;
-		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = node_evaluate(st, c);
-			if (r == FILTER_FALSE)
-				return FILTER_FALSE;
-			if (r == FILTER_UNDEFINED)
-				result = FILTER_UNDEFINED;
-		}
-		return result;
+		return children_evaluate(st, node, FILTER_FALSE);
 	case LDAP_FILTER_OR:
-		result = FILTER_FALSE;
-		for (const struct filter_node *c = node->children; c != NULL; c = c->next) {
-			r = node_evaluate(st, c);
-			if (r == FILTER_TRUE)
-				return FILTER_TRUE;
-			if (r == FILTER_UNDEFINED)
-				result = FILTER_UNDEFINED;
-		}
-		return result;
+		return children_evaluate(st, node, FILTER_TRUE);
 	case LDAP_FILTER_NOT:
 		r = node_evaluate(st, node->children);
 		return r == FILTER_UNDEFINED ? r : (r == FILTER_TRUE ? FILTER_FALSE : FILTER_TRUE);

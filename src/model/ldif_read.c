@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "lumen_error.h"
 
 #define LDIF_INPUT_CHUNK (64u << 10)
@@ -242,14 +243,10 @@ static int ensure_capacity(void **buf, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return LUMEN_OK;
-	size_t cap_new = *cap > 0 ? *cap : 16;
-	while (cap_new < need)
-		cap_new *= 2;
-	void *grown = realloc(*buf, cap_new * size);
+	void *grown = array_reserve(*buf, cap, need, size, 16);
 	if (grown == NULL)
 		return LUMEN_ENOMEM;
 	*buf = grown;
-	*cap = cap_new;
 	return LUMEN_OK;
 }
 

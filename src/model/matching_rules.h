@@ -44,6 +44,12 @@ NORMALIZER(norm_integer_first_component);
 NORMALIZER(norm_distinguished_name);
 NORMALIZER(norm_unique_member);
 
+/*
+ * An RFC 4512 oid: a numericoid ("2.5.4.3", no leading zeros in an arc)
+ * or a descr ("cn"). The OID syntax and objectIdentifierMatch share it.
+ */
+bool oid_valid(const uint8_t *v, size_t len);
+
 /* The RFC 4517 GeneralizedTime grammar and calendar check (no allocation). */
 bool generalized_time_valid(const uint8_t *v, size_t len);
 

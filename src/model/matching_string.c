@@ -47,10 +47,9 @@ int matching_prepare_string(const uint8_t *value, size_t len, unsigned flags,
 		} else {
 			if (flags & MATCHING_PREP_IA5_ONLY)
 				return LUMEN_EMALFORMED;
-			int used = utf8_decode(value + i, len - i, &cp);
-			if (used < 0)
-				return used;
-			i += (size_t)used;
+			int rc = utf8_decode_next(value, len, &i, &cp);
+			if (rc != LUMEN_OK)
+				return rc;
 		}
 		switch (unicode_map_class(cp)) {
 		case UNICODE_MAP_NOTHING:
@@ -72,53 +71,22 @@ int matching_prepare_string(const uint8_t *value, size_t len, unsigned flags,
 
 /* ---------------------------------------------------- rule normalizers */
 
-int norm_case_ignore(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_FOLD_CASE, a, out);
-}
+/* A normalizer that is string preparation with fixed flags; each a row. */
+#define PREPARED(name, flags) \
+	NORMALIZER(name) \
+	{ \
+		return matching_prepare_string(v, len, (flags), a, out); \
+	}
 
-int norm_case_ignore_piece(const uint8_t *v, size_t len, struct arena *a,
-			   struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_PIECE,
-				       a, out);
-}
-
-int norm_case_exact(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
-{
-	return matching_prepare_string(v, len, 0, a, out);
-}
-
-int norm_case_exact_piece(const uint8_t *v, size_t len, struct arena *a,
-			  struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_PIECE, a, out);
-}
-
-int norm_ia5_ignore(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_IA5_ONLY,
-				       a, out);
-}
-
-int norm_ia5_ignore_piece(const uint8_t *v, size_t len, struct arena *a,
-			  struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_IA5_ONLY |
-				       MATCHING_PREP_PIECE, a, out);
-}
-
-int norm_ia5_exact(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_IA5_ONLY, a, out);
-}
-
-int norm_ia5_exact_piece(const uint8_t *v, size_t len, struct arena *a,
-			 struct ber_view *out)
-{
-	return matching_prepare_string(v, len, MATCHING_PREP_IA5_ONLY | MATCHING_PREP_PIECE,
-				       a, out);
-}
+PREPARED(norm_case_ignore, MATCHING_PREP_FOLD_CASE)
+PREPARED(norm_case_ignore_piece, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_PIECE)
+PREPARED(norm_case_exact, 0)
+PREPARED(norm_case_exact_piece, MATCHING_PREP_PIECE)
+PREPARED(norm_ia5_ignore, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_IA5_ONLY)
+PREPARED(norm_ia5_ignore_piece, MATCHING_PREP_FOLD_CASE | MATCHING_PREP_IA5_ONLY |
+	 MATCHING_PREP_PIECE)
+PREPARED(norm_ia5_exact, MATCHING_PREP_IA5_ONLY)
+PREPARED(norm_ia5_exact_piece, MATCHING_PREP_IA5_ONLY | MATCHING_PREP_PIECE)
 
 /* Prepare, then drop every byte in `drop` (RFC 4518 §2.6.2, §2.6.3). */
 static int prepare_and_drop(const uint8_t *v, size_t len, unsigned flags, const char *drop,

@@ -282,8 +282,7 @@ int norm_octet_string(const uint8_t *v, size_t len, struct arena *a, struct ber_
 	return copy_out(v, len, a, out);
 }
 
-/* numericoid ("2.5.4.3") or descr ("cn"); descrs lower-cased, not resolved. */
-static bool is_oid_or_descr(const uint8_t *v, size_t len)
+bool oid_valid(const uint8_t *v, size_t len)
 {
 	if (len == 0)
 		return false;
@@ -311,7 +310,8 @@ static bool is_oid_or_descr(const uint8_t *v, size_t len)
 
 int norm_object_identifier(const uint8_t *v, size_t len, struct arena *a, struct ber_view *out)
 {
-	if (!is_oid_or_descr(v, len))
+	/* descrs lower-cased, not resolved */
+	if (!oid_valid(v, len))
 		return LUMEN_EMALFORMED;
 	return copy_lower(v, len, a, out);
 }

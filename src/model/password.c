@@ -17,10 +17,8 @@
 #include "lumen_error.h"
 #include "password_private.h"
 
-static int digest_check(const struct password_scheme *sc, const char *encoded,
-			size_t encoded_len, const void *given, size_t given_len, bool *match);
-static int digest_hash(const struct password_scheme *sc, const void *password, size_t len,
-		       const void *salt, size_t salt_len, char *out, size_t out_size);
+static PASSWORD_CHECK(digest_check);
+static PASSWORD_HASH(digest_hash);
 
 /* Adding a scheme is adding a row. */
 static const struct password_scheme schemes[] = {

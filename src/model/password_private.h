@@ -10,14 +10,21 @@
 
 struct password_scheme;
 
-/* Checks `given` against the encoded part (after "{NAME}"). */
-typedef int (*password_check_fn)(const struct password_scheme *scheme, const char *encoded,
-				 size_t encoded_len, const void *given, size_t given_len,
-				 bool *match);
-/* Writes the whole "{NAME}..." value for password with salt into out. */
-typedef int (*password_hash_fn)(const struct password_scheme *scheme, const void *password,
-				size_t len, const void *salt, size_t salt_len, char *out,
-				size_t out_size);
+/*
+ * The two signatures every scheme implements, written once: a check of
+ * `given` against the encoded part (after "{NAME}"), and a hash that writes
+ * the whole "{NAME}..." value for password with salt into out. Each macro
+ * declares (or begins the definition of) a function of that signature.
+ */
+#define PASSWORD_CHECK(name) \
+	int name(const struct password_scheme *scheme, const char *encoded, size_t encoded_len, \
+		 const void *given, size_t given_len, bool *match)
+#define PASSWORD_HASH(name) \
+	int name(const struct password_scheme *scheme, const void *password, size_t len, \
+		 const void *salt, size_t salt_len, char *out, size_t out_size)
+
+typedef PASSWORD_CHECK((*password_check_fn));
+typedef PASSWORD_HASH((*password_hash_fn));
 
 struct password_scheme {
 	const char *name;
@@ -28,21 +35,12 @@ struct password_scheme {
 	size_t digest_len;
 };
 
-int password_pbkdf2_check(const struct password_scheme *scheme, const char *encoded,
-			  size_t encoded_len, const void *given, size_t given_len, bool *match);
-int password_pbkdf2_hash(const struct password_scheme *scheme, const void *password,
-			 size_t len, const void *salt, size_t salt_len, char *out,
-			 size_t out_size);
-int password_argon2_check(const struct password_scheme *scheme, const char *encoded,
-			  size_t encoded_len, const void *given, size_t given_len, bool *match);
-int password_argon2_hash(const struct password_scheme *scheme, const void *password,
-			 size_t len, const void *salt, size_t salt_len, char *out,
-			 size_t out_size);
-int password_crypt_check(const struct password_scheme *scheme, const char *encoded,
-			 size_t encoded_len, const void *given, size_t given_len, bool *match);
-int password_crypt_hash(const struct password_scheme *scheme, const void *password,
-			size_t len, const void *salt, size_t salt_len, char *out,
-			size_t out_size);
+PASSWORD_CHECK(password_pbkdf2_check);
+PASSWORD_HASH(password_pbkdf2_hash);
+PASSWORD_CHECK(password_argon2_check);
+PASSWORD_HASH(password_argon2_hash);
+PASSWORD_CHECK(password_crypt_check);
+PASSWORD_HASH(password_crypt_hash);
 
 /*
  * Writes "{NAME}" + body (body_len bytes) + NUL into out.

@@ -9,21 +9,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "lumen_error.h"
 #include "schema_internal.h"
 
 int schema_error(char *err, size_t errlen, const struct schema_origin *origin, int rc,
 		 const char *fmt, ...)
 {
-	if (err == NULL || errlen == 0)
-		return rc;
-	int n = snprintf(err, errlen, "%s:%u: ", origin->file, origin->line);
-	if (n >= 0 && (size_t)n < errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	rc = lumen_vfail_at(err, errlen, origin->file, origin->line, NULL, rc, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -142,26 +138,15 @@ static int register_keys(struct name_table *table, const char *oid,
 	return LUMEN_OK;
 }
 
-static int grow_array(void **array, size_t *cap, size_t count)
-{
-	if (count < *cap)
-		return LUMEN_OK;
-	size_t cap2 = *cap ? *cap * 2 : 64;
-	void *grown = realloc(*array, cap2 * sizeof(void *));
-	if (grown == NULL)
-		return LUMEN_ENOMEM;
-	*array = grown;
-	*cap = cap2;
-	return LUMEN_OK;
-}
-
 int schema_add_attribute_type(struct schema *s, struct attribute_type_def *def,
 			      char *err, size_t errlen)
 {
-	int rc = grow_array((void **)&s->types, &s->cap_types, s->n_types);
-	if (rc != LUMEN_OK)
-		return schema_error(err, errlen, &def->origin, rc, "out of memory");
-	rc = register_keys(&s->type_names, def->type.oid, def->type.names, def->type.n_names,
+	struct attribute_type_def **types = array_reserve(s->types, &s->cap_types, s->n_types + 1,
+							  sizeof(*types), 64);
+	if (types == NULL)
+		return schema_error(err, errlen, &def->origin, LUMEN_ENOMEM, "out of memory");
+	s->types = types;
+	int rc = register_keys(&s->type_names, def->type.oid, def->type.names, def->type.n_names,
 			   def, &def->origin, "attribute type", err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
@@ -173,10 +158,12 @@ int schema_add_attribute_type(struct schema *s, struct attribute_type_def *def,
 int schema_add_object_class(struct schema *s, struct object_class_def *def,
 			    char *err, size_t errlen)
 {
-	int rc = grow_array((void **)&s->classes, &s->cap_classes, s->n_classes);
-	if (rc != LUMEN_OK)
-		return schema_error(err, errlen, &def->origin, rc, "out of memory");
-	rc = register_keys(&s->class_names, def->object_class.oid, def->object_class.names,
+	struct object_class_def **classes = array_reserve(s->classes, &s->cap_classes,
+							  s->n_classes + 1, sizeof(*classes), 64);
+	if (classes == NULL)
+		return schema_error(err, errlen, &def->origin, LUMEN_ENOMEM, "out of memory");
+	s->classes = classes;
+	int rc = register_keys(&s->class_names, def->object_class.oid, def->object_class.names,
 			   def->object_class.n_names, def, &def->origin, "object class",
 			   err, errlen);
 	if (rc != LUMEN_OK)

@@ -13,6 +13,24 @@
 
 enum { RESOLVE_NEW = 0, RESOLVE_ACTIVE, RESOLVE_DONE };
 
+/*
+ * Entering the resolution of a definition (depth first along SUP):
+ * RESOLVE_NEW if it is to be resolved now (it is then marked active),
+ * RESOLVE_DONE if it already is, or the SUP-cycle error when it is being
+ * resolved further up the chain that reached it again.
+ */
+static int resolve_enter(int *state, const struct schema_origin *origin, const char *kind,
+			 const char *name, char *err, size_t errlen)
+{
+	if (*state == RESOLVE_ACTIVE)
+		return schema_error(err, errlen, origin, LUMEN_EMALFORMED, "%s %s: SUP cycle",
+				    kind, name);
+	if (*state == RESOLVE_DONE)
+		return RESOLVE_DONE;
+	*state = RESOLVE_ACTIVE;
+	return RESOLVE_NEW;
+}
+
 static int resolve_rule(struct schema *s, struct attribute_type_def *def, const char *name,
 			enum matching_usage usage, const struct matching_rule **out,
 			char *err, size_t errlen)
@@ -40,12 +58,10 @@ static int resolve_attribute_type(struct schema *s, struct attribute_type_def *d
 	struct attribute_type *at = &def->type;
 	int rc;
 
-	if (def->resolve_state == RESOLVE_DONE)
-		return LUMEN_OK;
-	if (def->resolve_state == RESOLVE_ACTIVE)
-		return schema_error(err, errlen, &def->origin, LUMEN_EMALFORMED,
-				    "attribute type %s: SUP cycle", attribute_type_name(at));
-	def->resolve_state = RESOLVE_ACTIVE;
+	rc = resolve_enter(&def->resolve_state, &def->origin, "attribute type",
+			   attribute_type_name(at), err, errlen);
+	if (rc != RESOLVE_NEW)
+		return rc == RESOLVE_DONE ? LUMEN_OK : rc;
 
 	if (def->sup_name != NULL) {
 		struct attribute_type_def *sup =
@@ -153,12 +169,10 @@ static int resolve_object_class(struct schema *s, struct object_class_def *def,
 	const struct attribute_type **must = NULL, **may = NULL;
 	int rc;
 
-	if (def->resolve_state == RESOLVE_DONE)
-		return LUMEN_OK;
-	if (def->resolve_state == RESOLVE_ACTIVE)
-		return schema_error(err, errlen, &def->origin, LUMEN_EMALFORMED,
-				    "object class %s: SUP cycle", object_class_name(oc));
-	def->resolve_state = RESOLVE_ACTIVE;
+	rc = resolve_enter(&def->resolve_state, &def->origin, "object class",
+			   object_class_name(oc), err, errlen);
+	if (rc != RESOLVE_NEW)
+		return rc == RESOLVE_DONE ? LUMEN_OK : rc;
 
 	const struct object_class **sups = arena_alloc(&s->arena,
 		(def->sup_names.count + 1) * sizeof(*sups));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "schema_lex.h"
 
 static bool is_space(char c)
@@ -58,18 +59,12 @@ void text_append(struct text_buffer *tb, const char *s, size_t len)
 {
 	if (tb->failed)
 		return;
-	if (tb->len + len + 1 > tb->cap) {
-		size_t cap = tb->cap ? tb->cap : 256;
-		while (cap < tb->len + len + 1)
-			cap *= 2;
-		char *grown = realloc(tb->data, cap);
-		if (grown == NULL) {
-			tb->failed = true;
-			return;
-		}
-		tb->data = grown;
-		tb->cap = cap;
+	char *grown = array_reserve(tb->data, &tb->cap, tb->len + len + 1, 1, 256);
+	if (grown == NULL) {
+		tb->failed = true;
+		return;
 	}
+	tb->data = grown;
 	memcpy(tb->data + tb->len, s, len);
 	tb->len += len;
 	tb->data[tb->len] = '\0';

@@ -540,6 +540,32 @@ static void describe_attribute_type(const struct attribute_type_def *def,
 		append_field(tb, "USAGE", usage_names[at->usage]);
 }
 
+/* "( numericoid" and then the fields of table, into def; extensions into ext. */
+static int read_definition(struct parser *p, const char **oid, const struct keyword *table,
+			   size_t n, void *def, struct text_buffer *ext)
+{
+	int rc = read_head(p, oid);
+	return rc == LUMEN_OK ? read_fields(p, table, n, def, ext) : rc;
+}
+
+static void describe_object_class(const struct object_class_def *def, struct text_buffer *tb)
+{
+	const struct object_class *oc = &def->object_class;
+
+	text_append_str(tb, "( ");
+	text_append_str(tb, oc->oid);
+	append_names(tb, "NAME", oc->names, oc->n_names, true);
+	if (oc->description != NULL) {
+		text_append_str(tb, " DESC ");
+		text_append_quoted(tb, oc->description);
+	}
+	append_flag(tb, "OBSOLETE", oc->obsolete);
+	append_names(tb, "SUP", def->sup_names.names, def->sup_names.count, false);
+	append_flag(tb, class_kind_names[oc->kind], true);
+	append_names(tb, "MUST", def->must_names.names, def->must_names.count, false);
+	append_names(tb, "MAY", def->may_names.names, def->may_names.count, false);
+}
+
 static int parse_attribute_type(struct parser *p)
 {
 	struct attribute_type_def *def = arena_calloc(&p->s->arena, 1, sizeof(*def));
@@ -549,11 +575,9 @@ static int parse_attribute_type(struct parser *p)
 	if (def == NULL)
 		return FAIL(p, LUMEN_ENOMEM, "out of memory");
 	def->origin = p->origin;
-	rc = read_head(p, &def->type.oid);
-	if (rc == LUMEN_OK)
-		rc = read_fields(p, attribute_type_keywords,
-				 sizeof(attribute_type_keywords) / sizeof(attribute_type_keywords[0]),
-				 def, &ext);
+	rc = read_definition(p, &def->type.oid, attribute_type_keywords,
+			     sizeof(attribute_type_keywords) / sizeof(attribute_type_keywords[0]),
+			     def, &ext);
 	if (rc != LUMEN_OK)
 		goto done;
 	def->type.names = def->name_list.names;
@@ -581,30 +605,15 @@ static int parse_object_class(struct parser *p)
 		return FAIL(p, LUMEN_ENOMEM, "out of memory");
 	def->origin = p->origin;
 	def->object_class.kind = OBJECT_CLASS_STRUCTURAL;
-	rc = read_head(p, &def->object_class.oid);
-	if (rc == LUMEN_OK)
-		rc = read_fields(p, object_class_keywords,
-				 sizeof(object_class_keywords) / sizeof(object_class_keywords[0]),
-				 def, &ext);
+	rc = read_definition(p, &def->object_class.oid, object_class_keywords,
+			     sizeof(object_class_keywords) / sizeof(object_class_keywords[0]),
+			     def, &ext);
 	if (rc != LUMEN_OK)
 		goto done;
-	struct object_class *oc = &def->object_class;
-	oc->names = def->name_list.names;
-	oc->n_names = def->name_list.count;
-
-	text_append_str(&tb, "( ");
-	text_append_str(&tb, oc->oid);
-	append_names(&tb, "NAME", oc->names, oc->n_names, true);
-	if (oc->description != NULL) {
-		text_append_str(&tb, " DESC ");
-		text_append_quoted(&tb, oc->description);
-	}
-	append_flag(&tb, "OBSOLETE", oc->obsolete);
-	append_names(&tb, "SUP", def->sup_names.names, def->sup_names.count, false);
-	append_flag(&tb, class_kind_names[oc->kind], true);
-	append_names(&tb, "MUST", def->must_names.names, def->must_names.count, false);
-	append_names(&tb, "MAY", def->may_names.names, def->may_names.count, false);
-	rc = finish_definition(p, &tb, &ext, &oc->definition);
+	def->object_class.names = def->name_list.names;
+	def->object_class.n_names = def->name_list.count;
+	describe_object_class(def, &tb);
+	rc = finish_definition(p, &tb, &ext, &def->object_class.definition);
 	if (rc == LUMEN_OK)
 		rc = schema_add_object_class(p->s, def, p->err, p->errlen);
 done:

@@ -4,6 +4,7 @@
  */
 #include "subschema.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,61 +25,55 @@ static int add_text_value(struct entry *e, const char *description, const char *
 	return rc == LUMEN_EEXIST ? LUMEN_OK : rc;
 }
 
-static int add_attribute_types(const struct schema *s, struct entry *e)
+/* The loaded definitions, attribute types then object classes, as written. */
+static int add_definitions(const struct schema *s, struct entry *e)
 {
-	size_t n = schema_attribute_type_count(s);
-	for (size_t i = 0; i < n; i++) {
-		int rc = add_text_value(e, "attributeTypes",
-					schema_attribute_type_at(s, i)->definition);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
-	return LUMEN_OK;
+	size_t n_types = schema_attribute_type_count(s);
+	size_t n_classes = schema_object_class_count(s);
+	int rc = LUMEN_OK;
+	for (size_t i = 0; rc == LUMEN_OK && i < n_types; i++)
+		rc = add_text_value(e, "attributeTypes", schema_attribute_type_at(s, i)->definition);
+	for (size_t i = 0; rc == LUMEN_OK && i < n_classes; i++)
+		rc = add_text_value(e, "objectClasses", schema_object_class_at(s, i)->definition);
+	return rc;
 }
 
-static int add_object_classes(const struct schema *s, struct entry *e)
+/* add_text_value of a description formatted for a built-in syntax or rule;
+ * LUMEN_ELIMIT if it does not fit DESCRIPTION_MAX. */
+static int add_formatted(struct entry *e, const char *description, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int add_formatted(struct entry *e, const char *description, const char *fmt, ...)
 {
-	size_t n = schema_object_class_count(s);
-	for (size_t i = 0; i < n; i++) {
-		int rc = add_text_value(e, "objectClasses",
-					schema_object_class_at(s, i)->definition);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
-	return LUMEN_OK;
+	char text[DESCRIPTION_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof text)
+		return LUMEN_ELIMIT;
+	return add_text_value(e, description, text);
 }
 
 static int add_syntaxes(struct entry *e)
 {
-	char text[DESCRIPTION_MAX];
 	const struct syntax *syn;
-	for (size_t i = 0; (syn = syntax_at(i)) != NULL; i++) {
-		int n = snprintf(text, sizeof text, "( %s DESC '%s'%s )", syn->oid,
-				 syn->description,
-				 syn->binary ? " X-BINARY-TRANSFER-REQUIRED 'TRUE'" : "");
-		if (n < 0 || (size_t)n >= sizeof text)
-			return LUMEN_ELIMIT;
-		int rc = add_text_value(e, "ldapSyntaxes", text);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
-	return LUMEN_OK;
+	int rc = LUMEN_OK;
+	for (size_t i = 0; rc == LUMEN_OK && (syn = syntax_at(i)) != NULL; i++)
+		rc = add_formatted(e, "ldapSyntaxes", "( %s DESC '%s'%s )", syn->oid,
+				   syn->description,
+				   syn->binary ? " X-BINARY-TRANSFER-REQUIRED 'TRUE'" : "");
+	return rc;
 }
 
 static int add_matching_rules(struct entry *e)
 {
-	char text[DESCRIPTION_MAX];
 	const struct matching_rule *mr;
-	for (size_t i = 0; (mr = matching_rule_at(i)) != NULL; i++) {
-		int n = snprintf(text, sizeof text, "( %s NAME '%s' SYNTAX %s )",
-				 mr->oid, mr->name, mr->syntax_oid);
-		if (n < 0 || (size_t)n >= sizeof text)
-			return LUMEN_ELIMIT;
-		int rc = add_text_value(e, "matchingRules", text);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
-	return LUMEN_OK;
+	int rc = LUMEN_OK;
+	for (size_t i = 0; rc == LUMEN_OK && (mr = matching_rule_at(i)) != NULL; i++)
+		rc = add_formatted(e, "matchingRules", "( %s NAME '%s' SYNTAX %s )", mr->oid,
+				   mr->name, mr->syntax_oid);
+	return rc;
 }
 
 static bool rule_used_by(const struct matching_rule *mr, const struct attribute_type *at)
@@ -170,8 +165,7 @@ int subschema_build(const struct schema *s, struct entry **out)
 	if ((rc = add_text_value(e, "createTimestamp", stamp)) != LUMEN_OK ||
 	    (rc = add_text_value(e, "modifyTimestamp", stamp)) != LUMEN_OK)
 		goto fail;
-	if ((rc = add_attribute_types(s, e)) != LUMEN_OK ||
-	    (rc = add_object_classes(s, e)) != LUMEN_OK ||
+	if ((rc = add_definitions(s, e)) != LUMEN_OK ||
 	    (rc = add_syntaxes(e)) != LUMEN_OK ||
 	    (rc = add_matching_rules(e)) != LUMEN_OK ||
 	    (rc = add_matching_rule_uses(s, e)) != LUMEN_OK)

@@ -150,31 +150,7 @@ static int validate_name_and_uid(const uint8_t *v, size_t len)
 /* numericoid or descr (RFC 4512 §1.4 oid). */
 static int validate_oid(const uint8_t *v, size_t len)
 {
-	if (len == 0)
-		return LUMEN_EMALFORMED;
-	if (is_alpha(v[0])) {
-		for (size_t i = 1; i < len; i++)
-			if (!is_alpha(v[i]) && !is_digit(v[i]) && v[i] != '-')
-				return LUMEN_EMALFORMED;
-		return LUMEN_OK;
-	}
-	bool arc_start = true;
-	size_t dots = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (v[i] == '.') {
-			if (arc_start)
-				return LUMEN_EMALFORMED;
-			arc_start = true;
-			dots++;
-		} else if (is_digit(v[i])) {
-			if (arc_start && v[i] == '0' && i + 1 < len && is_digit(v[i + 1]))
-				return LUMEN_EMALFORMED;
-			arc_start = false;
-		} else {
-			return LUMEN_EMALFORMED;
-		}
-	}
-	return VALID(!arc_start && dots > 0);
+	return VALID(oid_valid(v, len));
 }
 
 /* RFC 4517 §3.3.16: no leading zeros, no "-0". */

@@ -54,10 +54,9 @@ int utf8_validate(const uint8_t *s, size_t len)
 			continue;
 		}
 		uint32_t cp;
-		int used = utf8_decode(s + i, len - i, &cp);
-		if (used < 0)
-			return used;
-		i += (size_t)used;
+		int rc = utf8_decode_next(s, len, &i, &cp);
+		if (rc != LUMEN_OK)
+			return rc;
 	}
 	return LUMEN_OK;
 }
@@ -121,10 +120,9 @@ int unicode_fold_utf8(const uint8_t *s, size_t len, struct arena *arena,
 			continue;
 		}
 		uint32_t cp;
-		int used = utf8_decode(s + i, len - i, &cp);
-		if (used < 0)
-			return used;
-		i += (size_t)used;
+		int rc = utf8_decode_next(s, len, &i, &cp);
+		if (rc != LUMEN_OK)
+			return rc;
 		n += utf8_encode(unicode_fold(cp), buf + n);
 	}
 	out->ptr = buf;

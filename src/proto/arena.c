@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 #define ARENA_FIRST_BLOCK 4096u
 /* Doubling stops here so one huge request does not make every later block huge. */
 #define ARENA_LARGEST_GROWTH (1u << 20)
@@ -140,6 +142,21 @@ void *arena_memdup(struct arena *a, const void *p, size_t n)
 	void *copy = arena_alloc(a, n);
 	if (copy != NULL && n > 0)
 		memcpy(copy, p, n);
+	return copy;
+}
+
+void *arena_reserve(struct arena *a, void *items, size_t n, size_t *cap, size_t need,
+		    size_t size, size_t initial)
+{
+	if (need <= *cap)
+		return items;
+	size_t grown = array_grown_capacity(*cap, need, size, initial);
+	void *copy = grown != 0 ? arena_alloc(a, grown * size) : NULL;
+	if (copy == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(copy, items, n * size);
+	*cap = grown;
 	return copy;
 }
 

@@ -250,34 +250,32 @@ int ber_read_int_range(struct ber_reader *r, ber_tag_t tag, int64_t min,
 	return LUMEN_OK;
 }
 
-int ber_read_boolean(struct ber_reader *r, ber_tag_t tag, bool *out)
+/* A primitive of exactly len octets; the reader is left as it was if not. */
+static int read_fixed(struct ber_reader *r, ber_tag_t tag, size_t len, struct ber_view *contents)
 {
 	struct ber_reader saved = *r;
-	struct ber_view contents;
-	int rc = read_tagged(r, tag, &contents);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (contents.len != 1) {
+	int rc = read_tagged(r, tag, contents);
+	if (rc == LUMEN_OK && contents->len != len) {
 		*r = saved;
-		return LUMEN_EMALFORMED;
+		rc = LUMEN_EMALFORMED;
 	}
+	return rc;
+}
+
+int ber_read_boolean(struct ber_reader *r, ber_tag_t tag, bool *out)
+{
+	struct ber_view contents;
+	int rc = read_fixed(r, tag, 1, &contents);
 	/* BER (unlike DER) lets any non-zero octet mean TRUE. */
-	*out = contents.ptr[0] != 0;
-	return LUMEN_OK;
+	if (rc == LUMEN_OK)
+		*out = contents.ptr[0] != 0;
+	return rc;
 }
 
 int ber_read_null(struct ber_reader *r, ber_tag_t tag)
 {
-	struct ber_reader saved = *r;
 	struct ber_view contents;
-	int rc = read_tagged(r, tag, &contents);
-	if (rc != LUMEN_OK)
-		return rc;
-	if (contents.len != 0) {
-		*r = saved;
-		return LUMEN_EMALFORMED;
-	}
-	return LUMEN_OK;
+	return read_fixed(r, tag, 0, &contents);
 }
 
 int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner)

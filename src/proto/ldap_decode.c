@@ -26,14 +26,12 @@ void ldap_decode_limits_default(struct ldap_decode_limits *limits)
 
 static int fail(struct message_decoder *d, int rc, const char *why)
 {
-	if (d->diagnostic == NULL)
-		d->diagnostic = why;
-	return rc;
+	return ber_fail(&d->diagnostic, rc, why);
 }
 
 static int expect_end(struct message_decoder *d, const struct ber_reader *r, const char *why)
 {
-	return ber_reader_at_end(r) ? LUMEN_OK : fail(d, LUMEN_EMALFORMED, why);
+	return ber_expect_end(&d->diagnostic, r, why);
 }
 
 /* Count the elements of a constructed value and charge them to the budget. */
@@ -67,27 +65,40 @@ static void *alloc_array(struct message_decoder *d, size_t n, size_t size)
 	return p;
 }
 
+/*
+ * The start of a SEQUENCE/SET OF in contents: its *n members counted
+ * (against the message's element budget), a zeroed array of *n elements
+ * of size bytes returned (NULL when there are none, or on error: *rc
+ * says; *n is then 0), and *r at the first member.
+ */
+static void *open_list(struct message_decoder *d, struct ber_view contents, size_t size,
+		       size_t *n, struct ber_reader *r, int *rc)
+{
+	*n = 0;
+	ber_reader_init(r, contents.ptr, contents.len);
+	size_t count;
+	*rc = count_members(d, contents, &count);
+	void *items = *rc == LUMEN_OK ? alloc_array(d, count, size) : NULL;
+	if (*rc == LUMEN_OK && count > 0 && items == NULL)
+		*rc = LUMEN_ENOMEM;
+	if (*rc == LUMEN_OK)
+		*n = count;
+	return items;
+}
+
 /* SEQUENCE/SET OF OCTET STRING (values, URIs, attribute selections). */
 static int decode_string_list(struct message_decoder *d, struct ber_view contents,
 			      struct ber_view **out, size_t *n_out)
 {
-	size_t n;
-	int rc = count_members(d, contents, &n);
-	if (rc != LUMEN_OK)
-		return rc;
-	struct ber_view *items = alloc_array(d, n, sizeof(*items));
-	if (n > 0 && items == NULL)
-		return LUMEN_ENOMEM;
 	struct ber_reader r;
-	ber_reader_init(&r, contents.ptr, contents.len);
-	for (size_t i = 0; i < n; i++) {
-		rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &items[i]);
+	int rc;
+	*out = open_list(d, contents, sizeof(**out), n_out, &r, &rc);
+	for (size_t i = 0; i < *n_out && rc == LUMEN_OK; i++) {
+		rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &(*out)[i]);
 		if (rc != LUMEN_OK)
-			return fail(d, rc, "list member is not an octet string");
+			rc = fail(d, rc, "list member is not an octet string");
 	}
-	*out = items;
-	*n_out = n;
-	return LUMEN_OK;
+	return rc;
 }
 
 /* PartialAttribute ::= SEQUENCE { type, vals SET OF value } */
@@ -112,19 +123,11 @@ static int decode_attribute(struct message_decoder *d, struct ber_reader *r,
 static int decode_attribute_list(struct message_decoder *d, struct ber_view contents,
 				 struct ldap_attribute **out, size_t *n_out)
 {
-	size_t n;
-	int rc = count_members(d, contents, &n);
-	if (rc != LUMEN_OK)
-		return rc;
-	struct ldap_attribute *attrs = alloc_array(d, n, sizeof(*attrs));
-	if (n > 0 && attrs == NULL)
-		return LUMEN_ENOMEM;
 	struct ber_reader r;
-	ber_reader_init(&r, contents.ptr, contents.len);
-	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
-		rc = decode_attribute(d, &r, &attrs[i]);
-	*out = attrs;
-	*n_out = n;
+	int rc;
+	*out = open_list(d, contents, sizeof(**out), n_out, &r, &rc);
+	for (size_t i = 0; i < *n_out && rc == LUMEN_OK; i++)
+		rc = decode_attribute(d, &r, &(*out)[i]);
 	return rc;
 }
 
@@ -261,22 +264,14 @@ static int decode_modify_request(struct message_decoder *d, struct ber_reader *r
 {
 	struct ldap_modify_request *mod = &m->u.modify;
 	struct ber_view changes;
-	size_t n;
 	int rc = ber_read_octets(r, BER_TAG_OCTET_STRING, &mod->object);
 	if (rc == LUMEN_OK)
 		rc = ber_read_octets(r, BER_TAG_SEQUENCE, &changes);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad modify request");
-	rc = count_members(d, changes, &n);
-	if (rc != LUMEN_OK)
-		return rc;
-	mod->changes = alloc_array(d, n, sizeof(*mod->changes));
-	if (n > 0 && mod->changes == NULL)
-		return LUMEN_ENOMEM;
-	mod->n_changes = n;
 	struct ber_reader list;
-	ber_reader_init(&list, changes.ptr, changes.len);
-	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
+	mod->changes = open_list(d, changes, sizeof(*mod->changes), &mod->n_changes, &list, &rc);
+	for (size_t i = 0; i < mod->n_changes && rc == LUMEN_OK; i++)
 		rc = decode_change(d, &list, &mod->changes[i]);
 	return rc;
 }
@@ -512,17 +507,10 @@ static int decode_control(struct message_decoder *d, struct ber_reader *r,
 static int decode_controls(struct message_decoder *d, struct ber_view contents,
 			   struct ldap_message *m)
 {
-	size_t n;
-	int rc = count_members(d, contents, &n);
-	if (rc != LUMEN_OK)
-		return rc;
-	m->controls = alloc_array(d, n, sizeof(*m->controls));
-	if (n > 0 && m->controls == NULL)
-		return LUMEN_ENOMEM;
-	m->n_controls = n;
 	struct ber_reader r;
-	ber_reader_init(&r, contents.ptr, contents.len);
-	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
+	int rc;
+	m->controls = open_list(d, contents, sizeof(*m->controls), &m->n_controls, &r, &rc);
+	for (size_t i = 0; i < m->n_controls && rc == LUMEN_OK; i++)
 		rc = decode_control(d, &r, &m->controls[i]);
 	return rc;
 }

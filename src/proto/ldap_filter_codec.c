@@ -20,9 +20,12 @@ struct filter_decoder {
 
 static int fail(struct filter_decoder *d, int rc, const char *why)
 {
-	if (d->diagnostic == NULL)
-		d->diagnostic = why;
-	return rc;
+	return ber_fail(&d->diagnostic, rc, why);
+}
+
+static int expect_end(struct filter_decoder *d, const struct ber_reader *r, const char *why)
+{
+	return ber_expect_end(&d->diagnostic, r, why);
 }
 
 static int decode_node(struct filter_decoder *d, struct ber_reader *r,
@@ -52,9 +55,7 @@ static int decode_not(struct filter_decoder *d, struct ber_view contents,
 	int rc = decode_node(d, &inner, depth + 1, &f->u.child);
 	if (rc != LUMEN_OK)
 		return rc;
-	if (!ber_reader_at_end(&inner))
-		return fail(d, LUMEN_EMALFORMED, "not filter holds more than one filter");
-	return LUMEN_OK;
+	return expect_end(d, &inner, "not filter holds more than one filter");
 }
 
 /* AttributeValueAssertion ::= SEQUENCE { attributeDesc, assertionValue } */
@@ -69,9 +70,7 @@ static int decode_ava(struct filter_decoder *d, struct ber_view contents,
 		rc = ber_read_octets(&inner, BER_TAG_OCTET_STRING, &f->u.ava.value);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad attribute value assertion in filter");
-	if (!ber_reader_at_end(&inner))
-		return fail(d, LUMEN_EMALFORMED, "trailing data in attribute value assertion");
-	return LUMEN_OK;
+	return expect_end(d, &inner, "trailing data in attribute value assertion");
 }
 
 static int decode_present(struct filter_decoder *d, struct ber_view contents,
@@ -185,8 +184,9 @@ static int decode_extensible(struct filter_decoder *d, struct ber_view contents,
 		rc = ber_read_boolean(&inner, BER_TAG_CONTEXT(4), &f->u.extensible.dn_attributes);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad extensible match filter");
-	if (!ber_reader_at_end(&inner))
-		return fail(d, LUMEN_EMALFORMED, "trailing data in extensible match filter");
+	rc = expect_end(d, &inner, "trailing data in extensible match filter");
+	if (rc != LUMEN_OK)
+		return rc;
 	/* RFC 4511 §4.5.1.7.7: without a rule there must be a type. */
 	if (!f->u.extensible.has_rule && !f->u.extensible.has_attr)
 		return fail(d, LUMEN_EMALFORMED, "extensible match without rule or type");

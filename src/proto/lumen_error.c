@@ -1,9 +1,11 @@
 /*
- * lumen_error.c — text for the project's error codes (lumen_error.h).
+ * lumen_error.c — text for the project's error codes, and the FILE:LINE
+ * form of start-up errors (lumen_error.h).
  */
 #include "lumen_error.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Indexed by the negated code, so adding a code is adding a row. */
 static const char *const error_text[] = {
@@ -29,4 +31,16 @@ const char *lumen_strerror(int err)
 		return "unknown error";
 	const char *text = error_text[-err];
 	return text != NULL ? text : "unknown error";
+}
+
+int lumen_vfail_at(char *err, size_t errlen, const char *file, unsigned line, const char *topic,
+		   int code, const char *fmt, va_list ap)
+{
+	if (err == NULL || errlen == 0)
+		return code;
+	int n = snprintf(err, errlen, "%s:%u: %s%s", file, line, topic != NULL ? topic : "",
+			 topic != NULL ? ": " : "");
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	return code;
 }

@@ -138,6 +138,31 @@ static void emit_scalar(struct render *r, const char *name, const char *type,
 	emit(r, "%s %llu\n", name, (unsigned long long)value);
 }
 
+/* The server-wide counters, a uint64_t of struct stats_snapshot each. */
+static const struct {
+	const char *name;
+	const char *type;
+	const char *help;
+	size_t offset;
+} server_counters[] = {
+#define SNAPSHOT(field) offsetof(struct stats_snapshot, field)
+	{ "lumen_connections_current", "gauge", "Open client connections.",
+	  SNAPSHOT(connections_current) },
+	{ "lumen_connections_total", "counter", "Connections accepted.",
+	  SNAPSHOT(connections_total) },
+	{ "lumen_bytes_sent_total", "counter", "Bytes sent to clients.", SNAPSHOT(bytes_sent) },
+	{ "lumen_bytes_received_total", "counter", "Bytes received from clients.",
+	  SNAPSHOT(bytes_received) },
+	{ "lumen_pdus_sent_total", "counter", "LDAP messages sent.", SNAPSHOT(pdus_sent) },
+	{ "lumen_pdus_received_total", "counter", "LDAP messages received.",
+	  SNAPSHOT(pdus_received) },
+	{ "lumen_entries_sent_total", "counter", "Search result entries sent.",
+	  SNAPSHOT(entries_sent) },
+	{ "lumen_referrals_sent_total", "counter", "Search result references sent.",
+	  SNAPSHOT(referrals_sent) },
+#undef SNAPSHOT
+};
+
 static void render_server(struct render *r, const struct stats_snapshot *s, const char *version)
 {
 	emit_header(r, "lumen_build_info", "gauge", "Lumen version (value is always 1).");
@@ -146,21 +171,13 @@ static void render_server(struct render *r, const struct stats_snapshot *s, cons
 	emit(r, "\"} 1\n");
 	emit_scalar(r, "lumen_start_time_seconds", "gauge",
 		    "Start time of the server since the Unix epoch.", (uint64_t)s->start_time);
-	emit_scalar(r, "lumen_connections_current", "gauge", "Open client connections.",
-		    s->connections_current);
-	emit_scalar(r, "lumen_connections_total", "counter", "Connections accepted.",
-		    s->connections_total);
-	emit_scalar(r, "lumen_bytes_sent_total", "counter", "Bytes sent to clients.",
-		    s->bytes_sent);
-	emit_scalar(r, "lumen_bytes_received_total", "counter", "Bytes received from clients.",
-		    s->bytes_received);
-	emit_scalar(r, "lumen_pdus_sent_total", "counter", "LDAP messages sent.", s->pdus_sent);
-	emit_scalar(r, "lumen_pdus_received_total", "counter", "LDAP messages received.",
-		    s->pdus_received);
-	emit_scalar(r, "lumen_entries_sent_total", "counter", "Search result entries sent.",
-		    s->entries_sent);
-	emit_scalar(r, "lumen_referrals_sent_total", "counter", "Search result references sent.",
-		    s->referrals_sent);
+	size_t n = sizeof(server_counters) / sizeof(server_counters[0]);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t value;
+		memcpy(&value, (const char *)s + server_counters[i].offset, sizeof(value));
+		emit_scalar(r, server_counters[i].name, server_counters[i].type,
+			    server_counters[i].help, value);
+	}
 }
 
 static void render_operations(struct render *r, const struct stats_snapshot *s)
@@ -209,28 +226,22 @@ struct database_metric {
 };
 
 #define FIGURE(field) offsetof(struct database_figures, field)
+/* The five figures each cache has (struct cache_figures), as one family each. */
+#define CACHE_METRICS(prefix, field, title, held, setting) \
+	{ "lumen_" prefix "_hits_total", "counter", title " hits.", false, FIGURE(field.hits) }, \
+	{ "lumen_" prefix "_misses_total", "counter", title " misses.", false, \
+	  FIGURE(field.misses) }, \
+	{ "lumen_" prefix "_evictions_total", "counter", title " evictions.", false, \
+	  FIGURE(field.evictions) }, \
+	{ "lumen_" prefix "_size", "gauge", held, false, FIGURE(field.size) }, \
+	{ "lumen_" prefix "_capacity", "gauge", title " capacity (" setting ").", false, \
+	  FIGURE(field.capacity) }
 
 static const struct database_metric database_metrics[] = {
-	{ "lumen_entry_cache_hits_total", "counter", "Entry cache hits.", false,
-	  FIGURE(entry_cache.hits) },
-	{ "lumen_entry_cache_misses_total", "counter", "Entry cache misses.", false,
-	  FIGURE(entry_cache.misses) },
-	{ "lumen_entry_cache_evictions_total", "counter", "Entry cache evictions.", false,
-	  FIGURE(entry_cache.evictions) },
-	{ "lumen_entry_cache_size", "gauge", "Entries held in the entry cache.", false,
-	  FIGURE(entry_cache.size) },
-	{ "lumen_entry_cache_capacity", "gauge", "Entry cache capacity (cachesize).", false,
-	  FIGURE(entry_cache.capacity) },
-	{ "lumen_idl_cache_hits_total", "counter", "IDL cache hits.", false,
-	  FIGURE(idl_cache.hits) },
-	{ "lumen_idl_cache_misses_total", "counter", "IDL cache misses.", false,
-	  FIGURE(idl_cache.misses) },
-	{ "lumen_idl_cache_evictions_total", "counter", "IDL cache evictions.", false,
-	  FIGURE(idl_cache.evictions) },
-	{ "lumen_idl_cache_size", "gauge", "Index keys held in the IDL cache.", false,
-	  FIGURE(idl_cache.size) },
-	{ "lumen_idl_cache_capacity", "gauge", "IDL cache capacity (idlcachesize).", false,
-	  FIGURE(idl_cache.capacity) },
+	CACHE_METRICS("entry_cache", entry_cache, "Entry cache", "Entries held in the entry cache.",
+		      "cachesize"),
+	CACHE_METRICS("idl_cache", idl_cache, "IDL cache", "Index keys held in the IDL cache.",
+		      "idlcachesize"),
 	{ "lumen_lmdb_map_size_bytes", "gauge", "LMDB map size (maxsize).", true,
 	  FIGURE(map_size) },
 	{ "lumen_lmdb_page_size_bytes", "gauge", "LMDB page size.", true, FIGURE(page_size) },

@@ -124,6 +124,31 @@ START_TEST(test_free_empty_and_twice)
 }
 END_TEST
 
+START_TEST(test_reserve_copies_what_is_in_use)
+{
+	struct arena a;
+	size_t cap = 0;
+	arena_init(&a, 0);
+	int *items = arena_reserve(&a, NULL, 0, &cap, 1, sizeof(*items), 4);
+	ck_assert_ptr_nonnull(items);
+	ck_assert_uint_eq(cap, 4);
+	for (int i = 0; i < 3; i++)
+		items[i] = i + 1;
+	/* Room already there: the same array. */
+	ck_assert_ptr_eq(arena_reserve(&a, items, 3, &cap, 4, sizeof(*items), 4), items);
+	int *grown = arena_reserve(&a, items, 3, &cap, 20, sizeof(*items), 4);
+	ck_assert_ptr_nonnull(grown);
+	ck_assert_ptr_ne(grown, items);
+	ck_assert_uint_eq(cap, 32);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(grown[i], i + 1);
+	/* A byte size past SIZE_MAX fails and leaves the capacity alone. */
+	ck_assert_ptr_null(arena_reserve(&a, grown, 3, &cap, SIZE_MAX / 2, 8, 4));
+	ck_assert_uint_eq(cap, 32);
+	arena_free(&a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("arena");
@@ -134,6 +159,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_calloc_and_overflow);
 	tcase_add_test(tc, test_copies);
 	tcase_add_test(tc, test_free_empty_and_twice);
+	tcase_add_test(tc, test_reserve_copies_what_is_in_use);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -409,6 +409,33 @@ START_TEST(test_loglevel)
 }
 END_TEST
 
+/* Rows that fill one field straight from the table (config_apply_field). */
+START_TEST(test_field_rows)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	const char *path = write_file("slapd.conf",
+				      "logfile /tmp/lumen.log\n"
+				      "conn_max 5000\n"
+				      "CONN_MAX_PER_IP 7\n"
+				      "tls_handshake_timeout 12\n");
+	int rc = config_load(path, &cfg, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_str_eq(cfg->logfile, "/tmp/lumen.log");
+	ck_assert_uint_eq(cfg->conn_max, 5000);
+	ck_assert_uint_eq(cfg->conn_max_per_ip, 7);
+	ck_assert_uint_eq(cfg->tls.handshake_timeout, 12);
+	config_free(cfg);
+	cfg = NULL;
+	path = write_file("slapd.conf", "tls_handshake_timeout 0\n");
+	ck_assert_int_eq(config_load(path, &cfg, err, sizeof(err)), LUMEN_EMALFORMED);
+	ck_assert_ptr_nonnull(strstr(err, "slapd.conf:1: tls_handshake_timeout: expected an "
+				     "integer between 1 and 3600, got \"0\""));
+	remove_dir();
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -421,6 +448,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_overlay_lines);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_continuation_and_comments);
+	tcase_add_test(tc, test_field_rows);
 	tcase_add_loop_test(tc, test_loglevel, 0,
 			    sizeof(loglevel_cases) / sizeof(loglevel_cases[0]));
 	suite_add_tcase(s, tc);

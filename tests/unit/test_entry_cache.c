@@ -76,9 +76,9 @@ static bool cached(uint64_t id)
 	return true;
 }
 
-static struct entry_cache_stats stats(void)
+static struct cache_stats stats(void)
 {
-	struct entry_cache_stats s;
+	struct cache_stats s;
 	entry_cache_get_stats(cache, &s);
 	return s;
 }
@@ -93,7 +93,7 @@ START_TEST(hit_miss_evict)
 	ck_assert(!cached(2));
 	ck_assert(cached(1));
 	ck_assert(cached(5));
-	struct entry_cache_stats s = stats();
+	struct cache_stats s = stats();
 	ck_assert_uint_eq(s.hits, 3);
 	ck_assert_uint_eq(s.misses, 1);
 	ck_assert_uint_eq(s.evictions, 1);
@@ -205,7 +205,7 @@ START_TEST(concurrent_use)
 		pthread_join(threads[i], &result);
 		ck_assert_ptr_null(result);
 	}
-	struct entry_cache_stats s;
+	struct cache_stats s;
 	entry_cache_get_stats(shared, &s);
 	ck_assert_uint_le(s.size, 128);
 	ck_assert_uint_gt(s.hits, 0);

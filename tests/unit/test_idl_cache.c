@@ -37,9 +37,9 @@ static void teardown(void)
 	cache = NULL;
 }
 
-static struct idl_cache_stats stats(void)
+static struct cache_stats stats(void)
 {
-	struct idl_cache_stats s;
+	struct cache_stats s;
 	idl_cache_get_stats(cache, &s);
 	return s;
 }
@@ -72,7 +72,7 @@ START_TEST(put_get_copies)
 	ck_assert_int_eq(idl_cache_get(cache, 1, &k, &small), LUMEN_OK);
 	ck_assert(small.is_range && small.lo == 10 && small.hi == 12);
 
-	struct idl_cache_stats s = stats();
+	struct cache_stats s = stats();
 	ck_assert_uint_eq(s.hits, 3);
 	ck_assert_uint_eq(s.misses, 2);
 	ck_assert_uint_eq(s.size, 2);
@@ -200,7 +200,7 @@ START_TEST(concurrent_use)
 		pthread_join(threads[i], &result);
 		ck_assert_ptr_null(result);
 	}
-	struct idl_cache_stats s;
+	struct cache_stats s;
 	idl_cache_get_stats(shared, &s);
 	ck_assert_uint_le(s.size, 128);
 	ck_assert_uint_gt(s.hits, 0);

@@ -145,6 +145,10 @@ struct overlay_type {
 	void (*after)(void *state, struct overlay_request *req);
 	int (*on_write)(void *state, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *w);
+	/* After the commit, on the committer, in commit order (database.h's
+	 * on_commit): must not block. */
+	void (*on_commit)(void *state, struct backend_op *op, const struct database_change *changes,
+			  size_t n);
 	/* Bind (see Bind above); each may be NULL. */
 	void (*bind_before)(void *state, struct overlay_request *req);
 	void (*bind_after)(void *state, struct overlay_request *req);

@@ -371,6 +371,7 @@ struct database_change {
 struct database_write_hook {
 	int (*on_write)(void *ctx, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *w);
+	void *ctx;
 	/*
 	 * on_commit (may be NULL) runs once the write's transaction has
 	 * committed, on the thread that commits, in commit order, with every
@@ -380,7 +381,6 @@ struct database_write_hook {
 	 */
 	void (*on_commit)(void *ctx, struct backend_op *op, const struct database_change *changes,
 			  size_t n);
-	void *ctx;
 };
 
 /* ------------------------------------------------------------- figures */

@@ -197,8 +197,11 @@ static struct queued_change *copy_change(const struct database_change *c)
 /* Over its bound (or out of memory): the search goes back to a refresh. */
 static void overflow_locked(struct psearch *ps, const char *why)
 {
-	log_printf(0, "syncprov: persistent search rid=%03d on \"%.*s\" %s: dropped back to a "
-		   "refresh (e-syncRefreshRequired)", ps->rid, (int)ps->base_ndn.len,
+	char rid[16] = "none";
+	if (ps->rid >= 0)
+		snprintf(rid, sizeof(rid), "%03d", ps->rid);
+	log_printf(0, "syncprov: persistent search rid=%s on \"%.*s\" %s: dropped back to a "
+		   "refresh (e-syncRefreshRequired)", rid, (int)ps->base_ndn.len,
 		   (const char *)ps->base_ndn.ptr, why);
 	free_queue(ps);
 	ps->overflowed = true;

@@ -5,7 +5,9 @@
  * response controls, change the result), and on every change inside the
  * write transaction with the entry before and after (database.h, "Write
  * hooks"), which is where replication, memberOf and referential
- * integrity do their work atomically with the change.
+ * integrity do their work atomically with the change; and once the change
+ * has committed (on_commit, on the committer, in commit order), which is
+ * where replication hands it to persistent searches.
  *
  * The chain is itself a struct database: the server calls it through the
  * database interface like any other, and it calls the database below.

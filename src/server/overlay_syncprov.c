@@ -4,8 +4,8 @@
  * a search with the Sync Request control in refreshOnly mode returns the
  * entries with a Sync State control each, and a Sync Done control whose
  * cookie ("rid=NNN,csn=CSN", OpenLDAP's form) the consumer presents next
- * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`)
- * replicates from it.
+ * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`
+ * or `type=refreshAndPersist`) replicates from it.
  *
  * The refresh is RFC 4533's present phase: entries changed since the
  * cookie's CSN (entryCSN newer, per serverID) are sent whole with state
@@ -23,18 +23,26 @@
  * synchronization after a start the contextCSN is recovered from the
  * entries (their newest entryCSN).
  *
+ * refreshAndPersist (syncprov_persist.c): the search is registered before
+ * its refresh reads the contextCSN; its refresh ends with a Sync Info
+ * refreshPresent (refreshDone TRUE, the cookie) instead of SearchResultDone,
+ * as OpenLDAP does, and it then stays open: each committed change is
+ * queued for it by the committer (on_commit) and pushed by its own runs.
+ *
  * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
  * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
- * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE; they are checked and kept.
+ * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept; and
+ * Lumen's syncprov-persist-queue <bytes>, the bound of a persistent
+ * search's queue.
  *
  * Caveats:
- *  - refreshAndPersist is answered unwillingToPerform for now: consumers
- *    poll (type=refreshOnly with an interval).
  *  - Without a change history every refresh walks the whole scope (the
  *    unchanged entries as DN alone): the session log that turns deletes
  *    into a delete phase is the next step; syncprov-sessionlog is kept for
  *    it and changes nothing yet, nor does syncprov-checkpoint (the
  *    contextCSN is recovered from the entries at start).
+ *  - A persistent search's after hooks run when its refresh ends, not when
+ *    the search does (the chain sees the refresh as the search).
  */
 #include "syncprov_internal.h"
 

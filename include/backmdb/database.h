@@ -215,6 +215,20 @@ struct backend_search_resume {
 	uint8_t overlay_state[DATABASE_OVERLAY_STATE_SIZE];
 };
 
+/*
+ * A search that stays outstanding after its results (RFC 4533's
+ * refreshAndPersist, answered by syncprov). The database (an overlay)
+ * makes the handle on the search's first call and sets search->persist;
+ * from then on the server keeps it with the operation, gives it back on
+ * every later call, and calls release exactly once when the operation
+ * ends, however it ends (its result sent, Abandon, Unbind, the connection
+ * closed), with no lock of the server held. After release the database
+ * never calls the search's wake again.
+ */
+struct backend_persist {
+	void (*release)(struct backend_persist *p);
+};
+
 struct backend_search {
 	/* inputs */
 	struct ber_view base_ndn;
@@ -247,6 +261,22 @@ struct backend_search {
 	 */
 	struct backend_search_resume resume;
 	bool paused;
+	/*
+	 * Persistent searches (struct backend_persist). intermediate: sends an
+	 * IntermediateResponse among the results (Sync Info), returning as a
+	 * sink does; wake: has the search called again soon (any thread, may
+	 * be called under the database's own locks: it only marks and kicks)
+	 * with wake_ctx until the handle is released; both set by the server.
+	 * persist: in, the
+	 * handle the search holds (NULL at first); out, the one the database
+	 * made. wait (output, with paused): the search waits for wake, not
+	 * for the client to read.
+	 */
+	int (*intermediate)(void *ctx, const char *oid, struct ber_view value);
+	void (*wake)(void *ctx);
+	void *intermediate_ctx, *wake_ctx;
+	struct backend_persist *persist;
+	bool wait;
 };
 
 /* ---------------------------------------------------------- write hooks */
@@ -321,6 +351,18 @@ struct database_txn_ops {
 };
 
 /*
+ * A committed change as on_commit sees it: csn, the entryUUID's text,
+ * the DN before (empty for an add) and after (empty for a delete), both
+ * normalized. Views into the writer's arena, valid for the call.
+ */
+struct database_change {
+	enum database_write_kind kind;
+	struct ber_view csn;
+	struct ber_view uuid;
+	struct ber_view old_ndn, ndn;
+};
+
+/*
  * on_write runs after each change, before the transaction commits.
  * Returning non-OK aborts the whole operation: set op->result_code and
  * op->diagnostic (an LDAP refusal, e.g. constraintViolation) and return
@@ -330,6 +372,15 @@ struct database_write_hook {
 	int (*on_write)(void *ctx, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *w);
 	void *ctx;
+	/*
+	 * on_commit (may be NULL) runs once the write's transaction has
+	 * committed, on the thread that commits, in commit order, with every
+	 * change of the operation (its own and its hooks', in the order they
+	 * were made), before the writer hears back. It must not block: no
+	 * I/O, no waiting on a client (replication queues and returns).
+	 */
+	void (*on_commit)(void *ctx, struct backend_op *op, const struct database_change *changes,
+			  size_t n);
 };
 
 /* ------------------------------------------------------------- figures */

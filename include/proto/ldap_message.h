@@ -326,6 +326,13 @@ void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
 				   int code, const char *diagnostic,
 				   const char *name, const struct ber_view *value);
 
+/*
+ * IntermediateResponse (RFC 4511 §4.13) among an operation's results
+ * (RFC 4533's Sync Info: name LDAP_SYNC_INFO_OID). name/value may be NULL.
+ */
+void ldap_encode_intermediate(struct ber_writer *w, int32_t message_id, const char *name,
+			      const struct ber_view *value);
+
 /* Notice of Disconnection: messageID 0, OID 1.3.6.1.4.1.1466.20036. */
 void ldap_encode_notice_of_disconnection(struct ber_writer *w, int code,
 					 const char *diagnostic);

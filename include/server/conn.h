@@ -24,7 +24,9 @@
  * No worker ever waits on a client: a search that finds CONN_MAX_UNSENT
  * bytes unsent pauses (its read snapshot released) and is parked on the
  * connection (conn_park_op); when the output falls below
- * CONN_RESUME_UNSENT the I/O thread queues it again. Unsent output is
+ * CONN_RESUME_UNSENT the I/O thread queues it again (a persistent search
+ * waiting for changes is parked until woken instead: conn_wake_op). Unsent
+ * output is
  * bounded by CONN_MAX_UNSENT plus what the operations running at that
  * moment add before they see it (one flush each) plus the small final
  * results of the others (max_pending).
@@ -172,10 +174,21 @@ bool conn_output_full(struct conn *c);
  * CONN_RESUME_UNSENT, then it is queued again. An op abandoned meanwhile,
  * or whose connection is closing, ends here instead (conn_op_done).
  */
-void conn_park_op(struct conn *c, struct op *op);
+void conn_park_op(struct conn *c, struct op *op, bool wait);
 
-/* A worker is done with op: unlink it, recycle it, wake the I/O thread if
- * it waits for this, and drop the op's reference. */
+/*
+ * A persistent search (op->persist) waits for its database: with wait
+ * set, conn_park_op parks it until conn_wake_op, whatever the
+ * output (or queues it again at once when a wake came while it ran).
+ * conn_wake_op: any thread, any lock of the database held (it takes only
+ * c's lock and kicks the I/O thread, which queues the op); the op must
+ * still be outstanding (its persist handle not yet released).
+ */
+void conn_wake_op(struct conn *c, struct op *op);
+
+/* A worker is done with op: release its persist handle (no lock held),
+ * unlink it, recycle it, wake the I/O thread if it waits for this, and
+ * drop the op's reference. */
 void conn_op_done(struct conn *c, struct op *op);
 
 /*

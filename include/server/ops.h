@@ -72,6 +72,15 @@ struct op {
 	bool running;
 	bool abandoned;                /* queued: never answered; running: stop early */
 	bool parked;                   /* paused until its client reads (conn_park_op) */
+	/*
+	 * A persistent search (database.h, struct backend_persist): the
+	 * database's handle, released when the op ends however it ends.
+	 * waiting: parked until woken (conn_wake_op) rather than until its
+	 * client reads; woken: a wake came while it ran or waited.
+	 */
+	struct backend_persist *persist;
+	bool waiting;
+	bool woken;
 	/* A paused search: where it stands, and the entries it sent so far. */
 	struct backend_search_resume resume;
 	unsigned long resume_entries;
@@ -108,6 +117,7 @@ struct op_context {
 	struct op_timing timing;       /* stages since the op was queued */
 	bool recorded;                 /* counted in the statistics already */
 	bool paused;                   /* the handler paused (op->resume): park the op */
+	bool waiting;                  /* paused until woken (a persistent search) */
 };
 
 /*

@@ -5,7 +5,9 @@
  * response controls, change the result), and on every change inside the
  * write transaction with the entry before and after (database.h, "Write
  * hooks"), which is where replication, memberOf and referential
- * integrity do their work atomically with the change.
+ * integrity do their work atomically with the change; and once the change
+ * has committed (on_commit, on the committer, in commit order), which is
+ * where replication hands it to persistent searches.
  *
  * The chain is itself a struct database: the server calls it through the
  * database interface like any other, and it calls the database below.
@@ -145,6 +147,10 @@ struct overlay_type {
 	void (*after)(void *state, struct overlay_request *req);
 	int (*on_write)(void *state, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *w);
+	/* After the commit, on the committer, in commit order (database.h's
+	 * on_commit): must not block. */
+	void (*on_commit)(void *state, struct backend_op *op, const struct database_change *changes,
+			  size_t n);
 	/* Bind (see Bind above); each may be NULL. */
 	void (*bind_before)(void *state, struct overlay_request *req);
 	void (*bind_after)(void *state, struct overlay_request *req);

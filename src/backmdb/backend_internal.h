@@ -219,6 +219,10 @@ struct write_job {
 	struct write_changes changes;
 	bool decided;                  /* apply set op's LDAP result itself */
 	char newest_csn[CSN_LENGTH + 1];  /* of the changes so far ("": none) */
+	/* Every change so far, for the hook's on_commit (op->arena; kept
+	 * only when the hook has on_commit). */
+	struct database_change *notes;
+	size_t n_notes, cap_notes;
 };
 
 /*
@@ -252,6 +256,8 @@ int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view n
  */
 int write_job_notify(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
 		     const struct entry *before, const struct entry *after);
+/* After the commit: the hook's on_commit with the job's notes, if any. */
+void write_job_committed(struct write_job *job);
 /* In apply: copies e into op->pre_read / op->post_read when asked. LUMEN_ENOMEM. */
 int write_job_pre_read(struct write_job *job, const struct entry *e);
 int write_job_post_read(struct write_job *job, const struct entry *e);

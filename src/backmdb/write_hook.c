@@ -48,6 +48,56 @@ static struct ber_view change_csn(struct write_job *job, const struct entry *aft
 	return csn;
 }
 
+static struct ber_view copy_view(struct arena *arena, struct ber_view v, int *rc)
+{
+	struct ber_view out = { NULL, 0 };
+	if (v.len == 0 || *rc != LUMEN_OK)
+		return out;
+	out.ptr = arena_memdup(arena, v.ptr, v.len);
+	out.len = out.ptr != NULL ? v.len : 0;
+	if (out.ptr == NULL)
+		*rc = LUMEN_ENOMEM;
+	return out;
+}
+
+/* Notes the change for on_commit (database.h), copied into op->arena. */
+static int note_change(struct write_job *job, enum database_write_kind kind,
+		       const struct entry *before, const struct entry *after, struct ber_view csn)
+{
+	struct arena *arena = job->op->arena;
+	if (job->n_notes == job->cap_notes) {
+		size_t bigger = job->cap_notes > 0 ? job->cap_notes * 2 : 4;
+		struct database_change *grown = arena_calloc(arena, bigger, sizeof(*grown));
+		if (grown == NULL)
+			return LUMEN_ENOMEM;
+		if (job->n_notes > 0)
+			memcpy(grown, job->notes, job->n_notes * sizeof(*grown));
+		job->notes = grown;
+		job->cap_notes = bigger;
+	}
+	const struct entry *e = after != NULL ? after : before;
+	const struct entry_attribute *uuid = entry_find_type(e, job->be->ops.entry_uuid.type);
+	int rc = LUMEN_OK;
+	struct database_change *c = &job->notes[job->n_notes];
+	c->kind = kind;
+	c->csn = copy_view(arena, csn, &rc);
+	c->uuid = copy_view(arena, uuid != NULL ? uuid->values[0].value
+					       : (struct ber_view){ NULL, 0 }, &rc);
+	c->old_ndn = copy_view(arena, before != NULL ? before->ndn : (struct ber_view){ NULL, 0 },
+			       &rc);
+	c->ndn = copy_view(arena, after != NULL ? after->ndn : (struct ber_view){ NULL, 0 }, &rc);
+	if (rc == LUMEN_OK)
+		job->n_notes++;
+	return rc;
+}
+
+void write_job_committed(struct write_job *job)
+{
+	const struct database_write_hook *hook = job->op->write_hook;
+	if (hook != NULL && hook->on_commit != NULL && job->n_notes > 0)
+		hook->on_commit(hook->ctx, job->op, job->notes, job->n_notes);
+}
+
 static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
 		     const struct entry *before, const struct entry *after, unsigned depth)
 {
@@ -56,6 +106,11 @@ static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_ki
 	const struct database_write_hook *hook = job->op->write_hook;
 	if (hook == NULL)
 		return LUMEN_OK;
+	if (hook->on_commit != NULL) {
+		int noted = note_change(job, kind, before, after, csn);
+		if (noted != LUMEN_OK)
+			return noted;
+	}
 	struct database_txn handle = { .job = job, .txn = txn, .depth = depth };
 	struct database_write w = { .kind = kind, .before = before, .after = after,
 				    .depth = depth, .csn = csn };

@@ -53,6 +53,8 @@ static int apply_trampoline(MDB_txn *txn, void *arg)
 	job->changes = (struct write_changes){ 0 };
 	job->decided = false;
 	job->newest_csn[0] = '\0';
+	job->notes = NULL;
+	job->n_notes = job->cap_notes = 0;
 	return job->apply(job, txn);
 }
 
@@ -60,8 +62,10 @@ static void after_commit(void *arg, int result, uint64_t txnid)
 {
 	struct write_job *job = arg;
 
-	if (result == LUMEN_OK)
-		write_changes_invalidate(job->be, &job->changes, txnid);
+	if (result != LUMEN_OK)
+		return;
+	write_changes_invalidate(job->be, &job->changes, txnid);
+	write_job_committed(job);
 }
 
 static void drop_reads(struct backend_op *op)

@@ -9,6 +9,8 @@
  */
 #include "ldap_message.h"
 
+#include <string.h>
+
 static void write_view(struct ber_writer *w, ber_tag_t tag, struct ber_view v)
 {
 	ber_write_octets(w, tag, v.ptr, v.len);
@@ -332,6 +334,20 @@ void ldap_encode_extended_response(struct ber_writer *w, int32_t message_id,
 				   const char *name, const struct ber_view *value)
 {
 	ldap_encode_extended_result(w, message_id, code, diagnostic, name, value, NULL, 0);
+}
+
+void ldap_encode_intermediate(struct ber_writer *w, int32_t message_id, const char *name,
+			      const struct ber_view *value)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, message_id);
+	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_INTERMEDIATE_RESPONSE));
+	if (name != NULL)
+		ber_write_octets(w, BER_TAG_CONTEXT(0), name, strlen(name));
+	if (value != NULL)
+		ber_write_octets(w, BER_TAG_CONTEXT(1), value->ptr, value->len);
+	ber_end(w);
+	ber_end(w);
 }
 
 void ldap_encode_notice_of_disconnection(struct ber_writer *w, int code,

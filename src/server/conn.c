@@ -273,19 +273,12 @@ void conn_begin_close(struct conn *c)
 	conn_requeue(c, parked);
 }
 
-/* Nothing queued or running: parked ops and unsent output wait on the
- * client, which does not make it active (slapd's idletimeout alike). */
-static bool is_idle(const struct conn *c)
-{
-	return c->n_pending == c->n_parked;
-}
-
 /* on_read with the lock held; every path releases it (teardown included). */
 static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 {
 	if (!conn_drive_tls_locked(c))
 		return;
-	if ((what & EV_TIMEOUT) && is_idle(c) && !c->closing) {
+	if ((what & EV_TIMEOUT) && conn_is_idle(c) && !c->closing) {
 		log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d idle timeout", (unsigned long long)c->id,
 			   c->fd);
 		conn_teardown_locked(c);

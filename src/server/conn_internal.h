@@ -89,6 +89,7 @@ struct conn {
 	struct op *ops;                  /* outstanding (queued, running or parked) */
 	unsigned n_pending;
 	unsigned n_parked;               /* ops with op->parked set */
+	unsigned n_waiting;              /* of those, persistent searches waiting */
 	struct op *free_ops;             /* recycled op objects with buffers */
 	unsigned n_free_ops;
 	unsigned next_op_number;         /* op=N (I/O thread) */
@@ -142,6 +143,14 @@ static inline struct conn_memory *conn_memory_of(const struct conn *c)
 static inline void conn_account(struct conn *c, size_t old_bytes, size_t new_bytes)
 {
 	conn_memory_change(conn_memory_of(c), &c->mem_held, old_bytes, new_bytes);
+}
+
+/* Nothing queued or running, and no persistent search waits for changes:
+ * parked ops and unsent output wait on the client, which does not make it
+ * active (slapd's idletimeout alike). */
+static inline bool conn_is_idle(const struct conn *c)
+{
+	return c->n_pending == c->n_parked && c->n_waiting == 0;
 }
 
 static inline size_t conn_unsent(const struct conn *c)
@@ -207,7 +216,8 @@ void conn_push_batch(struct conn *c, struct op_batch *batch);
 void conn_free_ops(struct conn *c);
 /*
  * Parked ops to queue again (lock held): every one when `all`, else only
- * those abandoned. Returns them chained through op->job.next; hand the
+ * those abandoned; a persistent search waiting for changes only when
+ * woken or abandoned. Returns them chained through op->job.next; hand the
  * chain to conn_requeue once the lock is released.
  */
 struct workq_job *conn_take_parked_locked(struct conn *c, bool all);

@@ -125,6 +125,8 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 	op->running = false;
 	op->abandoned = false;
 	op->parked = false;
+	op->persist = NULL;
+	op->waiting = op->woken = false;
 	op->resume = (struct backend_search_resume){ 0 };
 	op->resume_entries = 0;
 	op->job.run = ops_run_job;
@@ -139,9 +141,19 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 	return LUMEN_OK;
 }
 
+/* The op ends: its database lets go of it (no lock held). */
+static void release_persist(struct op *op)
+{
+	struct backend_persist *p = op->persist;
+	op->persist = NULL;
+	if (p != NULL)
+		p->release(p);
+}
+
 /* The work queue refused op (full, or stopping): answer busy instead. */
 static void refuse_op(struct conn *c, struct op *op)
 {
+	release_persist(op);
 	pthread_mutex_lock(&c->lock);
 	unlink_op(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)
@@ -219,10 +231,14 @@ struct workq_job *conn_take_parked_locked(struct conn *c, bool all)
 {
 	struct workq_job *chain = NULL;
 	for (struct op *op = c->ops; op != NULL && c->n_parked > 0; op = op->next) {
-		if (!op->parked || !(all || op->abandoned))
+		bool go = op->abandoned || (op->waiting ? op->woken : all);
+		if (!op->parked || !go)
 			continue;
 		op->parked = false;
 		c->n_parked--;
+		if (op->waiting)
+			c->n_waiting--;
+		op->waiting = op->woken = false;
 		op->job.next = chain;
 		chain = &op->job;
 	}
@@ -241,9 +257,10 @@ void conn_requeue(struct conn *c, struct workq_job *chain)
 	}
 }
 
-void conn_park_op(struct conn *c, struct op *op)
+void conn_park_op(struct conn *c, struct op *op, bool wait)
 {
 	pthread_mutex_lock(&c->lock);
+	op->waiting = wait;
 	if (op->abandoned || c->closed || c->aborting || c->closing) {
 		pthread_mutex_unlock(&c->lock);
 		conn_op_done(c, op);
@@ -252,16 +269,30 @@ void conn_park_op(struct conn *c, struct op *op)
 	op->running = false;
 	op->parked = true;
 	c->n_parked++;
+	if (op->waiting)
+		c->n_waiting++;
 	/* The client may have caught up while the op ran: the write event
-	 * that drained the output found nothing parked, so look here. */
-	struct workq_job *chain = conn_unsent(c) < CONN_RESUME_UNSENT
-					  ? conn_take_parked_locked(c, true) : NULL;
+	 * that drained the output found nothing parked, so look here (a
+	 * persistent search woken while it ran goes on at once). */
+	struct workq_job *chain = conn_unsent(c) < CONN_RESUME_UNSENT || op->woken
+					  ? conn_take_parked_locked(c, conn_unsent(c) < CONN_RESUME_UNSENT)
+					  : NULL;
 	pthread_mutex_unlock(&c->lock);
 	conn_requeue(c, chain);
 }
 
+void conn_wake_op(struct conn *c, struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	op->woken = true;
+	if (op->parked && op->waiting)
+		conn_kick_locked(c);          /* on_read queues it */
+	pthread_mutex_unlock(&c->lock);
+}
+
 void conn_op_done(struct conn *c, struct op *op)
 {
+	release_persist(op);
 	pthread_mutex_lock(&c->lock);
 	unlink_op(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)

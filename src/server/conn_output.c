@@ -234,7 +234,7 @@ static const char *deadline_passed(const struct conn *c)
 	if (cfg->writetimeout > 0 && c->out_len > c->out_start &&
 	    monotonic_seconds() - c->output_since >= (time_t)cfg->writetimeout)
 		return "closing: writetimeout";
-	if (cfg->idletimeout > 0 && c->n_pending == c->n_parked &&
+	if (cfg->idletimeout > 0 && conn_is_idle(c) &&
 	    time(NULL) - c->last_activity >= (time_t)cfg->idletimeout)
 		return "idle timeout";
 	return NULL;

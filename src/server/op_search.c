@@ -147,6 +147,37 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	return conn_output_full(ctx->conn) ? BACKEND_SINK_PAUSE : 0;
 }
 
+/* An IntermediateResponse among the results (syncprov's Sync Info). */
+static int send_intermediate(void *arg, const char *oid, struct ber_view value)
+{
+	struct op_context *ctx = arg;
+	ldap_encode_intermediate(ctx->out, ctx->op->message_id, oid, &value);
+	return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
+}
+
+/* A persistent search has changes to send (any thread). */
+static void wake_search(void *arg)
+{
+	struct op *op = arg;
+	conn_wake_op(op->conn, op);
+}
+
+/*
+ * The search paused: keep where it stands for its next run (parked by
+ * ops_run_job). What it encoded goes out now: a persistent search may
+ * wait long for its next change.
+ */
+static void pause_search(struct op_context *ctx, const struct backend_search *search)
+{
+	ctx->op->resume = search->resume;
+	ctx->op->resume_entries = ctx->n_entries;
+	ctx->op->resume_timing = ctx->timing;
+	ctx->paused = true;
+	ctx->waiting = search->wait;
+	if (ctx->out->len > 0)
+		op_flush(ctx);
+}
+
 static void log_unindexed(struct op_context *ctx, const struct backend_op *bop)
 {
 	if (!bop->unindexed)
@@ -283,18 +314,18 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
 		.resume = ctx->op->resume,
+		.intermediate = send_intermediate, .intermediate_ctx = ctx,
+		.wake = wake_search, .wake_ctx = ctx->op, .persist = ctx->op->persist,
 	};
 	/* Request preparation counts as decoding; access checks come next. */
 	op_mark(ctx, STATS_STAGE_DECODE);
 	op_mark(ctx, STATS_STAGE_ACCESS);
 	op_time_backend(ctx, &t->bop);
 	int rc = database_search(t->db->database, &t->bop, &search);
+	ctx->op->persist = search.persist;   /* released when the op ends */
 	if (search.paused && rc == LUMEN_OK && !sink.size_exceeded) {
 		/* Parked by ops_run_job; run again from the PDU to continue. */
-		ctx->op->resume = search.resume;
-		ctx->op->resume_entries = ctx->n_entries;
-		ctx->op->resume_timing = ctx->timing;
-		ctx->paused = true;
+		pause_search(ctx, &search);
 		if (checks)
 			access_search_end(&acc);
 		return;

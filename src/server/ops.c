@@ -299,8 +299,9 @@ static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
 		   rc == LUMEN_EUNSUPPORTED ? "unknown operation" : reason);
 }
 
-/* Runs op; true when it paused (ctx.paused) and must be parked. */
-static bool run_op(struct op *op, struct worker_context *w)
+/* Runs op; true when it paused (ctx.paused) and must be parked (*wait:
+ * until woken rather than until its client reads). */
+static bool run_op(struct op *op, struct worker_context *w, bool *wait)
 {
 	struct ldap_message msg;
 	const char *diagnostic = NULL;
@@ -336,6 +337,7 @@ static bool run_op(struct op *op, struct worker_context *w)
 	}
 	ctx.log_name = h->log_name;
 	h->run(&ctx);
+	*wait = ctx.waiting;
 	if (ctx.paused)
 		return true;
 	/* Ended without a result (abandoned while it ran): still completed. */
@@ -350,9 +352,10 @@ void ops_run_job(struct workq_job *job, void *worker_context)
 	struct conn *c = op->conn;
 	/* A new search whose client has not read what waits would only pause
 	 * after its first batch: park it before it starts. */
+	bool wait = false;
 	enum conn_op_start start = conn_op_begin(c, op, op->tag == LDAP_OP_SEARCH_REQUEST);
-	if (start == CONN_OP_PARK || (start == CONN_OP_RUN && run_op(op, worker_context)))
-		conn_park_op(c, op);
+	if (start == CONN_OP_PARK || (start == CONN_OP_RUN && run_op(op, worker_context, &wait)))
+		conn_park_op(c, op, wait);
 	else
 		conn_op_done(c, op);
 }

@@ -47,7 +47,7 @@ struct overlay_chain {
 	struct database *below;
 	struct overlay_instance *overlays;
 	size_t n_overlays;
-	struct database_write_hook hook;   /* NULL on_write: no overlay writes */
+	struct database_write_hook hook;   /* NULL on_write: no overlay acts on writes */
 	bool binds;                        /* an overlay has a bind hook */
 };
 
@@ -133,6 +133,17 @@ static int chain_on_write(void *ctx, struct database_txn *txn,
 			rc = o->type->on_write(o->state, txn, ops, op, w);
 	}
 	return rc;
+}
+
+static void chain_on_commit(void *ctx, struct backend_op *op,
+			    const struct database_change *changes, size_t n)
+{
+	const struct overlay_chain *chain = ctx;
+	for (size_t i = 0; i < chain->n_overlays; i++) {
+		const struct overlay_instance *o = &chain->overlays[i];
+		if (o->type->on_commit != NULL)
+			o->type->on_commit(o->state, op, changes, n);
+	}
 }
 
 static int call_below(struct overlay_chain *chain, struct overlay_request *req)
@@ -374,8 +385,10 @@ static struct overlay_chain *chain_alloc(size_t n)
 static void take(struct overlay_chain *chain, const struct overlay_type *type, void *state)
 {
 	chain->overlays[chain->n_overlays++] = (struct overlay_instance){ type, state };
-	if (type->on_write != NULL)
-		chain->hook = (struct database_write_hook){ chain_on_write, chain };
+	if (type->on_write != NULL || type->on_commit != NULL)
+		chain->hook.on_write = chain_on_write, chain->hook.ctx = chain;
+	if (type->on_commit != NULL)
+		chain->hook.on_commit = chain_on_commit;
 	if (type->bind_before != NULL || type->bind_after != NULL)
 		chain->binds = true;
 }

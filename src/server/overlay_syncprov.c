@@ -4,8 +4,8 @@
  * a search with the Sync Request control in refreshOnly mode returns the
  * entries with a Sync State control each, and a Sync Done control whose
  * cookie ("rid=NNN,csn=CSN", OpenLDAP's form) the consumer presents next
- * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`)
- * replicates from it.
+ * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`
+ * or `type=refreshAndPersist`) replicates from it.
  *
  * The refresh is RFC 4533's present phase: entries changed since the
  * cookie's CSN (entryCSN newer, per serverID) are sent whole with state
@@ -23,20 +23,28 @@
  * synchronization after a start the contextCSN is recovered from the
  * entries (their newest entryCSN).
  *
+ * refreshAndPersist (syncprov_persist.c): the search is registered before
+ * its refresh reads the contextCSN; its refresh ends with a Sync Info
+ * refreshPresent (refreshDone TRUE, the cookie) instead of SearchResultDone,
+ * as OpenLDAP does, and it then stays open: each committed change is
+ * queued for it by the committer (on_commit) and pushed by its own runs.
+ *
  * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
  * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
- * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE; they are checked and kept.
+ * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept; and
+ * Lumen's syncprov-persist-queue <bytes>, the bound of a persistent
+ * search's queue.
  *
  * Caveats:
- *  - refreshAndPersist is answered unwillingToPerform for now: consumers
- *    poll (type=refreshOnly with an interval).
  *  - Without a change history every refresh walks the whole scope (the
  *    unchanged entries as DN alone): the session log that turns deletes
  *    into a delete phase is the next step; syncprov-sessionlog is kept for
  *    it and changes nothing yet, nor does syncprov-checkpoint (the
  *    contextCSN is recovered from the entries at start).
+ *  - A persistent search's after hooks run when its refresh ends, not when
+ *    the search does (the chain sees the refresh as the search).
  */
-#include "overlay.h"
+#include "syncprov_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -51,17 +59,6 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "sync_cookie.h"
-
-struct syncprov {
-	pthread_mutex_t lock;
-	char context[CSN_LENGTH + 1];     /* newest committed CSN; "" none known */
-	bool recovered;                   /* context read from the entries */
-	struct ber_view suffix_ndn;       /* the database's first suffix */
-	const struct attribute_type *entry_uuid, *entry_csn;
-	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
-	bool nopresent, reloadhint;
-	struct arena memory;
-};
 
 /* ------------------------------------------------------------- configure */
 
@@ -104,6 +101,10 @@ static int apply_line(struct syncprov *sp, const struct config_overlay_line *lin
 	if (strcasecmp(name, "syncprov-nopresent") == 0)
 		return n == 2 && truth(line->words[1], &sp->nopresent)
 		       ? LUMEN_OK : fail(line, err, errlen, "TRUE or FALSE");
+	if (strcasecmp(name, "syncprov-persist-queue") == 0)
+		return n == 2 && number(line->words[1], &sp->persist_queue) &&
+		       sp->persist_queue >= 4096
+		       ? LUMEN_OK : fail(line, err, errlen, "<bytes> (4096 or more)");
 	if (strcasecmp(name, "syncprov-reloadhint") == 0)
 		return n == 2 && truth(line->words[1], &sp->reloadhint)
 		       ? LUMEN_OK : fail(line, err, errlen, "TRUE or FALSE");
@@ -117,6 +118,7 @@ static void syncprov_destroy(void *state)
 	struct syncprov *sp = state;
 	if (sp == NULL)
 		return;
+	syncprov_persist_free_all(sp);
 	pthread_mutex_destroy(&sp->lock);
 	arena_free(&sp->memory);
 	free(sp);
@@ -151,6 +153,8 @@ static int syncprov_create(const struct overlay_setup *setup, void **state, char
 		return LUMEN_ENOMEM;
 	pthread_mutex_init(&sp->lock, NULL);
 	arena_init(&sp->memory, 4096);
+	sp->schema = setup->schema;
+	sp->persist_queue = SYNCPROV_PERSIST_QUEUE_DEFAULT;
 	int rc = find_schema(sp, setup, err, errlen);
 	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
 		rc = apply_line(sp, &setup->overlay->lines[i], err, errlen);
@@ -238,14 +242,8 @@ static int hex(char c)
 		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* entryUUID's text (8-4-4-4-12 hex digits) as 16 bytes. */
-static bool entry_uuid(const struct refresh *r, const struct entry *e,
-		       uint8_t out[LDAP_SYNC_UUID_SIZE])
+bool syncprov_uuid_bytes(struct ber_view v, uint8_t out[LDAP_SYNC_UUID_SIZE])
 {
-	const struct entry_attribute *a = entry_find_type(e, r->sp->entry_uuid);
-	if (a == NULL)
-		return false;
-	struct ber_view v = a->values[0].value;
 	size_t n = 0;
 	for (size_t i = 0; i < v.len; i++) {
 		if (v.ptr[i] == '-')
@@ -257,6 +255,14 @@ static bool entry_uuid(const struct refresh *r, const struct entry *e,
 		i++;
 	}
 	return n == LDAP_SYNC_UUID_SIZE;
+}
+
+/* e's entryUUID as 16 bytes. */
+static bool entry_uuid(const struct refresh *r, const struct entry *e,
+		       uint8_t out[LDAP_SYNC_UUID_SIZE])
+{
+	const struct entry_attribute *a = entry_find_type(e, r->sp->entry_uuid);
+	return a != NULL && syncprov_uuid_bytes(a->values[0].value, out);
 }
 
 /* True when e changed after the cookie's CSN of the same serverID. */
@@ -319,28 +325,38 @@ static bool read_cookie(struct overlay_request *req, struct sync_cookie *out)
 	return false;
 }
 
+/* A new refresh: the contextCSN its cookie will carry, read before the
+ * search takes its snapshot (and after a persistent search registered). */
+static int start_refresh(struct syncprov *sp, struct overlay_request *req, int rid)
+{
+	struct backend_search *s = req->u.search;
+	if (recover(sp, req) != LUMEN_OK)
+		return answer(req, LDAP_OTHER, "cannot read the contextCSN");
+	if (req->op->sync->mode == LDAP_SYNC_REFRESH_AND_PERSIST &&
+	    syncprov_persist_start(sp, req, rid) != LUMEN_OK)
+		return answer(req, LDAP_OTHER, "out of memory");
+	pthread_mutex_lock(&sp->lock);
+	memcpy(s->resume.overlay_state, sp->context, CSN_LENGTH + 1);
+	pthread_mutex_unlock(&sp->lock);
+	return OVERLAY_CONTINUE;
+}
+
 static int syncprov_before(void *state, struct overlay_request *req)
 {
 	struct syncprov *sp = state;
 	if (req->operation != OVERLAY_SEARCH || req->op->sync == NULL)
 		return OVERLAY_CONTINUE;
-	if (req->op->sync->mode != LDAP_SYNC_REFRESH_ONLY)
-		return answer(req, LDAP_UNWILLING_TO_PERFORM,
-			      "refreshAndPersist is not supported yet: use type=refreshOnly");
 	struct backend_search *s = req->u.search;
+	if (s->persist != NULL && !syncprov_persist_refreshing(s->persist))
+		return syncprov_persist_send(sp, req);
 	struct refresh *r = arena_calloc(req->op->arena, 1, sizeof(*r));
 	if (r == NULL)
 		return answer(req, LDAP_OTHER, "out of memory");
 	if (!read_cookie(req, &r->cookie))
 		return OVERLAY_ANSWERED;
-	if (!s->resume.active) {
-		if (recover(sp, req) != LUMEN_OK)
-			return answer(req, LDAP_OTHER, "cannot read the contextCSN");
-		/* the cookie's CSN: read before the search takes its snapshot */
-		pthread_mutex_lock(&sp->lock);
-		memcpy(s->resume.overlay_state, sp->context, CSN_LENGTH + 1);
-		pthread_mutex_unlock(&sp->lock);
-	}
+	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, r->cookie.rid);
+	if (verdict != OVERLAY_CONTINUE)
+		return verdict;
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
 			       .cookie = r->cookie };
 	s->sink = refresh_sink;
@@ -350,45 +366,84 @@ static int syncprov_before(void *state, struct overlay_request *req)
 
 /* ------------------------------------------------------------------ after */
 
-/* The Sync Done control: the consumer's rid and the refresh's contextCSN. */
-static void add_done(struct overlay_request *req)
+bool syncprov_cookie(struct overlay_request *req, int rid, const char *csn,
+		     struct ber_view *out)
 {
-	struct sync_cookie cookie, asked;
+	struct sync_cookie cookie = { .rid = rid, .sid = -1 };
+	struct csn parsed;
 	const char *why;
-	struct csn context;
-	const char *text = (const char *)req->u.search->resume.overlay_state;
+	char *text = arena_alloc(req->op->arena, SYNC_COOKIE_TEXT_MAX);
+	size_t len = 0;
+	if (csn[0] != '\0' && csn_parse(csn, strnlen(csn, CSN_LENGTH + 1), &parsed, &why) == LUMEN_OK)
+		sync_cookie_merge_csn(&cookie, &parsed);
+	if (text == NULL || sync_cookie_format(&cookie, text, SYNC_COOKIE_TEXT_MAX, &len) != LUMEN_OK)
+		return false;
+	*out = (struct ber_view){ (const uint8_t *)text, len };
+	return true;
+}
+
+/* The refresh's cookie: the consumer's rid and the refresh's contextCSN
+ * (the consumer's own CSN when nothing is known to be newer). */
+static bool refresh_cookie(struct overlay_request *req, struct ber_view *out)
+{
+	struct sync_cookie asked;
+	const char *why;
+	const char *context = (const char *)req->u.search->resume.overlay_state;
 	struct ber_view given = req->op->sync->has_cookie ? req->op->sync->cookie
 							   : (struct ber_view){ NULL, 0 };
 	if (sync_cookie_parse(given, &asked, &why) != LUMEN_OK)
-		return;
-	memset(&cookie, 0, sizeof(cookie));
-	cookie.rid = asked.rid;
-	cookie.sid = -1;
-	cookie.n_csns = 0;
-	if (csn_parse(text, strnlen(text, CSN_LENGTH + 1), &context, &why) == LUMEN_OK)
-		sync_cookie_merge_csn(&cookie, &context);
-	else if (asked.n_csns > 0)
-		cookie.csns[0] = asked.csns[0], cookie.n_csns = 1;   /* nothing newer */
-	char *out = arena_alloc(req->op->arena, SYNC_COOKIE_TEXT_MAX);
-	size_t len = 0;
-	struct ber_writer w;
-	if (out == NULL || sync_cookie_format(&cookie, out, SYNC_COOKIE_TEXT_MAX, &len) != LUMEN_OK ||
-	    ber_writer_init(&w, 64, 0) != LUMEN_OK)
-		return;
-	struct ldap_sync_done done = { .has_cookie = true,
-				       .cookie = { (const uint8_t *)out, len } };
-	ldap_sync_done_encode(&done, &w);
-	void *value = ber_writer_error(&w) == LUMEN_OK ? arena_memdup(req->op->arena, w.buf, w.len)
-						       : NULL;
+		return false;
+	if (context[0] == '\0' && asked.n_csns > 0)
+		context = asked.csns[0].text;   /* nothing newer */
+	return syncprov_cookie(req, asked.rid, context, out);
+}
+
+/* value (encoded with w) as a control of the response; false: no memory. */
+static bool add_control(struct overlay_request *req, const char *oid, struct ber_writer *w)
+{
+	void *value = ber_writer_error(w) == LUMEN_OK ? arena_memdup(req->op->arena, w->buf, w->len)
+						      : NULL;
 	struct ldap_control c = {
-		.oid = { (const uint8_t *)LDAP_SYNC_DONE_OID, sizeof(LDAP_SYNC_DONE_OID) - 1 },
-		.has_value = true, .value = { value, w.len },
+		.oid = { (const uint8_t *)oid, strlen(oid) },
+		.has_value = true, .value = { value, w->len },
 	};
-	if (value != NULL && overlay_add_response_control(req->op, &c) != LUMEN_OK)
-		value = NULL;
+	return value != NULL && overlay_add_response_control(req->op, &c) == LUMEN_OK;
+}
+
+/*
+ * The refresh is over. refreshOnly: the Sync Done control with the
+ * cookie. refreshAndPersist: a Sync Info refreshPresent (refreshDone
+ * TRUE) with the cookie instead of SearchResultDone, as OpenLDAP sends
+ * it, and the search goes on waiting for changes.
+ */
+static void end_refresh(struct syncprov *sp, struct overlay_request *req)
+{
+	struct backend_search *s = req->u.search;
+	struct ber_view cookie;
+	struct ber_writer w;
+	bool done = false;
+	if (!refresh_cookie(req, &cookie) || ber_writer_init(&w, 64, 0) != LUMEN_OK) {
+		log_printf(0, "syncprov: no memory to end a refresh");
+		return;
+	}
+	if (req->op->sync->mode == LDAP_SYNC_REFRESH_ONLY) {
+		struct ldap_sync_done d = { .has_cookie = true, .cookie = cookie };
+		ldap_sync_done_encode(&d, &w);
+		done = add_control(req, LDAP_SYNC_DONE_OID, &w);
+	} else if (s->persist != NULL) {
+		struct ldap_sync_info info = { .kind = LDAP_SYNC_INFO_REFRESH_PRESENT,
+					       .has_cookie = true, .cookie = cookie,
+					       .refresh_done = true };
+		ldap_sync_info_encode(&info, &w);
+		done = ber_writer_error(&w) == LUMEN_OK &&
+		       s->intermediate(s->intermediate_ctx, LDAP_SYNC_INFO_OID,
+				       (struct ber_view){ w.buf, w.len }) == 0;
+		if (done)
+			syncprov_persist_refreshed(sp, req, (const char *)s->resume.overlay_state);
+	}
 	ber_writer_free(&w);
-	if (value == NULL)
-		log_printf(0, "syncprov: no memory for the Sync Done control");
+	if (!done)
+		log_printf(0, "syncprov: cannot end a refresh (no memory)");
 }
 
 static void syncprov_after(void *state, struct overlay_request *req)
@@ -397,11 +452,18 @@ static void syncprov_after(void *state, struct overlay_request *req)
 	bool ok = req->rc == LUMEN_OK && req->op->result_code == LDAP_SUCCESS;
 	if (req->operation == OVERLAY_SEARCH) {
 		if (ok && req->op->sync != NULL)
-			add_done(req);
+			end_refresh(sp, req);
 		return;
 	}
 	if (ok && req->op->change_csn[0] != '\0')
 		publish(sp, req->op->change_csn);
+}
+
+static void syncprov_on_commit(void *state, struct backend_op *op,
+			       const struct database_change *changes, size_t n)
+{
+	(void)op;
+	syncprov_persist_queue(state, changes, n);
 }
 
 const struct overlay_type overlay_syncprov = {
@@ -410,4 +472,5 @@ const struct overlay_type overlay_syncprov = {
 	.destroy = syncprov_destroy,
 	.before = syncprov_before,
 	.after = syncprov_after,
+	.on_commit = syncprov_on_commit,
 };

@@ -133,15 +133,24 @@ bool conn_output_full(struct conn *c)
 	return c->output_full;
 }
 
-void conn_park_op(struct conn *c, struct op *op)
+void conn_park_op(struct conn *c, struct op *op, bool wait)
 {
+	op->waiting = wait;
 	op->running = false;
 	op->parked = true;
 	c->n_parked++;
 }
 
+void conn_wake_op(struct conn *c, struct op *op)
+{
+	(void)c;
+	op->woken = true;
+}
+
 void conn_op_done(struct conn *c, struct op *op)
 {
+	if (op->persist != NULL)
+		op->persist->release(op->persist);
 	c->n_done++;
 	free(op->pdu);
 	free(op);

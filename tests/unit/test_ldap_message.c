@@ -869,6 +869,39 @@ START_TEST(test_fast_path_results)
 }
 END_TEST
 
+/* The direct IntermediateResponse encoder: the same bytes as the struct path. */
+START_TEST(test_fast_path_intermediate)
+{
+	struct ber_writer w, expected;
+	struct arena arena;
+	struct ldap_message m;
+	struct ber_view value = V("\xa1\x03\x01\x01\xff");
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(ber_writer_init(&expected, 0, 0), LUMEN_OK);
+	arena_init(&arena, 0);
+
+	ldap_encode_intermediate(&w, 9, "1.3.6.1.4.1.4203.1.9.1.4", &value);
+	decode_writer(&w, &arena, &m);
+	ck_assert_int_eq(m.message_id, 9);
+	ck_assert_int_eq(m.op, LDAP_OP_INTERMEDIATE_RESPONSE);
+	ck_assert(m.u.intermediate.has_name && m.u.intermediate.has_value);
+	ck_assert(ber_view_eq_str(m.u.intermediate.name, "1.3.6.1.4.1.4203.1.9.1.4"));
+	ck_assert_uint_eq(m.u.intermediate.value.len, value.len);
+	ldap_message_encode(&expected, &m);
+	ck_assert_uint_eq(expected.len, w.len);
+	ck_assert(memcmp(expected.buf, w.buf, w.len) == 0);
+
+	ber_writer_reset(&w);
+	ldap_encode_intermediate(&w, 10, NULL, NULL);
+	decode_writer(&w, &arena, &m);
+	ck_assert(!m.u.intermediate.has_name && !m.u.intermediate.has_value);
+
+	arena_free(&arena);
+	ber_writer_free(&expected);
+	ber_writer_free(&w);
+}
+END_TEST
+
 START_TEST(test_fast_path_entry)
 {
 	struct ber_writer w;
@@ -1022,6 +1055,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(encode, test_struct_round_trip, 0, N_ELEMENTS(struct_messages));
 	tcase_add_test(encode, test_encode_rejects_unknown_op);
 	tcase_add_test(encode, test_fast_path_results);
+	tcase_add_test(encode, test_fast_path_intermediate);
 	tcase_add_test(encode, test_fast_path_entry);
 	tcase_add_test(encode, test_names);
 	suite_add_tcase(s, encode);

@@ -139,7 +139,42 @@ static int test_hook(void *ctx, struct database_txn *txn, const struct database_
 	return rc;
 }
 
-static const struct database_write_hook hook = { test_hook, NULL };
+static const struct database_write_hook hook = { .on_write = test_hook };
+
+/* What on_commit was shown: each change's kind, DNs, CSN and UUID. */
+struct committed {
+	enum database_write_kind kind;
+	char old_ndn[128], ndn[128], csn[64], uuid[64];
+};
+static struct committed commits[16];
+static size_t n_commits, n_commit_calls;
+
+static void text_of(char *out, struct ber_view v)
+{
+	snprintf(out, 64, "%.*s", (int)v.len, (const char *)v.ptr);
+}
+
+static void test_on_commit(void *ctx, struct backend_op *op,
+			   const struct database_change *changes, size_t n)
+{
+	(void)ctx;
+	(void)op;
+	n_commit_calls++;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(n_commits, 16);
+		struct committed *c = &commits[n_commits++];
+		c->kind = changes[i].kind;
+		snprintf(c->old_ndn, sizeof(c->old_ndn), "%.*s", (int)changes[i].old_ndn.len,
+			 (const char *)changes[i].old_ndn.ptr);
+		snprintf(c->ndn, sizeof(c->ndn), "%.*s", (int)changes[i].ndn.len,
+			 (const char *)changes[i].ndn.ptr);
+		text_of(c->csn, changes[i].csn);
+		text_of(c->uuid, changes[i].uuid);
+	}
+}
+
+static const struct database_write_hook commit_hook = { .on_write = test_hook,
+							 .on_commit = test_on_commit };
 
 static struct backend_op hooked_op(void)
 {
@@ -151,6 +186,7 @@ static struct backend_op hooked_op(void)
 static void setup(void)
 {
 	memset(&hs, 0, sizeof(hs));
+	n_commits = n_commit_calls = 0;
 	fixture_open();
 }
 
@@ -258,6 +294,44 @@ START_TEST(hook_refusal_undoes_everything)
 }
 END_TEST
 
+/* on_commit: once per committed write, every change in order (the hook's
+ * own edits too), with CSNs in commit order; nothing for a refused write. */
+START_TEST(on_commit_sees_committed_changes)
+{
+	hs.remove_member = true;
+	struct backend_op op = fx_op();
+	op.write_hook = &commit_hook;
+	ck_assert_int_eq(fx_add_op(&op, "uid=erin,ou=People,dc=example,dc=com", FX_LINES(
+		"objectClass: inetOrgPerson", "uid: erin", "cn: Erin", "sn: E")), LDAP_SUCCESS);
+	op = fx_op();
+	op.write_hook = &commit_hook;
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(BOB)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	op = fx_op();
+	op.write_hook = &commit_hook;
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn("uid=nobody,ou=People,dc=example,dc=com")),
+			 LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_NO_SUCH_OBJECT);
+
+	ck_assert_uint_eq(n_commit_calls, 2);
+	ck_assert_uint_eq(n_commits, 3);
+	ck_assert_int_eq(commits[0].kind, DATABASE_WRITE_ADD);
+	ck_assert_str_eq(commits[0].old_ndn, "");
+	ck_assert_str_eq(commits[0].ndn, "uid=erin,ou=people,dc=example,dc=com");
+	ck_assert_int_eq(commits[1].kind, DATABASE_WRITE_DELETE);
+	ck_assert_str_eq(commits[1].old_ndn, "uid=bob,ou=people,dc=example,dc=com");
+	ck_assert_str_eq(commits[1].ndn, "");
+	ck_assert_int_eq(commits[2].kind, DATABASE_WRITE_MODIFY);   /* the hook's edit */
+	ck_assert_str_eq(commits[2].ndn, "cn=admins,ou=groups,dc=example,dc=com");
+	for (size_t i = 0; i < n_commits; i++) {
+		ck_assert_uint_eq(strlen(commits[i].csn), CSN_LENGTH);
+		ck_assert_uint_eq(strlen(commits[i].uuid), 36);
+		if (i > 0)
+			ck_assert_int_gt(strcmp(commits[i].csn, commits[i - 1].csn), 0);
+	}
+}
+END_TEST
+
 START_TEST(hook_depth_is_bounded)
 {
 	hs.recurse = true;
@@ -327,6 +401,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, refused_operation_is_not_hooked);
 	tcase_add_test(tc, hook_edits_commit_with_the_operation);
 	tcase_add_test(tc, hook_refusal_undoes_everything);
+	tcase_add_test(tc, on_commit_sees_committed_changes);
 	tcase_add_test(tc, hook_depth_is_bounded);
 	tcase_add_test(tc, find_equal_with_and_without_an_index);
 	tcase_add_test(tc, edit_that_changes_nothing_stores_nothing);

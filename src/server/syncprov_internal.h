@@ -1,0 +1,77 @@
+/*
+ * syncprov_internal.h — what the files of the syncprov overlay share
+ * (server layer, private to overlay_syncprov.c and syncprov_persist.c).
+ *
+ * overlay_syncprov.c: configuration, the contextCSN, the refresh (present
+ * or delete phase) and the hooks; syncprov_persist.c: refreshAndPersist's
+ * persistent searches, their queues of committed changes and the sending
+ * of those changes.
+ *
+ * Thread-safety: sp->lock guards context, recovered and the list of
+ * persistent searches with their queues; everything else is fixed after
+ * create. Lock order: sp->lock, then a connection's lock (the wake).
+ */
+#ifndef LUMEN_SYNCPROV_INTERNAL_H
+#define LUMEN_SYNCPROV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "overlay.h"
+#include "sync_cookie.h"
+
+/* syncprov-persist-queue's default: bytes of changes a persistent search
+ * may fall behind before it is dropped back to a refresh. */
+#define SYNCPROV_PERSIST_QUEUE_DEFAULT (1024u * 1024u)
+
+struct psearch;
+
+struct syncprov {
+	pthread_mutex_t lock;
+	char context[CSN_LENGTH + 1];     /* newest committed CSN; "" none known */
+	bool recovered;                   /* context read from the entries */
+	struct psearch *persistent;       /* the persistent searches (lock) */
+	struct ber_view suffix_ndn;       /* the database's first suffix */
+	const struct schema *schema;
+	const struct attribute_type *entry_uuid, *entry_csn;
+	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
+	unsigned long persist_queue;      /* bytes (syncprov-persist-queue) */
+	bool nopresent, reloadhint;
+	struct arena memory;
+};
+
+/* entryUUID's text (8-4-4-4-12 hex digits) as 16 bytes; false if it is not one. */
+bool syncprov_uuid_bytes(struct ber_view text, uint8_t out[LDAP_SYNC_UUID_SIZE]);
+
+/* The cookie "rid=NNN,csn=CSN" (rid -1: none) in req's arena; false: no memory. */
+bool syncprov_cookie(struct overlay_request *req, int rid, const char *csn,
+		     struct ber_view *out);
+
+/* ------------------------------------------------- syncprov_persist.c */
+
+/*
+ * A persistent search starts (req's search, first call): registered now,
+ * before the refresh reads the contextCSN, so no change committed from here
+ * on is missed; handed to the server as req->u.search->persist. rid: the
+ * consumer's, from its cookie. Errors: LUMEN_ENOMEM.
+ */
+int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req, int rid);
+/* True while the search's refresh has not ended. */
+bool syncprov_persist_refreshing(const struct backend_persist *p);
+/*
+ * The refresh of req's persistent search ended (its after hook, success):
+ * changes older than context are in it. The search then waits for changes
+ * (paused, wait). Cannot fail.
+ */
+void syncprov_persist_refreshed(struct syncprov *sp, struct overlay_request *req,
+				const char *context);
+/* A later call of a persistent search: send what is queued (before hook). */
+int syncprov_persist_send(struct syncprov *sp, struct overlay_request *req);
+/* Committed changes, in commit order, to every persistent search (on_commit). */
+void syncprov_persist_queue(struct syncprov *sp, const struct database_change *changes,
+			    size_t n);
+/* Destroy: frees the searches whose operations never ended. */
+void syncprov_persist_free_all(struct syncprov *sp);
+
+#endif

@@ -283,7 +283,7 @@ static const struct directive rows[] = {
 	{ "cachesize", SECTION_DATABASE, 1, 1, "cachesize <entries>|off", apply_cachesize },
 	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize },
 	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay },
-	{ "syncrepl", SECTION_DATABASE, 3, CONFIG_ARGS_UNBOUNDED,
+	{ "syncrepl", SECTION_DATABASE, 1, CONFIG_ARGS_UNBOUNDED,
 	  "syncrepl rid=<NNN> provider=<ldap[s]://host[:port]> searchbase=<DN> [keyword=value ...]",
 	  apply_syncrepl },
 	{ "updateref", SECTION_DATABASE, 1, 1, "updateref <ldap[s]://host[:port]>",

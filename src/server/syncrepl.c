@@ -349,6 +349,14 @@ static int apply_deferred(struct consumer *c, char *why, size_t whylen)
 	return LUMEN_OK;
 }
 
+static void log_refresh(const struct consumer *c)
+{
+	char line[160];
+	snprintf(line, sizeof(line), "refresh done: %llu entries applied, %llu deleted",
+		 (unsigned long long)c->applied, (unsigned long long)c->deleted);
+	say(c, c->applied + c->deleted > 0 ? 0 : LOG_LEVEL_SYNC, line, NULL);
+}
+
 /* The refresh is over: put-aside entries, then the present phase's deletes. */
 static int end_refresh(struct consumer *c, bool present_phase, char *why, size_t whylen)
 {
@@ -362,6 +370,7 @@ static int end_refresh(struct consumer *c, bool present_phase, char *why, size_t
 		return rc;
 	c->deleted += deleted;
 	c->refreshing = false;
+	log_refresh(c);
 	return LUMEN_OK;
 }
 
@@ -515,15 +524,6 @@ static unsigned retry_wait(const struct config_syncrepl *cfg, unsigned long fail
 	return 0;
 }
 
-static void log_success(struct consumer *c)
-{
-	char line[160];
-	snprintf(line, sizeof(line), "%s: %llu entries applied, %llu deleted",
-		 c->refreshing ? "persist ended" : "refresh done",
-		 (unsigned long long)c->applied, (unsigned long long)c->deleted);
-	say(c, c->applied + c->deleted > 0 ? 0 : LOG_LEVEL_SYNC, line, NULL);
-}
-
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
@@ -547,7 +547,8 @@ static void *consumer_main(void *arg)
 		}
 		if (rc == LUMEN_OK) {
 			failures = 0;
-			log_success(c);
+			if (c->cfg->type == SYNCREPL_REFRESH_AND_PERSIST)
+				say(c, 0, "the provider ended the persistent search", NULL);
 			if (!pause_for(c, c->cfg->type == SYNCREPL_REFRESH_ONLY ? c->cfg->interval
 						: c->cfg->retry[0].seconds))
 				break;

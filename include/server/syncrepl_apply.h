@@ -21,7 +21,10 @@
  * computes or keeps itself (entryDN, hasSubordinates, numSubordinates,
  * subschemaSubentry, contextCSN). entryUUID is the Sync State control's.
  * A local user attribute the provider's entry lacks is deleted; a local
- * operational attribute is only ever replaced.
+ * operational attribute is only ever replaced. An entry of another
+ * entryUUID at the DN is taken over (replaced, entryUUID included), as
+ * OpenLDAP's consumer does; the present phase leaves an entry that still
+ * has children in place.
  *
  * Ownership: syncrepl_apply_create allocates; syncrepl_apply_free
  * releases everything (the database is borrowed). Thread-safety: one

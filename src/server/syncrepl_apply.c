@@ -308,7 +308,8 @@ static bool same_description(const struct attribute_description *x,
  * attribute the provider lacks removed.
  */
 static int build_changes(struct syncrepl_apply *a, const struct entry *local,
-			 const struct incoming *in, struct ldap_change **out, size_t *n)
+			 const struct incoming *in, bool with_uuid, struct ldap_change **out,
+			 size_t *n)
 {
 	struct ldap_change *changes =
 		arena_calloc(&a->arena, in->n + local->n_attributes + 1, sizeof(*changes));
@@ -316,7 +317,7 @@ static int build_changes(struct syncrepl_apply *a, const struct entry *local,
 		return LUMEN_ENOMEM;
 	*n = 0;
 	for (size_t i = 0; i < in->n; i++)
-		if (in->descs[i].type != a->entry_uuid)
+		if (with_uuid || in->descs[i].type != a->entry_uuid)
 			changes[(*n)++] = (struct ldap_change){ LDAP_MOD_REPLACE, in->attributes[i] };
 	for (size_t j = 0; j < local->n_attributes; j++) {
 		const struct entry_attribute *la = &local->attributes[j];
@@ -345,21 +346,55 @@ static int delete_ndn(struct syncrepl_apply *a, struct ber_view ndn, char *why, 
 	return outcome(&op, rc, "delete", why, whylen);
 }
 
+/* The entry at ndn (a copy the caller frees), for take_over. */
+static int fetch_copy(struct syncrepl_apply *a, struct ber_view ndn, struct entry **out)
+{
+	struct found found = { NULL, LUMEN_OK };
+	struct backend_op op;
+	write_op(a, &op);
+	int rc = database_fetch(a->database, &op, ndn, keep_first, &found);
+	if (rc == LUMEN_OK && found.error != LUMEN_OK)
+		rc = found.error;
+	else if (rc == LUMEN_OK && found.entry == NULL)
+		rc = LUMEN_ENOTFOUND;
+	if (rc != LUMEN_OK)
+		entry_free(found.entry);
+	*out = rc == LUMEN_OK ? found.entry : NULL;
+	return rc;
+}
+
+static int replace_entry(struct syncrepl_apply *a, const struct entry *local,
+			 struct ber_view ndn, const struct incoming *in, bool with_uuid,
+			 char *why, size_t whylen);
+
+/*
+ * Another entryUUID holds the DN (the same data loaded on both sides, or
+ * deleted and re-added on the provider while we were away): the
+ * provider's entry replaces it, entryUUID included, as OpenLDAP does.
+ */
+static int take_over(struct syncrepl_apply *a, struct ber_view ndn, const struct incoming *in,
+		     char *why, size_t whylen)
+{
+	struct entry *local = NULL;
+	int rc = fetch_copy(a, ndn, &local);
+	if (rc != LUMEN_OK) {
+		snprintf(why, whylen, "add: the DN exists but cannot be read: %s",
+			 lumen_strerror(rc));
+		return rc == LUMEN_ENOMEM ? rc : LUMEN_EIO;
+	}
+	rc = replace_entry(a, local, ndn, in, true, why, whylen);
+	entry_free(local);
+	return rc;
+}
+
 static int add_entry(struct syncrepl_apply *a, struct ber_view dn, struct ber_view ndn,
 		     const struct incoming *in, char *why, size_t whylen)
 {
 	struct backend_op op;
 	write_op(a, &op);
 	int rc = database_add(a->database, &op, dn, ndn, in->attributes, in->n);
-	if (rc == LUMEN_OK && op.result_code == LDAP_ENTRY_ALREADY_EXISTS) {
-		/* Another entryUUID holds the DN (deleted and re-added on the
-		 * provider while we were away): the provider's wins. */
-		rc = delete_ndn(a, ndn, why, whylen);
-		if (rc != LUMEN_OK)
-			return rc;
-		write_op(a, &op);
-		rc = database_add(a->database, &op, dn, ndn, in->attributes, in->n);
-	}
+	if (rc == LUMEN_OK && op.result_code == LDAP_ENTRY_ALREADY_EXISTS)
+		return take_over(a, ndn, in, why, whylen);
 	return outcome(&op, rc, "add", why, whylen);
 }
 
@@ -391,13 +426,13 @@ static int rename_entry(struct syncrepl_apply *a, struct ber_view old_ndn, struc
 }
 
 static int replace_entry(struct syncrepl_apply *a, const struct entry *local,
-			 struct ber_view ndn, const struct incoming *in, char *why,
-			 size_t whylen)
+			 struct ber_view ndn, const struct incoming *in, bool with_uuid,
+			 char *why, size_t whylen)
 {
 	struct ldap_change *changes;
 	size_t n;
 	struct backend_op op;
-	int rc = build_changes(a, local, in, &changes, &n);
+	int rc = build_changes(a, local, in, with_uuid, &changes, &n);
 	if (rc != LUMEN_OK)
 		return rc;
 	write_op(a, &op);
@@ -439,7 +474,7 @@ static int upsert(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC_UUID_SI
 	if (moved)
 		rc = rename_entry(a, local->ndn, dn, ndn, why, whylen);
 	if (rc == LUMEN_OK && (moved || !same_csn(a, local, in.csn)))
-		rc = replace_entry(a, local, ndn, &in, why, whylen);
+		rc = replace_entry(a, local, ndn, &in, false, why, whylen);
 	*changed = moved || !same_csn(a, local, in.csn);
 	entry_free(local);
 	return rc;
@@ -524,6 +559,20 @@ static int collect_nonpresent(void *ctx, const struct entry *e,
 	return 0;
 }
 
+/* A non-present entry that still has children (kept by the provider
+ * below it) stays: *leaf false. */
+static int delete_nonpresent(struct syncrepl_apply *a, struct ber_view ndn, bool *leaf,
+			     char *why, size_t whylen)
+{
+	struct backend_op op;
+	write_op(a, &op);
+	int rc = database_delete(a->database, &op, ndn);
+	*leaf = !(rc == LUMEN_OK && op.result_code == LDAP_NOT_ALLOWED_ON_NON_LEAF);
+	if (!*leaf || (rc == LUMEN_OK && op.result_code == LDAP_NO_SUCH_OBJECT))
+		return LUMEN_OK;
+	return outcome(&op, rc, "delete", why, whylen);
+}
+
 /* Deepest first, so children go before their parents. */
 static int deeper_first(const void *x, const void *y)
 {
@@ -568,9 +617,9 @@ int syncrepl_apply_delete_nonpresent(struct syncrepl_apply *a, size_t *deleted, 
 	qsort(np.ndns, np.n, sizeof(*np.ndns), deeper_first);
 	for (size_t i = 0; i < np.n && rc == LUMEN_OK; i++) {
 		arena_reset(&a->arena);
-		rc = delete_ndn(a, np.ndns[i], why, whylen);
-		if (rc == LUMEN_OK)
-			(*deleted)++;
+		bool leaf = true;
+		rc = delete_nonpresent(a, np.ndns[i], &leaf, why, whylen);
+		*deleted += rc == LUMEN_OK && leaf;
 	}
 	for (size_t i = 0; i < np.n; i++)
 		free((void *)np.ndns[i].ptr);

@@ -614,7 +614,8 @@ int syncrepl_apply_delete_nonpresent(struct syncrepl_apply *a, size_t *deleted, 
 	int rc = scan_nonpresent(a, &np);
 	if (rc != LUMEN_OK)
 		snprintf(why, whylen, "cannot list the entries in scope: %s", lumen_strerror(rc));
-	qsort(np.ndns, np.n, sizeof(*np.ndns), deeper_first);
+	if (np.n > 1)
+		qsort(np.ndns, np.n, sizeof(*np.ndns), deeper_first);
 	for (size_t i = 0; i < np.n && rc == LUMEN_OK; i++) {
 		arena_reset(&a->arena);
 		bool leaf = true;

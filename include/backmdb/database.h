@@ -121,6 +121,11 @@ struct backend_op {
 	 * attributes supplied by the caller are kept instead of refused;
 	 * missing ones are generated. Overlays pass such writes through. */
 	bool from_tool;
+	/* A replication consumer's write (syncrepl; set with from_tool): the
+	 * entry is to hold what the provider sent, so a modify or modrdn
+	 * stamps nothing (entryCSN, modifyTimestamp and modifiersName stay
+	 * as the change leaves them). */
+	bool replica;
 	/* The Password Policy request control (draft-behera) was sent. */
 	bool want_password_policy;
 	/*

@@ -63,6 +63,7 @@
 #include "access_rules.h"
 
 struct schema;
+struct config_syncrepl;
 
 /* OpenLDAP's loglevel bits (slapd.conf(5)). */
 enum config_log_level {
@@ -222,6 +223,13 @@ struct config_database {
 	size_t n_limits;
 	struct config_overlay *overlays; /* in `overlay` line order */
 	size_t n_overlays;
+	/* `syncrepl` lines (config_syncrepl.h): the database is a replica,
+	 * written only by its consumers; `updateref` URLs answer the writes
+	 * of everyone else with a referral (without one: unwillingToPerform). */
+	struct config_syncrepl *syncrepl;
+	size_t n_syncrepl;
+	char **updaterefs;
+	size_t n_updaterefs;
 };
 
 #define CONFIG_DEFAULT_THREADS 4

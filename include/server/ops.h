@@ -172,6 +172,8 @@ void op_send_extended_controls(struct op_context *ctx, int code, const char *dia
  * RESULT and time the operation as op_send_result does. Never fails.
  */
 void op_finish_sent(struct op_context *ctx, int code, const char *diagnostic);
+/* op_send_result for a referral (10) to urls[0..n). */
+void op_send_referral(struct op_context *ctx, char *const *urls, size_t n);
 
 /*
  * A printable, quote-safe copy of v for log lines (non-printables and '"'
@@ -210,6 +212,13 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
  * own_databases.h) answers unwillingToPerform before any access check, as
  * slapd does. */
 bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/*
+ * A replica (a database with `syncrepl` lines) is written only by its
+ * consumers: anyone else's write is answered here with a referral to its
+ * `updateref` URLs, or unwillingToPerform without one (slapd's "shadow
+ * context; no update referral"), the rootdn's too. True when it answered.
+ */
+bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db);
 /*
  * Send the backend's answer (rc: its return value, logged when not
  * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from

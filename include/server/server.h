@@ -54,6 +54,7 @@ struct conn_limits;
 struct database_figures;
 
 struct overlay_chain;
+struct syncrepl_set;
 
 struct server_database {
 	const struct config_database *config;
@@ -107,6 +108,7 @@ struct server {
 	struct metrics_http *metrics;    /* /metrics listener; NULL unless configured */
 	uint64_t slowop_ns;              /* stage breakdown in RESULT lines from here */
 	bool slowop_all;                 /* slowop-threshold 0: every operation */
+	struct syncrepl_set *syncrepl;   /* the consumers (syncrepl.h); NULL: none */
 	struct listener *listener_info;  /* copy of the listeners for cn=Monitor */
 	size_t n_listener_info;          /* (valid until server_destroy) */
 };

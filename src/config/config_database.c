@@ -9,6 +9,7 @@
 
 #include "array.h"
 #include "config_internal.h"
+#include "config_syncrepl.h"
 #include "lumen_error.h"
 
 static int apply_database(struct parse_state *st, size_t argc, char **argv)
@@ -160,6 +161,56 @@ int config_overlay_keep_line(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+static int apply_syncrepl(struct parse_state *st, size_t argc, char **argv)
+{
+	struct config_database *db = st->db;
+	char why[384] = "";
+	struct config_syncrepl parsed;
+	int rc = config_syncrepl_parse(argv + 1, argc - 1, &parsed, why, sizeof(why));
+	if (rc != LUMEN_OK)
+		return config_fail_at(st, rc, "syncrepl: %s", why);
+	for (size_t i = 0; i < db->n_syncrepl; i++)
+		if (db->syncrepl[i].rid == parsed.rid) {
+			config_syncrepl_free(&parsed);
+			return config_fail_at(st, LUMEN_EMALFORMED,
+					      "syncrepl: rid=%03d is already used in this database "
+					      "(%s)", db->syncrepl[i].rid, db->syncrepl[i].origin);
+		}
+	parsed.origin = config_origin(st);
+	struct config_syncrepl *bigger =
+		realloc(db->syncrepl, (db->n_syncrepl + 1) * sizeof(*bigger));
+	if (parsed.origin == NULL || bigger == NULL) {
+		config_syncrepl_free(&parsed);
+		if (bigger != NULL)
+			db->syncrepl = bigger;
+		return LUMEN_ENOMEM;
+	}
+	db->syncrepl = bigger;
+	bigger[db->n_syncrepl++] = parsed;
+	return LUMEN_OK;
+}
+
+/* OpenLDAP: "<updateref> must appear after syncrepl or updatedn". */
+static int apply_updateref(struct parse_state *st, size_t argc, char **argv)
+{
+	bool ldaps;
+	unsigned port;
+	char *host = NULL;
+	(void)argc;
+	if (st->db->n_syncrepl == 0)
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "updateref: must appear after a syncrepl line (only a "
+				      "replica refers writes elsewhere)");
+	int rc = config_syncrepl_url(argv[1], &ldaps, &host, &port);
+	free(host);
+	if (rc == LUMEN_EMALFORMED)
+		return config_fail_at(st, rc, "updateref: expected ldap://HOST[:PORT] or "
+				      "ldaps://HOST[:PORT], got \"%s\"", argv[1]);
+	if (rc != LUMEN_OK)
+		return rc;
+	return config_push_string(&st->db->updaterefs, &st->db->n_updaterefs, argv[1]);
+}
+
 static void free_overlays(struct config_overlay *overlays, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -192,6 +243,11 @@ static const struct directive rows[] = {
 	{ "idlcachesize", SECTION_DATABASE, 1, 1, "idlcachesize <entries>|off", apply_cachesize,
 	  NULL },
 	{ "overlay", SECTION_DATABASE, 1, 1, "overlay <name>", apply_overlay, NULL },
+	{ "syncrepl", SECTION_DATABASE, 1, CONFIG_ARGS_UNBOUNDED,
+	  "syncrepl rid=<NNN> provider=<ldap[s]://host[:port]> searchbase=<DN> [keyword=value ...]",
+	  apply_syncrepl, NULL },
+	{ "updateref", SECTION_DATABASE, 1, 1, "updateref <ldap[s]://host[:port]>",
+	  apply_updateref, NULL },
 };
 
 /* The directives of a database section (and `database`, which opens one). */
@@ -216,4 +272,8 @@ void config_free_database(struct config_database *db)
 	}
 	free(db->indexes);
 	free_overlays(db->overlays, db->n_overlays);
+	for (size_t i = 0; i < db->n_syncrepl; i++)
+		config_syncrepl_free(&db->syncrepl[i]);
+	free(db->syncrepl);
+	config_free_strings(db->updaterefs, db->n_updaterefs);
 }

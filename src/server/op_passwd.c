@@ -119,6 +119,8 @@ static bool resolve_target(struct op_context *ctx, struct passwd_change *pc)
 		op_send_extended(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
 		return false;
 	}
+	if (op_refuse_replica_write(ctx, pc->db))
+		return false;
 	struct ber_view rootdn = pc->db->rootdn;
 	pc->is_root = rootdn.ptr != NULL && pc->requester_ndn.len == rootdn.len &&
 		      memcmp(pc->requester_ndn.ptr, rootdn.ptr, rootdn.len) == 0;

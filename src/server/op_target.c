@@ -161,9 +161,22 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
 }
 
+bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db)
+{
+	const struct config_database *cfg = db->config;
+	if (cfg == NULL || cfg->n_syncrepl == 0)
+		return false;
+	if (cfg->n_updaterefs > 0)
+		op_send_referral(ctx, cfg->updaterefs, cfg->n_updaterefs);
+	else
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+			       "shadow context; no update referral");
+	return true;
+}
+
 bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
-	if (!op_target_prepare(ctx, dn, t))
+	if (!op_target_prepare(ctx, dn, t) || op_refuse_replica_write(ctx, t->db))
 		return false;
 	if (!t->db->read_only)
 		return true;

@@ -250,6 +250,24 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 	finish_op(ctx, code, diagnostic);
 }
 
+void op_send_referral(struct op_context *ctx, char *const *urls, size_t n)
+{
+	struct ber_view *views = arena_calloc(ctx->arena, n + 1, sizeof(*views));
+	if (views == NULL) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		views[i] = (struct ber_view){ (const uint8_t *)urls[i], strlen(urls[i]) };
+	struct ldap_message m = { .message_id = ctx->op->message_id,
+				  .op = ops_response_tag(ctx->op->tag) };
+	m.u.result = (struct ldap_result){ .code = LDAP_REFERRAL, .referrals = views,
+					   .n_referrals = n };
+	op_mark(ctx, STATS_STAGE_ENTRIES);
+	ldap_message_encode(ctx->out, &m);
+	finish_op(ctx, LDAP_REFERRAL, NULL);
+}
+
 void op_send_extended(struct op_context *ctx, int code, const char *diagnostic,
 		      const char *name, const struct ber_view *value)
 {

@@ -28,6 +28,7 @@
 #include "metrics_http.h"
 #include "ops.h"
 #include "overlay.h"
+#include "syncrepl.h"
 #include "own_databases.h"
 #include "rootdse.h"
 #include "sd_notify.h"
@@ -116,6 +117,8 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 	if (rc == LUMEN_OK)
 		rc = overlay_chain_create(s->config->schema, cfg, s->config->password_hash,
 					  &db->overlays, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = syncrepl_check(s, db, err, errlen);
 	return rc;
 }
 
@@ -376,6 +379,7 @@ static void begin_shutdown(struct server *s)
 	sd_notify_stopping();
 	set_accepting(s, false);
 	event_del(s->accept_resume);
+	syncrepl_request_stop(s->syncrepl);
 	/* Stop accepting for good: the sockets go, and so do ldapi paths. */
 	for (size_t i = 0; i < s->listeners.n; i++) {
 		if (s->accepting[i].event != NULL)
@@ -499,6 +503,8 @@ int server_run(struct server *s, char *err, size_t errlen)
 	int rc = server_metrics_start(s, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = start_threads(s, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = syncrepl_start(s, &s->syncrepl, err, errlen);
 	/* A SIGTERM held since start-up now reaches the loop's signal event
 	 * (the threads started above keep them blocked: the main thread takes
 	 * them). */
@@ -516,6 +522,8 @@ int server_run(struct server *s, char *err, size_t errlen)
 	/* Thread 0's loop ends only once stopping; wait for the others. */
 	for (unsigned i = 1; i < s->n_io_threads; i++)
 		io_thread_join(&s->io_threads[i]);
+	syncrepl_stop(s->syncrepl);
+	s->syncrepl = NULL;
 	workq_shutdown(s->workq);
 	metrics_http_stop(s->metrics);
 	s->metrics = NULL;
@@ -538,7 +546,10 @@ void server_destroy(struct server *s)
 	for (int i = 0; i < 3; i++)
 		if (s->signal_events[i] != NULL)
 			event_free(s->signal_events[i]);
-	/* The metrics thread reads the backends: stop it before they close. */
+	/* The consumers and the metrics thread use the backends: stop them
+	 * before they close. */
+	syncrepl_stop(s->syncrepl);
+	s->syncrepl = NULL;
 	metrics_http_stop(s->metrics);
 	/* Workers first: a finishing op may still touch its connection. */
 	workq_destroy(s->workq);

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""lumend as an RFC 4533 consumer (`syncrepl` lines): Debian's slapd with
+`overlay syncprov` is the provider, refreshOnly and refreshAndPersist; then
+lumend consuming from lumend (refreshOnly).
+
+  - the initial refresh of a few thousand entries;
+  - then adds, modifies, deletes, a rename and a subtree move on the provider;
+  - the consumer stopped while entries change, then restarted (it resumes
+    from the cookie kept in its suffix entry's contextCSN);
+  - the provider restarted;
+each time the two directories must become identical: the same DNs, every
+user attribute, entryUUID and entryCSN.
+
+Bad input: a provider unreachable at start (retries logged with the URL,
+the consumer serves what it has), writes to the replica (unwillingToPerform
+without updateref, a referral with it), configuration errors naming the
+file and line.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lumen_harness as h  # noqa: E402
+import slapd_harness as sh  # noqa: E402
+
+import ldap  # noqa: E402
+
+R = h.Results("t_syncrepl.py")
+B = sh.SUFFIX
+PEOPLE, GROUPS = "ou=people," + B, "ou=groups," + B
+COUNT = 2000
+COMPARED = {"entryuuid", "entrycsn"}
+
+
+def ldif():
+    out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: E\n",
+           f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n",
+           f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups\n",
+           f"dn: ou=team,{PEOPLE}\nobjectClass: organizationalUnit\nou: team\n"]
+    for i in range(COUNT):
+        out.append(f"dn: uid=u{i},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: u{i}\n"
+                   f"cn: User {i}\nsn: S{i}\nmail: u{i}@example.com\n")
+    for i in range(5):
+        out.append(f"dn: uid=t{i},ou=team,{PEOPLE}\nobjectClass: inetOrgPerson\nuid: t{i}\n"
+                   f"cn: Team {i}\nsn: T{i}\n")
+    out.append(f"dn: cn=staff,{GROUPS}\nobjectClass: groupOfNames\ncn: staff\n"
+               + "".join(f"member: uid=u{i},{PEOPLE}\n" for i in range(10)))
+    return "\n".join(out) + "\n"
+
+
+def snapshot(conn):
+    """{dn: {attribute: sorted values}} of user attributes, entryUUID, entryCSN."""
+    out = {}
+    for dn, attrs in conn.search_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)", ["*", "entryUUID",
+                                                                             "entryCSN"]):
+        keep = {}
+        for name, values in attrs.items():
+            low = name.lower()
+            if low in COMPARED or not low.startswith(("entry", "create", "modif", "struct")):
+                keep[low] = sorted(v.lower() for v in values)
+        out[dn.lower()] = keep
+    return out
+
+
+def converge(provider, consumer, label, seconds=60):
+    deadline = time.time() + seconds
+    want = got = None
+    while time.time() < deadline:
+        want = snapshot(provider)
+        try:
+            got = snapshot(consumer)
+        except ldap.LDAPError:
+            got = None
+        if got == want:
+            break
+        time.sleep(0.5)
+    detail = ""
+    if got != want and got is not None:
+        missing = sorted(set(want) - set(got))[:3]
+        extra = sorted(set(got) - set(want))[:3]
+        differ = [d for d in want if d in got and want[d] != got[d]][:2]
+        detail = (f"missing {missing} extra {extra} differ "
+                  f"{[(d, want[d], got[d]) for d in differ]}")
+    R.check(f"{label}: the consumer holds exactly the provider's entries "
+            f"({len(want or {})} entries)", got == want, detail)
+
+
+def bind(server):
+    conn = ldap.initialize(server.uri)
+    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
+    return conn
+
+
+def consumer_lines(provider_uri, kind, extra=()):
+    return ["index objectClass,entryUUID,entryCSN eq", "dbnosync",
+            f'syncrepl rid=042 provider={provider_uri} bindmethod=simple '
+            f'binddn="{sh.ROOTDN}" credentials={sh.ROOTPW} searchbase="{B}" '
+            f'type={kind} interval=00:00:00:01 retry="1 +" timeout=5 '
+            'network-timeout=5 attrs="*,+" schemachecking=off', *extra]
+
+
+def changes(p):
+    p.add_s(f"uid=new1,{PEOPLE}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"new1"]),
+                                   ("cn", [b"New One"]), ("sn", [b"N"])])
+    p.modify_s(f"uid=u5,{PEOPLE}", [(ldap.MOD_REPLACE, "cn", [b"Renamed Five"]),
+                                    (ldap.MOD_ADD, "description", [b"changed"])])
+    p.modify_s(f"uid=u6,{PEOPLE}", [(ldap.MOD_DELETE, "mail", None)])
+    p.delete_s(f"uid=u7,{PEOPLE}")
+    p.rename_s(f"uid=u8,{PEOPLE}", "uid=u8b", delold=1)
+    p.rename_s(f"ou=team,{PEOPLE}", "ou=team", GROUPS)   # a subtree moves
+    p.modify_s(f"cn=staff,{GROUPS}", [(ldap.MOD_DELETE, "member", [f"uid=u1,{PEOPLE}".encode()])])
+
+
+def offline_changes(p, tag):
+    for i in range(20, 40):
+        try:
+            p.delete_s(f"uid=u{i},{PEOPLE}")
+        except ldap.NO_SUCH_OBJECT:
+            pass
+    for i in range(3):
+        p.add_s(f"uid={tag}{i},{PEOPLE}", [("objectClass", [b"inetOrgPerson"]),
+                                           ("uid", [f"{tag}{i}".encode()]), ("cn", [b"Late"]),
+                                           ("sn", [b"L"])])
+    p.modify_s(f"uid=u50,{PEOPLE}", [(ldap.MOD_REPLACE, "mail", [f"{tag}@example.com".encode()])])
+    p.rename_s(f"uid=u51,{PEOPLE}", f"uid={tag}51", delold=1)
+
+
+def replica_refuses_writes(consumer):
+    c = bind(consumer)
+    try:
+        c.modify_s(f"uid=u60,{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [b"X"])])
+        R.check("a write to the replica is refused (53)", False, "modify succeeded")
+    except ldap.UNWILLING_TO_PERFORM as e:
+        R.check("a write to the replica is refused (53)", "shadow context" in str(e), str(e))
+    try:
+        c.delete_s(f"uid=u61,{PEOPLE}")
+        R.check("a delete on the replica is refused (53)", False, "delete succeeded")
+    except ldap.UNWILLING_TO_PERFORM:
+        R.check("a delete on the replica is refused (53)", True)
+
+
+def scenario(kind):
+    """slapd provider, lumend consumer of the given type."""
+    provider = sh.make_server("slapd", global_lines=["moduleload syncprov"],
+                              db_lines=["index objectClass,entryUUID,entryCSN eq",
+                                        "overlay syncprov", "syncprov-checkpoint 100 10"])
+    provider.start()
+    path = os.path.join(provider.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(ldif())
+    rc, out = provider.ldapadd(path)
+    R.check(f"{kind}: provider loaded", rc == 0, out)
+    consumer = sh.make_server("lumend", db_lines=consumer_lines(provider.uri, kind))
+    consumer.start()
+    try:
+        p = bind(provider)
+        converge(p, bind(consumer), f"{kind}: initial refresh", seconds=120)
+        changes(p)
+        converge(p, bind(consumer), f"{kind}: adds, modifies, deletes, a rename and a subtree move")
+        replica_refuses_writes(consumer)
+        consumer.terminate()
+        offline_changes(p, "late")
+        before = len(consumer.log_text())
+        consumer.start()
+        converge(p, bind(consumer), f"{kind}: consumer restarted after missing changes")
+        resumed = re.findall(r"refresh done: (\d+) entries applied", consumer.log_text()[before:])
+        R.check(f"{kind}: the restarted consumer resumed from its cookie (no full reload)",
+                resumed and int(resumed[0]) < 100, str(resumed))
+        provider.terminate()
+        provider.start()
+        p = bind(provider)
+        p.delete_s(f"uid=u60,{PEOPLE}")
+        p.modify_s(f"uid=u61,{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [b"After"])])
+        converge(p, bind(consumer), f"{kind}: provider restarted, then a delete and a modify")
+        log = consumer.log_text()
+        R.check(f"{kind}: the consumer logs its refreshes with rid and URL",
+                f"syncrepl rid=042 provider={provider.uri}" in log, log[-2000:])
+    finally:
+        consumer.stop(R)
+        provider.stop(R)
+
+
+def lumend_from_lumend():
+    provider = sh.make_server("lumend", db_lines=["index objectClass,member eq",
+                                                  "overlay syncprov"])
+    provider.start()
+    path = os.path.join(provider.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(ldif())
+    rc, out = provider.ldapadd(path)
+    R.check("lumend provider loaded", rc == 0, out)
+    consumer = sh.make_server("lumend", db_lines=consumer_lines(provider.uri, "refreshOnly"))
+    consumer.start()
+    try:
+        p = bind(provider)
+        converge(p, bind(consumer), "lumend from lumend: initial refresh", seconds=120)
+        changes(p)
+        converge(p, bind(consumer), "lumend from lumend: adds, modifies, deletes, renames")
+        consumer.terminate()
+        offline_changes(p, "off")
+        consumer.start()
+        converge(p, bind(consumer), "lumend from lumend: consumer restarted")
+    finally:
+        consumer.stop(R)
+        provider.stop(R)
+
+
+def unreachable_provider():
+    port = sh.free_port()
+    url = f"ldap://127.0.0.1:{port}"
+    consumer = sh.make_server("lumend", db_lines=[
+        "index objectClass,entryUUID eq",
+        f'syncrepl rid=007 provider={url} binddn="{sh.ROOTDN}" credentials=x '
+        f'searchbase="{B}" type=refreshOnly interval=00:00:00:01 retry="1 2 2 +" '
+        'network-timeout=2', "updateref ldap://provider.example.com:389"])
+    consumer.start()
+    try:
+        time.sleep(4)
+        c = bind(consumer)
+        try:
+            res = c.search_s(B, ldap.SCOPE_BASE)
+            R.check("with its provider unreachable the consumer still answers", False, res)
+        except ldap.NO_SUCH_OBJECT:
+            R.check("with its provider unreachable the consumer still answers "
+                    "(noSuchObject: nothing replicated yet)", True)
+        try:
+            c.add_s(f"ou=x,{B}", [("objectClass", [b"organizationalUnit"]), ("ou", [b"x"])])
+            R.check("a write to the replica is referred to updateref", False, "add succeeded")
+        except ldap.REFERRAL as e:
+            R.check("a write to the replica is referred to updateref",
+                    "provider.example.com" in str(e), str(e))
+        log = consumer.log_text()
+        R.check("each failed attempt is logged with the provider URL and the reason",
+                log.count(f"syncrepl rid=007 provider={url}: failed: connect:") >= 2, log[-2000:])
+        R.check("the retry schedule is logged", "retrying in 1 s" in log and
+                "retrying in 2 s" in log, log[-2000:])
+    finally:
+        consumer.stop(R)
+
+
+def config_errors():
+    cases = [
+        ("syncrepl rid=1 provider=http://x searchbase=dc=example,dc=com",
+         "syncrepl: provider: expected ldap://"),
+        ("syncrepl rid=1000 provider=ldap://x searchbase=dc=example,dc=com",
+         "syncrepl: rid: expected a number"),
+        ("syncrepl rid=1 provider=ldap://x", "syncrepl: searchbase= is required"),
+        ("syncrepl rid=1 provider=ldap://x searchbase=dc=example,dc=com interval=1:2",
+         "syncrepl: interval: expected dd:hh:mm:ss"),
+        ('syncrepl rid=1 provider=ldap://x searchbase=dc=example,dc=com retry="5 + 10 2"',
+         "syncrepl: retry:"),
+        ("syncrepl rid=1 provider=ldap://x searchbase=dc=example,dc=com exattrs=cn",
+         "unknown or unsupported keyword \"exattrs\""),
+        ("syncrepl rid=1 provider=ldap://x searchbase=dc=example,dc=com type=persist",
+         "syncrepl: type: expected refreshOnly"),
+        ("updateref ldap://x", "updateref: must appear after a syncrepl line"),
+        ("syncrepl rid=1 provider=ldap://x searchbase=dc=other", "is not within the suffix"),
+    ]
+    for line, want in cases:
+        server = sh.make_server("lumend", db_lines=["index objectClass eq", line])
+        p = subprocess.run([sh.LUMEND, "-T", "-f", server.config], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+        out = p.stdout.decode(errors="replace")
+        R.check(f"config error names file and line: {line[:60]}",
+                p.returncode != 0 and want in out and "slapd.conf:" in out, out)
+        server.cleanup()
+
+
+def main():
+    if sh.slapd_missing():
+        R.check("slapd available to be the provider", False, sh.slapd_missing())
+        R.finish()
+    config_errors()
+    unreachable_provider()
+    scenario("refreshOnly")
+    scenario("refreshAndPersist")
+    lumend_from_lumend()
+    R.finish()
+
+
+main()

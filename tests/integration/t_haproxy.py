@@ -122,6 +122,7 @@ defaults
     option redispatch 1
     retries 2
     timeout connect 1s
+    timeout check 2s
     timeout client 30s
     timeout server 30s
 
@@ -129,7 +130,7 @@ listen ldap_read
     bind 127.0.0.1:{self.port}
     balance roundrobin
     option ldap-check
-    default-server inter 200ms fastinter 100ms downinter 200ms fall 2 rise 2
+    default-server inter 300ms fastinter 150ms downinter 300ms fall 2 rise 2
 {servers}""")
         self.proc = None
         self.log = None

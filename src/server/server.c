@@ -168,6 +168,7 @@ static int open_database(struct server *s, struct server_database *db, char *err
 		snprintf(err, errlen, "%s: out of memory", cfg->origin);
 		return rc;
 	}
+	settings.server_id = s->config->server_id;
 	rc = mdb_database_open(s->config->schema, &settings, &db->database, why, sizeof(why));
 	config_backend_settings_free(&settings);
 	if (rc != LUMEN_OK)

@@ -116,6 +116,7 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 	}
 	if (rc == LUMEN_OK)
 		rc = overlay_chain_create(s->config->schema, cfg, s->config->password_hash,
+					  s->config->n_server_ids > 0 ? (int)s->config->server_id : -1,
 					  &db->overlays, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = syncrepl_check(s, db, err, errlen);

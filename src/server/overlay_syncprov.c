@@ -14,8 +14,9 @@
  * entry the refresh did not name. A refresh without a cookie sends every
  * entry whole.
  *
- * The cookie's CSN is the contextCSN: the newest CSN of a change known to
- * be committed, read before the search takes its snapshot. back-mdb
+ * The cookie's CSNs are the contextCSN: per serverID, the newest CSN of a
+ * change known to be committed, read before the search takes its
+ * snapshot (with `serverID` set the cookie also says sid=, as OpenLDAP's). back-mdb
  * stamps CSNs on the committer in commit order, and every write reports
  * the newest CSN it stamped (backend_op.change_csn), which the after hook
  * publishes once the write has committed; so every change up to the

@@ -124,6 +124,7 @@ struct backend_settings {
 	size_t cachesize;              /* entries; 0 = BACKEND_DEFAULT_CACHESIZE; BACKEND_CACHE_OFF */
 	size_t idlcachesize;           /* index keys; 0 = BACKEND_DEFAULT_IDLCACHESIZE; BACKEND_CACHE_OFF */
 	const char *name;              /* for messages, e.g. "slapd.conf:12"; may be NULL */
+	unsigned server_id;            /* serverID stamped into CSNs (0-0xfff); 0 by default */
 };
 
 #define BACKEND_DEFAULT_CACHESIZE 10000

@@ -64,6 +64,7 @@
 
 struct schema;
 struct config_syncrepl;
+struct config_server_id;
 
 /* OpenLDAP's loglevel bits (slapd.conf(5)). */
 enum config_log_level {
@@ -230,6 +231,9 @@ struct config_database {
 	size_t n_syncrepl;
 	char **updaterefs;
 	size_t n_updaterefs;
+	/* `multiprovider on` (or `mirrormode on`): a replica that also takes
+	 * client writes (config_server_id.h). */
+	bool multiprovider;
 };
 
 #define CONFIG_DEFAULT_THREADS 4
@@ -310,6 +314,12 @@ struct config {
 	unsigned metrics_timeout;   /* metrics-timeout: seconds per scrape; 0 = default */
 	long slowop_threshold_ms;   /* slowop-threshold; CONFIG_SLOWOP_OFF = off */
 	char *logfile;              /* logfile: access log file; NULL = none */
+	/* `serverID` lines (config_server_id.h) and this server's ID: set
+	 * by config_load for one line without URL, else by lumend from its
+	 * listeners; 0 without serverID. */
+	struct config_server_id *server_ids;
+	size_t n_server_ids;
+	unsigned server_id;
 	struct schema *schema;      /* finalized; owned */
 	struct config_database *databases;
 	size_t n_databases;

@@ -216,7 +216,9 @@ bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct 
  * A replica (a database with `syncrepl` lines) is written only by its
  * consumers: anyone else's write is answered here with a referral to its
  * `updateref` URLs, or unwillingToPerform without one (slapd's "shadow
- * context; no update referral"), the rootdn's too. True when it answered.
+ * context; no update referral"), the rootdn's too — unless the database is
+ * `multiprovider on`, which takes every client's writes. True when it
+ * answered.
  */
 bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db);
 /*

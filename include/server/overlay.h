@@ -131,6 +131,7 @@ struct overlay_setup {
 	const struct config_database *database;
 	const struct config_overlay *overlay;   /* its line and directives */
 	const char *password_hash;              /* `password-hash`: the scheme of new values */
+	int server_id;                          /* `serverID`; -1: none configured */
 };
 
 struct overlay_type {
@@ -160,12 +161,13 @@ struct overlay_chain;
 
 /*
  * The chain of config's overlays, parsed and created (NULL *out when the
- * section has none); password_hash is the configured scheme. Errors: LUMEN_EMALFORMED (unknown overlay or
- * directive; err names file and line), LUMEN_ENOMEM.
+ * section has none); password_hash is the configured scheme, server_id
+ * this server's serverID (-1: none configured). Errors: LUMEN_EMALFORMED
+ * (unknown overlay or directive; err names file and line), LUMEN_ENOMEM.
  */
 int overlay_chain_create(const struct schema *schema, const struct config_database *config,
-			 const char *password_hash, struct overlay_chain **out, char *err,
-			 size_t errlen);
+			 const char *password_hash, int server_id, struct overlay_chain **out,
+			 char *err, size_t errlen);
 /*
  * A chain of n overlays whose states are already made (tests; overlays
  * the server stacks itself). The chain destroys the states when freed.

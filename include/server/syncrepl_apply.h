@@ -26,6 +26,15 @@
  * OpenLDAP's consumer does; the present phase leaves an entry that still
  * has children in place.
  *
+ * Multi-provider (settings.multiprovider): the newest entryCSN wins for
+ * the whole entry, as OpenLDAP's plain syncrepl resolves it: an entry
+ * whose local entryCSN is as new or newer than the provider's is left
+ * alone (our own changes coming back included), so is an entry that is
+ * gone here when its CSN names our serverID (we deleted it since); the
+ * present phase keeps entries the provider has not seen yet
+ * (syncrepl_apply_provider_state). Concurrent changes to different
+ * attributes of one entry are not merged: that needs delta-syncrepl.
+ *
  * Ownership: syncrepl_apply_create allocates; syncrepl_apply_free
  * releases everything (the database is borrowed). Thread-safety: one
  * consumer thread per struct.
@@ -59,6 +68,8 @@ struct syncrepl_apply_settings {
 	const char *searchbase;        /* user form */
 	enum ldap_scope scope;
 	const char *filter;            /* RFC 4515 text; the present phase's scope */
+	bool multiprovider;            /* the database also takes client writes */
+	unsigned server_id;            /* this server's serverID (multiprovider) */
 };
 
 /* LUMEN_EINVAL (why: a searchbase or filter that does not parse, a
@@ -90,6 +101,14 @@ int syncrepl_apply_id(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC_UUI
  */
 int syncrepl_apply_delete_nonpresent(struct syncrepl_apply *a, size_t *deleted, char *why,
 				     size_t whylen);
+
+/*
+ * multiprovider: the provider's state (its cookie's CSNs) for the next
+ * syncrepl_apply_delete_nonpresent, which then keeps the entries changed
+ * after what the provider has seen of their serverID (not replicated
+ * there yet). NULL forgets it. Cannot fail.
+ */
+void syncrepl_apply_provider_state(struct syncrepl_apply *a, const struct sync_cookie *c);
 
 /*
  * The stored cookie's CSNs (the suffix entry's contextCSN values) into

@@ -551,6 +551,7 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 	be->schema = schema;
 	be->tool_mode = settings->tool_mode;
 	be->read_only = settings->read_only;
+	be->server_id = settings->server_id & 0xfffu;
 	pthread_mutex_init(&be->reader_lock, NULL);
 	pthread_mutex_init(&be->csn_lock, NULL);
 	be->name = strdup(settings->name ? settings->name :

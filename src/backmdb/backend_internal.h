@@ -91,6 +91,7 @@ struct backend {
 	pthread_mutex_t csn_lock;
 	uint64_t last_csn_usec;
 	unsigned csn_count;
+	unsigned server_id;                     /* the sid field of the CSNs stamped */
 	uint64_t cookie_secret;
 	uint64_t writes;
 	/*

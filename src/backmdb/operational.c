@@ -7,7 +7,8 @@
  *
  * CSNs must grow strictly within a database even when two writes land in
  * the same microsecond (or the clock steps back): the count field breaks
- * ties, kept under csn_lock.
+ * ties, kept under csn_lock. The sid field is the configured serverID
+ * (backend_settings.server_id; 000 without one).
  */
 #include "backend_internal.h"
 
@@ -48,8 +49,8 @@ static void make_stamp(struct backend *be, struct change_stamp *out)
 	strftime(out->timestamp, sizeof(out->timestamp), "%Y%m%d%H%M%SZ", &tm);
 	char date[TIMESTAMP_TEXT_MAX];
 	strftime(date, sizeof(date), "%Y%m%d%H%M%S", &tm);
-	snprintf(out->csn, sizeof(out->csn), "%s.%06uZ#%06x#000#000000", date,
-		 (unsigned)(usec % 1000000u), count & 0xffffffu);
+	snprintf(out->csn, sizeof(out->csn), "%s.%06uZ#%06x#%03x#000000", date,
+		 (unsigned)(usec % 1000000u), count & 0xffffffu, be->server_id);
 }
 
 static int make_uuid(char *out, size_t len)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
+#include "config_server_id.h"
 #include "lumen_error.h"
 #include "schema.h"
 
@@ -189,7 +190,7 @@ static const struct directive_table loader_directives = {
 
 static const struct directive_table *const directive_tables[] = {
 	&loader_directives, &config_global_directives, &config_database_directives,
-	&config_security_directives,
+	&config_security_directives, &config_replication_directives,
 };
 
 static const char *const schema_keywords[] = {
@@ -445,6 +446,7 @@ void config_free(struct config *cfg)
 	free(cfg->pidfile);
 	free(cfg->argsfile);
 	config_free_modules(cfg);
+	config_free_server_ids(cfg);
 	free(cfg->metrics_address);
 	free(cfg->logfile);
 	free(cfg);

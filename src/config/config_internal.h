@@ -99,6 +99,7 @@ struct directive_table {
 extern const struct directive_table config_global_directives;
 extern const struct directive_table config_database_directives;
 extern const struct directive_table config_security_directives;
+extern const struct directive_table config_replication_directives;
 
 /* Frees the `moduleload` lines (config_global.c). */
 void config_free_modules(struct config *cfg);

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "config_server_id.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "server.h"
@@ -359,6 +360,8 @@ int main(int argc, char **argv)
 		return 0;
 	rc = opts.config_dir != NULL ? config_load_slapd_d(opts.config_dir, &cfg, err, sizeof(err))
 				     : config_load(opts.config_file, &cfg, err, sizeof(err));
+	if (rc == LUMEN_OK)
+		rc = config_server_id_resolve(cfg, opts.urls, &cfg->server_id, err, sizeof(err));
 	if (rc == LUMEN_OK)
 		rc = server_create(cfg, &server, err, sizeof(err));
 	if (rc != LUMEN_OK) {

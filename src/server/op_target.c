@@ -164,7 +164,7 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db)
 {
 	const struct config_database *cfg = db->config;
-	if (cfg == NULL || cfg->n_syncrepl == 0)
+	if (cfg == NULL || cfg->n_syncrepl == 0 || cfg->multiprovider)
 		return false;
 	if (cfg->n_updaterefs > 0)
 		op_send_referral(ctx, cfg->updaterefs, cfg->n_updaterefs);

@@ -406,8 +406,8 @@ int overlay_chain_create_from(const struct overlay_type *const *types, void *con
 }
 
 int overlay_chain_create(const struct schema *schema, const struct config_database *config,
-			 const char *password_hash, struct overlay_chain **out, char *err,
-			 size_t errlen)
+			 const char *password_hash, int server_id, struct overlay_chain **out,
+			 char *err, size_t errlen)
 {
 	*out = NULL;
 	if (config->n_overlays == 0)
@@ -422,7 +422,8 @@ int overlay_chain_create(const struct schema *schema, const struct config_databa
 		struct overlay_instance made;
 		struct overlay_setup setup = { .schema = schema, .database = config,
 					       .overlay = &config->overlays[i],
-					       .password_hash = password_hash };
+					       .password_hash = password_hash,
+					       .server_id = server_id };
 		rc = create_one(&setup, &made, err, errlen);
 		if (rc == LUMEN_OK)
 			take(chain, made.type, made.state);

@@ -14,8 +14,9 @@
  * entry the refresh did not name. A refresh without a cookie sends every
  * entry whole.
  *
- * The cookie's CSN is the contextCSN: the newest CSN of a change known to
- * be committed, read before the search takes its snapshot. back-mdb
+ * The cookie's CSNs are the contextCSN: per serverID, the newest CSN of a
+ * change known to be committed, read before the search takes its
+ * snapshot (with `serverID` set the cookie also says sid=, as OpenLDAP's). back-mdb
  * stamps CSNs on the committer in commit order, and every write reports
  * the newest CSN it stamped (backend_op.change_csn), which the after hook
  * publishes once the write has committed; so every change up to the
@@ -155,6 +156,8 @@ static int syncprov_create(const struct overlay_setup *setup, void **state, char
 	arena_init(&sp->memory, 4096);
 	sp->schema = setup->schema;
 	sp->persist_queue = SYNCPROV_PERSIST_QUEUE_DEFAULT;
+	sp->server_id = setup->server_id;
+	sp->context = (struct sync_cookie){ .rid = -1, .sid = -1 };
 	int rc = find_schema(sp, setup, err, errlen);
 	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
 		rc = apply_line(sp, &setup->overlay->lines[i], err, errlen);
@@ -168,32 +171,31 @@ static int syncprov_create(const struct overlay_setup *setup, void **state, char
 
 /* ------------------------------------------------------------ contextCSN */
 
-/* context = max(context, csn); csn is CSN_LENGTH bytes. */
-static void publish(struct syncprov *sp, const char *csn)
+/* The context's CSN of csn's serverID = the newer of the two. */
+static void publish(struct syncprov *sp, const struct csn *csn)
 {
 	pthread_mutex_lock(&sp->lock);
-	if (memcmp(csn, sp->context, CSN_LENGTH) > 0) {
-		memcpy(sp->context, csn, CSN_LENGTH);
-		sp->context[CSN_LENGTH] = '\0';
-	}
+	if (sync_cookie_merge_csn(&sp->context, csn) != LUMEN_OK)
+		log_printf(0, "syncprov: more than %d serverIDs: contextCSN of %03x not kept",
+			   SYNC_COOKIE_MAX_CSNS, csn->sid);
 	pthread_mutex_unlock(&sp->lock);
 }
 
 struct newest {
 	const struct attribute_type *entry_csn;
-	char csn[CSN_LENGTH + 1];
+	struct sync_cookie csns;
 };
 
 static int note_newest(void *ctx, const struct entry *e, const struct backend_entry_info *info)
 {
 	struct newest *n = ctx;
 	const struct entry_attribute *a = entry_find_type(e, n->entry_csn);
+	struct csn csn;
+	const char *bad;
 	(void)info;
-	if (a != NULL && a->values[0].value.len == CSN_LENGTH &&
-	    memcmp(a->values[0].value.ptr, n->csn, CSN_LENGTH) > 0) {
-		memcpy(n->csn, a->values[0].value.ptr, CSN_LENGTH);
-		n->csn[CSN_LENGTH] = '\0';
-	}
+	if (a != NULL && csn_parse((const char *)a->values[0].value.ptr, a->values[0].value.len,
+				   &csn, &bad) == LUMEN_OK)
+		sync_cookie_merge_csn(&n->csns, &csn);   /* full: that serverID is resent */
 	return 0;
 }
 
@@ -205,7 +207,7 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 	pthread_mutex_unlock(&sp->lock);
 	if (done)
 		return LUMEN_OK;
-	struct newest n = { .entry_csn = sp->entry_csn };
+	struct newest n = { .entry_csn = sp->entry_csn, .csns = { .rid = -1, .sid = -1 } };
 	struct backend_op op = { .arena = req->op->arena, .is_root = true };
 	struct backend_search s = { .base_ndn = sp->suffix_ndn, .scope = LDAP_SCOPE_SUBTREE,
 				    .sink = note_newest, .sink_ctx = &n };
@@ -215,13 +217,16 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 		rc = LUMEN_EIO;
 	if (rc != LUMEN_OK)
 		return rc;
-	if (n.csn[0] != '\0')
-		publish(sp, n.csn);
+	for (size_t i = 0; i < n.csns.n_csns; i++)
+		publish(sp, &n.csns.csns[i]);
 	pthread_mutex_lock(&sp->lock);
 	sp->recovered = true;
 	pthread_mutex_unlock(&sp->lock);
-	log_printf(0, "syncprov: contextCSN recovered from the entries: %s",
-		   n.csn[0] != '\0' ? n.csn : "(none yet)");
+	for (size_t i = 0; i < n.csns.n_csns; i++)
+		log_printf(0, "syncprov: contextCSN recovered from the entries: %s",
+			   n.csns.csns[i].text);
+	if (n.csns.n_csns == 0)
+		log_printf(0, "syncprov: contextCSN recovered from the entries: (none yet)");
 	return LUMEN_OK;
 }
 
@@ -325,19 +330,33 @@ static bool read_cookie(struct overlay_request *req, struct sync_cookie *out)
 	return false;
 }
 
+/* The refresh's contextCSNs, kept in the operation's arena between calls. */
+static struct sync_cookie *refresh_context(const struct backend_search *s)
+{
+	struct sync_cookie *context;
+	memcpy(&context, s->resume.overlay_state, sizeof(context));
+	return context;
+}
+
 /* A new refresh: the contextCSN its cookie will carry, read before the
  * search takes its snapshot (and after a persistent search registered). */
-static int start_refresh(struct syncprov *sp, struct overlay_request *req, int rid)
+static int start_refresh(struct syncprov *sp, struct overlay_request *req,
+			 const struct sync_cookie *asked)
 {
 	struct backend_search *s = req->u.search;
+	struct sync_cookie *context = arena_alloc(req->op->arena, sizeof(*context));
+	if (context == NULL)
+		return answer(req, LDAP_OTHER, "out of memory");
 	if (recover(sp, req) != LUMEN_OK)
 		return answer(req, LDAP_OTHER, "cannot read the contextCSN");
 	if (req->op->sync->mode == LDAP_SYNC_REFRESH_AND_PERSIST &&
-	    syncprov_persist_start(sp, req, rid) != LUMEN_OK)
+	    syncprov_persist_start(sp, req, asked) != LUMEN_OK)
 		return answer(req, LDAP_OTHER, "out of memory");
 	pthread_mutex_lock(&sp->lock);
-	memcpy(s->resume.overlay_state, sp->context, CSN_LENGTH + 1);
+	*context = sp->context;
 	pthread_mutex_unlock(&sp->lock);
+	_Static_assert(sizeof(context) <= DATABASE_OVERLAY_STATE_SIZE, "overlay_state too small");
+	memcpy(s->resume.overlay_state, &context, sizeof(context));
 	return OVERLAY_CONTINUE;
 }
 
@@ -354,7 +373,7 @@ static int syncprov_before(void *state, struct overlay_request *req)
 		return answer(req, LDAP_OTHER, "out of memory");
 	if (!read_cookie(req, &r->cookie))
 		return OVERLAY_ANSWERED;
-	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, r->cookie.rid);
+	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, &r->cookie);
 	if (verdict != OVERLAY_CONTINUE)
 		return verdict;
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
@@ -366,16 +385,15 @@ static int syncprov_before(void *state, struct overlay_request *req)
 
 /* ------------------------------------------------------------------ after */
 
-bool syncprov_cookie(struct overlay_request *req, int rid, const char *csn,
-		     struct ber_view *out)
+bool syncprov_cookie(const struct syncprov *sp, struct overlay_request *req, int rid,
+		     const struct sync_cookie *csns, struct ber_view *out)
 {
-	struct sync_cookie cookie = { .rid = rid, .sid = -1 };
-	struct csn parsed;
-	const char *why;
+	struct sync_cookie cookie = *csns;
 	char *text = arena_alloc(req->op->arena, SYNC_COOKIE_TEXT_MAX);
 	size_t len = 0;
-	if (csn[0] != '\0' && csn_parse(csn, strnlen(csn, CSN_LENGTH + 1), &parsed, &why) == LUMEN_OK)
-		sync_cookie_merge_csn(&cookie, &parsed);
+	cookie.rid = rid;
+	cookie.sid = sp->server_id;
+	cookie.has_delcsn = false;
 	if (text == NULL || sync_cookie_format(&cookie, text, SYNC_COOKIE_TEXT_MAX, &len) != LUMEN_OK)
 		return false;
 	*out = (struct ber_view){ (const uint8_t *)text, len };
@@ -383,19 +401,21 @@ bool syncprov_cookie(struct overlay_request *req, int rid, const char *csn,
 }
 
 /* The refresh's cookie: the consumer's rid and the refresh's contextCSN
- * (the consumer's own CSN when nothing is known to be newer). */
-static bool refresh_cookie(struct overlay_request *req, struct ber_view *out)
+ * per serverID (the consumer's own CSN where nothing is known to be newer). */
+static bool refresh_cookie(const struct syncprov *sp, struct overlay_request *req,
+			   struct ber_view *out)
 {
 	struct sync_cookie asked;
 	const char *why;
-	const char *context = (const char *)req->u.search->resume.overlay_state;
+	struct sync_cookie cookie = *refresh_context(req->u.search);
 	struct ber_view given = req->op->sync->has_cookie ? req->op->sync->cookie
 							   : (struct ber_view){ NULL, 0 };
 	if (sync_cookie_parse(given, &asked, &why) != LUMEN_OK)
 		return false;
-	if (context[0] == '\0' && asked.n_csns > 0)
-		context = asked.csns[0].text;   /* nothing newer */
-	return syncprov_cookie(req, asked.rid, context, out);
+	for (size_t i = 0; i < asked.n_csns; i++)
+		if (sync_cookie_csn_for(&cookie, asked.csns[i].sid) == NULL)
+			sync_cookie_merge_csn(&cookie, &asked.csns[i]);   /* nothing newer */
+	return syncprov_cookie(sp, req, asked.rid, &cookie, out);
 }
 
 /* value (encoded with w) as a control of the response; false: no memory. */
@@ -422,7 +442,7 @@ static void end_refresh(struct syncprov *sp, struct overlay_request *req)
 	struct ber_view cookie;
 	struct ber_writer w;
 	bool done = false;
-	if (!refresh_cookie(req, &cookie) || ber_writer_init(&w, 64, 0) != LUMEN_OK) {
+	if (!refresh_cookie(sp, req, &cookie) || ber_writer_init(&w, 64, 0) != LUMEN_OK) {
 		log_printf(0, "syncprov: no memory to end a refresh");
 		return;
 	}
@@ -439,7 +459,7 @@ static void end_refresh(struct syncprov *sp, struct overlay_request *req)
 		       s->intermediate(s->intermediate_ctx, LDAP_SYNC_INFO_OID,
 				       (struct ber_view){ w.buf, w.len }) == 0;
 		if (done)
-			syncprov_persist_refreshed(sp, req, (const char *)s->resume.overlay_state);
+			syncprov_persist_refreshed(sp, req, refresh_context(s));
 	}
 	ber_writer_free(&w);
 	if (!done)
@@ -455,8 +475,11 @@ static void syncprov_after(void *state, struct overlay_request *req)
 			end_refresh(sp, req);
 		return;
 	}
-	if (ok && req->op->change_csn[0] != '\0')
-		publish(sp, req->op->change_csn);
+	struct csn csn;
+	const char *bad;
+	if (ok && csn_parse(req->op->change_csn, strnlen(req->op->change_csn, CSN_LENGTH + 1),
+			    &csn, &bad) == LUMEN_OK)
+		publish(sp, &csn);
 }
 
 static void syncprov_on_commit(void *state, struct backend_op *op,

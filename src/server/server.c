@@ -116,6 +116,7 @@ static int prepare_database(struct server *s, const struct config_database *cfg,
 	}
 	if (rc == LUMEN_OK)
 		rc = overlay_chain_create(s->config->schema, cfg, s->config->password_hash,
+					  s->config->n_server_ids > 0 ? (int)s->config->server_id : -1,
 					  &db->overlays, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = syncrepl_check(s, db, err, errlen);
@@ -168,6 +169,7 @@ static int open_database(struct server *s, struct server_database *db, char *err
 		snprintf(err, errlen, "%s: out of memory", cfg->origin);
 		return rc;
 	}
+	settings.server_id = s->config->server_id;
 	rc = mdb_database_open(s->config->schema, &settings, &db->database, why, sizeof(why));
 	config_backend_settings_free(&settings);
 	if (rc != LUMEN_OK)

@@ -29,7 +29,7 @@ struct psearch;
 
 struct syncprov {
 	pthread_mutex_t lock;
-	char context[CSN_LENGTH + 1];     /* newest committed CSN; "" none known */
+	struct sync_cookie context;       /* newest committed CSN per serverID */
 	bool recovered;                   /* context read from the entries */
 	struct psearch *persistent;       /* the persistent searches (lock) */
 	struct ber_view suffix_ndn;       /* the database's first suffix */
@@ -38,25 +38,30 @@ struct syncprov {
 	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
 	unsigned long persist_queue;      /* bytes (syncprov-persist-queue) */
 	bool nopresent, reloadhint;
+	int server_id;                    /* serverID for the cookies' sid=; -1 none */
 	struct arena memory;
 };
 
 /* entryUUID's text (8-4-4-4-12 hex digits) as 16 bytes; false if it is not one. */
 bool syncprov_uuid_bytes(struct ber_view text, uint8_t out[LDAP_SYNC_UUID_SIZE]);
 
-/* The cookie "rid=NNN,csn=CSN" (rid -1: none) in req's arena; false: no memory. */
-bool syncprov_cookie(struct overlay_request *req, int rid, const char *csn,
-		     struct ber_view *out);
+/* The cookie "rid=NNN[,sid=SSS],csn=CSN[;CSN...]" of csns (rid -1: none;
+ * sid: the server's serverID when one is configured) in req's arena;
+ * false: no memory. */
+bool syncprov_cookie(const struct syncprov *sp, struct overlay_request *req, int rid,
+		     const struct sync_cookie *csns, struct ber_view *out);
 
 /* ------------------------------------------------- syncprov_persist.c */
 
 /*
  * A persistent search starts (req's search, first call): registered now,
  * before the refresh reads the contextCSN, so no change committed from here
- * on is missed; handed to the server as req->u.search->persist. rid: the
- * consumer's, from its cookie. Errors: LUMEN_ENOMEM.
+ * on is missed; handed to the server as req->u.search->persist. asked: the
+ * consumer's cookie (its rid; its sid, whose own changes are not sent back
+ * to it, as OpenLDAP's syncprov does). Errors: LUMEN_ENOMEM.
  */
-int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req, int rid);
+int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req,
+			   const struct sync_cookie *asked);
 /* True while the search's refresh has not ended. */
 bool syncprov_persist_refreshing(const struct backend_persist *p);
 /*
@@ -65,7 +70,7 @@ bool syncprov_persist_refreshing(const struct backend_persist *p);
  * (paused, wait). Cannot fail.
  */
 void syncprov_persist_refreshed(struct syncprov *sp, struct overlay_request *req,
-				const char *context);
+				const struct sync_cookie *context);
 /* A later call of a persistent search: send what is queued (before hook). */
 int syncprov_persist_send(struct syncprov *sp, struct overlay_request *req);
 /* Committed changes, in commit order, to every persistent search (on_commit). */

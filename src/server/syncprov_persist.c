@@ -62,6 +62,7 @@ struct psearch {
 	void (*wake)(void *ctx);
 	void *wake_ctx;
 	int rid;
+	int consumer_sid;                 /* the consumer's serverID; -1 none */
 	struct ber_view base_ndn;         /* the search's base (malloc) */
 	/* under sp->lock: */
 	struct queued_change *head, *tail;
@@ -69,7 +70,7 @@ struct psearch {
 	bool overflowed;                  /* dropped: ends with e-syncRefreshRequired */
 	bool woken;                       /* woken since its last run emptied the queue */
 	bool refreshing;                  /* the refresh has not ended */
-	char since[CSN_LENGTH + 1];       /* the refresh's CSN: older changes are in it */
+	struct sync_cookie since;         /* the refresh's CSNs: older changes are in it */
 };
 
 static void free_queue(struct psearch *ps)
@@ -119,7 +120,8 @@ void syncprov_persist_free_all(struct syncprov *sp)
 	}
 }
 
-int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req, int rid)
+int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req,
+			   const struct sync_cookie *asked)
 {
 	struct backend_search *s = req->u.search;
 	struct psearch *ps = calloc(1, sizeof(*ps));
@@ -130,7 +132,8 @@ int syncprov_persist_start(struct syncprov *sp, struct overlay_request *req, int
 	}
 	memcpy(base, s->base_ndn.ptr, s->base_ndn.len);
 	*ps = (struct psearch){ .base = { release }, .sp = sp, .wake = s->wake,
-				.wake_ctx = s->wake_ctx, .rid = rid,
+				.wake_ctx = s->wake_ctx, .rid = asked->rid,
+				.consumer_sid = asked->sid,
 				.base_ndn = { base, s->base_ndn.len }, .refreshing = true };
 	pthread_mutex_lock(&sp->lock);
 	ps->next = sp->persistent;
@@ -153,13 +156,13 @@ bool syncprov_persist_refreshing(const struct backend_persist *p)
 }
 
 void syncprov_persist_refreshed(struct syncprov *sp, struct overlay_request *req,
-				const char *context)
+				const struct sync_cookie *context)
 {
 	struct backend_search *s = req->u.search;
 	struct psearch *ps = (struct psearch *)s->persist;
 	pthread_mutex_lock(&sp->lock);
 	ps->refreshing = false;
-	snprintf(ps->since, sizeof(ps->since), "%s", context);
+	ps->since = *context;
 	/* changes queued during the refresh: the next run sends them */
 	bool pending = (ps->head != NULL || ps->overflowed) && !ps->woken;
 	if (pending) {
@@ -363,7 +366,12 @@ static int push_one(struct push *p)
 	struct overlay_request *req = p->req;
 	uint8_t uuid[LDAP_SYNC_UUID_SIZE];
 	p->sent = -1;
-	if (!syncprov_cookie(req, ((struct psearch *)req->u.search->persist)->rid, c->csn,
+	struct sync_cookie one = { .rid = -1, .sid = -1 };
+	struct csn csn;
+	const char *bad;
+	if (csn_parse(c->csn, strnlen(c->csn, CSN_LENGTH + 1), &csn, &bad) == LUMEN_OK)
+		sync_cookie_merge_csn(&one, &csn);
+	if (!syncprov_cookie(p->sp, req, ((struct psearch *)req->u.search->persist)->rid, &one,
 			     &p->cookie))
 		return LUMEN_ENOMEM;
 	if (c->kind == DATABASE_WRITE_DELETE)
@@ -399,10 +407,20 @@ static int answer(struct overlay_request *req, int code, const char *text)
 	return OVERLAY_ANSWERED;
 }
 
-/* Is a queued change already in what the refresh sent? */
+/*
+ * Is a queued change already in what the refresh sent (not newer than its
+ * CSN of the same serverID), or the consumer's own change coming back?
+ */
 static bool in_refresh(const struct psearch *ps, const struct queued_change *c)
 {
-	return ps->since[0] != '\0' && memcmp(c->csn, ps->since, CSN_LENGTH) <= 0;
+	struct csn csn;
+	const char *bad;
+	if (csn_parse(c->csn, strnlen(c->csn, CSN_LENGTH + 1), &csn, &bad) != LUMEN_OK)
+		return false;
+	if (ps->consumer_sid >= 0 && csn.sid == (unsigned)ps->consumer_sid)
+		return true;
+	const struct csn *seen = sync_cookie_csn_for(&ps->since, csn.sid);
+	return seen != NULL && csn_compare(&csn, seen) <= 0;
 }
 
 int syncprov_persist_send(struct syncprov *sp, struct overlay_request *req)

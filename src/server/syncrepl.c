@@ -57,6 +57,8 @@ struct consumer {
 	struct deferred *deferred;
 	size_t n_deferred;
 	uint64_t applied, deleted;
+	bool server_id_set;             /* a serverID is configured */
+	unsigned server_id;
 };
 
 struct syncrepl_set {
@@ -288,6 +290,16 @@ static void drop_deferred(struct consumer *c)
 	c->n_deferred = 0;
 }
 
+/* A pushed change that changed the database, for the sync log level. */
+static void log_changed(const struct consumer *c, enum ldap_sync_state state, struct ber_view dn)
+{
+	char line[320];
+	snprintf(line, sizeof(line), "applied %s \"%.*s\"",
+		 state == LDAP_SYNC_DELETE ? "delete" : "change", (int)(dn.len > 256 ? 256 : dn.len),
+		 (const char *)dn.ptr);
+	say(c, LOG_LEVEL_SYNC, line, NULL);
+}
+
 /* One SearchResultEntry; may_defer: a missing parent puts it aside. */
 static int on_entry(struct consumer *c, const struct ldap_message *m, const uint8_t *raw,
 		    size_t raw_len, bool may_defer, char *why, size_t whylen)
@@ -312,6 +324,8 @@ static int on_entry(struct consumer *c, const struct ldap_message *m, const uint
 		return rc;
 	}
 	c->applied += changed;
+	if (changed && !c->refreshing)
+		log_changed(c, state.state, m->u.entry.dn);
 	if (state.has_cookie)
 		rc = take_cookie(c, state.cookie, why, whylen);
 	return rc == LUMEN_OK ? save_cookie(c, why, whylen) : rc;
@@ -355,6 +369,20 @@ static void log_refresh(const struct consumer *c)
 	snprintf(line, sizeof(line), "refresh done: %llu entries applied, %llu deleted",
 		 (unsigned long long)c->applied, (unsigned long long)c->deleted);
 	say(c, c->applied + c->deleted > 0 ? 0 : LOG_LEVEL_SYNC, line, NULL);
+}
+
+/*
+ * multiprovider: what the provider has seen (the cookie that ends its
+ * refresh), so its present phase does not delete what it has not
+ * received yet. An unusable cookie counts as having seen nothing.
+ */
+static void note_provider_state(struct consumer *c, bool has_cookie, struct ber_view cookie)
+{
+	struct sync_cookie seen = { .rid = -1, .sid = -1 };
+	const char *bad;
+	if (!has_cookie || sync_cookie_parse(cookie, &seen, &bad) != LUMEN_OK)
+		seen.n_csns = 0;
+	syncrepl_apply_provider_state(c->apply, &seen);
 }
 
 /* The refresh is over: put-aside entries, then the present phase's deletes. */
@@ -404,6 +432,7 @@ static int on_info(struct consumer *c, const struct ldap_message *m, char *why, 
 		return LUMEN_EMALFORMED;
 	}
 	int rc = LUMEN_OK;
+	note_provider_state(c, info.has_cookie, info.cookie);
 	if (info.kind == LDAP_SYNC_INFO_ID_SET)
 		rc = on_id_set(c, &info, &set, why, whylen);
 	else if (info.kind == LDAP_SYNC_INFO_REFRESH_PRESENT)
@@ -436,6 +465,7 @@ static int on_done(struct consumer *c, const struct ldap_message *m, enum sessio
 		snprintf(why, whylen, "a malformed Sync Done control");
 		return LUMEN_EMALFORMED;
 	}
+	note_provider_state(c, done.has_cookie, done.cookie);
 	int rc = end_refresh(c, !done.refresh_deletes, why, whylen);
 	if (rc == LUMEN_OK && done.has_cookie)
 		rc = take_cookie(c, done.cookie, why, whylen);
@@ -532,6 +562,10 @@ static void *consumer_main(void *arg)
 	if (syncrepl_apply_load_cookie(c->apply, &c->cookie) != LUMEN_OK)
 		say(c, 0, "cannot read the stored cookie; starting without one", NULL);
 	c->cookie.rid = c->cfg->rid;
+	/* as OpenLDAP's consumer: our serverID in the cookie, so a provider
+	 * does not send our own changes back */
+	if (c->server_id_set)
+		c->cookie.sid = (int)c->server_id;
 	while (!atomic_load(c->stop)) {
 		enum session_end end = SESSION_DONE;
 		why[0] = '\0';
@@ -581,6 +615,7 @@ static int apply_settings(const struct server *s, const struct server_database *
 		.context_ndn = db->suffixes[0], .rootdn_ndn = db->rootdn,
 		.searchbase = cfg->searchbase, .scope = (enum ldap_scope)cfg->scope,
 		.filter = cfg->filter,
+		.multiprovider = db->config->multiprovider, .server_id = s->config->server_id,
 	};
 	if (settings.rootdn_ndn.ptr == NULL)
 		settings.rootdn_ndn = (struct ber_view){ (const uint8_t *)"", 0 };
@@ -612,6 +647,8 @@ static int start_consumer(struct server *s, struct syncrepl_set *set,
 	c->db = db;
 	c->schema = s->config->schema;
 	c->stop = &set->stop;
+	c->server_id_set = s->config->n_server_ids > 0;
+	c->server_id = s->config->server_id;
 	arena_init(&c->arena, 0);
 	ldap_decode_limits_default(&c->limits);
 	int rc = ber_writer_init(&c->out, 4096, SYNCREPL_MAX_PDU);

@@ -38,6 +38,9 @@ struct syncrepl_apply {
 	struct arena arena;             /* per change; reset by each call */
 	struct uuid_set present;
 	const struct attribute_type *entry_uuid, *entry_csn, *context_csn;
+	bool multiprovider;
+	unsigned server_id;
+	struct sync_cookie provider;    /* multiprovider: what the provider has seen */
 };
 
 /* Types the server computes or keeps itself: never taken from a provider. */
@@ -448,6 +451,33 @@ static bool same_csn(const struct syncrepl_apply *a, const struct entry *local,
 	return csn.len > 0 && at != NULL && at->n_values == 1 && same_view(at->values[0].value, csn);
 }
 
+/* The entryCSN of e, or an empty view. */
+static struct ber_view csn_of(const struct syncrepl_apply *a, const struct entry *e)
+{
+	const struct entry_attribute *at = entry_find_type(e, a->entry_csn);
+	return at != NULL && at->n_values == 1 ? at->values[0].value : (struct ber_view){ NULL, 0 };
+}
+
+/*
+ * multiprovider: is the provider's version of an entry to be ignored?
+ * Yes when the local one is as new or newer (newest entryCSN wins; our
+ * own changes coming back have the same CSN), and when there is no local
+ * one but the change was made here (deleted here since).
+ */
+static bool stale_incoming(const struct syncrepl_apply *a, const struct entry *local,
+			   struct ber_view csn)
+{
+	struct csn parsed;
+	const char *bad;
+	if (!a->multiprovider || csn.len != CSN_LENGTH)
+		return false;
+	if (local == NULL)
+		return csn_parse((const char *)csn.ptr, csn.len, &parsed, &bad) == LUMEN_OK &&
+		       parsed.sid == a->server_id;
+	struct ber_view have = csn_of(a, local);
+	return have.len == CSN_LENGTH && memcmp(have.ptr, csn.ptr, CSN_LENGTH) >= 0;
+}
+
 static int upsert(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC_UUID_SIZE],
 		  struct ber_view dn, const struct ldap_attribute *attrs, size_t n,
 		  bool *changed, char *why, size_t whylen)
@@ -466,6 +496,10 @@ static int upsert(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC_UUID_SI
 		rc = find_by_uuid(a, uuid, &local);
 	if (rc != LUMEN_OK)
 		return rc;
+	if (stale_incoming(a, local, in.csn)) {
+		entry_free(local);
+		return LUMEN_OK;
+	}
 	if (local == NULL) {
 		*changed = true;
 		return add_entry(a, dn, ndn, &in, why, whylen);
@@ -535,6 +569,31 @@ struct nonpresent {
 	int error;
 };
 
+/*
+ * multiprovider: an entry changed after the provider's state for its
+ * serverID (or by a server the provider has not heard of) is missing
+ * there because the provider has not received it yet, not because it was
+ * deleted: it stays.
+ */
+static bool unseen_by_provider(const struct syncrepl_apply *a, const struct entry *e)
+{
+	struct ber_view text = csn_of(a, e);
+	struct csn csn;
+	const char *bad;
+	if (!a->multiprovider || csn_parse((const char *)text.ptr, text.len, &csn, &bad) != LUMEN_OK)
+		return false;
+	const struct csn *seen = sync_cookie_csn_for(&a->provider, csn.sid);
+	return seen == NULL || csn_compare(&csn, seen) > 0;
+}
+
+void syncrepl_apply_provider_state(struct syncrepl_apply *a, const struct sync_cookie *c)
+{
+	if (c != NULL)
+		a->provider = *c;
+	else
+		a->provider.n_csns = 0;
+}
+
 static int collect_nonpresent(void *ctx, const struct entry *e,
 			      const struct backend_entry_info *info)
 {
@@ -544,6 +603,8 @@ static int collect_nonpresent(void *ctx, const struct entry *e,
 	const struct entry_attribute *at = entry_find_type(e, np->a->entry_uuid);
 	if (at != NULL && at->n_values == 1 && syncrepl_uuid_parse(at->values[0].value, uuid) &&
 	    uuid_set_has(&np->a->present, uuid))
+		return 0;
+	if (unseen_by_provider(np->a, e))
 		return 0;
 	if (np->n == np->cap) {
 		size_t cap = np->cap > 0 ? np->cap * 2 : 64;
@@ -725,6 +786,8 @@ int syncrepl_apply_create(const struct syncrepl_apply_settings *s, struct syncre
 	a->schema = s->schema;
 	a->database = s->database;
 	a->scope = s->scope;
+	a->multiprovider = s->multiprovider;
+	a->server_id = s->server_id;
 	arena_init(&a->arena, 0);
 	int rc = resolve(a, s, why, whylen);
 	if (rc != LUMEN_OK) {

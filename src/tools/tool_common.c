@@ -124,6 +124,8 @@ int tool_database_open(const char *conf_path, bool slapd_d, const char *suffix, 
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	/* a serverID line without URL: the tools stamp with it too */
+	out->settings.server_id = out->config->server_id;
 	return LUMEN_OK;
 fail:
 	tool_database_close(out);

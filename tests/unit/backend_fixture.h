@@ -170,6 +170,8 @@ static void fixture_tree(void)
 
 /* Entry cache size of the next fixture_open (a test may turn it off). */
 static size_t fixture_cachesize = 4;
+/* serverID the next fixture_open stamps into CSNs. */
+static unsigned fixture_server_id = 0;
 
 static void fixture_open_settings(size_t maxsize, bool build_tree)
 {
@@ -189,6 +191,7 @@ static void fixture_open_settings(size_t maxsize, bool build_tree)
 		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
 		.cachesize = fixture_cachesize, /* small: evictions and misses get exercised */
 		.idlcachesize = 16,
+		.server_id = fixture_server_id,
 	};
 	int rc = mdb_database_open(fx.schema, &settings, &fx.db, err, sizeof(err));
 	ck_assert_msg(rc == LUMEN_OK, "mdb_database_open: %s", err);

@@ -908,6 +908,22 @@ START_TEST(concurrent_reads_and_writes)
 }
 END_TEST
 
+/* The CSNs carry the configured serverID (000 by default). */
+START_TEST(csn_carries_server_id)
+{
+	struct fetch_ctx f;
+	ck_assert_ptr_nonnull(strstr(fx_values(BASE, "entryCSN", &f), "#000#"));
+	fixture_close();
+	fixture_server_id = 0xabc;
+	fixture_open_settings((size_t)16 << 20, false);
+	fixture_server_id = 0;
+	ck_assert_int_eq(fx_add(BASE, FX_LINES("objectClass: domain", "dc: example")),
+			 LDAP_SUCCESS);
+	const char *csn = fx_values(BASE, "entryCSN", &f);
+	ck_assert_msg(strlen(csn) == 40 && memcmp(csn + 29, "#abc#", 5) == 0, "%s", csn);
+}
+END_TEST
+
 /* ------------------------------------------------------------- map full */
 
 START_TEST(map_full_is_reported)
@@ -1165,6 +1181,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, add_table, 0, sizeof(add_cases) / sizeof(add_cases[0]));
 	tcase_add_test(tc, add_supplies_rdn_value);
 	tcase_add_test(tc, add_operational_and_post_read);
+	tcase_add_test(tc, csn_carries_server_id);
 	tcase_add_test(tc, add_suffix_only_without_parent);
 	tcase_add_test(tc, delete_cases);
 	tcase_add_loop_test(tc, modify_table, 0, sizeof(modify_cases) / sizeof(modify_cases[0]));

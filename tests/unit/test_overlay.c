@@ -291,7 +291,7 @@ static int create_from_lines(const char *name, const char *const *lines, char *e
 	struct config_database config = { .origin = "t.conf:1", .overlays = &overlay,
 					  .n_overlays = 1 };
 	struct overlay_chain *chain = NULL;
-	int rc = overlay_chain_create(schema, &config, "{SSHA512}", &chain, err, errlen);
+	int rc = overlay_chain_create(schema, &config, "{SSHA512}", -1, &chain, err, errlen);
 	overlay_chain_free(chain);
 	return rc;
 }
@@ -341,7 +341,7 @@ START_TEST(no_overlays_no_chain)
 	struct config_database config = { .origin = "t.conf:1" };
 	struct overlay_chain *chain = (struct overlay_chain *)&config;
 	char err[64];
-	ck_assert_int_eq(overlay_chain_create(schema, &config, "{SSHA512}", &chain, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(overlay_chain_create(schema, &config, "{SSHA512}", -1, &chain, err, sizeof(err)), LUMEN_OK);
 	ck_assert_ptr_null(chain);
 	ck_assert_ptr_eq(overlay_chain_wrap(NULL, &fake_db), &fake_db);
 }

@@ -119,6 +119,7 @@ static int copy_view(struct arena *a, struct ber_view in, struct ber_view *out)
 	if (p == NULL)
 		return LUMEN_ENOMEM;
 	memcpy(p, in.ptr, in.len);
+	p[in.len] = '\0';
 	*out = (struct ber_view){ p, in.len };
 	return LUMEN_OK;
 }

@@ -269,6 +269,9 @@ struct config_database {
 /* slowop-threshold not set (or "off"): no stage breakdown in the log. */
 #define CONFIG_SLOWOP_OFF (-1L)
 
+/* sortvlv-max's default: entries one sorted search may collect. */
+#define CONFIG_DEFAULT_SORT_MAX 100000u
+
 struct config {
 	char *path;                 /* the top-level file as given */
 	char *pidfile;              /* NULL when not configured */
@@ -297,6 +300,8 @@ struct config {
 	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
 	unsigned conn_max_per_ip;   /* conn_max_per_ip: per client address; 0 = none */
 	unsigned max_filter_depth;  /* maxfilterdepth (OpenLDAP's; default 1000) */
+	unsigned sort_max;          /* sortvlv-max (or sssvlv_max): entries one
+				       sorted search (RFC 2891, VLV) may collect */
 	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
 	struct config_tls tls;
 	struct config_security security;

@@ -4,7 +4,9 @@
  *
  * Supported: ManageDsaIT (RFC 3296; accepted, there are no referral
  * objects), Assertion (RFC 4528), Pre-Read and Post-Read (RFC 4527),
- * Simple Paged Results (RFC 2696, search only), the Password Policy
+ * Simple Paged Results (RFC 2696, search only), Server Side Sort (RFC 2891)
+ * and Virtual List View (draft-ietf-ldapext-ldapv3-vlv-09), search only,
+ * parsed here and answered by op_search with search_sort.h, the Password Policy
  * request (draft-behera-ldap-password-policy-10 §6.1: Bind, Modify and
  * Password Modify; no value; the ppolicy overlay answers it). A control that the table
  * does not know, or knows but not for this operation, is ignored when
@@ -43,6 +45,29 @@
 #define CONTROL_PAGED_RESULTS "1.2.840.113556.1.4.319"
 #define CONTROL_PASSWORD_POLICY "1.3.6.1.4.1.42.2.27.8.5.1"
 #define CONTROL_SYNC_REQUEST LDAP_SYNC_REQUEST_OID
+#define CONTROL_SORT_REQUEST  "1.2.840.113556.1.4.473"
+#define CONTROL_SORT_RESPONSE "1.2.840.113556.1.4.474"
+#define CONTROL_VLV_REQUEST   "2.16.840.1.113730.3.4.9"
+#define CONTROL_VLV_RESPONSE  "2.16.840.1.113730.3.4.10"
+
+/* Sort keys one request may carry (more: protocolError). */
+#define CONTROLS_MAX_SORT_KEYS 8
+
+/* One RFC 2891 sort key as sent (views into the PDU). */
+struct sort_key_request {
+	struct ber_view attribute;
+	struct ber_view ordering_rule;   /* empty: the type's ORDERING */
+	bool reverse;
+};
+
+/* draft-ietf-ldapext-ldapv3-vlv-09 VirtualListViewRequest. */
+struct vlv_request {
+	uint32_t before, after;
+	bool by_value;                   /* greaterThanOrEqual, else byOffset */
+	uint32_t offset, content_count;  /* byOffset */
+	struct ber_view value;           /* greaterThanOrEqual */
+	struct ber_view context_id;      /* empty: none */
+};
 
 /* What a request's controls ask for. Zeroed: no control. */
 struct request_controls {
@@ -60,6 +85,12 @@ struct request_controls {
 	bool has_sync;                 /* RFC 4533 Sync Request (syncprov answers it) */
 	bool sync_critical;
 	struct ldap_sync_request sync;
+	bool sort;                     /* RFC 2891 Server Side Sort */
+	bool sort_critical;
+	struct sort_key_request sort_keys[CONTROLS_MAX_SORT_KEYS];
+	size_t n_sort_keys;
+	bool vlv;                      /* Virtual List View */
+	struct vlv_request vlv_request;
 };
 
 /*
@@ -90,6 +121,25 @@ int controls_read_entry_response(const char *oid, const struct attribute_selecti
 int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
 			    struct ber_writer *scratch, struct arena *arena,
 			    struct ldap_control *out);
+
+/*
+ * RFC 2891 SortResult { sortResult ENUMERATED, attributeType [0] OPTIONAL }
+ * (attribute NULL: none). Errors: LUMEN_ENOMEM and the writer's.
+ */
+int controls_sort_response(int result, const char *attribute, struct ber_writer *scratch,
+			   struct arena *arena, struct ldap_control *out);
+
+/* VirtualListViewResponse { targetPosition, contentCount,
+ * virtualListViewResult ENUMERATED, contextID OPTIONAL (empty: none) }. */
+struct vlv_response {
+	uint32_t target_position, content_count;
+	int result;
+	struct ber_view context_id;
+};
+
+/* Errors: LUMEN_ENOMEM and the writer's. */
+int controls_vlv_response(const struct vlv_response *r, struct ber_writer *scratch,
+			  struct arena *arena, struct ldap_control *out);
 
 /* The Password Policy response (draft-behera-10 §6.2): one warning or
  * none, an error or none. */

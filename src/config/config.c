@@ -324,6 +324,7 @@ static struct config *config_new(const char *path)
 		return NULL;
 	cfg->threads = CONFIG_DEFAULT_THREADS;
 	cfg->max_filter_depth = LDAP_DEFAULT_MAX_FILTER_DEPTH;
+	cfg->sort_max = CONFIG_DEFAULT_SORT_MAX;
 	cfg->writetimeout = CONFIG_DEFAULT_WRITETIMEOUT;
 	cfg->listener_threads = CONFIG_DEFAULT_LISTENER_THREADS;
 	cfg->loglevel = LOG_LEVEL_STATS;

@@ -116,6 +116,99 @@ static int parse_paged_results(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* SortKeyList ::= SEQUENCE OF SEQUENCE { attributeType AttributeDescription,
+ * orderingRule [0] MatchingRuleId OPTIONAL, reverseOrder [1] BOOLEAN DEFAULT FALSE } */
+static int parse_sort_key(struct ber_reader *list, struct sort_key_request *k)
+{
+	struct ber_reader seq;
+	ber_tag_t tag;
+	memset(k, 0, sizeof(*k));
+	if (ber_enter(list, BER_TAG_SEQUENCE, &seq) != LUMEN_OK ||
+	    ber_read_octets(&seq, BER_TAG_OCTET_STRING, &k->attribute) != LUMEN_OK ||
+	    k->attribute.len == 0)
+		return LUMEN_EMALFORMED;
+	if (!ber_reader_at_end(&seq) && ber_peek_tag(&seq, &tag) == LUMEN_OK &&
+	    tag == BER_TAG_CONTEXT(0) &&
+	    ber_read_octets(&seq, BER_TAG_CONTEXT(0), &k->ordering_rule) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	if (!ber_reader_at_end(&seq) &&
+	    ber_read_boolean(&seq, BER_TAG_CONTEXT(1), &k->reverse) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	return ber_reader_at_end(&seq) ? LUMEN_OK : LUMEN_EMALFORMED;
+}
+
+static int parse_sort_request(const struct control_parse *p)
+{
+	struct ber_reader outer, list;
+	struct request_controls *out = p->out;
+	const char *bad = "sort control value does not decode";
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "sort control without a value");
+	ber_reader_init(&outer, p->control->value.ptr, p->control->value.len);
+	if (ber_enter(&outer, BER_TAG_SEQUENCE, &list) != LUMEN_OK || !ber_reader_at_end(&outer))
+		return fail(p, LUMEN_EMALFORMED, bad);
+	while (!ber_reader_at_end(&list)) {
+		if (out->n_sort_keys == CONTROLS_MAX_SORT_KEYS)
+			return fail(p, LUMEN_EMALFORMED, "too many sort keys");
+		if (parse_sort_key(&list, &out->sort_keys[out->n_sort_keys]) != LUMEN_OK)
+			return fail(p, LUMEN_EMALFORMED, bad);
+		out->n_sort_keys++;
+	}
+	if (out->n_sort_keys == 0)
+		return fail(p, LUMEN_EMALFORMED, "sort control without a key");
+	out->sort = true;
+	out->sort_critical = p->control->critical;
+	return LUMEN_OK;
+}
+
+/* byOffset [0] SEQUENCE { offset INTEGER, contentCount INTEGER } or
+ * greaterThanOrEqual [1] AssertionValue. */
+static int parse_vlv_target(struct ber_reader *seq, struct vlv_request *v)
+{
+	struct ber_reader by;
+	int64_t offset, count;
+	ber_tag_t tag;
+	if (ber_peek_tag(seq, &tag) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	if (tag == BER_TAG_CONTEXT(1)) {
+		v->by_value = true;
+		return ber_read_octets(seq, BER_TAG_CONTEXT(1), &v->value);
+	}
+	if (ber_enter(seq, BER_TAG_CONTEXT_CONS(0), &by) != LUMEN_OK ||
+	    ber_read_int_range(&by, BER_TAG_INTEGER, 0, INT32_MAX, &offset) != LUMEN_OK ||
+	    ber_read_int_range(&by, BER_TAG_INTEGER, 0, INT32_MAX, &count) != LUMEN_OK ||
+	    !ber_reader_at_end(&by))
+		return LUMEN_EMALFORMED;
+	v->offset = (uint32_t)offset;
+	v->content_count = (uint32_t)count;
+	return LUMEN_OK;
+}
+
+/* VirtualListViewRequest ::= SEQUENCE { beforeCount INTEGER, afterCount
+ * INTEGER, target CHOICE, contextID OCTET STRING OPTIONAL } */
+static int parse_vlv_request(const struct control_parse *p)
+{
+	struct ber_reader outer, seq;
+	int64_t before, after;
+	struct vlv_request *v = &p->out->vlv_request;
+	memset(v, 0, sizeof(*v));
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "VLV control without a value");
+	ber_reader_init(&outer, p->control->value.ptr, p->control->value.len);
+	if (ber_enter(&outer, BER_TAG_SEQUENCE, &seq) != LUMEN_OK || !ber_reader_at_end(&outer) ||
+	    ber_read_int_range(&seq, BER_TAG_INTEGER, 0, INT32_MAX, &before) != LUMEN_OK ||
+	    ber_read_int_range(&seq, BER_TAG_INTEGER, 0, INT32_MAX, &after) != LUMEN_OK ||
+	    parse_vlv_target(&seq, v) != LUMEN_OK ||
+	    (!ber_reader_at_end(&seq) &&
+	     ber_read_octets(&seq, BER_TAG_OCTET_STRING, &v->context_id) != LUMEN_OK) ||
+	    !ber_reader_at_end(&seq))
+		return fail(p, LUMEN_EMALFORMED, "VLV control value does not decode");
+	v->before = (uint32_t)before;
+	v->after = (uint32_t)after;
+	p->out->vlv = true;
+	return LUMEN_OK;
+}
+
 /* RFC 4533 §2.2; whether a database answers it is syncprov's to say. */
 static int parse_sync_request(const struct control_parse *p)
 {
@@ -154,12 +247,15 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_PASSWORD_POLICY, OP_BIT(LDAP_OP_BIND_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
 					   OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_password_policy },
 	{ CONTROL_SYNC_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sync_request },
+	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },
+	{ CONTROL_VLV_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_vlv_request },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
+	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST,
 };
 
 size_t controls_supported(const char *const **oids)
@@ -249,6 +345,33 @@ int controls_paged_response(const uint8_t *cookie, size_t cookie_len,
 	ber_write_octets(scratch, BER_TAG_OCTET_STRING, cookie, cookie_len);
 	ber_end(scratch);
 	return take_value(CONTROL_PAGED_RESULTS, scratch, arena, out);
+}
+
+int controls_sort_response(int result, const char *attribute, struct ber_writer *scratch,
+			   struct arena *arena, struct ldap_control *out)
+{
+	ber_writer_reset(scratch);
+	ber_begin(scratch, BER_TAG_SEQUENCE);
+	ber_write_integer(scratch, BER_TAG_ENUMERATED, result);
+	if (attribute != NULL)
+		ber_write_string(scratch, BER_TAG_CONTEXT(0), attribute);
+	ber_end(scratch);
+	return take_value(CONTROL_SORT_RESPONSE, scratch, arena, out);
+}
+
+int controls_vlv_response(const struct vlv_response *r, struct ber_writer *scratch,
+			  struct arena *arena, struct ldap_control *out)
+{
+	ber_writer_reset(scratch);
+	ber_begin(scratch, BER_TAG_SEQUENCE);
+	ber_write_integer(scratch, BER_TAG_INTEGER, r->target_position);
+	ber_write_integer(scratch, BER_TAG_INTEGER, r->content_count);
+	ber_write_integer(scratch, BER_TAG_ENUMERATED, r->result);
+	if (r->context_id.len > 0)
+		ber_write_octets(scratch, BER_TAG_OCTET_STRING, r->context_id.ptr,
+				 r->context_id.len);
+	ber_end(scratch);
+	return take_value(CONTROL_VLV_RESPONSE, scratch, arena, out);
 }
 
 /* A BER INTEGER's content octets, minimal (0 .. INT32_MAX): their count. */

@@ -5,6 +5,9 @@
  * the one path below. Entries are encoded as the database hands them out
  * and sent in batches. Paged results carry the server's sealed cookie
  * (paged_cookie.h), whose count bounds the whole paged search.
+ * A Server Side Sort (and VLV) search collects (DN, sort key) items first
+ * and then fetches and sends the entries of its window in order through
+ * the same sink (search_sort.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "ops.h"
 #include "overlay.h"
 #include "paged_cookie.h"
+#include "search_sort.h"
 #include "server.h"
 
 /*
@@ -286,6 +290,220 @@ static bool sync_answered_here(struct op_context *ctx, struct op_target *t)
 	return false;
 }
 
+/* ------------------------------------------ sorted searches (RFC 2891, VLV) */
+
+/* The paged-results position of a sorted search: the count alone. */
+#define SORT_COOKIE_POSITION "sort"
+
+struct sort_run {
+	struct sort_collection coll;
+	struct access_search *access;
+	int rc;                             /* sort_collection_add's */
+};
+
+/* First pass: the item of each entry the requester may see. */
+static int collect_entry(void *arg, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct sort_run *run = arg;
+	(void)info;
+	if (run->access != NULL && !access_search_entry(run->access, e))
+		return BACKEND_SINK_SKIPPED;
+	run->rc = sort_collection_add(&run->coll, e,
+				      run->access != NULL ? access_search_may_read : NULL,
+				      run->access);
+	return run->rc == LUMEN_OK ? 0 : 1;
+}
+
+/* Append a response control to the backend op's list (arena). */
+static void add_response_control(struct op_context *ctx, struct backend_op *bop,
+				 const struct ldap_control *c)
+{
+	struct ldap_control *list = arena_alloc(ctx->arena, (bop->n_response_controls + 1) *
+							     sizeof(*list));
+	if (list == NULL)
+		return;
+	if (bop->n_response_controls > 0)
+		memcpy(list, bop->response_controls, bop->n_response_controls * sizeof(*list));
+	list[bop->n_response_controls++] = *c;
+	bop->response_controls = list;
+}
+
+static void add_sort_response(struct op_context *ctx, struct backend_op *bop, int result)
+{
+	struct ldap_control c;
+	if (controls_sort_response(result, NULL, ctx->scratch, ctx->arena, &c) == LUMEN_OK)
+		add_response_control(ctx, bop, &c);
+}
+
+static void add_vlv_response(struct op_context *ctx, struct backend_op *bop, uint32_t target,
+			     size_t count, int result)
+{
+	struct vlv_response r = { target, (uint32_t)count, result,
+				  { (const uint8_t *)"lumen", 5 } };
+	struct ldap_control c;
+	if (controls_vlv_response(&r, ctx->scratch, ctx->arena, &c) == LUMEN_OK)
+		add_response_control(ctx, bop, &c);
+}
+
+/* An answer with no entries and just the controls gathered in t->bop. */
+static void answer_now(struct op_context *ctx, struct op_target *t, int code, const char *why)
+{
+	t->bop.result_code = code;
+	t->bop.diagnostic = why;
+	t->next_cookie = (struct ber_view){ NULL, 0 };
+	op_target_answer(ctx, t, LUMEN_OK);
+}
+
+/*
+ * What slapd's sssvlv refuses before searching: VLV without sort
+ * (vlvError), VLV with paged results (unwillingToPerform), unknown key
+ * types and keys without an ordering rule. False: the answer was sent.
+ */
+static bool sort_request_usable(struct op_context *ctx, struct op_target *t,
+				struct sort_spec *spec)
+{
+	const char *why = NULL;
+	if (t->controls.vlv && !t->controls.sort) {
+		add_vlv_response(ctx, &t->bop, 0, 0, SORT_VLV_SORT_MISSING);
+		answer_now(ctx, t, SORT_VLV_ERROR, "Sort control is required with VLV");
+		return false;
+	}
+	if (t->controls.vlv && t->controls.paged) {
+		t->controls.paged = false;      /* no Paged Results response (as slapd) */
+		answer_now(ctx, t, LDAP_UNWILLING_TO_PERFORM, "VLV incompatible with PagedResults");
+		return false;
+	}
+	int code = sort_spec_resolve(ctx->server->config->schema, &t->controls, spec, &why);
+	if (code == LDAP_SUCCESS)
+		return true;
+	answer_now(ctx, t, code, why);
+	return false;
+}
+
+/* The window of the sorted items to send; false: the answer was sent. */
+static bool sort_window(struct op_context *ctx, struct op_target *t, struct sort_run *run,
+			uint64_t returned, struct sort_window *w)
+{
+	size_t n = run->coll.n, found = n;
+	memset(w, 0, sizeof(*w));
+	if (!t->controls.vlv) {
+		w->start = returned < n ? (size_t)returned : n;
+		w->count = n - w->start;
+		if (t->controls.paged && t->controls.page_size < w->count)
+			w->count = (size_t)t->controls.page_size;
+		return true;
+	}
+	const struct vlv_request *v = &t->controls.vlv_request;
+	if (v->by_value) {
+		int rc = sort_find_value(&run->coll, v->value, &found);
+		if (rc != LUMEN_OK) {
+			add_vlv_response(ctx, &t->bop, 0, n, rc == LUMEN_ENOMEM ? LDAP_OTHER :
+							       LDAP_INAPPROPRIATE_MATCHING);
+			answer_now(ctx, t, SORT_VLV_ERROR, NULL);
+			return false;
+		}
+	}
+	sort_vlv_window(v, n, found, w);
+	if (w->vlv_result == 0)
+		return true;
+	add_vlv_response(ctx, &t->bop, 0, n, w->vlv_result);
+	answer_now(ctx, t, SORT_VLV_ERROR, NULL);
+	return false;
+}
+
+/* Second pass: fetch and send the window's entries in order. */
+static int send_window(struct op_context *ctx, struct op_target *t, struct search_sink *sink,
+		       struct sort_run *run, const struct sort_window *w)
+{
+	for (size_t i = w->start; i < w->start + w->count; i++) {
+		if (__atomic_load_n(&ctx->op->abandoned, __ATOMIC_RELAXED))
+			return LUMEN_EBUSY;       /* abandoned: "search stopped" */
+		if (sink->size_limit > 0 &&
+		    sink->returned_before + ctx->n_entries >= sink->size_limit) {
+			sink->size_exceeded = true;
+			break;
+		}
+		int rc = database_fetch(t->db->database, &t->bop, run->coll.items[i].ndn,
+					send_entry, sink);
+		if (rc != LUMEN_OK && rc != BACKEND_SINK_PAUSE && rc != BACKEND_SINK_SKIPPED)
+			return rc > 0 ? LUMEN_EIO : rc;
+	}
+	return LUMEN_OK;
+}
+
+/* Paged: the next cookie when items remain after this page. */
+static void seal_sorted_cookie(struct op_context *ctx, const struct ldap_search_request *req,
+			       struct op_target *t, bool more, uint64_t returned)
+{
+	struct paged_binding b = { conn_number(ctx->conn), req, t->ndn };
+	struct ber_view pos = { (const uint8_t *)SORT_COOKIE_POSITION,
+				sizeof(SORT_COOKIE_POSITION) - 1 };
+	t->next_cookie = (struct ber_view){ NULL, 0 };
+	if (!t->controls.paged || !more)
+		return;
+	if (paged_cookie_seal(&b, returned, pos, ctx->arena, &t->next_cookie) != LUMEN_OK) {
+		t->bop.result_code = LDAP_OTHER;
+		t->bop.diagnostic = "paged results cookie cannot be made";
+	}
+}
+
+/* The collection pass's outcome as an answer; false when it was sent. */
+static bool collected(struct op_context *ctx, struct op_target *t, struct sort_run *run, int rc)
+{
+	if (run->rc == LUMEN_ELIMIT) {
+		add_sort_response(ctx, &t->bop, LDAP_ADMIN_LIMIT_EXCEEDED);
+		answer_now(ctx, t, LDAP_ADMIN_LIMIT_EXCEEDED,
+			   "sort: more entries than sortvlv-max");
+		return false;
+	}
+	if (run->rc != LUMEN_OK) {
+		answer_now(ctx, t, LDAP_OTHER, lumen_strerror(run->rc));
+		return false;
+	}
+	if (rc != LUMEN_OK || t->bop.result_code != LDAP_SUCCESS) {
+		t->next_cookie = (struct ber_view){ NULL, 0 };
+		op_target_answer(ctx, t, rc);
+		return false;
+	}
+	return true;
+}
+
+static void search_sorted(struct op_context *ctx, const struct ldap_search_request *req,
+			  struct op_target *t, struct search_sink *sink,
+			  struct backend_search *search, uint64_t returned)
+{
+	struct sort_spec spec;
+	struct sort_run run = { .access = sink->access, .rc = LUMEN_OK };
+	struct sort_window w;
+	if (sink->access == NULL)
+		sink->size_limit = t->bop.size_limit > 0 ? (unsigned long)t->bop.size_limit : 0;
+	if (!sort_request_usable(ctx, t, &spec))
+		return;
+	sort_collection_init(&run.coll, &spec, ctx->server->config->sort_max);
+	t->bop.size_limit = 0;              /* applies to what is sent */
+	search->sink = collect_entry;
+	search->sink_ctx = &run;
+	search->paged = false;
+	int rc = database_search(t->db->database, &t->bop, search);
+	if (collected(ctx, t, &run, rc)) {
+		sort_collection_sort(&run.coll);
+		if (sort_window(ctx, t, &run, returned, &w)) {
+			rc = send_window(ctx, t, sink, &run, &w);
+			t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED
+								 : LDAP_SUCCESS;
+			t->bop.diagnostic = rc == LUMEN_OK ? NULL : "search stopped";
+			add_sort_response(ctx, &t->bop, LDAP_SUCCESS);
+			if (t->controls.vlv)
+				add_vlv_response(ctx, &t->bop, w.target_position, run.coll.n, 0);
+			bool more = w.start + w.count < run.coll.n && !sink->size_exceeded &&
+				    t->controls.page_size > 0;
+			seal_sorted_cookie(ctx, req, t, more, returned + ctx->n_entries);
+			op_target_answer(ctx, t, rc);
+		}
+	}
+	sort_collection_free(&run.coll);
+}
+
 static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
 			    struct op_target *t)
 {
@@ -321,6 +539,12 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	op_mark(ctx, STATS_STAGE_DECODE);
 	op_mark(ctx, STATS_STAGE_ACCESS);
 	op_time_backend(ctx, &t->bop);
+	if (t->controls.sort || t->controls.vlv) {
+		search_sorted(ctx, req, t, &sink, &search, returned);
+		if (checks)
+			access_search_end(&acc);
+		return;
+	}
 	int rc = database_search(t->db->database, &t->bop, &search);
 	ctx->op->persist = search.persist;   /* released when the op ends */
 	if (search.paused && rc == LUMEN_OK && !sink.size_exceeded) {

@@ -3,7 +3,10 @@
  * supported control sets, an unknown control ignored unless critical, a
  * supported control whose value does not decode, the Paged Results
  * response value, and the Password Policy control: the request has no
- * value, the response's value is draft-behera-10 §6.2's BER byte for byte.
+ * value, the response's value is draft-behera-10 §6.2's BER byte for byte;
+ * the Server Side Sort and VLV requests (keys, ordering rule, reverse;
+ * byOffset, greaterThanOrEqual, contextID; malformed ones) and their
+ * response values byte for byte.
  */
 #include <check.h>
 #include <string.h>
@@ -97,6 +100,99 @@ START_TEST(paged_response_value)
 	build_pdu("30( 020100 04'xy' )", &expect);
 	ck_assert_uint_eq(out.value.len, expect.len);
 	ck_assert(memcmp(out.value.ptr, expect.bytes, expect.len) == 0);
+	ber_writer_free(&scratch);
+}
+END_TEST
+
+/* ------------------------------------------------------- sort and VLV */
+
+#define SORT_OID "04'" CONTROL_SORT_REQUEST "' "
+#define VLV_OID "04'" CONTROL_VLV_REQUEST "' "
+
+START_TEST(sort_request_keys)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID "0101ff 04( 30( "
+					   "30( 04'sn' 80'caseIgnoreOrderingMatch' ) "
+					   "30( 04'cn' 8101ff ) ) ) )"), &rc), LUMEN_OK);
+	ck_assert(rc.sort && rc.sort_critical);
+	ck_assert_uint_eq(rc.n_sort_keys, 2);
+	ck_assert(ber_view_eq_str(rc.sort_keys[0].attribute, "sn"));
+	ck_assert(ber_view_eq_str(rc.sort_keys[0].ordering_rule, "caseIgnoreOrderingMatch"));
+	ck_assert(!rc.sort_keys[0].reverse);
+	ck_assert(ber_view_eq_str(rc.sort_keys[1].attribute, "cn"));
+	ck_assert_uint_eq(rc.sort_keys[1].ordering_rule.len, 0);
+	ck_assert(rc.sort_keys[1].reverse);
+}
+END_TEST
+
+START_TEST(sort_request_malformed)
+{
+	struct request_controls rc;
+	/* no key, an empty type, a stray element, no value at all */
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID "04( 30( ) ) )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID "04( 30( 30( 04'' ) ) ) )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID "04( 30( 30( 04'cn' 0500 ) ) ) )"),
+			       &rc), LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID ")"), &rc), LUMEN_EMALFORMED);
+	/* more keys than CONTROLS_MAX_SORT_KEYS */
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " SORT_OID "04( 30( 30( 04'a' ) 30( 04'a' ) "
+					   "30( 04'a' ) 30( 04'a' ) 30( 04'a' ) 30( 04'a' ) "
+					   "30( 04'a' ) 30( 04'a' ) 30( 04'a' ) ) ) )"), &rc),
+			 LUMEN_EMALFORMED);
+}
+END_TEST
+
+START_TEST(vlv_request_by_offset_and_value)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " VLV_OID "04( 30( 020101 020102 "
+					   "a0( 020103 020108 ) 04'ctx' ) ) )"), &rc), LUMEN_OK);
+	ck_assert(rc.vlv && !rc.vlv_request.by_value);
+	ck_assert_uint_eq(rc.vlv_request.before, 1);
+	ck_assert_uint_eq(rc.vlv_request.after, 2);
+	ck_assert_uint_eq(rc.vlv_request.offset, 3);
+	ck_assert_uint_eq(rc.vlv_request.content_count, 8);
+	ck_assert(ber_view_eq_str(rc.vlv_request.context_id, "ctx"));
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " VLV_OID "04( 30( 020100 020100 "
+					   "81'brown' ) ) )"), &rc), LUMEN_OK);
+	ck_assert(rc.vlv_request.by_value);
+	ck_assert(ber_view_eq_str(rc.vlv_request.value, "brown"));
+	ck_assert_uint_eq(rc.vlv_request.context_id.len, 0);
+	/* a negative count, a missing target */
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " VLV_OID "04( 30( 0201ff 020100 81'a' ) ) )"),
+			       &rc), LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( " VLV_OID "04( 30( 020100 020100 ) ) )"), &rc),
+			 LUMEN_EMALFORMED);
+}
+END_TEST
+
+static void expect_control(const struct ldap_control *c, const char *oid, const char *spec)
+{
+	struct pdu expect;
+	build_pdu(spec, &expect);
+	ck_assert(ber_view_eq_str(c->oid, oid));
+	ck_assert_uint_eq(c->value.len, expect.len);
+	ck_assert_mem_eq(c->value.ptr, expect.bytes, expect.len);
+}
+
+START_TEST(sort_and_vlv_response_values)
+{
+	struct ber_writer scratch;
+	struct ldap_control out;
+	ck_assert_int_eq(ber_writer_init(&scratch, 64, 0), LUMEN_OK);
+	ck_assert_int_eq(controls_sort_response(0, NULL, &scratch, &arena, &out), LUMEN_OK);
+	expect_control(&out, CONTROL_SORT_RESPONSE, "30( 0a0100 )");
+	ck_assert_int_eq(controls_sort_response(16, "cn", &scratch, &arena, &out), LUMEN_OK);
+	expect_control(&out, CONTROL_SORT_RESPONSE, "30( 0a0110 80'cn' )");
+	struct vlv_response r = { 3, 8, 0, { (const uint8_t *)"id", 2 } };
+	ck_assert_int_eq(controls_vlv_response(&r, &scratch, &arena, &out), LUMEN_OK);
+	expect_control(&out, CONTROL_VLV_RESPONSE, "30( 020103 020108 0a0100 04'id' )");
+	r = (struct vlv_response){ 0, 300, 77, { NULL, 0 } };
+	ck_assert_int_eq(controls_vlv_response(&r, &scratch, &arena, &out), LUMEN_OK);
+	expect_control(&out, CONTROL_VLV_RESPONSE, "30( 020100 0202012c 0a014d )");
 	ber_writer_free(&scratch);
 }
 END_TEST
@@ -202,6 +298,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, response_error);
 	tcase_add_test(tc, response_warnings);
 	tcase_add_test(tc, request_parsed);
+	tcase_add_test(tc, sort_request_keys);
+	tcase_add_test(tc, sort_request_malformed);
+	tcase_add_test(tc, vlv_request_by_offset_and_value);
+	tcase_add_test(tc, sort_and_vlv_response_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

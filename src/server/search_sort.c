@@ -1,0 +1,257 @@
+/*
+ * search_sort.c — sort keys, the collection of (DN, key values) items and
+ * the VLV window (search_sort.h).
+ */
+#include "search_sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ldap_result_codes.h"
+#include "lumen_error.h"
+
+static int resolve_key(const struct schema *schema, const struct sort_key_request *r,
+		       struct sort_key *k, const char **diagnostic)
+{
+	struct attribute_description ad;
+	if (attribute_description_parse(schema, (const char *)r->attribute.ptr, r->attribute.len,
+					 &ad) != LUMEN_OK || ad.type == NULL) {
+		*diagnostic = "serverSort control: Unrecognized attribute type in sort key";
+		return LDAP_NO_SUCH_ATTRIBUTE;
+	}
+	k->type = ad.type;
+	k->reverse = r->reverse;
+	k->rule = r->ordering_rule.len > 0
+		? matching_rule_find((const char *)r->ordering_rule.ptr, r->ordering_rule.len)
+		: ad.type->ordering;
+	if (k->rule == NULL || k->rule->normalize == NULL || k->rule->compare == NULL) {
+		*diagnostic = "serverSort control: No ordering rule";
+		return LDAP_INAPPROPRIATE_MATCHING;
+	}
+	return LDAP_SUCCESS;
+}
+
+int sort_spec_resolve(const struct schema *schema, const struct request_controls *c,
+		      struct sort_spec *spec, const char **diagnostic)
+{
+	spec->n_keys = 0;
+	for (size_t i = 0; i < c->n_sort_keys; i++) {
+		int rc = resolve_key(schema, &c->sort_keys[i], &spec->keys[i], diagnostic);
+		if (rc != LDAP_SUCCESS)
+			return rc;
+		spec->n_keys++;
+	}
+	return LDAP_SUCCESS;
+}
+
+void sort_collection_init(struct sort_collection *c, const struct sort_spec *spec, size_t max)
+{
+	memset(c, 0, sizeof(*c));
+	c->spec = spec;
+	c->max = max;
+	arena_init(&c->memory, 0);
+	arena_init(&c->scratch, 0);
+}
+
+void sort_collection_free(struct sort_collection *c)
+{
+	free(c->items);
+	c->items = NULL;
+	arena_free(&c->memory);
+	arena_free(&c->scratch);
+}
+
+/* One key value, normalized: <0 when a comes first in the key's order. */
+static int key_order(const struct sort_key *k, struct ber_view a, struct ber_view b)
+{
+	int cmp = k->rule->compare(a, b);
+	return k->reverse ? -cmp : cmp;
+}
+
+/* The least (reverse: greatest) readable value of k in e, normalized into
+ * the scratch arena; ptr NULL when there is none. */
+static int pick_value(struct sort_collection *c, const struct sort_key *k,
+		      const struct entry *e, struct ber_view *out)
+{
+	*out = (struct ber_view){ NULL, 0 };
+	for (size_t i = 0; i < e->n_attributes; i++) {
+		const struct entry_attribute *a = &e->attributes[i];
+		if (a->desc.type != k->type)
+			continue;
+		for (size_t j = 0; j < a->n_values; j++) {
+			struct ber_view v;
+			int rc = k->rule->normalize(a->values[j].value.ptr, a->values[j].value.len,
+						    &c->scratch, &v);
+			if (rc == LUMEN_ENOMEM)
+				return rc;
+			if (rc != LUMEN_OK)
+				continue;
+			if (v.ptr == NULL)
+				v.ptr = (const uint8_t *)"";
+			if (out->ptr == NULL || key_order(k, v, *out) < 0)
+				*out = v;
+		}
+	}
+	return LUMEN_OK;
+}
+
+static int grow(struct sort_collection *c)
+{
+	if (c->n < c->cap)
+		return LUMEN_OK;
+	size_t cap = c->cap ? c->cap * 2 : 64;
+	if (cap > c->max)
+		cap = c->max;
+	struct sort_item *items = realloc(c->items, cap * sizeof(*items));
+	if (items == NULL)
+		return LUMEN_ENOMEM;
+	c->items = items;
+	c->cap = cap;
+	return LUMEN_OK;
+}
+
+static int copy_view(struct arena *a, struct ber_view in, struct ber_view *out)
+{
+	*out = (struct ber_view){ NULL, 0 };
+	if (in.ptr == NULL)
+		return LUMEN_OK;
+	uint8_t *p = arena_alloc(a, in.len + 1);
+	if (p == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(p, in.ptr, in.len);
+	p[in.len] = '\0';
+	*out = (struct ber_view){ p, in.len };
+	return LUMEN_OK;
+}
+
+int sort_collection_add(struct sort_collection *c, const struct entry *e,
+			bool (*may_read)(void *arg, const struct attribute_type *type),
+			void *may_read_arg)
+{
+	if (c->n >= c->max)
+		return LUMEN_ELIMIT;
+	int rc = grow(c);
+	if (rc != LUMEN_OK)
+		return rc;
+	struct sort_item *it = &c->items[c->n];
+	it->seq = c->n;
+	it->keys = arena_calloc(&c->memory, c->spec->n_keys, sizeof(*it->keys));
+	rc = it->keys == NULL ? LUMEN_ENOMEM : copy_view(&c->memory, e->ndn, &it->ndn);
+	for (size_t i = 0; rc == LUMEN_OK && i < c->spec->n_keys; i++) {
+		const struct sort_key *k = &c->spec->keys[i];
+		struct ber_view v = { NULL, 0 };
+		if (may_read == NULL || may_read(may_read_arg, k->type))
+			rc = pick_value(c, k, e, &v);
+		if (rc == LUMEN_OK)
+			rc = copy_view(&c->memory, v, &it->keys[i]);
+	}
+	arena_reset(&c->scratch);
+	if (rc == LUMEN_OK)
+		c->n++;
+	return rc;
+}
+
+int sort_compare_keys(const struct sort_spec *spec, const struct ber_view *a,
+		      const struct ber_view *b)
+{
+	for (size_t i = 0; i < spec->n_keys; i++) {
+		const struct sort_key *k = &spec->keys[i];
+		bool has_a = a[i].ptr != NULL, has_b = b[i].ptr != NULL;
+		int cmp;
+		if (has_a && has_b)
+			cmp = key_order(k, a[i], b[i]);
+		else if (has_a != has_b)    /* absent after every value */
+			cmp = (has_a ? -1 : 1) * (k->reverse ? -1 : 1);
+		else
+			cmp = 0;
+		if (cmp != 0)
+			return cmp;
+	}
+	return 0;
+}
+
+static int compare_items(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_item *a = pa, *b = pb;
+	int cmp = sort_compare_keys(arg, a->keys, b->keys);
+	if (cmp != 0)
+		return cmp;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+void sort_collection_sort(struct sort_collection *c)
+{
+	if (c->n > 1)
+		qsort_r(c->items, c->n, sizeof(*c->items), compare_items, (void *)c->spec);
+}
+
+int sort_find_value(struct sort_collection *c, struct ber_view value, size_t *index)
+{
+	const struct sort_key *k = &c->spec->keys[0];
+	struct ber_view v;
+	int rc = k->rule->normalize(value.ptr, value.len, &c->scratch, &v);
+	if (rc != LUMEN_OK)
+		return rc;
+	if (v.ptr == NULL)
+		v.ptr = (const uint8_t *)"";
+	size_t lo = 0, hi = c->n;       /* first item not before v */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct ber_view key = c->items[mid].keys[0];
+		bool before = key.ptr != NULL ? key_order(k, key, v) < 0 : k->reverse;
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	arena_reset(&c->scratch);
+	*index = lo;
+	return LUMEN_OK;
+}
+
+/* byOffset: the 1-based target, or 0 with an offsetRangeError. */
+static bool offset_target(const struct vlv_request *v, size_t n, size_t *target)
+{
+	if (v->offset == v->content_count) {
+		*target = n;
+	} else if (v->offset == 1) {
+		*target = 1;
+	} else if (v->content_count != 0 && v->content_count != n) {
+		if (v->offset > v->content_count)
+			return false;
+		*target = (size_t)((uint64_t)n * v->offset / v->content_count);
+	} else {
+		if (v->offset > n)
+			return false;
+		*target = v->offset;
+	}
+	return true;
+}
+
+void sort_vlv_window(const struct vlv_request *v, size_t n, size_t found,
+		     struct sort_window *w)
+{
+	size_t target, cur, back = v->before;
+	memset(w, 0, sizeof(*w));
+	if (v->by_value) {
+		target = found < n ? found + 1 : n + 1;
+		cur = found < n ? found : n - 1;
+		if (found >= n && back > 0)
+			back--;              /* the missing target counts as one */
+	} else {
+		if (!offset_target(v, n, &target)) {
+			w->vlv_result = SORT_VLV_OFFSET_RANGE;
+			return;
+		}
+		cur = target > 0 ? target - 1 : 0;
+	}
+	w->target_position = (uint32_t)target;
+	if (n == 0)
+		return;
+	if (back > cur)
+		back = cur;
+	w->start = cur - back;
+	w->count = back + (size_t)v->after + 1;
+	if (w->count > n - w->start)
+		w->count = n - w->start;
+}

@@ -1,0 +1,213 @@
+/*
+ * test_search_sort.c — sort keys and the VLV window (src/server/
+ * search_sort.c): key resolution as slapd's sssvlv answers it, key
+ * comparison (ordering rule, reverse, absent values last, the second key
+ * breaking ties), least/greatest of a multi-valued key, a key the
+ * requester may not read counting as absent, the sortvlv-max bound, ties
+ * in arrival order, greaterThanOrEqual, and the window's positions.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "entry_fixture.h"
+#include "ldap_result_codes.h"
+#include "lumen_error.h"
+#include "search_sort.h"
+
+static struct sort_spec spec;
+
+static void setup(void)
+{
+	fixture_schema_setup();
+}
+
+static void teardown(void)
+{
+	fixture_schema_teardown();
+}
+
+/* Resolve keys "sn:rule", "-cn", ... into spec; the LDAP code. */
+static int resolve(const char *const *keys, size_t n)
+{
+	struct request_controls c;
+	const char *why = NULL;
+	memset(&c, 0, sizeof(c));
+	for (size_t i = 0; i < n; i++) {
+		const char *k = keys[i];
+		c.sort_keys[i].reverse = k[0] == '-';
+		k += c.sort_keys[i].reverse;
+		const char *colon = strchr(k, ':');
+		size_t len = colon ? (size_t)(colon - k) : strlen(k);
+		c.sort_keys[i].attribute = (struct ber_view){ (const uint8_t *)k, len };
+		if (colon)
+			c.sort_keys[i].ordering_rule = fixture_view(colon + 1);
+	}
+	c.n_sort_keys = n;
+	return sort_spec_resolve(fixture_schema, &c, &spec, &why);
+}
+
+START_TEST(keys_resolve_as_slapd)
+{
+	const char *unknown[] = { "nosuchattr" };
+	const char *no_ordering[] = { "sn" };
+	const char *bad_rule[] = { "sn:nosuchrule" };
+	const char *ok[] = { "sn:caseIgnoreOrderingMatch", "-employeeNumber:integerOrderingMatch" };
+	ck_assert_int_eq(resolve(unknown, 1), LDAP_NO_SUCH_ATTRIBUTE);
+	ck_assert_int_eq(resolve(no_ordering, 1), LDAP_INAPPROPRIATE_MATCHING);
+	ck_assert_int_eq(resolve(bad_rule, 1), LDAP_INAPPROPRIATE_MATCHING);
+	ck_assert_int_eq(resolve(ok, 2), LDAP_SUCCESS);
+	ck_assert_uint_eq(spec.n_keys, 2);
+	ck_assert(!spec.keys[0].reverse && spec.keys[1].reverse);
+}
+END_TEST
+
+static struct ber_view v(const char *s)
+{
+	return s ? fixture_view(s) : (struct ber_view){ NULL, 0 };
+}
+
+START_TEST(compare_keys)
+{
+	const char *keys[] = { "employeeNumber:integerOrderingMatch",
+			       "sn:caseIgnoreOrderingMatch" };
+	ck_assert_int_eq(resolve(keys, 2), LDAP_SUCCESS);
+	struct ber_view a[2] = { v("9"), v("b") }, b[2] = { v("10"), v("a") };
+	ck_assert_int_lt(sort_compare_keys(&spec, a, b), 0);      /* 9 < 10 as integers */
+	struct ber_view c[2] = { v("9"), v("a") };
+	ck_assert_int_gt(sort_compare_keys(&spec, a, c), 0);      /* second key decides */
+	ck_assert_int_eq(sort_compare_keys(&spec, a, a), 0);
+	struct ber_view absent[2] = { v(NULL), v("a") };
+	ck_assert_int_lt(sort_compare_keys(&spec, a, absent), 0); /* absent last */
+	ck_assert_int_gt(sort_compare_keys(&spec, absent, a), 0);
+	const char *rev[] = { "-employeeNumber:integerOrderingMatch" };
+	ck_assert_int_eq(resolve(rev, 1), LDAP_SUCCESS);
+	ck_assert_int_gt(sort_compare_keys(&spec, a, b), 0);
+	ck_assert_int_gt(sort_compare_keys(&spec, a, absent), 0); /* reverse: absent first */
+}
+END_TEST
+
+static bool deny_all(void *arg, const struct attribute_type *type)
+{
+	(void)arg;
+	(void)type;
+	return false;
+}
+
+static void add(struct sort_collection *c, const char *dn, const char *lines,
+		bool readable)
+{
+	struct entry *e = fixture_entry(dn, lines);
+	ck_assert_int_eq(sort_collection_add(c, e, readable ? NULL : deny_all, NULL), LUMEN_OK);
+	entry_free(e);
+}
+
+static const char *dn_at(const struct sort_collection *c, size_t i)
+{
+	return (const char *)c->items[i].ndn.ptr;
+}
+
+START_TEST(collect_and_sort)
+{
+	const char *keys[] = { "sn:caseIgnoreOrderingMatch" };
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(keys, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 5);
+	add(&c, "cn=a", "cn: a\nsn: Miller", true);
+	add(&c, "cn=b", "cn: b\nsn: zed\nsn: Adams", true);   /* least value: adams */
+	add(&c, "cn=c", "cn: c", true);                       /* absent: last */
+	add(&c, "cn=d", "cn: d\nsn: Aardvark", false);       /* unreadable: absent */
+	add(&c, "cn=e", "cn: e\nsn: miller", true);           /* ties keep arrival */
+	struct entry *e = fixture_entry("cn=f", "cn: f\nsn: x");
+	ck_assert_int_eq(sort_collection_add(&c, e, NULL, NULL), LUMEN_ELIMIT);
+	entry_free(e);
+	sort_collection_sort(&c);
+	ck_assert_uint_eq(c.n, 5);
+	ck_assert_str_eq(dn_at(&c, 0), "cn=b");
+	ck_assert_str_eq(dn_at(&c, 1), "cn=a");
+	ck_assert_str_eq(dn_at(&c, 2), "cn=e");
+	ck_assert_str_eq(dn_at(&c, 3), "cn=c");
+	ck_assert_str_eq(dn_at(&c, 4), "cn=d");
+	size_t at;
+	ck_assert_int_eq(sort_find_value(&c, fixture_view("B"), &at), LUMEN_OK);
+	ck_assert_uint_eq(at, 1);
+	ck_assert_int_eq(sort_find_value(&c, fixture_view("zzz"), &at), LUMEN_OK);
+	ck_assert_uint_eq(at, 3);                       /* before the absent ones */
+	sort_collection_free(&c);
+}
+END_TEST
+
+START_TEST(reverse_takes_the_greatest_value)
+{
+	const char *keys[] = { "-sn:caseIgnoreOrderingMatch" };
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(keys, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 10);
+	add(&c, "cn=a", "cn: a\nsn: m", true);
+	add(&c, "cn=b", "cn: b\nsn: a\nsn: z", true);
+	add(&c, "cn=c", "cn: c", true);
+	sort_collection_sort(&c);
+	ck_assert_str_eq(dn_at(&c, 0), "cn=c");
+	ck_assert_str_eq(dn_at(&c, 1), "cn=b");
+	ck_assert_str_eq(dn_at(&c, 2), "cn=a");
+	sort_collection_free(&c);
+}
+END_TEST
+
+static void window(uint32_t before, uint32_t after, uint32_t offset, uint32_t count, size_t n,
+		   size_t start, size_t len, uint32_t target, int result)
+{
+	struct vlv_request r = { before, after, false, offset, count, { NULL, 0 }, { NULL, 0 } };
+	struct sort_window w;
+	sort_vlv_window(&r, n, n, &w);
+	ck_assert_int_eq(w.vlv_result, result);
+	if (result != 0)
+		return;
+	ck_assert_uint_eq(w.target_position, target);
+	ck_assert_uint_eq(w.start, start);
+	ck_assert_uint_eq(w.count, len);
+}
+
+START_TEST(vlv_window_by_offset)
+{
+	window(1, 2, 3, 0, 8, 1, 4, 3, 0);       /* around the 3rd */
+	window(1, 1, 2, 4, 8, 2, 3, 4, 0);       /* 2 of 4 scales to 4 of 8 */
+	window(0, 2, 0, 0, 8, 7, 1, 8, 0);       /* offset == count: the last */
+	window(2, 0, 1, 0, 8, 0, 1, 1, 0);       /* before clipped at the first */
+	window(0, 2, 100, 0, 8, 0, 0, 0, SORT_VLV_OFFSET_RANGE);
+	window(0, 2, 9, 8, 8, 0, 0, 0, SORT_VLV_OFFSET_RANGE);
+	window(1, 1, 1, 0, 0, 0, 0, 1, 0);       /* an empty list */
+}
+END_TEST
+
+START_TEST(vlv_window_by_value)
+{
+	struct vlv_request r = { 1, 1, true, 0, 0, { (const uint8_t *)"x", 1 }, { NULL, 0 } };
+	struct sort_window w;
+	sort_vlv_window(&r, 8, 2, &w);
+	ck_assert_uint_eq(w.target_position, 3);
+	ck_assert_uint_eq(w.start, 1);
+	ck_assert_uint_eq(w.count, 3);
+	sort_vlv_window(&r, 8, 8, &w);           /* after every entry: n + 1 */
+	ck_assert_uint_eq(w.target_position, 9);
+	ck_assert_uint_eq(w.start, 7);
+	ck_assert_uint_eq(w.count, 1);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("search_sort");
+	TCase *tc = tcase_create("sort");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, keys_resolve_as_slapd);
+	tcase_add_test(tc, compare_keys);
+	tcase_add_test(tc, collect_and_sort);
+	tcase_add_test(tc, reverse_takes_the_greatest_value);
+	tcase_add_test(tc, vlv_window_by_offset);
+	tcase_add_test(tc, vlv_window_by_value);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#define LUMEN_CHECK_MAIN
+#include "check_main.h"

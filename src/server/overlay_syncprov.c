@@ -197,7 +197,20 @@ static int note_newest(void *ctx, const struct entry *e, const struct backend_en
 	return 0;
 }
 
-/* Once per start: the newest entryCSN of the database joins the context. */
+/* The contextCSN is known: csn (may be "") joins it. */
+static void recovered(struct syncprov *sp, const char *csn, const char *from)
+{
+	if (csn[0] != '\0')
+		publish(sp, csn);
+	pthread_mutex_lock(&sp->lock);
+	sp->recovered = true;
+	pthread_mutex_unlock(&sp->lock);
+	log_printf(0, "syncprov: contextCSN recovered from the %s: %s", from,
+		   csn[0] != '\0' ? csn : "(none yet)");
+}
+
+/* Once per start: the session log's newest CSN, or else the newest
+ * entryCSN of the database, joins the context. */
 static int recover(struct syncprov *sp, const struct overlay_request *req)
 {
 	pthread_mutex_lock(&sp->lock);
@@ -206,6 +219,10 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 	if (done)
 		return LUMEN_OK;
 	struct newest n = { .entry_csn = sp->entry_csn };
+	if (syncprov_log_newest(sp, req->database, n.csn) == LUMEN_OK) {
+		recovered(sp, n.csn, "session log");
+		return LUMEN_OK;
+	}
 	struct backend_op op = { .arena = req->op->arena, .is_root = true };
 	struct backend_search s = { .base_ndn = sp->suffix_ndn, .scope = LDAP_SCOPE_SUBTREE,
 				    .sink = note_newest, .sink_ctx = &n };
@@ -215,17 +232,18 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 		rc = LUMEN_EIO;
 	if (rc != LUMEN_OK)
 		return rc;
-	if (n.csn[0] != '\0')
-		publish(sp, n.csn);
-	pthread_mutex_lock(&sp->lock);
-	sp->recovered = true;
-	pthread_mutex_unlock(&sp->lock);
-	log_printf(0, "syncprov: contextCSN recovered from the entries: %s",
-		   n.csn[0] != '\0' ? n.csn : "(none yet)");
+	recovered(sp, n.csn, "entries");
 	return LUMEN_OK;
 }
 
 /* ---------------------------------------------------------------- refresh */
+
+/*
+ * resume.overlay_state: the contextCSN the refresh's cookie will carry
+ * (CSN_LENGTH + 1 bytes), then whether the refresh is a delete phase.
+ */
+#define STATE_DELETE_PHASE (CSN_LENGTH + 1)
+_Static_assert(STATE_DELETE_PHASE < DATABASE_OVERLAY_STATE_SIZE, "overlay state too small");
 
 /* What a refresh needs on every call of a (paused) search. */
 struct refresh {
@@ -233,6 +251,7 @@ struct refresh {
 	backend_entry_fn server_sink;
 	void *server_ctx;
 	struct sync_cookie cookie;
+	bool delete_phase;             /* unchanged entries are not sent */
 	uint8_t value[LDAP_SYNC_STATE_VALUE_SIZE];
 };
 
@@ -288,6 +307,8 @@ static int refresh_sink(void *ctx, const struct entry *e, const struct backend_e
 		return BACKEND_SINK_SKIPPED;
 	}
 	bool changed = changed_since_cookie(r, e);
+	if (!changed && r->delete_phase)
+		return BACKEND_SINK_SKIPPED;
 	ldap_sync_state_write(changed ? LDAP_SYNC_ADD : LDAP_SYNC_PRESENT, uuid, r->value);
 	struct ldap_control state = {
 		.oid = { (const uint8_t *)LDAP_SYNC_STATE_OID, sizeof(LDAP_SYNC_STATE_OID) - 1 },
@@ -326,9 +347,13 @@ static bool read_cookie(struct overlay_request *req, struct sync_cookie *out)
 }
 
 /* A new refresh: the contextCSN its cookie will carry, read before the
- * search takes its snapshot (and after a persistent search registered). */
-static int start_refresh(struct syncprov *sp, struct overlay_request *req, int rid)
+ * search takes its snapshot (and after a persistent search registered);
+ * then, when the session log reaches back to the cookie, the deleted
+ * entries and a delete phase. */
+static int start_refresh(struct syncprov *sp, struct overlay_request *req,
+			 const struct sync_cookie *cookie)
 {
+	int rid = cookie->rid;
 	struct backend_search *s = req->u.search;
 	if (recover(sp, req) != LUMEN_OK)
 		return answer(req, LDAP_OTHER, "cannot read the contextCSN");
@@ -338,6 +363,10 @@ static int start_refresh(struct syncprov *sp, struct overlay_request *req, int r
 	pthread_mutex_lock(&sp->lock);
 	memcpy(s->resume.overlay_state, sp->context, CSN_LENGTH + 1);
 	pthread_mutex_unlock(&sp->lock);
+	int rc = syncprov_log_deletes(sp, req, cookie);
+	if (rc != LUMEN_OK && rc != LUMEN_ENOTFOUND)
+		return answer(req, LDAP_OTHER, "cannot send the deleted entries");
+	s->resume.overlay_state[STATE_DELETE_PHASE] = rc == LUMEN_OK;
 	return OVERLAY_CONTINUE;
 }
 
@@ -354,11 +383,12 @@ static int syncprov_before(void *state, struct overlay_request *req)
 		return answer(req, LDAP_OTHER, "out of memory");
 	if (!read_cookie(req, &r->cookie))
 		return OVERLAY_ANSWERED;
-	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, r->cookie.rid);
+	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, &r->cookie);
 	if (verdict != OVERLAY_CONTINUE)
 		return verdict;
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
-			       .cookie = r->cookie };
+			       .cookie = r->cookie,
+			       .delete_phase = s->resume.overlay_state[STATE_DELETE_PHASE] != 0 };
 	s->sink = refresh_sink;
 	s->sink_ctx = r;
 	return OVERLAY_CONTINUE;
@@ -422,16 +452,19 @@ static void end_refresh(struct syncprov *sp, struct overlay_request *req)
 	struct ber_view cookie;
 	struct ber_writer w;
 	bool done = false;
+	bool deletes = s->resume.overlay_state[STATE_DELETE_PHASE] != 0;
 	if (!refresh_cookie(req, &cookie) || ber_writer_init(&w, 64, 0) != LUMEN_OK) {
 		log_printf(0, "syncprov: no memory to end a refresh");
 		return;
 	}
 	if (req->op->sync->mode == LDAP_SYNC_REFRESH_ONLY) {
-		struct ldap_sync_done d = { .has_cookie = true, .cookie = cookie };
+		struct ldap_sync_done d = { .has_cookie = true, .cookie = cookie,
+					    .refresh_deletes = deletes };
 		ldap_sync_done_encode(&d, &w);
 		done = add_control(req, LDAP_SYNC_DONE_OID, &w);
 	} else if (s->persist != NULL) {
-		struct ldap_sync_info info = { .kind = LDAP_SYNC_INFO_REFRESH_PRESENT,
+		struct ldap_sync_info info = { .kind = deletes ? LDAP_SYNC_INFO_REFRESH_DELETE
+							       : LDAP_SYNC_INFO_REFRESH_PRESENT,
 					       .has_cookie = true, .cookie = cookie,
 					       .refresh_done = true };
 		ldap_sync_info_encode(&info, &w);
@@ -459,6 +492,14 @@ static void syncprov_after(void *state, struct overlay_request *req)
 		publish(sp, req->op->change_csn);
 }
 
+static int syncprov_on_write(void *state, struct database_txn *txn,
+			     const struct database_txn_ops *ops, struct backend_op *op,
+			     const struct database_write *w)
+{
+	(void)op;
+	return syncprov_log_write(state, txn, ops, w);
+}
+
 static void syncprov_on_commit(void *state, struct backend_op *op,
 			       const struct database_change *changes, size_t n)
 {
@@ -472,5 +513,6 @@ const struct overlay_type overlay_syncprov = {
 	.destroy = syncprov_destroy,
 	.before = syncprov_before,
 	.after = syncprov_after,
+	.on_write = syncprov_on_write,
 	.on_commit = syncprov_on_commit,
 };

@@ -7,12 +7,16 @@
  * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`
  * or `type=refreshAndPersist`) replicates from it.
  *
- * The refresh is RFC 4533's present phase: entries changed since the
- * cookie's CSN (entryCSN newer, per serverID) are sent whole with state
- * add; the others are sent as their DN alone with state present; the Sync
- * Done control says refreshDeletes FALSE, so the consumer deletes every
- * entry the refresh did not name. A refresh without a cookie sends every
- * entry whole.
+ * Without a session log the refresh is RFC 4533's present phase: entries
+ * changed since the cookie's CSN (entryCSN newer, per serverID) are sent
+ * whole with state add; the others are sent as their DN alone with state
+ * present; the Sync Done control says refreshDeletes FALSE, so the
+ * consumer deletes every entry the refresh did not name. A refresh
+ * without a cookie sends every entry whole. With syncprov-sessionlog
+ * (syncprov_log.c) a refresh whose cookie the log reaches back to is the
+ * delete phase: one Sync Info syncIdSet of the entries deleted since goes
+ * first, then only the changed entries, and the end says refreshDeletes
+ * TRUE.
  *
  * The cookie's CSN is the contextCSN: the newest CSN of a change known to
  * be committed, read before the search takes its snapshot. back-mdb
@@ -21,7 +25,8 @@
  * publishes once the write has committed; so every change up to the
  * cookie's CSN is in the refresh that hands it out. At the first
  * synchronization after a start the contextCSN is recovered from the
- * entries (their newest entryCSN).
+ * session log's newest record, or without one from the entries (their
+ * newest entryCSN).
  *
  * refreshAndPersist (syncprov_persist.c): the search is registered before
  * its refresh reads the contextCSN; its refresh ends with a Sync Info
@@ -31,16 +36,22 @@
  *
  * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
  * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
- * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept; and
+ * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept (the
+ * session log's size is used); and
  * Lumen's syncprov-persist-queue <bytes>, the bound of a persistent
  * search's queue.
  *
  * Caveats:
- *  - Without a change history every refresh walks the whole scope (the
- *    unchanged entries as DN alone): the session log that turns deletes
- *    into a delete phase is the next step; syncprov-sessionlog is kept for
- *    it and changes nothing yet, nor does syncprov-checkpoint (the
- *    contextCSN is recovered from the entries at start).
+ *  - Every refresh still walks the whole scope (a delete phase sends only
+ *    the changed entries, but reads them all); syncprov-checkpoint changes
+ *    nothing.
+ *  - A delete phase names the entries deleted or renamed out of the scope;
+ *    one that merely stopped matching the filter is not named (a later
+ *    present phase removes it from the consumer).
+ *  - The log holds the changes made through lumend with the overlay on:
+ *    lumenadd empties it; changes made with the overlay off are not in it
+ *    (turning syncprov-sessionlog off and on again is a gap: cookies older
+ *    than the gap should be refused, and are not).
  *  - A persistent search's after hooks run when its refresh ends, not when
  *    the search does (the chain sees the refresh as the search).
  */

@@ -47,10 +47,11 @@ def bind(server):
     return conn
 
 
-def refresh(uri, cookie=None):
-    """A refreshOnly ldapsearch of the whole tree: (exit, output)."""
-    spec = "!sync=ro" + (f"/{cookie}" if cookie else "")
-    p = subprocess.run(["ldapsearch", "-x", "-H", uri, "-D", sh.ROOTDN, "-w", sh.ROOTPW,
+def refresh(uri, cookie=None, mode="ro"):
+    """A sync ldapsearch of the whole tree: (exit, output). A refreshAndPersist
+    one is stopped after 3 seconds."""
+    spec = f"!sync={mode}" + (f"/{cookie}" if cookie else "")
+    p = subprocess.run((["timeout", "3"] if mode == "rp" else []) + ["ldapsearch", "-x", "-H", uri, "-D", sh.ROOTDN, "-w", sh.ROOTPW,
                         "-b", B, "-E", spec, "(objectClass=*)", "cn"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
     return p.returncode, p.stdout.decode(errors="replace")
@@ -104,6 +105,12 @@ def log_phase(provider):
     R.check("after the restart the contextCSN came from the session log",
             "recovered from the session log" in provider.log_text(),
             provider.log_text()[-800:])
+    rc, out = refresh(provider.uri, cookie, "rp")
+    R.check("refreshAndPersist from a cookie inside the log: the modified entry, the "
+            "syncIdSet, no present entry, and the refreshDelete Sync Info ending the refresh",
+            dns(out) == [modified.lower()] and uuid.lower() in out.lower()
+            and "present" not in out.lower()
+            and re.search(r"SyncInfo Received: refresh delete", out) is not None, out[-900:])
     p = bind(provider)
     for i in range(110):   # more changes than the log keeps
         p.modify_s(f"uid=u{10 + i % 10},{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [f"x{i}".encode()])])

@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lumen_harness as h  # noqa: E402
@@ -29,7 +28,6 @@ R = h.Results("t_syncprov_log.py")
 B = sh.SUFFIX
 PEOPLE = "ou=people," + B
 COUNT = 40
-COMPARED = {"entryuuid", "entrycsn"}
 
 
 def ldif():
@@ -41,10 +39,7 @@ def ldif():
     return "\n".join(out) + "\n"
 
 
-def bind(server):
-    conn = ldap.initialize(server.uri)
-    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
-    return conn
+bind = sh.bind
 
 
 def refresh(uri, cookie=None, mode="ro"):
@@ -121,35 +116,8 @@ def log_phase(provider):
             f"{len(dns(out))} entries\n" + out[-600:])
 
 
-def snapshot(conn):
-    out = {}
-    for dn, attrs in conn.search_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)",
-                                   ["*", "entryUUID", "entryCSN"]):
-        keep = {}
-        for name, values in attrs.items():
-            low = name.lower()
-            if low in COMPARED or not low.startswith(("entry", "create", "modif", "struct")):
-                keep[low] = sorted(v.lower() for v in values)
-        out[dn.lower()] = keep
-    return out
-
-
 def converge(provider, consumer, label, seconds=30):
-    deadline = time.time() + seconds
-    want = got = None
-    while time.time() < deadline:
-        want = snapshot(provider)
-        try:
-            got = snapshot(consumer)
-        except ldap.LDAPError:
-            got = None
-        if got == want:
-            break
-        time.sleep(0.5)
-    detail = ""
-    if got != want and got is not None:
-        detail = f"missing {sorted(set(want) - set(got))[:3]} extra {sorted(set(got) - set(want))[:3]}"
-    R.check(f"consumer: {label} ({len(want or {})} entries)", got == want, detail)
+    sh.converge(R, provider, consumer, f"consumer: {label}", seconds)
 
 
 def consumer_phase(provider):

@@ -47,7 +47,8 @@
  *    nothing.
  *  - A delete phase names the entries deleted or renamed out of the scope;
  *    one that merely stopped matching the filter is not named (a later
- *    present phase removes it from the consumer).
+ *    present phase removes it from the consumer), and of a subtree moved
+ *    out of the scope only its top entry is named.
  *  - The log holds the changes made through lumend with the overlay on:
  *    lumenadd empties it; changes made with the overlay off are not in it
  *    (turning syncprov-sessionlog off and on again is a gap: cookies older

@@ -46,10 +46,11 @@
 #include "filter.h"
 #include "ldap_message.h"
 #include "ldap_sync.h"
+#include "lumen_error.h"
 #include "sync_cookie.h"
 
 /* Bytes an overlay may keep in a paused search (backend_search_resume). */
-#define DATABASE_OVERLAY_STATE_SIZE 48
+#define DATABASE_OVERLAY_STATE_SIZE 168
 
 /* Bytes of a paged-results position a database issues (search->next_cookie). */
 #define BACKEND_COOKIE_SIZE 25
@@ -310,6 +311,37 @@ struct database_write {
 /* Changes a hook may make inside the transaction nest at most this deep. */
 #define DATABASE_WRITE_MAX_DEPTH 4
 
+/* ------------------------------------------------------ change history */
+
+/*
+ * The change history (syncprov-sessionlog, RFC 4533's delete phase): the
+ * last changes of the database, one record each, kept in the database's
+ * storage and written by a write hook in the change's own transaction
+ * (database_txn_ops.journal_append), so it commits or aborts with the
+ * change and survives restarts. Records are ordered by CSN (a CSN names
+ * one change), and a record whose CSN is already there replaces it.
+ *
+ * journal_append: stores record, then drops the oldest records until at
+ * most keep remain (keep 0: none is dropped). Errors: LUMEN_EINVAL (csn
+ * not CSN_LENGTH bytes, uuid longer than 255), LUMEN_EFULL, LUMEN_EIO.
+ * database_journal_read (below): the records whose CSN is above
+ * after_csn, oldest first, to fn; after_csn empty: the newest record
+ * alone. Errors: LUMEN_ENOTFOUND when the history does not reach back to
+ * after_csn (it is empty, or its oldest record is newer than after_csn:
+ * changes between them may have been dropped), LUMEN_EUNSUPPORTED (the
+ * database keeps no history), fn's (non-zero stops the walk), the
+ * storage's.
+ */
+struct database_journal_record {
+	enum database_write_kind kind;
+	struct ber_view csn;           /* CSN_LENGTH bytes */
+	struct ber_view uuid;          /* the entryUUID's text */
+	struct ber_view ndn;           /* delete: the old DN; modrdn: the new one;
+					  add, modify: empty (normalized) */
+};
+/* Receives a record (views valid for the call). 0 goes on. */
+typedef int (*database_journal_fn)(void *ctx, const struct database_journal_record *record);
+
 /* The write transaction a hook runs in (the database's own type). */
 struct database_txn;
 
@@ -353,6 +385,9 @@ struct database_txn_ops {
 			  void *ctx);
 	int (*edit)(struct database_txn *txn, struct ber_view ndn, struct ber_view modifier_ndn,
 		    database_txn_edit_fn fn, void *ctx);
+	/* journal_append: see "Change history" below. */
+	int (*journal_append)(struct database_txn *txn,
+			      const struct database_journal_record *record, size_t keep);
 };
 
 /*
@@ -435,6 +470,9 @@ struct database_ops {
 	void (*figures)(struct database *db, struct database_figures *out);
 	/* Configured indexes the database cannot use yet: up to max names. */
 	size_t (*unbuilt_indexes)(struct database *db, const char **names, size_t max);
+	/* The change history (see "Change history"); NULL: none kept. */
+	int (*journal_read)(struct database *db, struct ber_view after_csn,
+			    database_journal_fn fn, void *ctx);
 	/* Finish queued writes and free everything (db included). */
 	void (*close)(struct database *db);
 };
@@ -500,6 +538,14 @@ static inline size_t database_unbuilt_indexes(struct database *db, const char **
 					      size_t max)
 {
 	return db->ops->unbuilt_indexes(db, names, max);
+}
+
+static inline int database_journal_read(struct database *db, struct ber_view after_csn,
+					database_journal_fn fn, void *ctx)
+{
+	if (db->ops->journal_read == NULL)
+		return LUMEN_EUNSUPPORTED;
+	return db->ops->journal_read(db, after_csn, fn, ctx);
 }
 
 static inline void database_close(struct database *db)

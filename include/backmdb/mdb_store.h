@@ -8,6 +8,7 @@
  *   id2name   entry ID → parent ID, normalized and user-form RDN (dn2id.h)
  *   subcount  entry ID → number of descendants (dn2id.h)
  *   meta      "version" → format version, "next_id" → next entry ID
+ *   journal   CSN → one change of the history (journal.h)
  *   index:<attribute>  one per indexed attribute (index_table.h)
  * The environment is opened with MDB_NOTLS so a worker's read transaction
  * (struct mdb_reader) can be reset, renewed and reused from any thread.
@@ -70,7 +71,8 @@ struct mdb_store_index {
 
 struct mdb_store {
 	MDB_env *env;
-	MDB_dbi id2entry, dn2id, id2name, subcount, meta;
+	MDB_dbi id2entry, dn2id, id2name, subcount, meta, journal;
+	bool has_journal;        /* false: read-only, and the table was never made */
 	char *directory;
 	size_t maxsize;
 	bool dbnosync;

@@ -1,9 +1,12 @@
 /*
  * database_mdb.c — back-mdb behind the database interface (database.h):
- * the table of operations over a struct backend, and its figures for
- * cn=Monitor and /metrics (LMDB's own numbers stay in this layer).
+ * the table of operations over a struct backend, its figures for
+ * cn=Monitor and /metrics (LMDB's own numbers stay in this layer), and
+ * reads of its change history (journal.h).
  */
 #include "backend_internal.h"
+
+#include "journal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +130,19 @@ static size_t mdb_db_unbuilt_indexes(struct database *db, const char **names, si
 	return backend_unbuilt_indexes(backend_of(db), names, max);
 }
 
+static int mdb_db_journal_read(struct database *db, struct ber_view after_csn,
+			       database_journal_fn fn, void *ctx)
+{
+	struct backend *be = backend_of(db);
+	struct backend_reader *rd = NULL;
+	int rc = backend_reader_acquire(be, &rd);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = journal_walk(be->store, rd->reader.txn, after_csn, fn, ctx);
+	backend_reader_release(be, rd);
+	return rc;
+}
+
 static void mdb_db_close(struct database *db)
 {
 	backend_close(backend_of(db));
@@ -143,6 +159,7 @@ static const struct database_ops mdb_db_ops = {
 	.modrdn = mdb_db_modrdn,
 	.figures = mdb_db_figures,
 	.unbuilt_indexes = mdb_db_unbuilt_indexes,
+	.journal_read = mdb_db_journal_read,
 	.close = mdb_db_close,
 };
 

@@ -49,6 +49,7 @@ struct backend_tool_load {
 	size_t parent_len, parent_cap;
 	uint64_t parent_id;
 	bool parent_known;
+	bool journal_emptied;           /* the change history no longer holds */
 };
 
 size_t backend_index_count(const struct backend *be)
@@ -199,6 +200,17 @@ static int find_parent(struct backend_tool_load *load, struct backend_op *op, MD
 	return rc;
 }
 
+/* A load writes no change history: the history there was (journal.h) no
+ * longer tells every change since its oldest record, so it goes. */
+static int empty_journal(struct backend_tool_load *load, MDB_txn *txn)
+{
+	if (load->journal_emptied)
+		return LUMEN_OK;
+	int rc = mdb_store_map_error(mdb_drop(txn, load->be->store->journal, 0));
+	load->journal_emptied = rc == LUMEN_OK;
+	return rc;
+}
+
 int backend_tool_store(struct backend_tool_load *load, struct backend_op *op,
 		       struct ber_view dn, struct ber_view ndn, const void *encoded, size_t len,
 		       uint64_t *id)
@@ -212,7 +224,9 @@ int backend_tool_store(struct backend_tool_load *load, struct backend_op *op,
 	int rc = write_bulk_txn(&be->bulk, &txn);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
-	rc = find_parent(load, op, txn, ndn, &parent_id);
+	rc = empty_journal(load, txn);
+	if (rc == LUMEN_OK)
+		rc = find_parent(load, op, txn, ndn, &parent_id);
 	if (rc != LUMEN_OK)
 		/* a refusal already set its LDAP result; anything else is storage */
 		return op->result_code != LDAP_OTHER ? LUMEN_OK : backend_fail(be, op, rc);

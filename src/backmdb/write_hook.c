@@ -15,6 +15,7 @@
 
 #include "id2entry.h"
 #include "index_table.h"
+#include "journal.h"
 #include "ldap_result_codes.h"
 
 /* Bytes of scratch for one entry read during a hook's walk. */
@@ -312,9 +313,16 @@ static int txn_edit(struct database_txn *t, struct ber_view ndn, struct ber_view
 	return rc;
 }
 
+static int txn_journal_append(struct database_txn *t,
+			      const struct database_journal_record *record, size_t keep)
+{
+	return journal_append(t->job->be->store, t->txn, record, keep);
+}
+
 static const struct database_txn_ops txn_ops = {
 	.fetch = txn_fetch,
 	.find_equal = txn_find_equal,
 	.walk_below = txn_walk_below,
 	.edit = txn_edit,
+	.journal_append = txn_journal_append,
 };

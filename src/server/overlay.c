@@ -331,6 +331,12 @@ static size_t chain_unbuilt_indexes(struct database *db, const char **names, siz
 	return database_unbuilt_indexes(chain_of(db)->below, names, max);
 }
 
+static int chain_journal_read(struct database *db, struct ber_view after_csn,
+			      database_journal_fn fn, void *ctx)
+{
+	return database_journal_read(chain_of(db)->below, after_csn, fn, ctx);
+}
+
 static void chain_close(struct database *db)
 {
 	struct overlay_chain *chain = chain_of(db);
@@ -349,6 +355,7 @@ static const struct database_ops chain_ops = {
 	.modrdn = chain_modrdn,
 	.figures = chain_figures,
 	.unbuilt_indexes = chain_unbuilt_indexes,
+	.journal_read = chain_journal_read,
 	.close = chain_close,
 };
 

@@ -7,12 +7,16 @@
  * time. An unmodified OpenLDAP consumer (`syncrepl ... type=refreshOnly`
  * or `type=refreshAndPersist`) replicates from it.
  *
- * The refresh is RFC 4533's present phase: entries changed since the
- * cookie's CSN (entryCSN newer, per serverID) are sent whole with state
- * add; the others are sent as their DN alone with state present; the Sync
- * Done control says refreshDeletes FALSE, so the consumer deletes every
- * entry the refresh did not name. A refresh without a cookie sends every
- * entry whole.
+ * Without a session log the refresh is RFC 4533's present phase: entries
+ * changed since the cookie's CSN (entryCSN newer, per serverID) are sent
+ * whole with state add; the others are sent as their DN alone with state
+ * present; the Sync Done control says refreshDeletes FALSE, so the
+ * consumer deletes every entry the refresh did not name. A refresh
+ * without a cookie sends every entry whole. With syncprov-sessionlog
+ * (syncprov_log.c) a refresh whose cookie the log reaches back to is the
+ * delete phase: one Sync Info syncIdSet of the entries deleted since goes
+ * first, then only the changed entries, and the end says refreshDeletes
+ * TRUE.
  *
  * The cookie's CSNs are the contextCSN: per serverID, the newest CSN of a
  * change known to be committed, read before the search takes its
@@ -22,7 +26,8 @@
  * publishes once the write has committed; so every change up to the
  * cookie's CSN is in the refresh that hands it out. At the first
  * synchronization after a start the contextCSN is recovered from the
- * entries (their newest entryCSN).
+ * session log's newest record, or without one from the entries (their
+ * newest entryCSN per serverID).
  *
  * refreshAndPersist (syncprov_persist.c): the search is registered before
  * its refresh reads the contextCSN; its refresh ends with a Sync Info
@@ -32,16 +37,26 @@
  *
  * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
  * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
- * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept; and
+ * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept (the
+ * session log's size is used); and
  * Lumen's syncprov-persist-queue <bytes>, the bound of a persistent
  * search's queue.
  *
  * Caveats:
- *  - Without a change history every refresh walks the whole scope (the
- *    unchanged entries as DN alone): the session log that turns deletes
- *    into a delete phase is the next step; syncprov-sessionlog is kept for
- *    it and changes nothing yet, nor does syncprov-checkpoint (the
- *    contextCSN is recovered from the entries at start).
+ *  - Every refresh still walks the whole scope (a delete phase sends only
+ *    the changed entries, but reads them all); syncprov-checkpoint changes
+ *    nothing.
+ *  - A delete phase names the entries deleted or renamed out of the scope;
+ *    one that merely stopped matching the filter is not named (a later
+ *    present phase removes it from the consumer), and of a subtree moved
+ *    out of the scope only its top entry is named.
+ *  - The log holds the changes made through lumend with the overlay on:
+ *    lumenadd empties it; changes made with the overlay off are not in it
+ *    (turning syncprov-sessionlog off and on again is a gap: cookies older
+ *    than the gap should be refused, and are not).
+ *  - The refresh's contextCSNs are kept in the paused search's state for at
+ *    most STATE_MAX_CSNS serverIDs; past them the cookie carries the
+ *    consumer's own (older) CSN for the others, so it only asks again.
  *  - A persistent search's after hooks run when its refresh ends, not when
  *    the search does (the chain sees the refresh as the search).
  */
@@ -199,7 +214,23 @@ static int note_newest(void *ctx, const struct entry *e, const struct backend_en
 	return 0;
 }
 
-/* Once per start: the newest entryCSN of the database joins the context. */
+/* The contextCSN is known: the CSNs found (maybe none) join it. */
+static void recovered(struct syncprov *sp, const struct sync_cookie *found, const char *from)
+{
+	for (size_t i = 0; i < found->n_csns; i++)
+		publish(sp, &found->csns[i]);
+	pthread_mutex_lock(&sp->lock);
+	sp->recovered = true;
+	pthread_mutex_unlock(&sp->lock);
+	for (size_t i = 0; i < found->n_csns; i++)
+		log_printf(0, "syncprov: contextCSN recovered from the %s: %s", from,
+			   found->csns[i].text);
+	if (found->n_csns == 0)
+		log_printf(0, "syncprov: contextCSN recovered from the %s: (none yet)", from);
+}
+
+/* Once per start: the session log's newest CSN, or else the newest
+ * entryCSN of each serverID in the database, joins the context. */
 static int recover(struct syncprov *sp, const struct overlay_request *req)
 {
 	pthread_mutex_lock(&sp->lock);
@@ -208,6 +239,15 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 	if (done)
 		return LUMEN_OK;
 	struct newest n = { .entry_csn = sp->entry_csn, .csns = { .rid = -1, .sid = -1 } };
+	char logged[CSN_LENGTH + 1];
+	struct csn csn;
+	const char *bad;
+	if (syncprov_log_newest(sp, req->database, logged) == LUMEN_OK) {
+		if (csn_parse(logged, strnlen(logged, sizeof(logged)), &csn, &bad) == LUMEN_OK)
+			sync_cookie_merge_csn(&n.csns, &csn);
+		recovered(sp, &n.csns, "session log");
+		return LUMEN_OK;
+	}
 	struct backend_op op = { .arena = req->op->arena, .is_root = true };
 	struct backend_search s = { .base_ndn = sp->suffix_ndn, .scope = LDAP_SCOPE_SUBTREE,
 				    .sink = note_newest, .sink_ctx = &n };
@@ -217,18 +257,21 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 		rc = LUMEN_EIO;
 	if (rc != LUMEN_OK)
 		return rc;
-	for (size_t i = 0; i < n.csns.n_csns; i++)
-		publish(sp, &n.csns.csns[i]);
-	pthread_mutex_lock(&sp->lock);
-	sp->recovered = true;
-	pthread_mutex_unlock(&sp->lock);
-	for (size_t i = 0; i < n.csns.n_csns; i++)
-		log_printf(0, "syncprov: contextCSN recovered from the entries: %s",
-			   n.csns.csns[i].text);
-	if (n.csns.n_csns == 0)
-		log_printf(0, "syncprov: contextCSN recovered from the entries: (none yet)");
+	recovered(sp, &n.csns, "entries");
 	return LUMEN_OK;
 }
+
+/*
+ * resume.overlay_state, kept by value between the calls of a paused search
+ * (each call runs in a fresh arena): whether the refresh is a delete
+ * phase, then the contextCSNs its cookie will carry, up to STATE_MAX_CSNS
+ * serverIDs (CSN_LENGTH bytes each).
+ */
+#define STATE_DELETE_PHASE 0
+#define STATE_N_CSNS 1
+#define STATE_CSNS 2
+#define STATE_MAX_CSNS ((DATABASE_OVERLAY_STATE_SIZE - STATE_CSNS) / CSN_LENGTH)
+_Static_assert(STATE_MAX_CSNS >= 4, "overlay state too small");
 
 /* ---------------------------------------------------------------- refresh */
 
@@ -238,6 +281,7 @@ struct refresh {
 	backend_entry_fn server_sink;
 	void *server_ctx;
 	struct sync_cookie cookie;
+	bool delete_phase;             /* unchanged entries are not sent */
 	uint8_t value[LDAP_SYNC_STATE_VALUE_SIZE];
 };
 
@@ -293,6 +337,8 @@ static int refresh_sink(void *ctx, const struct entry *e, const struct backend_e
 		return BACKEND_SINK_SKIPPED;
 	}
 	bool changed = changed_since_cookie(r, e);
+	if (!changed && r->delete_phase)
+		return BACKEND_SINK_SKIPPED;
 	ldap_sync_state_write(changed ? LDAP_SYNC_ADD : LDAP_SYNC_PRESENT, uuid, r->value);
 	struct ldap_control state = {
 		.oid = { (const uint8_t *)LDAP_SYNC_STATE_OID, sizeof(LDAP_SYNC_STATE_OID) - 1 },
@@ -330,33 +376,54 @@ static bool read_cookie(struct overlay_request *req, struct sync_cookie *out)
 	return false;
 }
 
-/* The refresh's contextCSNs, kept in the operation's arena between calls. */
-static struct sync_cookie *refresh_context(const struct backend_search *s)
+/* The refresh's contextCSNs, as start_refresh kept them in the state. */
+static void refresh_context(const struct backend_search *s, struct sync_cookie *out)
 {
-	struct sync_cookie *context;
-	memcpy(&context, s->resume.overlay_state, sizeof(context));
-	return context;
+	const uint8_t *state = s->resume.overlay_state;
+	struct csn csn;
+	const char *bad;
+	*out = (struct sync_cookie){ .rid = -1, .sid = -1 };
+	for (size_t i = 0; i < state[STATE_N_CSNS] && i < STATE_MAX_CSNS; i++)
+		if (csn_parse((const char *)state + STATE_CSNS + i * CSN_LENGTH, CSN_LENGTH, &csn,
+			      &bad) == LUMEN_OK)
+			sync_cookie_merge_csn(out, &csn);
 }
 
-/* A new refresh: the contextCSN its cookie will carry, read before the
- * search takes its snapshot (and after a persistent search registered). */
+/* Keeps context in the state; serverIDs past the room are left out (the
+ * consumer's own CSN then stands for them: it only asks again). */
+static void keep_context(struct backend_search *s, const struct sync_cookie *context)
+{
+	uint8_t *state = s->resume.overlay_state;
+	size_t n = context->n_csns < STATE_MAX_CSNS ? context->n_csns : STATE_MAX_CSNS;
+	for (size_t i = 0; i < n; i++)
+		memcpy(state + STATE_CSNS + i * CSN_LENGTH, context->csns[i].text, CSN_LENGTH);
+	state[STATE_N_CSNS] = (uint8_t)n;
+}
+
+/*
+ * A new refresh: the contextCSN its cookie will carry, read before the
+ * search takes its snapshot (and after a persistent search registered);
+ * then, when the session log reaches back to the cookie, the deleted
+ * entries and a delete phase.
+ */
 static int start_refresh(struct syncprov *sp, struct overlay_request *req,
 			 const struct sync_cookie *asked)
 {
 	struct backend_search *s = req->u.search;
-	struct sync_cookie *context = arena_alloc(req->op->arena, sizeof(*context));
-	if (context == NULL)
-		return answer(req, LDAP_OTHER, "out of memory");
+	struct sync_cookie context;
 	if (recover(sp, req) != LUMEN_OK)
 		return answer(req, LDAP_OTHER, "cannot read the contextCSN");
 	if (req->op->sync->mode == LDAP_SYNC_REFRESH_AND_PERSIST &&
 	    syncprov_persist_start(sp, req, asked) != LUMEN_OK)
 		return answer(req, LDAP_OTHER, "out of memory");
 	pthread_mutex_lock(&sp->lock);
-	*context = sp->context;
+	context = sp->context;
 	pthread_mutex_unlock(&sp->lock);
-	_Static_assert(sizeof(context) <= DATABASE_OVERLAY_STATE_SIZE, "overlay_state too small");
-	memcpy(s->resume.overlay_state, &context, sizeof(context));
+	keep_context(s, &context);
+	int rc = syncprov_log_deletes(sp, req, asked);
+	if (rc != LUMEN_OK && rc != LUMEN_ENOTFOUND)
+		return answer(req, LDAP_OTHER, "cannot send the deleted entries");
+	s->resume.overlay_state[STATE_DELETE_PHASE] = rc == LUMEN_OK;
 	return OVERLAY_CONTINUE;
 }
 
@@ -377,7 +444,8 @@ static int syncprov_before(void *state, struct overlay_request *req)
 	if (verdict != OVERLAY_CONTINUE)
 		return verdict;
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
-			       .cookie = r->cookie };
+			       .cookie = r->cookie,
+			       .delete_phase = s->resume.overlay_state[STATE_DELETE_PHASE] != 0 };
 	s->sink = refresh_sink;
 	s->sink_ctx = r;
 	return OVERLAY_CONTINUE;
@@ -407,7 +475,8 @@ static bool refresh_cookie(const struct syncprov *sp, struct overlay_request *re
 {
 	struct sync_cookie asked;
 	const char *why;
-	struct sync_cookie cookie = *refresh_context(req->u.search);
+	struct sync_cookie cookie;
+	refresh_context(req->u.search, &cookie);
 	struct ber_view given = req->op->sync->has_cookie ? req->op->sync->cookie
 							   : (struct ber_view){ NULL, 0 };
 	if (sync_cookie_parse(given, &asked, &why) != LUMEN_OK)
@@ -442,24 +511,29 @@ static void end_refresh(struct syncprov *sp, struct overlay_request *req)
 	struct ber_view cookie;
 	struct ber_writer w;
 	bool done = false;
+	bool deletes = s->resume.overlay_state[STATE_DELETE_PHASE] != 0;
 	if (!refresh_cookie(sp, req, &cookie) || ber_writer_init(&w, 64, 0) != LUMEN_OK) {
 		log_printf(0, "syncprov: no memory to end a refresh");
 		return;
 	}
 	if (req->op->sync->mode == LDAP_SYNC_REFRESH_ONLY) {
-		struct ldap_sync_done d = { .has_cookie = true, .cookie = cookie };
+		struct ldap_sync_done d = { .has_cookie = true, .cookie = cookie,
+					    .refresh_deletes = deletes };
 		ldap_sync_done_encode(&d, &w);
 		done = add_control(req, LDAP_SYNC_DONE_OID, &w);
 	} else if (s->persist != NULL) {
-		struct ldap_sync_info info = { .kind = LDAP_SYNC_INFO_REFRESH_PRESENT,
+		struct ldap_sync_info info = { .kind = deletes ? LDAP_SYNC_INFO_REFRESH_DELETE
+							       : LDAP_SYNC_INFO_REFRESH_PRESENT,
 					       .has_cookie = true, .cookie = cookie,
 					       .refresh_done = true };
 		ldap_sync_info_encode(&info, &w);
 		done = ber_writer_error(&w) == LUMEN_OK &&
 		       s->intermediate(s->intermediate_ctx, LDAP_SYNC_INFO_OID,
 				       (struct ber_view){ w.buf, w.len }) == 0;
+		struct sync_cookie context;
+		refresh_context(s, &context);
 		if (done)
-			syncprov_persist_refreshed(sp, req, refresh_context(s));
+			syncprov_persist_refreshed(sp, req, &context);
 	}
 	ber_writer_free(&w);
 	if (!done)
@@ -482,6 +556,14 @@ static void syncprov_after(void *state, struct overlay_request *req)
 		publish(sp, &csn);
 }
 
+static int syncprov_on_write(void *state, struct database_txn *txn,
+			     const struct database_txn_ops *ops, struct backend_op *op,
+			     const struct database_write *w)
+{
+	(void)op;
+	return syncprov_log_write(state, txn, ops, w);
+}
+
 static void syncprov_on_commit(void *state, struct backend_op *op,
 			       const struct database_change *changes, size_t n)
 {
@@ -495,5 +577,6 @@ const struct overlay_type overlay_syncprov = {
 	.destroy = syncprov_destroy,
 	.before = syncprov_before,
 	.after = syncprov_after,
+	.on_write = syncprov_on_write,
 	.on_commit = syncprov_on_commit,
 };

@@ -3,9 +3,10 @@
  * (server layer, private to overlay_syncprov.c and syncprov_persist.c).
  *
  * overlay_syncprov.c: configuration, the contextCSN, the refresh (present
- * or delete phase) and the hooks; syncprov_persist.c: refreshAndPersist's
- * persistent searches, their queues of committed changes and the sending
- * of those changes.
+ * or delete phase) and the hooks; syncprov_log.c: the session log (the
+ * change history behind the delete phase); syncprov_persist.c:
+ * refreshAndPersist's persistent searches, their queues of committed
+ * changes and the sending of those changes.
  *
  * Thread-safety: sp->lock guards context, recovered and the list of
  * persistent searches with their queues; everything else is fixed after
@@ -50,6 +51,31 @@ bool syncprov_uuid_bytes(struct ber_view text, uint8_t out[LDAP_SYNC_UUID_SIZE])
  * false: no memory. */
 bool syncprov_cookie(const struct syncprov *sp, struct overlay_request *req, int rid,
 		     const struct sync_cookie *csns, struct ber_view *out);
+
+/* ----------------------------------------------------- syncprov_log.c */
+
+/*
+ * on_write: the change joins the session log (nothing without
+ * syncprov-sessionlog). Errors: the transaction's (the write aborts).
+ */
+int syncprov_log_write(struct syncprov *sp, struct database_txn *txn,
+		       const struct database_txn_ops *ops, const struct database_write *w);
+/*
+ * The CSN of the log's newest record (for the contextCSN at start).
+ * Errors: LUMEN_ENOTFOUND (no log, or an empty one), the storage's.
+ */
+int syncprov_log_newest(struct syncprov *sp, struct database *db, char csn[CSN_LENGTH + 1]);
+/*
+ * A new refresh (req's search, first call) with cookie: when the log
+ * reaches back to the cookie's CSN, sends the Sync Info syncIdSet of the
+ * entries deleted since (none when nothing was) and returns LUMEN_OK:
+ * the refresh is then a delete phase. LUMEN_ENOTFOUND: no log, or the
+ * cookie is older than it (the present phase; a log that cannot be read
+ * is logged and answers this too); LUMEN_ENOMEM, LUMEN_EIO (the client
+ * is gone): the refresh fails.
+ */
+int syncprov_log_deletes(struct syncprov *sp, struct overlay_request *req,
+			 const struct sync_cookie *cookie);
 
 /* ------------------------------------------------- syncprov_persist.c */
 

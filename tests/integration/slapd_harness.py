@@ -257,3 +257,59 @@ class Lumend(Server):
 
 def make_server(kind, db_lines=(), global_lines=()):
     return (Slapd if kind == "slapd" else Lumend)(db_lines=db_lines, global_lines=global_lines)
+
+
+# ------------------------------------------------------------ replication
+
+# Operational attributes compared between a provider and its consumer.
+REPLICA_COMPARED = {"entryuuid", "entrycsn"}
+
+
+def bind(server):
+    """A connection to server bound as the rootdn."""
+    import ldap
+    conn = ldap.initialize(server.uri)
+    conn.simple_bind_s(ROOTDN, ROOTPW)
+    return conn
+
+
+def replica_snapshot(conn, base=SUFFIX):
+    """{dn: {attribute: sorted values}} of user attributes, entryUUID, entryCSN."""
+    import ldap
+    out = {}
+    for dn, attrs in conn.search_s(base, ldap.SCOPE_SUBTREE, "(objectClass=*)",
+                                   ["*", "entryUUID", "entryCSN"]):
+        keep = {}
+        for name, values in attrs.items():
+            low = name.lower()
+            if low in REPLICA_COMPARED or not low.startswith(("entry", "create", "modif",
+                                                              "struct")):
+                keep[low] = sorted(v.lower() for v in values)
+        out[dn.lower()] = keep
+    return out
+
+
+def converge(results, provider, consumer, label, seconds=30, base=SUFFIX):
+    """Polls until consumer holds exactly provider's entries (two bound
+    connections); one check in results."""
+    import ldap
+    deadline = time.time() + seconds
+    want = got = None
+    while time.time() < deadline:
+        want = replica_snapshot(provider, base)
+        try:
+            got = replica_snapshot(consumer, base)
+        except ldap.LDAPError:
+            got = None
+        if got == want:
+            break
+        time.sleep(0.5)
+    detail = ""
+    if got != want and got is not None:
+        missing = sorted(set(want) - set(got))[:3]
+        extra = sorted(set(got) - set(want))[:3]
+        differ = [d for d in want if d in got and want[d] != got[d]][:2]
+        detail = (f"missing {missing} extra {extra} differ "
+                  f"{[(d, want[d], got[d]) for d in differ]}")
+    results.check(f"{label}: the consumer holds exactly the provider's entries "
+                  f"({len(want or {})} entries)", got == want, detail)

@@ -18,7 +18,9 @@ The bulk loader (lumenadd-faults, counted from its start) must exit non-zero
 with a message and leave the database unchanged, or load everything.
 LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC.
 The database runs the refint overlay, so a delete and a rename also repair a
-group inside their transaction: those calls fail too, and all or nothing stays.
+group inside their transaction, and syncprov with a session log of one
+record, so every change is appended to the journal (and the older record
+trimmed) in it too: those calls fail too, and all or nothing stays.
 Prints the number of distinct failure points covered.
 """
 import os
@@ -55,7 +57,10 @@ def config_text(dbdir):
             f'database mdb\nsuffix "{SUFFIX}"\nrootdn "{ROOTDN}"\nrootpw secret\n'
             f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass,member eq\n"
             # deletes and renames also repair the group inside their transaction
-            "overlay refint\nrefint_attributes member\n")
+            "overlay refint\nrefint_attributes member\n"
+            # every change also joins the session log (trimmed from the
+            # second change on) in the same transaction
+            "overlay syncprov\nsyncprov-sessionlog 1\n")
 
 
 def entry_ldif(uid, extra=""):

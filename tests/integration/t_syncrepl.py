@@ -32,7 +32,6 @@ R = h.Results("t_syncrepl.py")
 B = sh.SUFFIX
 PEOPLE, GROUPS = "ou=people," + B, "ou=groups," + B
 COUNT = 2000
-COMPARED = {"entryuuid", "entrycsn"}
 
 
 def ldif():
@@ -51,47 +50,11 @@ def ldif():
     return "\n".join(out) + "\n"
 
 
-def snapshot(conn):
-    """{dn: {attribute: sorted values}} of user attributes, entryUUID, entryCSN."""
-    out = {}
-    for dn, attrs in conn.search_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)", ["*", "entryUUID",
-                                                                             "entryCSN"]):
-        keep = {}
-        for name, values in attrs.items():
-            low = name.lower()
-            if low in COMPARED or not low.startswith(("entry", "create", "modif", "struct")):
-                keep[low] = sorted(v.lower() for v in values)
-        out[dn.lower()] = keep
-    return out
-
-
 def converge(provider, consumer, label, seconds=60):
-    deadline = time.time() + seconds
-    want = got = None
-    while time.time() < deadline:
-        want = snapshot(provider)
-        try:
-            got = snapshot(consumer)
-        except ldap.LDAPError:
-            got = None
-        if got == want:
-            break
-        time.sleep(0.5)
-    detail = ""
-    if got != want and got is not None:
-        missing = sorted(set(want) - set(got))[:3]
-        extra = sorted(set(got) - set(want))[:3]
-        differ = [d for d in want if d in got and want[d] != got[d]][:2]
-        detail = (f"missing {missing} extra {extra} differ "
-                  f"{[(d, want[d], got[d]) for d in differ]}")
-    R.check(f"{label}: the consumer holds exactly the provider's entries "
-            f"({len(want or {})} entries)", got == want, detail)
+    sh.converge(R, provider, consumer, label, seconds)
 
 
-def bind(server):
-    conn = ldap.initialize(server.uri)
-    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
-    return conn
+bind = sh.bind
 
 
 def consumer_lines(provider_uri, kind, extra=()):

@@ -87,6 +87,16 @@ struct ldap_sync_info {
 int ldap_sync_request_decode(struct ber_view value, struct ldap_sync_request *out);
 void ldap_sync_request_encode(const struct ldap_sync_request *in, struct ber_writer *w);
 
+/* Characters of a UUID's text form (8-4-4-4-12 hex digits), without NUL. */
+#define LDAP_SYNC_UUID_TEXT 36
+
+/* entryUUID's text (RFC 4122: 8-4-4-4-12 hex digits, either case) as the
+ * 16 bytes of a syncUUID; false when text is not that form. */
+bool ldap_sync_uuid_parse(struct ber_view text, uint8_t uuid[LDAP_SYNC_UUID_SIZE]);
+/* The text form in lower case, NUL-terminated. */
+void ldap_sync_uuid_format(const uint8_t uuid[LDAP_SYNC_UUID_SIZE],
+			   char out[LDAP_SYNC_UUID_TEXT + 1]);
+
 /* Bytes of a syncStateValue without a cookie. */
 #define LDAP_SYNC_STATE_VALUE_SIZE 23
 

@@ -121,9 +121,5 @@ int syncrepl_apply_load_cookie(struct syncrepl_apply *a, struct sync_cookie *out
 int syncrepl_apply_save_cookie(struct syncrepl_apply *a, const struct sync_cookie *c,
 			       char *why, size_t whylen);
 
-/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (37 bytes with the NUL). */
-void syncrepl_uuid_format(const uint8_t uuid[LDAP_SYNC_UUID_SIZE], char out[37]);
-/* The reverse; false for anything else. */
-bool syncrepl_uuid_parse(struct ber_view text, uint8_t uuid[LDAP_SYNC_UUID_SIZE]);
 
 #endif

@@ -7,22 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* n hex digits at p into *value, lower-cased into out. */

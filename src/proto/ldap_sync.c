@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 
 #define TAG_NEW_COOKIE BER_TAG_CONTEXT(0)
@@ -52,6 +53,45 @@ static void write_cookie(struct ber_writer *w, bool has, struct ber_view cookie)
 {
 	if (has)
 		ber_write_octets(w, BER_TAG_OCTET_STRING, cookie.ptr, cookie.len);
+}
+
+/* ----------------------------------------------------------------- UUIDs */
+
+static bool uuid_dash_at(size_t i)
+{
+	return i == 8 || i == 13 || i == 18 || i == 23;
+}
+
+bool ldap_sync_uuid_parse(struct ber_view text, uint8_t uuid[LDAP_SYNC_UUID_SIZE])
+{
+	size_t n = 0;
+	if (text.len != LDAP_SYNC_UUID_TEXT)
+		return false;
+	for (size_t i = 0; i < text.len; i++) {
+		if (uuid_dash_at(i)) {
+			if (text.ptr[i] != '-')
+				return false;
+			continue;
+		}
+		int byte = hex_pair_value(text.ptr[i], text.ptr[i + 1]);
+		if (byte < 0 || uuid_dash_at(i + 1))
+			return false;
+		uuid[n++] = (uint8_t)byte;
+		i++;
+	}
+	return n == LDAP_SYNC_UUID_SIZE;
+}
+
+void ldap_sync_uuid_format(const uint8_t uuid[LDAP_SYNC_UUID_SIZE],
+			   char out[LDAP_SYNC_UUID_TEXT + 1])
+{
+	char *p = out;
+	for (size_t i = 0; i < LDAP_SYNC_UUID_SIZE; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		p = hex_write_byte(p, uuid[i], false);
+	}
+	*p = '\0';
 }
 
 /* ---------------------------------------------------------- Sync Request */

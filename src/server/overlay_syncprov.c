@@ -285,33 +285,12 @@ struct refresh {
 	uint8_t value[LDAP_SYNC_STATE_VALUE_SIZE];
 };
 
-static int hex(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-bool syncprov_uuid_bytes(struct ber_view v, uint8_t out[LDAP_SYNC_UUID_SIZE])
-{
-	size_t n = 0;
-	for (size_t i = 0; i < v.len; i++) {
-		if (v.ptr[i] == '-')
-			continue;
-		int hi = hex((char)v.ptr[i]), lo = i + 1 < v.len ? hex((char)v.ptr[i + 1]) : -1;
-		if (hi < 0 || lo < 0 || n == LDAP_SYNC_UUID_SIZE)
-			return false;
-		out[n++] = (uint8_t)(hi << 4 | lo);
-		i++;
-	}
-	return n == LDAP_SYNC_UUID_SIZE;
-}
-
 /* e's entryUUID as 16 bytes. */
 static bool entry_uuid(const struct refresh *r, const struct entry *e,
 		       uint8_t out[LDAP_SYNC_UUID_SIZE])
 {
 	const struct entry_attribute *a = entry_find_type(e, r->sp->entry_uuid);
-	return a != NULL && syncprov_uuid_bytes(a->values[0].value, out);
+	return a != NULL && ldap_sync_uuid_parse(a->values[0].value, out);
 }
 
 /* True when e changed after the cookie's CSN of the same serverID. */

@@ -43,8 +43,6 @@ struct syncprov {
 	struct arena memory;
 };
 
-/* entryUUID's text (8-4-4-4-12 hex digits) as 16 bytes; false if it is not one. */
-bool syncprov_uuid_bytes(struct ber_view text, uint8_t out[LDAP_SYNC_UUID_SIZE]);
 
 /* The cookie "rid=NNN[,sid=SSS],csn=CSN[;CSN...]" of csns (rid -1: none;
  * sid: the server's serverID when one is configured) in req's arena;

@@ -69,7 +69,7 @@ struct deletes {
 static int add_uuid(struct deletes *d, struct ber_view text)
 {
 	uint8_t bytes[LDAP_SYNC_UUID_SIZE];
-	if (!syncprov_uuid_bytes(text, bytes))
+	if (!ldap_sync_uuid_parse(text, bytes))
 		return 0;   /* an entry without an entryUUID was never replicated */
 	if (d->n == d->cap) {
 		size_t bigger = d->cap > 0 ? d->cap * 2 : 16;

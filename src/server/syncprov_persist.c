@@ -348,7 +348,7 @@ static int fetched(void *ctx, const struct entry *e, const struct backend_entry_
 	struct push *p = ctx;
 	const struct queued_change *c = p->change;
 	uint8_t uuid[LDAP_SYNC_UUID_SIZE];
-	if (!syncprov_uuid_bytes(c->uuid, uuid))
+	if (!ldap_sync_uuid_parse(c->uuid, uuid))
 		return LUMEN_OK;
 	if (matches(p->req, e))
 		return send_with(p, e, info, c->kind == DATABASE_WRITE_ADD ? LDAP_SYNC_ADD
@@ -375,7 +375,7 @@ static int push_one(struct push *p)
 			     &p->cookie))
 		return LUMEN_ENOMEM;
 	if (c->kind == DATABASE_WRITE_DELETE)
-		return syncprov_uuid_bytes(c->uuid, uuid) && in_scope(req->u.search, c->old_ndn)
+		return ldap_sync_uuid_parse(c->uuid, uuid) && in_scope(req->u.search, c->old_ndn)
 		       ? send_delete(p, c->old_ndn, uuid) : LUMEN_OK;
 	int rc = database_fetch(req->database, req->op, c->ndn, fetched, p);
 	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;   /* gone since: its delete follows */

@@ -18,7 +18,7 @@
 #include "ldap_result_codes.h"
 #include "lumen_error.h"
 
-#define UUID_TEXT_SIZE 37
+#define UUID_TEXT_SIZE (LDAP_SYNC_UUID_TEXT + 1)
 
 /* The set of entryUUIDs the provider named during one refresh. */
 struct uuid_set {
@@ -50,45 +50,6 @@ static const char *const not_replicated[] = {
 };
 
 /* ------------------------------------------------------------ helpers */
-
-void syncrepl_uuid_format(const uint8_t u[LDAP_SYNC_UUID_SIZE], char out[UUID_TEXT_SIZE])
-{
-	snprintf(out, UUID_TEXT_SIZE,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-		 u[13], u[14], u[15]);
-}
-
-static int hex_digit(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-bool syncrepl_uuid_parse(struct ber_view text, uint8_t uuid[LDAP_SYNC_UUID_SIZE])
-{
-	size_t n = 0;
-	if (text.len != UUID_TEXT_SIZE - 1)
-		return false;
-	for (size_t i = 0; i < text.len; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (text.ptr[i] != '-')
-				return false;
-			continue;
-		}
-		int hi = hex_digit(text.ptr[i]), lo = i + 1 < text.len ? hex_digit(text.ptr[i + 1]) : -1;
-		if (hi < 0 || lo < 0)
-			return false;
-		uuid[n++] = (uint8_t)(hi << 4 | lo);
-		i++;
-	}
-	return n == LDAP_SYNC_UUID_SIZE;
-}
 
 static struct ber_view view_of(const char *s)
 {
@@ -212,7 +173,7 @@ static int find_by_uuid(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC_U
 	struct filter filter;
 	struct found found = { NULL, LUMEN_OK };
 	struct backend_op op;
-	syncrepl_uuid_format(uuid, text);
+	ldap_sync_uuid_format(uuid, text);
 	*out = NULL;
 	int rc = equality_filter(a, "entryUUID", view_of(text), &filter);
 	if (rc != LUMEN_OK)
@@ -289,7 +250,7 @@ static int build_incoming(struct syncrepl_apply *a, const uint8_t uuid[LDAP_SYNC
 		if (rc != LUMEN_OK)
 			return rc;
 	}
-	syncrepl_uuid_format(uuid, text);
+	ldap_sync_uuid_format(uuid, text);
 	*value = view_of(text);
 	out->descs[out->n] = (struct attribute_description){ a->entry_uuid, { NULL, 0 } };
 	out->attributes[out->n++] = (struct ldap_attribute){ view_of("entryUUID"), value, 1 };
@@ -601,7 +562,7 @@ static int collect_nonpresent(void *ctx, const struct entry *e,
 	uint8_t uuid[LDAP_SYNC_UUID_SIZE];
 	(void)info;
 	const struct entry_attribute *at = entry_find_type(e, np->a->entry_uuid);
-	if (at != NULL && at->n_values == 1 && syncrepl_uuid_parse(at->values[0].value, uuid) &&
+	if (at != NULL && at->n_values == 1 && ldap_sync_uuid_parse(at->values[0].value, uuid) &&
 	    uuid_set_has(&np->a->present, uuid))
 		return 0;
 	if (unseen_by_provider(np->a, e))

@@ -138,6 +138,23 @@ START_TEST(info_every_choice)
 }
 END_TEST
 
+START_TEST(uuid_text)
+{
+	static const uint8_t u[16] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x47, 0x77,
+				       0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01 };
+	char text[LDAP_SYNC_UUID_TEXT + 1];
+	uint8_t back[16];
+	ldap_sync_uuid_format(u, text);
+	ck_assert_str_eq(text, "11223344-5566-4777-8899-aabbccddee01");
+	ck_assert(ldap_sync_uuid_parse(bytes("11223344-5566-4777-8899-AABBCCDDEE01", 36), back));
+	ck_assert_mem_eq(back, u, 16);
+	ck_assert(!ldap_sync_uuid_parse(bytes("11223344-5566-4777-8899-aabbccddee0", 35), back));
+	ck_assert(!ldap_sync_uuid_parse(bytes("11223344x5566-4777-8899-aabbccddee01", 36), back));
+	ck_assert(!ldap_sync_uuid_parse(bytes("1122334g-5566-4777-8899-aabbccddee01", 36), back));
+	ck_assert(!ldap_sync_uuid_parse(bytes("112233445566-4777-8899-aabbccddee01--", 36), back));
+}
+END_TEST
+
 static const struct {
 	const char *name;
 	int which;          /* 0 request, 1 state, 2 done, 3 info */
@@ -186,6 +203,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, request_as_ldapsearch_sends_it);
 	tcase_add_test(tc, state_and_done_round_trip);
 	tcase_add_test(tc, info_every_choice);
+	tcase_add_test(tc, uuid_text);
 	tcase_add_loop_test(tc, malformed_values_are_refused, 0, sizeof(bad) / sizeof(bad[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -225,19 +225,6 @@ START_TEST(refusals)
 }
 END_TEST
 
-START_TEST(uuid_text)
-{
-	char text[37];
-	uint8_t back[16];
-	syncrepl_uuid_format(U1, text);
-	ck_assert_str_eq(text, "11223344-5566-4777-8899-aabbccddee01");
-	ck_assert(syncrepl_uuid_parse(fx_view("11223344-5566-4777-8899-AABBCCDDEE01"), back));
-	ck_assert_mem_eq(back, U1, 16);
-	ck_assert(!syncrepl_uuid_parse(fx_view("11223344-5566-4777-8899-aabbccddee0"), back));
-	ck_assert(!syncrepl_uuid_parse(fx_view("11223344x5566-4777-8899-aabbccddee01"), back));
-	ck_assert(!syncrepl_uuid_parse(fx_view("1122334g-5566-4777-8899-aabbccddee01"), back));
-}
-END_TEST
 
 static Suite *make_suite(void)
 {
@@ -250,7 +237,6 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, present_phase_deletes_what_was_not_named);
 	tcase_add_test(tc, cookie_round_trip_keeps_the_suffix_stamps);
 	tcase_add_test(tc, refusals);
-	tcase_add_test(tc, uuid_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

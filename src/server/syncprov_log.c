@@ -71,16 +71,11 @@ static int add_uuid(struct deletes *d, struct ber_view text)
 	uint8_t bytes[LDAP_SYNC_UUID_SIZE];
 	if (!ldap_sync_uuid_parse(text, bytes))
 		return 0;   /* an entry without an entryUUID was never replicated */
-	if (d->n == d->cap) {
-		size_t bigger = d->cap > 0 ? d->cap * 2 : 16;
-		uint8_t *grown = arena_alloc(d->arena, bigger * LDAP_SYNC_UUID_SIZE);
-		if (grown == NULL)
-			return LUMEN_ENOMEM;
-		if (d->n > 0)
-			memcpy(grown, d->uuids, d->n * LDAP_SYNC_UUID_SIZE);
-		d->uuids = grown;
-		d->cap = bigger;
-	}
+	uint8_t *grown = arena_reserve(d->arena, d->uuids, d->n, &d->cap, d->n + 1,
+				       LDAP_SYNC_UUID_SIZE, 16);
+	if (grown == NULL)
+		return LUMEN_ENOMEM;
+	d->uuids = grown;
 	memcpy(d->uuids + d->n * LDAP_SYNC_UUID_SIZE, bytes, LDAP_SYNC_UUID_SIZE);
 	d->n++;
 	return 0;

@@ -15,6 +15,7 @@
 #include "entry.h"
 #include "filter.h"
 #include "ldap_filter_text.h"
+#include "array.h"
 #include "ldap_result_codes.h"
 #include "lumen_error.h"
 
@@ -102,14 +103,10 @@ static void write_op(struct syncrepl_apply *a, struct backend_op *op)
 
 static int uuid_set_add(struct uuid_set *s, const uint8_t uuid[LDAP_SYNC_UUID_SIZE])
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap > 0 ? s->cap * 2 : 1024;
-		void *bigger = realloc(s->items, cap * sizeof(*s->items));
-		if (bigger == NULL)
-			return LUMEN_ENOMEM;
-		s->items = bigger;
-		s->cap = cap;
-	}
+	void *grown = array_reserve(s->items, &s->cap, s->n + 1, sizeof(*s->items), 1024);
+	if (grown == NULL)
+		return LUMEN_ENOMEM;
+	s->items = grown;
 	memcpy(s->items[s->n++], uuid, LDAP_SYNC_UUID_SIZE);
 	s->sorted = false;
 	return LUMEN_OK;
@@ -567,14 +564,10 @@ static int collect_nonpresent(void *ctx, const struct entry *e,
 		return 0;
 	if (unseen_by_provider(np->a, e))
 		return 0;
-	if (np->n == np->cap) {
-		size_t cap = np->cap > 0 ? np->cap * 2 : 64;
-		void *bigger = realloc(np->ndns, cap * sizeof(*np->ndns));
-		if (bigger == NULL)
-			return np->error = LUMEN_ENOMEM, 1;
-		np->ndns = bigger;
-		np->cap = cap;
-	}
+	void *grown = array_reserve(np->ndns, &np->cap, np->n + 1, sizeof(*np->ndns), 64);
+	if (grown == NULL)
+		return np->error = LUMEN_ENOMEM, 1;
+	np->ndns = grown;
 	if (copy_view(e->ndn, &np->ndns[np->n]) != LUMEN_OK)
 		return np->error = LUMEN_ENOMEM, 1;
 	np->n++;

@@ -73,31 +73,6 @@ int overlay_add_response_control(struct backend_op *op, const struct ldap_contro
 	return LUMEN_OK;
 }
 
-static bool names_type(const char *name, const struct attribute_type *type)
-{
-	if (strcasecmp(name, type->oid) == 0)
-		return true;
-	for (size_t i = 0; i < type->n_names; i++)
-		if (strcasecmp(name, type->names[i]) == 0)
-			return true;
-	return false;
-}
-
-bool overlay_setup_has_equality_index(const struct overlay_setup *setup,
-				      const struct attribute_type *type)
-{
-	const struct config_database *db = setup->database;
-	for (size_t i = 0; i < db->n_indexes; i++) {
-		const struct config_index *ix = &db->indexes[i];
-		if ((ix->kinds & INDEX_KIND_EQUALITY) == 0)
-			continue;
-		for (size_t j = 0; j < ix->n_attributes; j++)
-			if (names_type(ix->attributes[j], type))
-				return true;
-	}
-	return false;
-}
-
 int overlay_check_modules(const struct config *config, char *err, size_t errlen)
 {
 	static const char *const databases[] = { "back_mdb", "back_monitor" };
@@ -355,7 +330,9 @@ static int create_one(const struct overlay_setup *setup, struct overlay_instance
 		return LUMEN_EMALFORMED;
 	}
 	out->type = type;
-	return type->create(setup, &out->state, err, errlen);
+	if (type->create != NULL)
+		return type->create(setup, &out->state, err, errlen);
+	return overlay_config_create(type, setup, &out->state, err, errlen);
 }
 
 static struct overlay_chain *chain_alloc(size_t n)

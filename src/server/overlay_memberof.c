@@ -64,45 +64,32 @@ static void memberof_destroy(void *state)
 	free(m);
 }
 
-static bool has_equality_index(const struct overlay_setup *setup,
-			       const struct attribute_type *type)
+/* The settings, and the modifiersName of the members' edits (memberof-dn,
+ * else the requester). */
+static int memberof_prepare(void *state, const struct overlay_setup *setup, char *err,
+			    size_t errlen)
 {
-	const struct config_database *db = setup->database;
-	for (size_t i = 0; i < db->n_indexes; i++)
-		for (size_t k = 0; k < db->indexes[i].n_attributes; k++) {
-			const char *name = db->indexes[i].attributes[k];
-			if ((db->indexes[i].kinds & INDEX_KIND_EQUALITY) != 0 &&
-			    schema_attribute_type(setup->schema, name, strlen(name)) == type)
-				return true;
-		}
-	return false;
-}
-
-static int memberof_create(const struct overlay_setup *setup, void **state, char *err,
-			   size_t errlen)
-{
-	struct memberof *m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return LUMEN_ENOMEM;
+	struct memberof *m = state;
 	arena_init(&m->memory, 4096);
 	int rc = config_memberof_parse(setup->schema, setup->database, setup->overlay, &m->c, err,
 				       errlen);
-	const char *dn = rc == LUMEN_OK ? m->c.modifier_dn : NULL;
-	if (dn != NULL &&
-	    dn_normalize(setup->schema, dn, strlen(dn), &m->memory, &m->modifier_ndn) != LUMEN_OK) {
-		snprintf(err, errlen, "%s: overlay memberof: memberof-dn: expected a DN, not \"%s\"",
-			 setup->overlay->origin, dn);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc != LUMEN_OK) {
-		memberof_destroy(m);
+	const char *dn = m->c.modifier_dn;
+	if (rc != LUMEN_OK || dn == NULL ||
+	    dn_normalize(setup->schema, dn, strlen(dn), &m->memory, &m->modifier_ndn) == LUMEN_OK)
 		return rc;
-	}
-	if (!has_equality_index(setup, m->c.member_ad))
+	return overlay_config_fail(&overlay_memberof, setup, err, errlen,
+				   "memberof-dn: expected a DN, not \"%s\"", dn);
+}
+
+static int memberof_check(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
+{
+	const struct memberof *m = state;
+	(void)err, (void)errlen;
+	if (!overlay_setup_has_equality_index(setup, m->c.member_ad))
 		log_printf(0, "%s: overlay memberof: no \"index %s eq\": every add reads the whole "
 			   "database to find the groups naming the new entry",
 			   setup->overlay->origin, attribute_type_name(m->c.member_ad));
-	*state = m;
 	return LUMEN_OK;
 }
 
@@ -351,7 +338,7 @@ static int memberof_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_memberof = {
 	.name = "memberof",
-	.create = memberof_create,
+	.steps = { sizeof(struct memberof), memberof_prepare, NULL, memberof_check },
 	.destroy = memberof_destroy,
 	.on_write = memberof_on_write,
 };

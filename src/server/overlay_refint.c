@@ -25,7 +25,6 @@
  */
 #include "overlay.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,29 +47,21 @@ struct refint {
 
 /* ------------------------------------------------------------- configure */
 
-static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
-		const char *what)
-{
-	snprintf(err, errlen, "%s: %s: %s", line->origin, line->words[0], what);
-	return LUMEN_EMALFORMED;
-}
-
 static int add_attributes(struct refint *r, const struct overlay_setup *setup,
 			  const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	if (line->n_words < 2)
-		return fail(line, err, errlen, "expected \"refint_attributes <attr> [...]\"");
+		return config_overlay_fail(line, err, errlen,
+					   "expected \"refint_attributes <attr> [...]\"");
 	for (size_t i = 1; i < line->n_words; i++) {
 		const char *name = line->words[i];
 		const struct attribute_type *type =
 			schema_attribute_type(setup->schema, name, strlen(name));
-		if (type == NULL) {
-			snprintf(err, errlen, "%s: refint_attributes: unknown attribute \"%s\"",
-				 line->origin, name);
-			return LUMEN_EMALFORMED;
-		}
+		if (type == NULL)
+			return config_overlay_fail(line, err, errlen, "unknown attribute \"%s\"",
+						   name);
 		if (r->n_attributes == REFINT_MAX_ATTRIBUTES)
-			return fail(line, err, errlen, "too many attributes");
+			return config_overlay_fail(line, err, errlen, "too many attributes");
 		if (!overlay_setup_has_equality_index(setup, type))
 			log_printf(0, "%s: refint_attributes: %s has no equality index: every "
 				   "delete and rename will read the whole database (add \"index %s "
@@ -80,46 +71,32 @@ static int add_attributes(struct refint *r, const struct overlay_setup *setup,
 	return LUMEN_OK;
 }
 
-static int set_modifier(struct refint *r, const struct overlay_setup *setup, const char *dn,
-			const struct config_overlay_line *line, char *err, size_t errlen)
-{
-	int rc = dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &r->modifier_ndn);
-	if (rc == LUMEN_ENOMEM)
-		return rc;
-	if (rc != LUMEN_OK && line != NULL)
-		return fail(line, err, errlen, "expected a DN");
-	return rc;
-}
-
 static int set_nothing(struct refint *r, const struct overlay_setup *setup,
 		       const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	struct ber_view ndn;
-	const char *dn = line->words[1];
-	if (line->n_words != 2)
-		return fail(line, err, errlen, "expected \"refint_nothing <DN>\"");
-	if (dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &ndn) != LUMEN_OK)
-		return fail(line, err, errlen, "expected a DN");
+	int rc = overlay_config_dn(setup, line, "refint_nothing <DN>", &r->memory, &ndn, err,
+				   errlen);
+	if (rc != LUMEN_OK)
+		return rc;
 	free(r->nothing);
-	r->nothing = strdup(dn);
+	r->nothing = strdup(line->words[1]);
 	return r->nothing != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
-static int apply_line(struct refint *r, const struct overlay_setup *setup,
+static int apply_line(void *state, const struct overlay_setup *setup,
 		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
+	struct refint *r = state;
 	const char *name = line->words[0];
 	if (strcasecmp(name, "refint_attributes") == 0)
 		return add_attributes(r, setup, line, err, errlen);
 	if (strcasecmp(name, "refint_nothing") == 0)
 		return set_nothing(r, setup, line, err, errlen);
-	if (strcasecmp(name, "refint_modifiersName") == 0) {
-		if (line->n_words != 2)
-			return fail(line, err, errlen, "expected \"refint_modifiersName <DN>\"");
-		return set_modifier(r, setup, line->words[1], line, err, errlen);
-	}
-	snprintf(err, errlen, "%s: overlay refint: unknown directive \"%s\"", line->origin, name);
-	return LUMEN_EMALFORMED;
+	if (strcasecmp(name, "refint_modifiersName") == 0)
+		return overlay_config_dn(setup, line, "refint_modifiersName <DN>", &r->memory,
+					 &r->modifier_ndn, err, errlen);
+	return config_overlay_unknown("refint", line, err, errlen);
 }
 
 static void refint_destroy(void *state)
@@ -132,29 +109,25 @@ static void refint_destroy(void *state)
 	free(r);
 }
 
-static int refint_create(const struct overlay_setup *setup, void **state, char *err,
-			 size_t errlen)
+static int refint_prepare(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
 {
-	struct refint *r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return LUMEN_ENOMEM;
+	static const char modifier[] = REFINT_DEFAULT_MODIFIER;
+	struct refint *r = state;
+	(void)err, (void)errlen;
 	arena_init(&r->memory, 64 * 1024);
-	int rc = set_modifier(r, setup, REFINT_DEFAULT_MODIFIER, NULL, err, errlen);
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(r, setup, &setup->overlay->lines[i], err, errlen);
-	if (rc == LUMEN_OK && r->n_attributes == 0) {
-		snprintf(err, errlen, "%s: overlay refint: expected a \"refint_attributes\" line",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc == LUMEN_ENOMEM)
-		snprintf(err, errlen, "%s: overlay refint: out of memory", setup->overlay->origin);
-	if (rc != LUMEN_OK) {
-		refint_destroy(r);
-		return rc;
-	}
-	*state = r;
-	return LUMEN_OK;
+	return dn_normalize(setup->schema, modifier, sizeof(modifier) - 1, &r->memory,
+			    &r->modifier_ndn);
+}
+
+static int refint_check(void *state, const struct overlay_setup *setup, char *err,
+			size_t errlen)
+{
+	const struct refint *r = state;
+	if (r->n_attributes > 0)
+		return LUMEN_OK;
+	return overlay_config_fail(&overlay_refint, setup, err, errlen,
+				   "expected a \"refint_attributes\" line");
 }
 
 /* ---------------------------------------------------------------- repair */
@@ -251,7 +224,7 @@ static int refint_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_refint = {
 	.name = "refint",
-	.create = refint_create,
+	.steps = { sizeof(struct refint), refint_prepare, apply_line, refint_check },
 	.destroy = refint_destroy,
 	.on_write = refint_on_write,
 };

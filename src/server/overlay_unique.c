@@ -262,6 +262,7 @@ bool unique_in_scope(const struct unique_uri *u, struct ber_view ndn)
 struct unique {
 	struct unique_domain *domains;
 	size_t n_domains;
+	struct ber_view *suffixes;         /* the database's, normalized (memory) */
 	struct arena memory;
 };
 
@@ -275,16 +276,17 @@ static void unique_destroy(void *state)
 	free(u);
 }
 
-static int normalize_suffixes(const struct overlay_setup *setup, struct arena *arena,
-			      struct ber_view **out)
+static int normalize_suffixes(struct unique *u, const struct overlay_setup *setup)
 {
 	const struct config_database *db = setup->database;
-	*out = arena_calloc(arena, db->n_suffixes ? db->n_suffixes : 1, sizeof(**out));
-	if (*out == NULL)
+	struct ber_view *out = arena_calloc(&u->memory, db->n_suffixes ? db->n_suffixes : 1,
+					    sizeof(*out));
+	if (out == NULL)
 		return LUMEN_ENOMEM;
+	u->suffixes = out;
 	for (size_t i = 0; i < db->n_suffixes; i++) {
 		const char *dn = db->suffixes[i];
-		int rc = dn_normalize(setup->schema, dn, strlen(dn), arena, &(*out)[i]);
+		int rc = dn_normalize(setup->schema, dn, strlen(dn), &u->memory, &out[i]);
 		if (rc != LUMEN_OK)
 			return rc;
 	}
@@ -292,69 +294,56 @@ static int normalize_suffixes(const struct overlay_setup *setup, struct arena *a
 }
 
 static int add_domain(struct unique *u, const struct overlay_setup *setup,
-		      const struct ber_view *suffixes, const struct config_overlay_line *line,
-		      char *err, size_t errlen)
+		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	char why[384];
 	struct unique_domain *grown = realloc(u->domains, (u->n_domains + 1) * sizeof(*grown));
 	if (grown == NULL)
 		return LUMEN_ENOMEM;
 	u->domains = grown;
-	int rc = unique_domain_parse(setup->schema, suffixes, setup->database->n_suffixes,
+	int rc = unique_domain_parse(setup->schema, u->suffixes, setup->database->n_suffixes,
 				     (const char *const *)line->words + 1, line->n_words - 1,
 				     &u->memory, &u->domains[u->n_domains], why, sizeof(why));
 	if (rc == LUMEN_EMALFORMED)
-		snprintf(err, errlen, "%s: unique_uri: %s", line->origin, why);
+		config_overlay_fail(line, err, errlen, "%s", why);
 	if (rc == LUMEN_OK)
 		u->n_domains++;
 	return rc;
 }
 
-static int apply_line(struct unique *u, const struct overlay_setup *setup,
-		      const struct ber_view *suffixes, const struct config_overlay_line *line,
-		      char *err, size_t errlen)
+static int apply_line(void *state, const struct overlay_setup *setup,
+		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	const char *name = line->words[0];
 	if (strcasecmp(name, "unique_uri") == 0)
-		return add_domain(u, setup, suffixes, line, err, errlen);
-	if (strncasecmp(name, "unique_", 7) == 0 && strcasecmp(name, "unique_uri") != 0)
-		snprintf(err, errlen, "%s: overlay unique: \"%s\" (the legacy form) is not "
-			 "supported: write it as a unique_uri line", line->origin, name);
-	else
-		snprintf(err, errlen, "%s: overlay unique: unknown directive \"%s\"", line->origin,
-			 name);
+		return add_domain(state, setup, line, err, errlen);
+	if (strncasecmp(name, "unique_", 7) != 0)
+		return config_overlay_unknown("unique", line, err, errlen);
+	snprintf(err, errlen, "%s: overlay unique: \"%s\" (the legacy form) is not supported: "
+		 "write it as a unique_uri line", line->origin, name);
 	return LUMEN_EMALFORMED;
 }
 
-static int unique_create(const struct overlay_setup *setup, void **state, char *err,
-			 size_t errlen)
+static int unique_prepare(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
 {
-	struct unique *u = calloc(1, sizeof(*u));
-	struct ber_view *suffixes = NULL;
-	if (u == NULL)
-		return LUMEN_ENOMEM;
+	struct unique *u = state;
 	arena_init(&u->memory, 0);
-	int rc = normalize_suffixes(setup, &u->memory, &suffixes);
-	if (rc != LUMEN_OK && rc != LUMEN_ENOMEM) {
-		snprintf(err, errlen, "%s: overlay unique: the database needs a valid suffix",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(u, setup, suffixes, &setup->overlay->lines[i], err, errlen);
-	if (rc == LUMEN_OK && u->n_domains == 0) {
-		snprintf(err, errlen, "%s: overlay unique: expected a \"unique_uri\" line",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc == LUMEN_ENOMEM)
-		snprintf(err, errlen, "%s: overlay unique: out of memory", setup->overlay->origin);
-	if (rc != LUMEN_OK) {
-		unique_destroy(u);
+	int rc = normalize_suffixes(u, setup);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOMEM)
 		return rc;
-	}
-	*state = u;
-	return LUMEN_OK;
+	return overlay_config_fail(&overlay_unique, setup, err, errlen,
+				   "the database needs a valid suffix");
+}
+
+static int unique_check(void *state, const struct overlay_setup *setup, char *err,
+			size_t errlen)
+{
+	const struct unique *u = state;
+	if (u->n_domains > 0)
+		return LUMEN_OK;
+	return overlay_config_fail(&overlay_unique, setup, err, errlen,
+				   "expected a \"unique_uri\" line");
 }
 
 /* ----------------------------------------------------------------- check */
@@ -478,7 +467,7 @@ static int unique_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_unique = {
 	.name = "unique",
-	.create = unique_create,
+	.steps = { sizeof(struct unique), unique_prepare, apply_line, unique_check },
 	.destroy = unique_destroy,
 	.on_write = unique_on_write,
 };

@@ -34,11 +34,6 @@ static const struct access_rule *rule_at(const struct acl_policy *p, size_t i,
 	return i < n_database ? &p->database->rules[i] : &p->global->rules[i - n_database];
 }
 
-static bool view_equal(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* Does ndn stand in `style` relation to the pattern DN? (Not for regex/any.) */
 static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern,
 			     struct ber_view ndn)
@@ -46,16 +41,16 @@ static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern
 	struct ber_view rdn, parent;
 	switch (style) {
 	case ACCESS_DN_BASE:
-		return view_equal(pattern, ndn);
+		return ber_view_eq(pattern, ndn);
 	case ACCESS_DN_ONE:
 		if (ndn.len == 0)
 			return false;
 		dn_split_first(ndn, &rdn, &parent);
-		return view_equal(pattern, parent);
+		return ber_view_eq(pattern, parent);
 	case ACCESS_DN_SUBTREE:
 		return dn_is_within(ndn, pattern);
 	case ACCESS_DN_CHILDREN:
-		return !view_equal(pattern, ndn) && dn_is_within(ndn, pattern);
+		return !ber_view_eq(pattern, ndn) && dn_is_within(ndn, pattern);
 	default:
 		return false;
 	}
@@ -213,7 +208,7 @@ static bool who_matches(const struct acl_target *t, const struct access_rule *r,
 	case ACCESS_WHO_USERS:
 		return subject.len > 0;
 	case ACCESS_WHO_SELF:
-		return subject.len > 0 && view_equal(subject, t->ndn);
+		return subject.len > 0 && ber_view_eq(subject, t->ndn);
 	case ACCESS_WHO_DN:
 		if (w->dn.style == ACCESS_DN_REGEX)
 			return regex_matches(&w->dn.regex, subject, NULL, 0);
@@ -437,7 +432,7 @@ bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *s
 	struct ber_view old_parent_ndn = parent_of(entry->ndn);
 	if (!may_write_children(policy, subject, old_parent, old_parent_ndn))
 		return false;
-	if (view_equal(old_parent_ndn, new_parent_ndn))
+	if (ber_view_eq(old_parent_ndn, new_parent_ndn))
 		return true;
 	return may_write_children(policy, subject, new_parent, new_parent_ndn);
 }

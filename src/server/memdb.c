@@ -57,30 +57,6 @@ static void result(struct backend_op *op, int code, const char *diagnostic)
 	op->diagnostic = diagnostic;
 }
 
-static bool same_view(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-static bool in_scope(const struct memdb_walk *w, struct ber_view ndn)
-{
-	struct ber_view rdn, parent;
-	switch (w->scope) {
-	case LDAP_SCOPE_BASE:
-		return same_view(ndn, w->base_ndn);
-	case LDAP_SCOPE_ONE:
-		if (ndn.len == 0)
-			return false;
-		dn_split_first(ndn, &rdn, &parent);
-		return same_view(parent, w->base_ndn);
-	case LDAP_SCOPE_SUBTREE:
-		return dn_is_within(ndn, w->base_ndn);
-	case LDAP_SCOPE_CHILDREN:
-		return dn_is_within(ndn, w->base_ndn) && !same_view(ndn, w->base_ndn);
-	}
-	return false;
-}
-
 static bool abandoned(const struct backend_op *op)
 {
 	return op->abandoned != NULL && __atomic_load_n(op->abandoned, __ATOMIC_RELAXED);
@@ -89,7 +65,7 @@ static bool abandoned(const struct backend_op *op)
 int memdb_emit(struct memdb_walk *walk, const struct entry *e)
 {
 	struct memdb_run *r = (struct memdb_run *)walk;
-	if (!in_scope(walk, e->ndn))
+	if (!dn_in_scope(e->ndn, walk->base_ndn, walk->scope))
 		return LUMEN_OK;
 	if (abandoned(r->op)) {
 		result(r->op, LDAP_OTHER, "abandoned");

@@ -150,11 +150,6 @@ static bool is_group(const struct memberof *m, const struct entry *e)
 	return e != NULL && entry_is_instance_of(e, m->c.group_oc);
 }
 
-static bool same_view(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* True if e holds the normalized DN in type (any option variant). */
 static bool names(const struct entry *e, const struct attribute_type *type, struct ber_view ndn)
 {
@@ -201,7 +196,7 @@ static int member_left(struct group_change *g, struct database_txn *txn,
 	struct member_change c = { .memberof = g->m->c.memberof_ad,
 				   .remove_ndn = g->before->ndn };
 	if (names(g->after, g->m->c.member_ad, v->normalized)) {
-		if (same_view(g->before->ndn, g->after->ndn))
+		if (ber_view_eq(g->before->ndn, g->after->ndn))
 			return LUMEN_OK;   /* still a member of the same group */
 		c.add_dn = g->after->dn;
 	}
@@ -313,7 +308,7 @@ static int adopt(const struct memberof *m, struct database_txn *txn,
 
 static bool renamed(const struct database_write *w)
 {
-	return w->kind == DATABASE_WRITE_MODRDN && !same_view(w->before->ndn, w->after->ndn);
+	return w->kind == DATABASE_WRITE_MODRDN && !ber_view_eq(w->before->ndn, w->after->ndn);
 }
 
 static int memberof_on_write(void *state, struct database_txn *txn,

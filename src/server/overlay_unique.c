@@ -244,17 +244,7 @@ bool unique_covers(const struct unique_domain *d, const struct unique_uri *u,
 
 bool unique_in_scope(const struct unique_uri *u, struct ber_view ndn)
 {
-	struct ber_view rdn, parent;
-	switch (u->scope) {
-	case LDAP_SCOPE_SUBTREE:
-		return dn_is_within(ndn, u->base_ndn);
-	case LDAP_SCOPE_ONE:
-		dn_split_first(ndn, &rdn, &parent);
-		return ndn.len > 0 && parent.len == u->base_ndn.len &&
-		       memcmp(parent.ptr, u->base_ndn.ptr, parent.len) == 0;
-	default:
-		return ndn.len == u->base_ndn.len && memcmp(ndn.ptr, u->base_ndn.ptr, ndn.len) == 0;
-	}
+	return dn_in_scope(ndn, u->base_ndn, u->scope);
 }
 
 /* ------------------------------------------------------------- configure */

@@ -383,6 +383,32 @@ struct database_ops {
 	void (*close)(struct database *db);
 };
 
+/* --------------------------------------------------------- search limits */
+
+/*
+ * The limits every database's search applies alike (database.c). The
+ * rootdn escapes the configured limits but not those its own request sets
+ * (RFC 4511 §4.5.1.5), so it gets the request's alone.
+ */
+
+/* A search's time limit as it runs. */
+struct database_clock {
+	bool has_deadline;
+	struct timespec deadline;          /* monotonic */
+};
+
+/*
+ * Starts c for search s: a resumed search keeps its first call's deadline
+ * (s->resume), a new one gets now plus op's time limit, or none when
+ * unlimited.
+ */
+void database_clock_start(struct database_clock *c, const struct backend_op *op,
+			  const struct backend_search *s);
+/* True once c's deadline has passed (never without one). */
+bool database_clock_expired(const struct database_clock *c);
+/* True when sent entries (over every page) have reached op's size limit. */
+bool database_size_reached(const struct backend_op *op, uint64_t sent);
+
 struct database {
 	const struct database_ops *ops;
 	void *impl;                     /* the implementation's own state */

@@ -42,8 +42,7 @@ struct memdb_run {
 	uint64_t ordinal;               /* of the entry at hand, in scope */
 	uint64_t after;                 /* paging and resume: skip up to here */
 	uint64_t sent_before, sent, last_sent;
-	bool has_deadline;
-	struct timespec deadline;
+	struct database_clock clock;
 	/* fetch */
 	backend_entry_fn fn;
 	void *fn_ctx;
@@ -161,45 +160,14 @@ static bool read_position(struct memdb_run *r)
 	return true;
 }
 
-/* The rootdn escapes the configured limits, not its request's (backend.h). */
-static void start_clock(struct memdb_run *r)
-{
-	const struct backend_search_resume *res = &r->s->resume;
-	long limit = r->op->is_root ? r->op->request_time_limit : r->op->time_limit;
-	if (res->active) {
-		r->has_deadline = res->has_deadline;
-		r->deadline = res->deadline;
-	} else if (limit > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &r->deadline);
-		r->deadline.tv_sec += limit;
-		r->has_deadline = true;
-	}
-}
-
-static bool out_of_time(const struct memdb_run *r)
-{
-	struct timespec now;
-	if (!r->has_deadline)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > r->deadline.tv_sec ||
-	       (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec);
-}
-
-static bool size_reached(const struct memdb_run *r)
-{
-	long limit = r->op->is_root ? r->op->request_size_limit : r->op->size_limit;
-	return limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
-}
-
 /* The limits and the page, before a matching entry goes out. */
 static bool may_send(struct memdb_run *r)
 {
-	if (out_of_time(r)) {
+	if (database_clock_expired(&r->clock)) {
 		result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 		return false;
 	}
-	if (size_reached(r)) {
+	if (database_size_reached(r->op, r->sent_before + r->sent)) {
 		result(r->op, LDAP_SIZE_LIMIT_EXCEEDED, NULL);
 		return false;
 	}
@@ -236,7 +204,7 @@ static int take_search(struct memdb_run *r, const struct entry *e)
 		return LUMEN_OK;
 	r->s->resume = (struct backend_search_resume){
 		.active = true, .after_id = r->last_sent, .sent = r->sent,
-		.has_deadline = r->has_deadline, .deadline = r->deadline,
+		.has_deadline = r->clock.has_deadline, .deadline = r->clock.deadline,
 	};
 	r->s->paused = true;
 	return MEMDB_STOP;
@@ -296,7 +264,7 @@ static int memdb_search(struct database *db, struct backend_op *op, struct backe
 	} else if (!read_position(&r)) {
 		result(op, LDAP_UNWILLING_TO_PERFORM, "paged results cookie is invalid");
 	} else if (!s->paged || s->page_size > 0) {
-		start_clock(&r);
+		database_clock_start(&r.clock, r.op, r.s);
 		rc = run_build(&r);
 	}
 	arena_free(&r.scratch);

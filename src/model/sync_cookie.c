@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hex.h"
 #include "lumen_error.h"
 
 static bool is_digit(char c)
@@ -14,23 +15,12 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_value(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* n hex digits at p into *value, lower-cased into out. */
 static bool read_hex(const char *p, size_t n, char *out, unsigned *value)
 {
 	*value = 0;
 	for (size_t i = 0; i < n; i++) {
-		int v = hex_value(p[i]);
+		int v = hex_value((unsigned char)p[i]);
 		if (v < 0)
 			return false;
 		*value = *value * 16 + (unsigned)v;

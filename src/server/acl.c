@@ -38,22 +38,12 @@ static const struct access_rule *rule_at(const struct acl_policy *p, size_t i,
 static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern,
 			     struct ber_view ndn)
 {
-	struct ber_view rdn, parent;
-	switch (style) {
-	case ACCESS_DN_BASE:
-		return ber_view_eq(pattern, ndn);
-	case ACCESS_DN_ONE:
-		if (ndn.len == 0)
-			return false;
-		dn_split_first(ndn, &rdn, &parent);
-		return ber_view_eq(pattern, parent);
-	case ACCESS_DN_SUBTREE:
-		return dn_is_within(ndn, pattern);
-	case ACCESS_DN_CHILDREN:
-		return !ber_view_eq(pattern, ndn) && dn_is_within(ndn, pattern);
-	default:
-		return false;
-	}
+	static const enum ldap_scope scopes[] = {
+		[ACCESS_DN_BASE] = LDAP_SCOPE_BASE, [ACCESS_DN_ONE] = LDAP_SCOPE_ONE,
+		[ACCESS_DN_SUBTREE] = LDAP_SCOPE_SUBTREE, [ACCESS_DN_CHILDREN] = LDAP_SCOPE_CHILDREN,
+	};
+	return style >= ACCESS_DN_BASE && style <= ACCESS_DN_CHILDREN &&
+	       dn_in_scope(ndn, pattern, scopes[style]);
 }
 
 /*

@@ -28,21 +28,11 @@
 
 #include "dn.h"
 #include "entry.h"
+#include "hex.h"
 #include "ldap_result_codes.h"
 #include "lumen_error.h"
 
 /* ------------------------------------------------------------ parse a URI */
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* The %-escapes of text[0..len) resolved, NUL-terminated in arena. */
 static char *unescape(const char *text, size_t len, struct arena *arena)
@@ -50,8 +40,8 @@ static char *unescape(const char *text, size_t len, struct arena *arena)
 	char *out = arena_alloc(arena, len + 1);
 	size_t n = 0;
 	for (size_t i = 0; out != NULL && i < len; i++) {
-		int hi = i + 2 < len && text[i] == '%' ? hex_digit(text[i + 1]) : -1;
-		int lo = hi >= 0 ? hex_digit(text[i + 2]) : -1;
+		int hi = i + 2 < len && text[i] == '%' ? hex_value((unsigned char)text[i + 1]) : -1;
+		int lo = hi >= 0 ? hex_value((unsigned char)text[i + 2]) : -1;
 		if (text[i] == '%' && (hi < 0 || lo < 0))
 			return NULL;
 		out[n++] = lo >= 0 ? (char)(hi * 16 + lo) : text[i];

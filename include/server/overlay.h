@@ -272,7 +272,9 @@ extern const struct overlay_type overlay_unique;
 struct overlay_dn_list {
 	struct arena *arena;
 	const struct object_class *only;
-	struct ber_view *dn, *ndn;
+	struct overlay_dn {
+		struct ber_view dn, ndn;
+	} *dns;
 	size_t n, cap;
 };
 int overlay_collect(void *ctx, const struct entry *e);

@@ -175,16 +175,11 @@ struct group_change {
 static int note_dangling(struct group_change *g, struct ber_view value)
 {
 	struct ber_value_list *l = &g->dangling;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct ber_view *grown = arena_alloc(g->arena, cap * sizeof(*grown));
-		if (grown == NULL)
-			return LUMEN_ENOMEM;
-		if (l->n > 0)
-			memcpy(grown, l->values, l->n * sizeof(*grown));
-		l->values = grown;
-		l->cap = cap;
-	}
+	struct ber_view *values = arena_reserve(g->arena, l->values, l->n, &l->cap, l->n + 1,
+						sizeof(*values), 8);
+	if (values == NULL)
+		return LUMEN_ENOMEM;
+	l->values = values;
 	l->values[l->n++] = value;
 	return LUMEN_OK;
 }
@@ -300,7 +295,7 @@ static int adopt(const struct memberof *m, struct database_txn *txn,
 	struct overlay_dn_list groups = { .arena = op->arena, .only = m->c.group_oc };
 	int rc = ops->find_equal(txn, m->c.member_ad, added->ndn, overlay_collect, &groups);
 	for (size_t i = 0; i < groups.n && rc == LUMEN_OK; i++) {
-		struct member_change c = { .memberof = m->c.memberof_ad, .add_dn = groups.dn[i] };
+		struct member_change c = { .memberof = m->c.memberof_ad, .add_dn = groups.dns[i].dn };
 		rc = edit_member(m, txn, ops, added->ndn, &c);
 	}
 	return rc;

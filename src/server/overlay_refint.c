@@ -160,27 +160,20 @@ static int repair_all(const struct refint *r, struct database_txn *txn,
 struct moved {
 	struct ber_view old_base, new_base;   /* normalized */
 	struct arena *arena;
-	struct ber_view *old_ndns, *new_dns;
+	struct moved_dn {
+		struct ber_view old_ndn, new_dn;
+	} *dns;
 	size_t n, cap;
 };
 
 static int note_moved(void *ctx, const struct entry *e)
 {
 	struct moved *m = ctx;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct ber_view *olds = arena_alloc(m->arena, cap * sizeof(*olds));
-		struct ber_view *news = arena_alloc(m->arena, cap * sizeof(*news));
-		if (olds == NULL || news == NULL)
-			return LUMEN_ENOMEM;
-		if (m->n > 0) {
-			memcpy(olds, m->old_ndns, m->n * sizeof(*olds));
-			memcpy(news, m->new_dns, m->n * sizeof(*news));
-		}
-		m->old_ndns = olds;
-		m->new_dns = news;
-		m->cap = cap;
-	}
+	struct moved_dn *dns = arena_reserve(m->arena, m->dns, m->n, &m->cap, m->n + 1,
+					     sizeof(*dns), 16);
+	if (dns == NULL)
+		return LUMEN_ENOMEM;
+	m->dns = dns;
 	/* below new_base: the same relative name below old_base */
 	size_t relative = e->ndn.len - m->new_base.len;
 	uint8_t *old = arena_alloc(m->arena, relative + m->old_base.len);
@@ -189,8 +182,8 @@ static int note_moved(void *ctx, const struct entry *e)
 		return LUMEN_ENOMEM;
 	memcpy(old, e->ndn.ptr, relative);
 	memcpy(old + relative, m->old_base.ptr, m->old_base.len);
-	m->old_ndns[m->n] = (struct ber_view){ old, relative + m->old_base.len };
-	m->new_dns[m->n++] = (struct ber_view){ now, e->dn.len };
+	m->dns[m->n++] = (struct moved_dn){ { old, relative + m->old_base.len },
+					    { now, e->dn.len } };
 	return LUMEN_OK;
 }
 
@@ -205,7 +198,7 @@ static int repair_renamed(const struct refint *r, struct database_txn *txn,
 	if (rc == LUMEN_OK)
 		rc = ops->walk_below(txn, w->after->ndn, note_moved, &m);
 	for (size_t i = 0; i < m.n && rc == LUMEN_OK; i++)
-		rc = repair_all(r, txn, ops, arena, m.old_ndns[i], m.new_dns[i]);
+		rc = repair_all(r, txn, ops, arena, m.dns[i].old_ndn, m.dns[i].new_dn);
 	return rc;
 }
 

@@ -187,6 +187,18 @@ void conn_ref(struct conn *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base)
+{
+	if (*cap <= base)
+		return;
+	uint8_t *smaller = realloc(*buf, base);
+	if (smaller == NULL)
+		return;
+	conn_account(c, *cap, base);
+	*buf = smaller;
+	*cap = base;
+}
+
 void conn_free(struct conn *c)
 {
 	conn_free_ops(c);

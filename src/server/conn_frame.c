@@ -44,19 +44,6 @@ static bool memory_room(struct conn *c, size_t more)
 	return false;
 }
 
-/* The input buffer is empty: give a buffer grown for a large PDU back. */
-static void shrink_input(struct conn *c)
-{
-	if (c->in_cap <= CONN_INITIAL_INPUT)
-		return;
-	uint8_t *smaller = realloc(c->in, CONN_INITIAL_INPUT);
-	if (smaller == NULL)
-		return;                     /* keep the larger one; still counted */
-	conn_account(c, c->in_cap, CONN_INITIAL_INPUT);
-	c->in = smaller;
-	c->in_cap = CONN_INITIAL_INPUT;
-}
-
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
 void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 {
@@ -106,7 +93,7 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 	}
 	if (c->in_start == c->in_len) {
 		c->in_start = c->in_len = 0;
-		shrink_input(c);
+		conn_shrink_buffer(c, &c->in, &c->in_cap, CONN_INITIAL_INPUT);
 	}
 }
 

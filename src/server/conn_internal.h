@@ -144,6 +144,13 @@ static inline void conn_account(struct conn *c, size_t old_bytes, size_t new_byt
 	conn_memory_change(conn_memory_of(c), &c->mem_held, old_bytes, new_bytes);
 }
 
+/*
+ * One of c's emptied buffers (*buf, *cap bytes; lock held) given back down
+ * to base bytes when it grew past them for a large PDU or response; kept,
+ * and still counted, when the smaller allocation fails.
+ */
+void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base);
+
 static inline size_t conn_unsent(const struct conn *c)
 {
 	return c->out_len - c->out_start;

@@ -367,6 +367,7 @@ struct database_ops {
 		     backend_entry_fn fn, void *ctx);
 	int (*compare)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		       struct ber_view attribute, struct ber_view value);
+	/* The writes: NULL in a read-only database (database_refuse_change). */
 	int (*add)(struct database *db, struct backend_op *op, struct ber_view dn,
 		   struct ber_view ndn, const struct ldap_attribute *attributes, size_t n);
 	int (*delete)(struct database *db, struct backend_op *op, struct ber_view ndn);
@@ -375,9 +376,11 @@ struct database_ops {
 	int (*modrdn)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		      struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
 		      struct ber_view new_superior_ndn);
-	/* Storage, entry count and cache figures (leaves the rest untouched). */
+	/* Storage, entry count and cache figures (leaves the rest untouched);
+	 * NULL: none (no storage, no caches). */
 	void (*figures)(struct database *db, struct database_figures *out);
-	/* Configured indexes the database cannot use yet: up to max names. */
+	/* Configured indexes the database cannot use yet: up to max names;
+	 * NULL: none (no indexes). */
 	size_t (*unbuilt_indexes)(struct database *db, const char **names, size_t max);
 	/* Finish queued writes and free everything (db included). */
 	void (*close)(struct database *db);
@@ -409,6 +412,12 @@ bool database_clock_expired(const struct database_clock *c);
 /* True when sent entries (over every page) have reached op's size limit. */
 bool database_size_reached(const struct backend_op *op, uint64_t sent);
 
+/*
+ * The answer of a read-only database to a write (its add, delete, modify
+ * and modrdn left NULL): unwillingToPerform. Returns LUMEN_OK.
+ */
+int database_refuse_change(struct backend_op *op);
+
 struct database {
 	const struct database_ops *ops;
 	void *impl;                     /* the implementation's own state */
@@ -437,19 +446,19 @@ static inline int database_add(struct database *db, struct backend_op *op, struc
 			       struct ber_view ndn, const struct ldap_attribute *attributes,
 			       size_t n)
 {
-	return db->ops->add(db, op, dn, ndn, attributes, n);
+	return db->ops->add != NULL ? db->ops->add(db, op, dn, ndn, attributes, n) : database_refuse_change(op);
 }
 
 static inline int database_delete(struct database *db, struct backend_op *op,
 				  struct ber_view ndn)
 {
-	return db->ops->delete(db, op, ndn);
+	return db->ops->delete != NULL ? db->ops->delete(db, op, ndn) : database_refuse_change(op);
 }
 
 static inline int database_modify(struct database *db, struct backend_op *op,
 				  struct ber_view ndn, const struct ldap_change *changes, size_t n)
 {
-	return db->ops->modify(db, op, ndn, changes, n);
+	return db->ops->modify != NULL ? db->ops->modify(db, op, ndn, changes, n) : database_refuse_change(op);
 }
 
 static inline int database_modrdn(struct database *db, struct backend_op *op,
@@ -457,19 +466,22 @@ static inline int database_modrdn(struct database *db, struct backend_op *op,
 				  bool delete_old_rdn, bool has_new_superior,
 				  struct ber_view new_superior_ndn)
 {
+	if (db->ops->modrdn == NULL)
+		return database_refuse_change(op);
 	return db->ops->modrdn(db, op, ndn, new_rdn, delete_old_rdn, has_new_superior,
 			       new_superior_ndn);
 }
 
 static inline void database_figures(struct database *db, struct database_figures *out)
 {
-	db->ops->figures(db, out);
+	if (db->ops->figures != NULL)
+		db->ops->figures(db, out);
 }
 
 static inline size_t database_unbuilt_indexes(struct database *db, const char **names,
 					      size_t max)
 {
-	return db->ops->unbuilt_indexes(db, names, max);
+	return db->ops->unbuilt_indexes != NULL ? db->ops->unbuilt_indexes(db, names, max) : 0;
 }
 
 static inline void database_close(struct database *db)

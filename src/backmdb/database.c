@@ -1,9 +1,12 @@
 /*
- * database.c — what every database's search shares through the database
- * interface (database.h, "search limits"): the size limit and the time
- * limit's deadline, with the rootdn held to its request's limits only.
+ * database.c — what every database shares through the database interface
+ * (database.h): a search's size limit and time limit's deadline, with the
+ * rootdn held to its request's limits only, and a read-only database's
+ * refusal of writes.
  */
 #include "database.h"
+
+#include "ldap_result_codes.h"
 
 static long size_limit(const struct backend_op *op)
 {
@@ -45,4 +48,12 @@ bool database_size_reached(const struct backend_op *op, uint64_t sent)
 {
 	long limit = size_limit(op);
 	return limit > 0 && sent >= (uint64_t)limit;
+}
+
+int database_refuse_change(struct backend_op *op)
+{
+	op->result_code = LDAP_UNWILLING_TO_PERFORM;
+	op->diagnostic = "the database is read-only";
+	op->matched_dn = (struct ber_view){ NULL, 0 };
+	return LUMEN_OK;
 }

@@ -393,56 +393,7 @@ static int memdb_compare(struct database *db, struct backend_op *op, struct ber_
 	return rc;
 }
 
-/* ------------------------------------------------------------- writes */
-
-static int refuse(struct backend_op *op)
-{
-	op->matched_dn = (struct ber_view){ NULL, 0 };
-	result(op, LDAP_UNWILLING_TO_PERFORM, "the server's own entries cannot be changed");
-	return LUMEN_OK;
-}
-
-static int memdb_add(struct database *db, struct backend_op *op, struct ber_view dn,
-		     struct ber_view ndn, const struct ldap_attribute *attributes, size_t n)
-{
-	(void)db, (void)dn, (void)ndn, (void)attributes, (void)n;
-	return refuse(op);
-}
-
-static int memdb_delete(struct database *db, struct backend_op *op, struct ber_view ndn)
-{
-	(void)db, (void)ndn;
-	return refuse(op);
-}
-
-static int memdb_modify(struct database *db, struct backend_op *op, struct ber_view ndn,
-			const struct ldap_change *changes, size_t n)
-{
-	(void)db, (void)ndn, (void)changes, (void)n;
-	return refuse(op);
-}
-
-static int memdb_modrdn(struct database *db, struct backend_op *op, struct ber_view ndn,
-			struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
-			struct ber_view new_superior_ndn)
-{
-	(void)db, (void)ndn, (void)new_rdn, (void)delete_old_rdn, (void)has_new_superior,
-		(void)new_superior_ndn;
-	return refuse(op);
-}
-
 /* -------------------------------------------------------------- table */
-
-static void memdb_figures(struct database *db, struct database_figures *out)
-{
-	(void)db, (void)out;   /* no storage, no caches */
-}
-
-static size_t memdb_unbuilt_indexes(struct database *db, const char **names, size_t max)
-{
-	(void)db, (void)names, (void)max;
-	return 0;
-}
 
 static void memdb_close(struct database *db)
 {
@@ -453,13 +404,7 @@ static const struct database_ops memdb_ops = {
 	.search = memdb_search,
 	.fetch = memdb_fetch,
 	.compare = memdb_compare,
-	.add = memdb_add,
-	.delete = memdb_delete,
-	.modify = memdb_modify,
-	.modrdn = memdb_modrdn,
-	.figures = memdb_figures,
-	.unbuilt_indexes = memdb_unbuilt_indexes,
-	.close = memdb_close,
+	.close = memdb_close,     /* read-only, no storage, no indexes */
 };
 
 int memdb_open(const struct schema *schema, const struct memdb_source *src,

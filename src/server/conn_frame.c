@@ -113,13 +113,7 @@ static int make_input_room(struct conn *c)
 	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
 	if (!memory_room(c, cap - c->in_cap))
 		return LUMEN_EBUSY;
-	uint8_t *bigger = realloc(c->in, cap);
-	if (bigger == NULL)
-		return LUMEN_ENOMEM;
-	conn_account(c, c->in_cap, cap);
-	c->in = bigger;
-	c->in_cap = cap;
-	return LUMEN_OK;
+	return conn_resize_buffer(c, &c->in, &c->in_cap, cap);
 }
 
 /* Read decrypted bytes once. As fill_input. */

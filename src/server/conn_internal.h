@@ -144,13 +144,6 @@ static inline void conn_account(struct conn *c, size_t old_bytes, size_t new_byt
 	conn_memory_change(conn_memory_of(c), &c->mem_held, old_bytes, new_bytes);
 }
 
-/*
- * One of c's emptied buffers (*buf, *cap bytes; lock held) given back down
- * to base bytes when it grew past them for a large PDU or response; kept,
- * and still counted, when the smaller allocation fails.
- */
-void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base);
-
 static inline size_t conn_unsent(const struct conn *c)
 {
 	return c->out_len - c->out_start;
@@ -180,6 +173,18 @@ void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Free c (its last reference is gone; lock not held). */
 void conn_free(struct conn *c);
+/*
+ * One of c's buffers (*buf of *cap bytes; lock held) reallocated to size
+ * bytes and counted so. LUMEN_ENOMEM: the buffer and its count are as
+ * they were.
+ */
+int conn_resize_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t size);
+/*
+ * One of c's emptied buffers given back down to base bytes when it grew
+ * past them for a large PDU or response; kept, and still counted, when
+ * the smaller allocation fails.
+ */
+void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base);
 /* May the I/O thread take another operation from c now? */
 bool conn_accepting_ops(const struct conn *c);
 /* I/O thread: make the read event match what the connection can take. */

@@ -53,12 +53,8 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
 		while (cap < c->out_len + len)
 			cap *= 2;
-		uint8_t *bigger = realloc(c->out, cap);
-		if (bigger == NULL)
+		if (conn_resize_buffer(c, &c->out, &c->out_cap, cap) != LUMEN_OK)
 			return LUMEN_ENOMEM;
-		conn_account(c, c->out_cap, cap);
-		c->out = bigger;
-		c->out_cap = cap;
 	}
 	memcpy(c->out + c->out_len, data, len);
 	c->out_len += len;

@@ -37,7 +37,7 @@
  * file and line.
  *
  * Ownership: overlay_chain_create makes the chain and every overlay's
- * state; overlay_chain_wrap hands it the database below, and from then on
+ * state, whose configuration lives in memory the chain owns (setup's); overlay_chain_wrap hands it the database below, and from then on
  * closing the chain's database closes both. A chain never wrapped is
  * freed with overlay_chain_free.
  *
@@ -131,6 +131,9 @@ struct overlay_setup {
 	const struct config_database *database;
 	const struct config_overlay *overlay;   /* its line and directives */
 	const char *password_hash;              /* `password-hash`: the scheme of new values */
+	/* Memory for what a state keeps from its directives (normalized DNs,
+	 * parsed URIs): the chain's, freed with it; for creation only. */
+	struct arena *memory;
 };
 
 /* A step of a creation on the state: LUMEN_OK, or an error with err filled in. */
@@ -224,13 +227,12 @@ int overlay_config_create(const struct overlay_type *type, const struct overlay_
 			  void **state, char *err, size_t errlen);
 /*
  * A directive whose one argument is a DN ("DIRECTIVE <DN>", usage
- * without the quotes), normalized into memory. Errors: LUMEN_EMALFORMED
+ * without the quotes), normalized into setup->memory. Errors: LUMEN_EMALFORMED
  * ("expected \"usage\"" for other counts of words, "expected a DN"),
  * LUMEN_ENOMEM.
  */
 int overlay_config_dn(const struct overlay_setup *setup, const struct config_overlay_line *line,
-		      const char *usage, struct arena *memory, struct ber_view *ndn, char *err,
-		      size_t errlen);
+		      const char *usage, struct ber_view *ndn, char *err, size_t errlen);
 /* The schema's attribute type name; NULL with "the schema has no NAME" in err. */
 const struct attribute_type *overlay_config_attribute(const struct overlay_type *type,
 						      const struct overlay_setup *setup,

@@ -45,6 +45,7 @@ struct overlay_instance {
 struct overlay_chain {
 	struct database database;          /* what the server calls */
 	struct database *below;
+	struct arena memory;               /* the overlays' configuration */
 	struct overlay_instance *overlays;
 	size_t n_overlays;
 	struct database_write_hook hook;   /* NULL on_write: no overlay writes */
@@ -338,8 +339,10 @@ static int create_one(const struct overlay_setup *setup, struct overlay_instance
 static struct overlay_chain *chain_alloc(size_t n)
 {
 	struct overlay_chain *chain = calloc(1, sizeof(*chain));
-	if (chain != NULL)
+	if (chain != NULL) {
+		arena_init(&chain->memory, 0);
 		chain->overlays = calloc(n, sizeof(*chain->overlays));
+	}
 	if (chain != NULL && chain->overlays == NULL) {
 		free(chain);
 		return NULL;
@@ -386,7 +389,8 @@ int overlay_chain_create(const struct schema *schema, const struct config_databa
 		struct overlay_instance made;
 		struct overlay_setup setup = { .schema = schema, .database = config,
 					       .overlay = &config->overlays[i],
-					       .password_hash = password_hash };
+					       .password_hash = password_hash,
+					       .memory = &chain->memory };
 		rc = create_one(&setup, &made, err, errlen);
 		if (rc == LUMEN_OK)
 			take(chain, made.type, made.state);
@@ -415,6 +419,7 @@ void overlay_chain_free(struct overlay_chain *chain)
 	for (size_t i = 0; i < chain->n_overlays; i++)
 		if (chain->overlays[i].type->destroy != NULL)
 			chain->overlays[i].type->destroy(chain->overlays[i].state);
+	arena_free(&chain->memory);
 	free(chain->overlays);
 	free(chain);
 }

@@ -61,13 +61,12 @@ int overlay_config_create(const struct overlay_type *type, const struct overlay_
 }
 
 int overlay_config_dn(const struct overlay_setup *setup, const struct config_overlay_line *line,
-		      const char *usage, struct arena *memory, struct ber_view *ndn, char *err,
-		      size_t errlen)
+		      const char *usage, struct ber_view *ndn, char *err, size_t errlen)
 {
 	if (line->n_words != 2)
 		return config_overlay_fail(line, err, errlen, "expected \"%s\"", usage);
 	const char *dn = line->words[1];
-	int rc = dn_normalize(setup->schema, dn, strlen(dn), memory, ndn);
+	int rc = dn_normalize(setup->schema, dn, strlen(dn), setup->memory, ndn);
 	if (rc == LUMEN_ENOMEM || rc == LUMEN_OK)
 		return rc;
 	return config_overlay_fail(line, err, errlen, "expected a DN");

@@ -47,11 +47,6 @@ static int apply_line(void *state, const struct overlay_setup *setup,
 	return config_overlay_unknown("lastbind", line, err, errlen);
 }
 
-static void lastbind_destroy(void *state)
-{
-	free(state);
-}
-
 static int lastbind_prepare(void *state, const struct overlay_setup *setup, char *err,
 			    size_t errlen)
 {
@@ -90,6 +85,6 @@ static void lastbind_after(void *state, struct overlay_request *req)
 const struct overlay_type overlay_lastbind = {
 	.name = "lastbind",
 	.steps = { sizeof(struct lastbind), lastbind_prepare, apply_line },
-	.destroy = lastbind_destroy,
+	.destroy = free,
 	.bind_after = lastbind_after,
 };

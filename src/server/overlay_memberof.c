@@ -49,7 +49,6 @@
 struct memberof {
 	struct config_memberof c;
 	struct ber_view modifier_ndn;      /* empty: the requester */
-	struct arena memory;
 };
 
 /* ------------------------------------------------------------- configure */
@@ -60,7 +59,6 @@ static void memberof_destroy(void *state)
 	if (m == NULL)
 		return;
 	config_memberof_free(&m->c);
-	arena_free(&m->memory);
 	free(m);
 }
 
@@ -70,12 +68,11 @@ static int memberof_prepare(void *state, const struct overlay_setup *setup, char
 			    size_t errlen)
 {
 	struct memberof *m = state;
-	arena_init(&m->memory, 4096);
 	int rc = config_memberof_parse(setup->schema, setup->database, setup->overlay, &m->c, err,
 				       errlen);
 	const char *dn = m->c.modifier_dn;
 	if (rc != LUMEN_OK || dn == NULL ||
-	    dn_normalize(setup->schema, dn, strlen(dn), &m->memory, &m->modifier_ndn) == LUMEN_OK)
+	    dn_normalize(setup->schema, dn, strlen(dn), setup->memory, &m->modifier_ndn) == LUMEN_OK)
 		return rc;
 	return overlay_config_fail(&overlay_memberof, setup, err, errlen,
 				   "memberof-dn: expected a DN, not \"%s\"", dn);

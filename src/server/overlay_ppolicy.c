@@ -70,7 +70,6 @@ struct ppolicy_overlay {
 	struct ber_view default_ndn;       /* empty: none */
 	bool use_lockout, hash_cleartext;
 	const char *password_hash;         /* the configured scheme (borrowed) */
-	struct arena memory;               /* default_ndn */
 };
 
 /* ------------------------------------------------------------- configure */
@@ -85,8 +84,8 @@ static int apply_line(void *state, const struct overlay_setup *setup,
 	bool *targets[] = { &pp->use_lockout, &pp->hash_cleartext, NULL };
 	const char *name = line->words[0];
 	if (strcasecmp(name, "ppolicy_default") == 0)
-		return overlay_config_dn(setup, line, "ppolicy_default <DN>", &pp->memory,
-					 &pp->default_ndn, err, errlen);
+		return overlay_config_dn(setup, line, "ppolicy_default <DN>", &pp->default_ndn, err,
+					 errlen);
 	for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
 		if (strcasecmp(name, switches[i]) != 0)
 			continue;
@@ -99,21 +98,11 @@ static int apply_line(void *state, const struct overlay_setup *setup,
 	return config_overlay_unknown("ppolicy", line, err, errlen);
 }
 
-static void ppolicy_destroy(void *state)
-{
-	struct ppolicy_overlay *pp = state;
-	if (pp == NULL)
-		return;
-	arena_free(&pp->memory);
-	free(pp);
-}
-
 /* The schema's types and class, the defaults. */
 static int ppolicy_prepare(void *state, const struct overlay_setup *setup, char *err,
 			   size_t errlen)
 {
 	struct ppolicy_overlay *pp = state;
-	arena_init(&pp->memory, 4096);
 	pp->schema = setup->schema;
 	pp->password_hash = setup->password_hash != NULL ? setup->password_hash : "{SSHA512}";
 	for (size_t i = 0; i < A_COUNT; i++) {
@@ -695,7 +684,7 @@ static int ppolicy_on_write(void *state, struct database_txn *txn,
 const struct overlay_type overlay_ppolicy = {
 	.name = "ppolicy",
 	.steps = { sizeof(struct ppolicy_overlay), ppolicy_prepare, apply_line },
-	.destroy = ppolicy_destroy,
+	.destroy = free,
 	.before = ppolicy_before,
 	.on_write = ppolicy_on_write,
 	.bind_before = ppolicy_bind_before,

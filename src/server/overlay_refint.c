@@ -40,9 +40,8 @@
 struct refint {
 	const struct attribute_type *attributes[REFINT_MAX_ATTRIBUTES];
 	size_t n_attributes;
-	char *nothing;                 /* user form; NULL = none */
-	struct ber_view modifier_ndn;  /* normalized; bytes in memory */
-	struct arena memory;           /* normalized DNs */
+	const char *nothing;           /* user form; NULL = none */
+	struct ber_view modifier_ndn;  /* normalized */
 };
 
 /* ------------------------------------------------------------- configure */
@@ -75,12 +74,10 @@ static int set_nothing(struct refint *r, const struct overlay_setup *setup,
 		       const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	struct ber_view ndn;
-	int rc = overlay_config_dn(setup, line, "refint_nothing <DN>", &r->memory, &ndn, err,
-				   errlen);
+	int rc = overlay_config_dn(setup, line, "refint_nothing <DN>", &ndn, err, errlen);
 	if (rc != LUMEN_OK)
 		return rc;
-	free(r->nothing);
-	r->nothing = strdup(line->words[1]);
+	r->nothing = arena_strndup(setup->memory, line->words[1], strlen(line->words[1]));
 	return r->nothing != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
@@ -94,19 +91,9 @@ static int apply_line(void *state, const struct overlay_setup *setup,
 	if (strcasecmp(name, "refint_nothing") == 0)
 		return set_nothing(r, setup, line, err, errlen);
 	if (strcasecmp(name, "refint_modifiersName") == 0)
-		return overlay_config_dn(setup, line, "refint_modifiersName <DN>", &r->memory,
-					 &r->modifier_ndn, err, errlen);
+		return overlay_config_dn(setup, line, "refint_modifiersName <DN>", &r->modifier_ndn,
+					 err, errlen);
 	return config_overlay_unknown("refint", line, err, errlen);
-}
-
-static void refint_destroy(void *state)
-{
-	struct refint *r = state;
-	if (r == NULL)
-		return;
-	free(r->nothing);
-	arena_free(&r->memory);
-	free(r);
 }
 
 static int refint_prepare(void *state, const struct overlay_setup *setup, char *err,
@@ -115,8 +102,7 @@ static int refint_prepare(void *state, const struct overlay_setup *setup, char *
 	static const char modifier[] = REFINT_DEFAULT_MODIFIER;
 	struct refint *r = state;
 	(void)err, (void)errlen;
-	arena_init(&r->memory, 64 * 1024);
-	return dn_normalize(setup->schema, modifier, sizeof(modifier) - 1, &r->memory,
+	return dn_normalize(setup->schema, modifier, sizeof(modifier) - 1, setup->memory,
 			    &r->modifier_ndn);
 }
 
@@ -218,6 +204,6 @@ static int refint_on_write(void *state, struct database_txn *txn,
 const struct overlay_type overlay_refint = {
 	.name = "refint",
 	.steps = { sizeof(struct refint), refint_prepare, apply_line, refint_check },
-	.destroy = refint_destroy,
+	.destroy = free,
 	.on_write = refint_on_write,
 };

@@ -240,33 +240,22 @@ bool unique_in_scope(const struct unique_uri *u, struct ber_view ndn)
 /* ------------------------------------------------------------- configure */
 
 struct unique {
-	struct unique_domain *domains;
-	size_t n_domains;
-	struct ber_view *suffixes;         /* the database's, normalized (memory) */
-	struct arena memory;
+	struct unique_domain *domains;     /* in setup->memory, as the rest */
+	size_t n_domains, cap;
+	struct ber_view *suffixes;         /* the database's, normalized */
 };
-
-static void unique_destroy(void *state)
-{
-	struct unique *u = state;
-	if (u == NULL)
-		return;
-	free(u->domains);
-	arena_free(&u->memory);
-	free(u);
-}
 
 static int normalize_suffixes(struct unique *u, const struct overlay_setup *setup)
 {
 	const struct config_database *db = setup->database;
-	struct ber_view *out = arena_calloc(&u->memory, db->n_suffixes ? db->n_suffixes : 1,
+	struct ber_view *out = arena_calloc(setup->memory, db->n_suffixes ? db->n_suffixes : 1,
 					    sizeof(*out));
 	if (out == NULL)
 		return LUMEN_ENOMEM;
 	u->suffixes = out;
 	for (size_t i = 0; i < db->n_suffixes; i++) {
 		const char *dn = db->suffixes[i];
-		int rc = dn_normalize(setup->schema, dn, strlen(dn), &u->memory, &out[i]);
+		int rc = dn_normalize(setup->schema, dn, strlen(dn), setup->memory, &out[i]);
 		if (rc != LUMEN_OK)
 			return rc;
 	}
@@ -277,13 +266,14 @@ static int add_domain(struct unique *u, const struct overlay_setup *setup,
 		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	char why[384];
-	struct unique_domain *grown = realloc(u->domains, (u->n_domains + 1) * sizeof(*grown));
+	struct unique_domain *grown = arena_reserve(setup->memory, u->domains, u->n_domains,
+						    &u->cap, u->n_domains + 1, sizeof(*grown), 4);
 	if (grown == NULL)
 		return LUMEN_ENOMEM;
 	u->domains = grown;
 	int rc = unique_domain_parse(setup->schema, u->suffixes, setup->database->n_suffixes,
 				     (const char *const *)line->words + 1, line->n_words - 1,
-				     &u->memory, &u->domains[u->n_domains], why, sizeof(why));
+				     setup->memory, &u->domains[u->n_domains], why, sizeof(why));
 	if (rc == LUMEN_EMALFORMED)
 		config_overlay_fail(line, err, errlen, "%s", why);
 	if (rc == LUMEN_OK)
@@ -308,7 +298,6 @@ static int unique_prepare(void *state, const struct overlay_setup *setup, char *
 			  size_t errlen)
 {
 	struct unique *u = state;
-	arena_init(&u->memory, 0);
 	int rc = normalize_suffixes(u, setup);
 	if (rc == LUMEN_OK || rc == LUMEN_ENOMEM)
 		return rc;
@@ -448,6 +437,6 @@ static int unique_on_write(void *state, struct database_txn *txn,
 const struct overlay_type overlay_unique = {
 	.name = "unique",
 	.steps = { sizeof(struct unique), unique_prepare, apply_line, unique_check },
-	.destroy = unique_destroy,
+	.destroy = free,
 	.on_write = unique_on_write,
 };

@@ -157,6 +157,7 @@ struct overlay_type {
 		overlay_setup_fn prepare;   /* defaults, schema lookups; may be NULL */
 		overlay_line_fn apply;      /* each directive line in order; may be NULL */
 		overlay_setup_fn check;     /* what is required; may be NULL */
+		const char *required;       /* a directive that must be given; NULL: none */
 	} steps;                            /* up to the first error */
 	void (*destroy)(void *state);   /* a state of create's, or one a step failed on */
 	/* Each hook may be NULL. before returns enum overlay_verdict, or a

@@ -38,6 +38,15 @@ static int apply_lines(const struct overlay_type *type, void *state,
 	return rc;
 }
 
+/* Does setup hold a line of the directive `name`? (NULL: none is needed.) */
+static bool has_directive(const struct overlay_setup *setup, const char *name)
+{
+	for (size_t i = 0; name != NULL && i < setup->overlay->n_lines; i++)
+		if (strcasecmp(setup->overlay->lines[i].words[0], name) == 0)
+			return true;
+	return name == NULL;
+}
+
 int overlay_config_create(const struct overlay_type *type, const struct overlay_setup *setup,
 			  void **out, char *err, size_t errlen)
 {
@@ -47,6 +56,9 @@ int overlay_config_create(const struct overlay_type *type, const struct overlay_
 		rc = type->steps.prepare(state, setup, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = apply_lines(type, state, setup, err, errlen);
+	if (rc == LUMEN_OK && !has_directive(setup, type->steps.required))
+		rc = overlay_config_fail(type, setup, err, errlen, "expected a \"%s\" line",
+					 type->steps.required);
 	if (rc == LUMEN_OK && type->steps.check != NULL)
 		rc = type->steps.check(state, setup, err, errlen);
 	if (rc == LUMEN_OK) {

@@ -106,16 +106,6 @@ static int refint_prepare(void *state, const struct overlay_setup *setup, char *
 			    &r->modifier_ndn);
 }
 
-static int refint_check(void *state, const struct overlay_setup *setup, char *err,
-			size_t errlen)
-{
-	const struct refint *r = state;
-	if (r->n_attributes > 0)
-		return LUMEN_OK;
-	return overlay_config_fail(&overlay_refint, setup, err, errlen,
-				   "expected a \"refint_attributes\" line");
-}
-
 /* ---------------------------------------------------------------- repair */
 
 static bool renamed(const struct database_write *w)
@@ -203,7 +193,7 @@ static int refint_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_refint = {
 	.name = "refint",
-	.steps = { sizeof(struct refint), refint_prepare, apply_line, refint_check },
+	.steps = { sizeof(struct refint), refint_prepare, apply_line, NULL, "refint_attributes" },
 	.destroy = free,
 	.on_write = refint_on_write,
 };

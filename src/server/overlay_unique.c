@@ -305,16 +305,6 @@ static int unique_prepare(void *state, const struct overlay_setup *setup, char *
 				   "the database needs a valid suffix");
 }
 
-static int unique_check(void *state, const struct overlay_setup *setup, char *err,
-			size_t errlen)
-{
-	const struct unique *u = state;
-	if (u->n_domains > 0)
-		return LUMEN_OK;
-	return overlay_config_fail(&overlay_unique, setup, err, errlen,
-				   "expected a \"unique_uri\" line");
-}
-
 /* ----------------------------------------------------------------- check */
 
 /* find_equal's answer when another entry in the URI holds the value. */
@@ -436,7 +426,7 @@ static int unique_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_unique = {
 	.name = "unique",
-	.steps = { sizeof(struct unique), unique_prepare, apply_line, unique_check },
+	.steps = { sizeof(struct unique), unique_prepare, apply_line, NULL, "unique_uri" },
 	.destroy = free,
 	.on_write = unique_on_write,
 };

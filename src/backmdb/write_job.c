@@ -142,3 +142,16 @@ int write_job_post_read(struct write_job *job, const struct entry *e)
 {
 	return read_control_copy(job->op->want_post_read, e, &job->op->post_read);
 }
+
+int write_job_replace(struct write_job *job, MDB_txn *txn, uint64_t id,
+		      enum database_write_kind kind, const struct entry *before,
+		      const struct entry *after)
+{
+	int rc = entry_store_replace(job->be, txn, id, before, after, job->op->arena,
+				     &job->changes);
+	if (rc == LUMEN_OK)
+		rc = write_job_notify(job, txn, kind, before, after);
+	if (rc == LUMEN_OK)
+		rc = write_job_post_read(job, after);
+	return rc;
+}

@@ -458,6 +458,7 @@ struct database_ops {
 		     backend_entry_fn fn, void *ctx);
 	int (*compare)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		       struct ber_view attribute, struct ber_view value);
+	/* The writes: NULL in a read-only database (database_refuse_change). */
 	int (*add)(struct database *db, struct backend_op *op, struct ber_view dn,
 		   struct ber_view ndn, const struct ldap_attribute *attributes, size_t n);
 	int (*delete)(struct database *db, struct backend_op *op, struct ber_view ndn);
@@ -466,9 +467,11 @@ struct database_ops {
 	int (*modrdn)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		      struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
 		      struct ber_view new_superior_ndn);
-	/* Storage, entry count and cache figures (leaves the rest untouched). */
+	/* Storage, entry count and cache figures (leaves the rest untouched);
+	 * NULL: none (no storage, no caches). */
 	void (*figures)(struct database *db, struct database_figures *out);
-	/* Configured indexes the database cannot use yet: up to max names. */
+	/* Configured indexes the database cannot use yet: up to max names;
+	 * NULL: none (no indexes). */
 	size_t (*unbuilt_indexes)(struct database *db, const char **names, size_t max);
 	/* The change history (see "Change history"); NULL: none kept. */
 	int (*journal_read)(struct database *db, struct ber_view after_csn,
@@ -476,6 +479,38 @@ struct database_ops {
 	/* Finish queued writes and free everything (db included). */
 	void (*close)(struct database *db);
 };
+
+/* --------------------------------------------------------- search limits */
+
+/*
+ * The limits every database's search applies alike (database.c). The
+ * rootdn escapes the configured limits but not those its own request sets
+ * (RFC 4511 §4.5.1.5), so it gets the request's alone.
+ */
+
+/* A search's time limit as it runs. */
+struct database_clock {
+	bool has_deadline;
+	struct timespec deadline;          /* monotonic */
+};
+
+/*
+ * Starts c for search s: a resumed search keeps its first call's deadline
+ * (s->resume), a new one gets now plus op's time limit, or none when
+ * unlimited.
+ */
+void database_clock_start(struct database_clock *c, const struct backend_op *op,
+			  const struct backend_search *s);
+/* True once c's deadline has passed (never without one). */
+bool database_clock_expired(const struct database_clock *c);
+/* True when sent entries (over every page) have reached op's size limit. */
+bool database_size_reached(const struct backend_op *op, uint64_t sent);
+
+/*
+ * The answer of a read-only database to a write (its add, delete, modify
+ * and modrdn left NULL): unwillingToPerform. Returns LUMEN_OK.
+ */
+int database_refuse_change(struct backend_op *op);
 
 struct database {
 	const struct database_ops *ops;
@@ -505,19 +540,19 @@ static inline int database_add(struct database *db, struct backend_op *op, struc
 			       struct ber_view ndn, const struct ldap_attribute *attributes,
 			       size_t n)
 {
-	return db->ops->add(db, op, dn, ndn, attributes, n);
+	return db->ops->add != NULL ? db->ops->add(db, op, dn, ndn, attributes, n) : database_refuse_change(op);
 }
 
 static inline int database_delete(struct database *db, struct backend_op *op,
 				  struct ber_view ndn)
 {
-	return db->ops->delete(db, op, ndn);
+	return db->ops->delete != NULL ? db->ops->delete(db, op, ndn) : database_refuse_change(op);
 }
 
 static inline int database_modify(struct database *db, struct backend_op *op,
 				  struct ber_view ndn, const struct ldap_change *changes, size_t n)
 {
-	return db->ops->modify(db, op, ndn, changes, n);
+	return db->ops->modify != NULL ? db->ops->modify(db, op, ndn, changes, n) : database_refuse_change(op);
 }
 
 static inline int database_modrdn(struct database *db, struct backend_op *op,
@@ -525,19 +560,22 @@ static inline int database_modrdn(struct database *db, struct backend_op *op,
 				  bool delete_old_rdn, bool has_new_superior,
 				  struct ber_view new_superior_ndn)
 {
+	if (db->ops->modrdn == NULL)
+		return database_refuse_change(op);
 	return db->ops->modrdn(db, op, ndn, new_rdn, delete_old_rdn, has_new_superior,
 			       new_superior_ndn);
 }
 
 static inline void database_figures(struct database *db, struct database_figures *out)
 {
-	db->ops->figures(db, out);
+	if (db->ops->figures != NULL)
+		db->ops->figures(db, out);
 }
 
 static inline size_t database_unbuilt_indexes(struct database *db, const char **names,
 					      size_t max)
 {
-	return db->ops->unbuilt_indexes(db, names, max);
+	return db->ops->unbuilt_indexes != NULL ? db->ops->unbuilt_indexes(db, names, max) : 0;
 }
 
 static inline int database_journal_read(struct database *db, struct ber_view after_csn,

@@ -44,6 +44,7 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "ldap_message.h"
 #include "schema.h"
 
 #define DN_MAX_RDNS 256
@@ -95,5 +96,11 @@ void dn_split_first(struct ber_view ndn, struct ber_view *rdn, struct ber_view *
 bool dn_is_within(struct ber_view ndn, struct ber_view suffix);
 /* Number of RDNs (0 for the empty DN). */
 size_t dn_rdn_count(struct ber_view ndn);
+/*
+ * True if ndn lies in the scope of base: base is ndn itself, one its
+ * parent (never for the empty DN), subtree base or below, children below
+ * only. An unknown scope holds nothing.
+ */
+bool dn_in_scope(struct ber_view ndn, struct ber_view base, enum ldap_scope scope);
 
 #endif

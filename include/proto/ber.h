@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lumen_error.h"
 
@@ -71,6 +72,12 @@ struct ber_view {
 	size_t len;
 };
 
+/* True if the two views hold the same bytes (inline: dn2id and the
+ * filter compare with it per value). */
+static inline bool ber_view_eq(struct ber_view a, struct ber_view b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
 /* True if the view's bytes equal the NUL-terminated string s exactly. */
 bool ber_view_eq_str(struct ber_view v, const char *s);
 /* ASCII case-insensitive comparison with a NUL-terminated string. */

@@ -21,7 +21,7 @@
  * time limits, paged results, pause and resume), fetch, compare (the
  * asserted type's equality rule on the type and its subtypes, each under
  * op->compare_access); add, delete, modify and modrdn answer
- * unwillingToPerform.
+ * unwillingToPerform (a read-only database, database_refuse_change).
  *
  * Paged results: a position is [version][ordinal of the last entry handed
  * to the sink][the server's request fingerprint][entries sent], the 25

@@ -34,11 +34,12 @@
  *
  * Configuration: each overlay type parses its own directives (the lines
  * after its `overlay` line that config did not know) when the chain is
- * created, at start-up and for `lumend -T`; an unknown overlay or
- * directive names the file and line.
+ * created, at start-up and for `lumend -T`, with the helpers of
+ * "Creating an overlay" below; an unknown overlay or directive names the
+ * file and line.
  *
  * Ownership: overlay_chain_create makes the chain and every overlay's
- * state; overlay_chain_wrap hands it the database below, and from then on
+ * state, whose configuration lives in memory the chain owns (setup's); overlay_chain_wrap hands it the database below, and from then on
  * closing the chain's database closes both. A chain never wrapped is
  * freed with overlay_chain_free.
  *
@@ -67,6 +68,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "config_overlay.h"
 #include "database.h"
 
 enum overlay_operation {
@@ -132,16 +134,35 @@ struct overlay_setup {
 	const struct config_overlay *overlay;   /* its line and directives */
 	const char *password_hash;              /* `password-hash`: the scheme of new values */
 	int server_id;                          /* `serverID`; -1: none configured */
+	/* Memory for what a state keeps from its directives (normalized DNs,
+	 * parsed URIs): the chain's, freed with it; for creation only. */
+	struct arena *memory;
 };
+
+/* A step of a creation on the state: LUMEN_OK, or an error with err filled in. */
+typedef int (*overlay_setup_fn)(void *state, const struct overlay_setup *setup, char *err,
+				size_t errlen);
+/* One directive line into the state: LUMEN_OK, or an error with err filled in. */
+typedef int (*overlay_line_fn)(void *state, const struct overlay_setup *setup,
+			       const struct config_overlay_line *line, char *err, size_t errlen);
 
 struct overlay_type {
 	const char *name;
 	/*
-	 * Parse setup->overlay's directives into a new state. Errors:
-	 * LUMEN_EMALFORMED with err naming the line, LUMEN_ENOMEM.
+	 * Creation: parse setup->overlay's directives into a new state.
+	 * Errors: LUMEN_EMALFORMED with err naming the line, LUMEN_ENOMEM.
+	 * Either create does it all, or (create NULL) overlay_config_create
+	 * takes the steps.
 	 */
 	int (*create)(const struct overlay_setup *setup, void **state, char *err, size_t errlen);
-	void (*destroy)(void *state);
+	struct overlay_steps {
+		size_t state_size;          /* allocated zeroed */
+		overlay_setup_fn prepare;   /* defaults, schema lookups; may be NULL */
+		overlay_line_fn apply;      /* each directive line in order; may be NULL */
+		overlay_setup_fn check;     /* what is required; may be NULL */
+		const char *required;       /* a directive that must be given; NULL: none */
+	} steps;                            /* up to the first error */
+	void (*destroy)(void *state);   /* a state of create's, or one a step failed on */
 	/* Each hook may be NULL. before returns enum overlay_verdict, or a
 	 * negative lumen_err for an internal failure (op's result is set). */
 	int (*before)(void *state, struct overlay_request *req);
@@ -192,6 +213,39 @@ void overlay_chain_bind_after(struct overlay_chain *chain, struct overlay_reques
 /* Frees a chain that was never wrapped. NULL is fine. */
 void overlay_chain_free(struct overlay_chain *chain);
 
+/* ------------------------------------------------ Creating an overlay */
+
+/*
+ * What every overlay's creation shares (overlay_config.c), with
+ * config_overlay.h for the failures of one directive line. Messages start
+ * "ORIGIN: overlay NAME: ", the `overlay` line's origin and type->name.
+ */
+
+/* That prefix and the printf-formatted reason into err. LUMEN_EMALFORMED. */
+int overlay_config_fail(const struct overlay_type *type, const struct overlay_setup *setup,
+			char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/*
+ * type's state made through its steps (overlay_type's Creation): what
+ * the chain calls for a type without a create of its own. On any error
+ * the state is destroyed (type->destroy) and err says why ("out of
+ * memory" for LUMEN_ENOMEM); the errors are the steps' and LUMEN_ENOMEM.
+ */
+int overlay_config_create(const struct overlay_type *type, const struct overlay_setup *setup,
+			  void **state, char *err, size_t errlen);
+/*
+ * A directive whose one argument is a DN ("DIRECTIVE <DN>", usage
+ * without the quotes), normalized into setup->memory. Errors: LUMEN_EMALFORMED
+ * ("expected \"usage\"" for other counts of words, "expected a DN"),
+ * LUMEN_ENOMEM.
+ */
+int overlay_config_dn(const struct overlay_setup *setup, const struct config_overlay_line *line,
+		      const char *usage, struct ber_view *ndn, char *err, size_t errlen);
+/* The schema's attribute type name; NULL with "the schema has no NAME" in err. */
+const struct attribute_type *overlay_config_attribute(const struct overlay_type *type,
+						      const struct overlay_setup *setup,
+						      const char *name, char *err, size_t errlen);
 /*
  * True when the database's `index` lines give type an equality index (the
  * lookups an overlay makes in the write transaction use it; without one
@@ -229,7 +283,9 @@ extern const struct overlay_type overlay_unique;
 struct overlay_dn_list {
 	struct arena *arena;
 	const struct object_class *only;
-	struct ber_view *dn, *ndn;
+	struct overlay_dn {
+		struct ber_view dn, ndn;
+	} *dns;
 	size_t n, cap;
 };
 int overlay_collect(void *ctx, const struct entry *e);

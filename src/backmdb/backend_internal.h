@@ -262,6 +262,14 @@ void write_job_committed(struct write_job *job);
 /* In apply: copies e into op->pre_read / op->post_read when asked. LUMEN_ENOMEM. */
 int write_job_pre_read(struct write_job *job, const struct entry *e);
 int write_job_post_read(struct write_job *job, const struct entry *e);
+/*
+ * In apply, the end of a change to entry id (modify, modrdn): the entry
+ * stored (entry_store_replace), the write hook told (write_job_notify),
+ * the Post-Read copy taken. Errors: theirs.
+ */
+int write_job_replace(struct write_job *job, MDB_txn *txn, uint64_t id,
+		      enum database_write_kind kind, const struct entry *before,
+		      const struct entry *after);
 
 /* ---------------------------------------------------- operational.c */
 

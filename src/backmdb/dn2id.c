@@ -126,11 +126,6 @@ static int write_name(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64
 	return LUMEN_OK;
 }
 
-static bool view_eq(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /*
  * The child of parent named nrdn. Hashed keys can collide, so for them
  * every duplicate with the same key is checked against id2name.
@@ -157,7 +152,7 @@ static int find_child(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor,
 		int rc = read_name(store, txn, id, &name);
 		if (rc != LUMEN_OK)
 			return rc == LUMEN_ENOTFOUND ? LUMEN_EIO : rc;
-		if (view_eq(name.nrdn, nrdn)) {
+		if (ber_view_eq(name.nrdn, nrdn)) {
 			*child = id;
 			return LUMEN_OK;
 		}

@@ -88,12 +88,7 @@ static int apply_modify(struct write_job *job, MDB_txn *txn)
 	if (rc == LUMEN_OK)
 		rc = change_copy(job, st, before, after);
 	if (rc == LUMEN_OK)
-		rc = entry_store_replace(job->be, txn, id, before, after, job->op->arena,
-					 &job->changes);
-	if (rc == LUMEN_OK)
-		rc = write_job_notify(job, txn, DATABASE_WRITE_MODIFY, before, after);
-	if (rc == LUMEN_OK)
-		rc = write_job_post_read(job, after);
+		rc = write_job_replace(job, txn, id, DATABASE_WRITE_MODIFY, before, after);
 	entry_free(before);
 	entry_free(after);
 	return rc;

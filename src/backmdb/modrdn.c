@@ -162,12 +162,7 @@ static int apply_modrdn(struct write_job *job, MDB_txn *txn)
 	if (rc == LUMEN_OK)
 		rc = operational_on_modify(job->be, job->op, after);
 	if (rc == LUMEN_OK)
-		rc = entry_store_replace(job->be, txn, id, before, after, job->op->arena,
-					 &job->changes);
-	if (rc == LUMEN_OK)
-		rc = write_job_notify(job, txn, DATABASE_WRITE_MODRDN, before, after);
-	if (rc == LUMEN_OK)
-		rc = write_job_post_read(job, after);
+		rc = write_job_replace(job, txn, id, DATABASE_WRITE_MODRDN, before, after);
 	entry_free(before);
 	entry_free(after);
 	return rc;

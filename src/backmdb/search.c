@@ -47,8 +47,7 @@ struct search_run {
 	uint64_t sent_before;     /* paging: entries sent on earlier pages */
 	uint64_t sent;            /* this call */
 	uint64_t last_sent_id;
-	bool has_deadline;
-	struct timespec deadline;
+	struct database_clock clock;
 	bool paused;              /* the sink asked to pause */
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
@@ -87,54 +86,6 @@ static bool read_cookie(struct search_run *r)
 	r->after_id = little_endian_get64(c.ptr + 1);
 	r->sent_before = little_endian_get64(c.ptr + 17);
 	return true;
-}
-
-/* --------------------------------------------------------------- limits */
-
-/*
- * The rootdn escapes the configured limits but not the ones its own
- * request sets (RFC 4511 §4.5.1.5), so it gets the request's alone.
- */
-static long effective_size_limit(const struct backend_op *op)
-{
-	return op->is_root ? op->request_size_limit : op->size_limit;
-}
-
-static long effective_time_limit(const struct backend_op *op)
-{
-	return op->is_root ? op->request_time_limit : op->time_limit;
-}
-
-static void start_clock(struct search_run *r)
-{
-	if (r->s->resume.active) {
-		/* A resumed search keeps its first call's deadline. */
-		r->has_deadline = r->s->resume.has_deadline;
-		r->deadline = r->s->resume.deadline;
-		return;
-	}
-	long limit = effective_time_limit(r->op);
-	if (limit <= 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &r->deadline);
-	r->deadline.tv_sec += limit;
-	r->has_deadline = true;
-}
-
-static bool out_of_time(const struct search_run *r)
-{
-	struct timespec now;
-	if (!r->has_deadline)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > r->deadline.tv_sec ||
-	       (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec);
-}
-
-static bool size_reached(const struct search_run *r)
-{
-	long limit = effective_size_limit(r->op);
-	return limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -270,7 +221,7 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
 	uint64_t children = 0;
 
-	if (size_reached(r)) {
+	if (database_size_reached(r->op, r->sent_before + r->sent)) {
 		backend_result(r->op, LDAP_SIZE_LIMIT_EXCEEDED, NULL);
 		return 1;
 	}
@@ -363,7 +314,7 @@ static int iterate(struct search_run *r)
 			backend_result(r->op, LDAP_OTHER, "abandoned");
 			return LUMEN_OK;
 		}
-		if (++tested % TIME_CHECK_EVERY == 0 && out_of_time(r)) {
+		if (++tested % TIME_CHECK_EVERY == 0 && database_clock_expired(&r->clock)) {
 			backend_result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 			return LUMEN_OK;
 		}
@@ -375,7 +326,7 @@ static int iterate(struct search_run *r)
 		if (rc != LUMEN_OK)
 			return rc;
 	}
-	if (out_of_time(r))
+	if (database_clock_expired(&r->clock))
 		backend_result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 	return LUMEN_OK;
 }
@@ -432,8 +383,8 @@ static void save_position(struct search_run *r)
 	res->active = true;
 	res->after_id = r->last_sent_id;
 	res->sent = r->sent;
-	res->has_deadline = r->has_deadline;
-	res->deadline = r->deadline;
+	res->has_deadline = r->clock.has_deadline;
+	res->deadline = r->clock.deadline;
 	r->s->paused = true;
 	backend_result(r->op, LDAP_SUCCESS, NULL);
 }
@@ -457,7 +408,7 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	if (search->paged && search->page_size == 0)
 		return LUMEN_OK;   /* the client abandons the paged search */
 	resume_position(&r);
-	start_clock(&r);
+	database_clock_start(&r.clock, r.op, r.s);
 	int rc = backend_reader_acquire(be, &r.rd);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);

@@ -126,24 +126,36 @@ int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view n
 	return rc;
 }
 
+/* A copy of e in *slot for a Pre-/Post-Read control when asked (replacing
+ * any copy an earlier attempt of the write left). */
+static int read_control_copy(bool wanted, const struct entry *e, struct entry **slot)
+{
+	if (!wanted)
+		return LUMEN_OK;
+	entry_free(*slot);
+	*slot = NULL;
+	return entry_dup(e, slot);
+}
+
 int write_job_pre_read(struct write_job *job, const struct entry *e)
 {
-	struct backend_op *op = job->op;
-
-	if (!op->want_pre_read)
-		return LUMEN_OK;
-	entry_free(op->pre_read);
-	op->pre_read = NULL;
-	return entry_dup(e, &op->pre_read);
+	return read_control_copy(job->op->want_pre_read, e, &job->op->pre_read);
 }
 
 int write_job_post_read(struct write_job *job, const struct entry *e)
 {
-	struct backend_op *op = job->op;
+	return read_control_copy(job->op->want_post_read, e, &job->op->post_read);
+}
 
-	if (!op->want_post_read)
-		return LUMEN_OK;
-	entry_free(op->post_read);
-	op->post_read = NULL;
-	return entry_dup(e, &op->post_read);
+int write_job_replace(struct write_job *job, MDB_txn *txn, uint64_t id,
+		      enum database_write_kind kind, const struct entry *before,
+		      const struct entry *after)
+{
+	int rc = entry_store_replace(job->be, txn, id, before, after, job->op->arena,
+				     &job->changes);
+	if (rc == LUMEN_OK)
+		rc = write_job_notify(job, txn, kind, before, after);
+	if (rc == LUMEN_OK)
+		rc = write_job_post_read(job, after);
+	return rc;
 }

@@ -3,6 +3,7 @@
  * (config_memberof.h).
  */
 #include "config_memberof.h"
+#include "config_overlay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +16,6 @@
 #define DN_SYNTAX_OID "1.3.6.1.4.1.1466.115.121.1.12"
 #define NAME_UID_SYNTAX_OID "1.3.6.1.4.1.1466.115.121.1.34"
 
-static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
-		const char *what, const char *value)
-{
-	snprintf(err, errlen, "%s: %s: %s%s%s%s", line->origin, line->words[0], what,
-		 value != NULL ? " \"" : "", value != NULL ? value : "", value != NULL ? "\"" : "");
-	return LUMEN_EMALFORMED;
-}
-
 /* A DN-valued attribute (members may also be Name and Optional UID, as slapd). */
 static int dn_attribute(const struct schema *schema, const struct config_overlay_line *line,
 			bool name_uid, const struct attribute_type **out, char *err, size_t errlen)
@@ -30,10 +23,10 @@ static int dn_attribute(const struct schema *schema, const struct config_overlay
 	const char *name = line->words[1];
 	const struct attribute_type *type = schema_attribute_type(schema, name, strlen(name));
 	if (type == NULL)
-		return fail(line, err, errlen, "unknown attribute", name);
+		return config_overlay_fail(line, err, errlen, "unknown attribute \"%s\"", name);
 	const char *oid = type->syntax != NULL ? type->syntax->oid : "";
 	if (strcmp(oid, DN_SYNTAX_OID) != 0 && !(name_uid && strcmp(oid, NAME_UID_SYNTAX_OID) == 0))
-		return fail(line, err, errlen, "not DN-valued:", name);
+		return config_overlay_fail(line, err, errlen, "not DN-valued: \"%s\"", name);
 	*out = type;
 	return LUMEN_OK;
 }
@@ -44,7 +37,8 @@ static int group_class(const struct schema *schema, const struct config_overlay_
 	const char *name = line->words[1];
 	m->group_oc = schema_object_class(schema, name, strlen(name));
 	return m->group_oc != NULL ? LUMEN_OK
-				   : fail(line, err, errlen, "unknown object class", name);
+				   : config_overlay_fail(line, err, errlen,
+							       "unknown object class \"%s\"", name);
 }
 
 static int dangling(const struct config_overlay_line *line, struct config_memberof *m,
@@ -56,7 +50,8 @@ static int dangling(const struct config_overlay_line *line, struct config_member
 			m->dangling = (enum memberof_dangling)i;
 			return LUMEN_OK;
 		}
-	return fail(line, err, errlen, "expected ignore, drop or error, not", line->words[1]);
+	return config_overlay_fail(line, err, errlen, "expected ignore, drop or error, not \"%s\"",
+				   line->words[1]);
 }
 
 /* A result code by name ("noSuchObject") or number. */
@@ -76,19 +71,15 @@ static int dangling_error(const struct config_overlay_line *line, struct config_
 			m->dangling_error = c;
 			return LUMEN_OK;
 		}
-	return fail(line, err, errlen, "unknown result code", text);
+	return config_overlay_fail(line, err, errlen, "unknown result code \"%s\"", text);
 }
 
 static int boolean(const struct config_overlay_line *line, bool *out, char *err, size_t errlen)
 {
-	static const char *const yes[] = { "true", "on", "yes" }, *const no[] = { "false", "off", "no" };
-	for (size_t i = 0; i < 3; i++) {
-		if (strcasecmp(line->words[1], yes[i]) == 0 || strcasecmp(line->words[1], no[i]) == 0) {
-			*out = strcasecmp(line->words[1], yes[i]) == 0;
-			return LUMEN_OK;
-		}
-	}
-	return fail(line, err, errlen, "expected TRUE or FALSE, not", line->words[1]);
+	if (config_overlay_boolean(line->words[1], out))
+		return LUMEN_OK;
+	return config_overlay_fail(line, err, errlen, "expected TRUE or FALSE, not \"%s\"",
+				   line->words[1]);
 }
 
 static int modifier(const struct config_overlay_line *line, struct config_memberof *m)
@@ -105,13 +96,10 @@ static int apply_line(const struct schema *schema, const struct config_overlay_l
 		      struct config_memberof *m, char *err, size_t errlen)
 {
 	const char *name = line->words[0];
-	if (strncasecmp(name, "memberof-", 9) != 0) {
-		snprintf(err, errlen, "%s: overlay memberof: unknown directive \"%s\"", line->origin,
-			 name);
-		return LUMEN_EMALFORMED;
-	}
+	if (strncasecmp(name, "memberof-", 9) != 0)
+		return config_overlay_unknown("memberof", line, err, errlen);
 	if (line->n_words != 2)
-		return fail(line, err, errlen, "expected one value", NULL);
+		return config_overlay_fail(line, err, errlen, "expected one value");
 	const char *what = name + 9;
 	if (strcasecmp(what, "group-oc") == 0)
 		return group_class(schema, line, m, err, errlen);
@@ -127,8 +115,7 @@ static int apply_line(const struct schema *schema, const struct config_overlay_l
 		return boolean(line, &m->refint, err, errlen);
 	if (strcasecmp(what, "dn") == 0)
 		return modifier(line, m);
-	snprintf(err, errlen, "%s: overlay memberof: unknown directive \"%s\"", line->origin, name);
-	return LUMEN_EMALFORMED;
+	return config_overlay_unknown("memberof", line, err, errlen);
 }
 
 /* The defaults; a schema without them is an error only if nothing replaces them. */

@@ -220,6 +220,25 @@ bool dn_is_within(struct ber_view ndn, struct ber_view suffix)
 	return offset >= 2 && ndn.ptr[offset - 1] == ',' && !is_escaped(ndn.ptr, offset - 1);
 }
 
+bool dn_in_scope(struct ber_view ndn, struct ber_view base, enum ldap_scope scope)
+{
+	struct ber_view rdn, parent;
+	switch (scope) {
+	case LDAP_SCOPE_BASE:
+		return ber_view_eq(ndn, base);
+	case LDAP_SCOPE_ONE:
+		if (ndn.len == 0)
+			return false;
+		dn_split_first(ndn, &rdn, &parent);
+		return ber_view_eq(parent, base);
+	case LDAP_SCOPE_SUBTREE:
+		return dn_is_within(ndn, base);
+	case LDAP_SCOPE_CHILDREN:
+		return dn_is_within(ndn, base) && !ber_view_eq(ndn, base);
+	}
+	return false;
+}
+
 size_t dn_rdn_count(struct ber_view ndn)
 {
 	size_t count = ndn.len > 0 ? 1 : 0;

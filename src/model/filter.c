@@ -240,12 +240,6 @@ int filter_compile(const struct schema *s, const struct ldap_filter *in,
 
 /* ------------------------------------------------------------ evaluation */
 
-/* Outcome of testing one value: matched, not matched, or could not tell. */
-static bool bytes_equal(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /*
  * One evaluation: the entry, where entry values are normalized, who may
  * test what, and the first failure (filter.h: a failure is an error, never
@@ -296,7 +290,7 @@ static bool value_matches(const struct filter_node *node, struct ber_view form)
 	switch (node->type) {
 	case LDAP_FILTER_EQUALITY:
 	case LDAP_FILTER_APPROX:
-		return bytes_equal(form, node->value);
+		return ber_view_eq(form, node->value);
 	case LDAP_FILTER_GREATER_OR_EQUAL:
 		return rule_compare(node->rule, form, node->value) >= 0;
 	case LDAP_FILTER_LESS_OR_EQUAL:
@@ -308,7 +302,7 @@ static bool value_matches(const struct filter_node *node, struct ber_view form)
 	case LDAP_FILTER_EXTENSIBLE:
 		if (node->rule->usage == MATCHING_ORDERING)
 			return rule_compare(node->rule, form, node->value) < 0;
-		return bytes_equal(form, node->value);
+		return ber_view_eq(form, node->value);
 	default:
 		return false;
 	}

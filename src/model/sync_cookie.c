@@ -20,7 +20,7 @@ static bool read_hex(const char *p, size_t n, char *out, unsigned *value)
 {
 	*value = 0;
 	for (size_t i = 0; i < n; i++) {
-		int v = hex_value(p[i]);
+		int v = hex_value((unsigned char)p[i]);
 		if (v < 0)
 			return false;
 		*value = *value * 16 + (unsigned)v;

@@ -28,11 +28,6 @@ struct member_check {
 	bool found;
 };
 
-static bool same_view(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* One member value against the requester, as normalized DNs. */
 static bool member_value_matches(struct member_check *mc, const struct entry_value *v)
 {
@@ -41,7 +36,7 @@ static bool member_value_matches(struct member_check *mc, const struct entry_val
 	    dn_normalize(mc->server->config->schema, (const char *)v->value.ptr, v->value.len,
 			 mc->arena, &ndn) != LUMEN_OK)
 		return false;
-	return same_view(ndn, mc->member_ndn);
+	return ber_view_eq(ndn, mc->member_ndn);
 }
 
 static int check_member(void *arg, const struct entry *e, const struct backend_entry_info *info)
@@ -258,7 +253,7 @@ static bool limit_applies(const struct config_limit *l, struct ber_view ndn)
 	case LIMIT_WHO_USERS:
 		return ndn.len > 0;
 	case LIMIT_WHO_DN_EXACT:
-		return ndn.len > 0 && same_view(ndn, (struct ber_view){
+		return ndn.len > 0 && ber_view_eq(ndn, (struct ber_view){
 				(const uint8_t *)l->ndn, l->ndn_len });
 	case LIMIT_WHO_DN_SUBTREE:
 		return ndn.len > 0 && dn_is_within(ndn, (struct ber_view){

@@ -34,31 +34,16 @@ static const struct access_rule *rule_at(const struct acl_policy *p, size_t i,
 	return i < n_database ? &p->database->rules[i] : &p->global->rules[i - n_database];
 }
 
-static bool view_equal(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* Does ndn stand in `style` relation to the pattern DN? (Not for regex/any.) */
 static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern,
 			     struct ber_view ndn)
 {
-	struct ber_view rdn, parent;
-	switch (style) {
-	case ACCESS_DN_BASE:
-		return view_equal(pattern, ndn);
-	case ACCESS_DN_ONE:
-		if (ndn.len == 0)
-			return false;
-		dn_split_first(ndn, &rdn, &parent);
-		return view_equal(pattern, parent);
-	case ACCESS_DN_SUBTREE:
-		return dn_is_within(ndn, pattern);
-	case ACCESS_DN_CHILDREN:
-		return !view_equal(pattern, ndn) && dn_is_within(ndn, pattern);
-	default:
-		return false;
-	}
+	static const enum ldap_scope scopes[] = {
+		[ACCESS_DN_BASE] = LDAP_SCOPE_BASE, [ACCESS_DN_ONE] = LDAP_SCOPE_ONE,
+		[ACCESS_DN_SUBTREE] = LDAP_SCOPE_SUBTREE, [ACCESS_DN_CHILDREN] = LDAP_SCOPE_CHILDREN,
+	};
+	return style >= ACCESS_DN_BASE && style <= ACCESS_DN_CHILDREN &&
+	       dn_in_scope(ndn, pattern, scopes[style]);
 }
 
 /*
@@ -213,7 +198,7 @@ static bool who_matches(const struct acl_target *t, const struct access_rule *r,
 	case ACCESS_WHO_USERS:
 		return subject.len > 0;
 	case ACCESS_WHO_SELF:
-		return subject.len > 0 && view_equal(subject, t->ndn);
+		return subject.len > 0 && ber_view_eq(subject, t->ndn);
 	case ACCESS_WHO_DN:
 		if (w->dn.style == ACCESS_DN_REGEX)
 			return regex_matches(&w->dn.regex, subject, NULL, 0);
@@ -437,7 +422,7 @@ bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *s
 	struct ber_view old_parent_ndn = parent_of(entry->ndn);
 	if (!may_write_children(policy, subject, old_parent, old_parent_ndn))
 		return false;
-	if (view_equal(old_parent_ndn, new_parent_ndn))
+	if (ber_view_eq(old_parent_ndn, new_parent_ndn))
 		return true;
 	return may_write_children(policy, subject, new_parent, new_parent_ndn);
 }

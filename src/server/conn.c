@@ -187,6 +187,23 @@ void conn_ref(struct conn *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+int conn_resize_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t size)
+{
+	uint8_t *resized = realloc(*buf, size);
+	if (resized == NULL)
+		return LUMEN_ENOMEM;
+	conn_account(c, *cap, size);
+	*buf = resized;
+	*cap = size;
+	return LUMEN_OK;
+}
+
+void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base)
+{
+	if (*cap > base)
+		(void)conn_resize_buffer(c, buf, cap, base);
+}
+
 void conn_free(struct conn *c)
 {
 	conn_free_ops(c);

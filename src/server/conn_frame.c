@@ -44,19 +44,6 @@ static bool memory_room(struct conn *c, size_t more)
 	return false;
 }
 
-/* The input buffer is empty: give a buffer grown for a large PDU back. */
-static void shrink_input(struct conn *c)
-{
-	if (c->in_cap <= CONN_INITIAL_INPUT)
-		return;
-	uint8_t *smaller = realloc(c->in, CONN_INITIAL_INPUT);
-	if (smaller == NULL)
-		return;                     /* keep the larger one; still counted */
-	conn_account(c, c->in_cap, CONN_INITIAL_INPUT);
-	c->in = smaller;
-	c->in_cap = CONN_INITIAL_INPUT;
-}
-
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
 void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 {
@@ -106,7 +93,7 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 	}
 	if (c->in_start == c->in_len) {
 		c->in_start = c->in_len = 0;
-		shrink_input(c);
+		conn_shrink_buffer(c, &c->in, &c->in_cap, CONN_INITIAL_INPUT);
 	}
 }
 
@@ -126,13 +113,7 @@ static int make_input_room(struct conn *c)
 	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
 	if (!memory_room(c, cap - c->in_cap))
 		return LUMEN_EBUSY;
-	uint8_t *bigger = realloc(c->in, cap);
-	if (bigger == NULL)
-		return LUMEN_ENOMEM;
-	conn_account(c, c->in_cap, cap);
-	c->in = bigger;
-	c->in_cap = cap;
-	return LUMEN_OK;
+	return conn_resize_buffer(c, &c->in, &c->in_cap, cap);
 }
 
 /* Read decrypted bytes once. As fill_input. */

@@ -182,6 +182,18 @@ void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Free c (its last reference is gone; lock not held). */
 void conn_free(struct conn *c);
+/*
+ * One of c's buffers (*buf of *cap bytes; lock held) reallocated to size
+ * bytes and counted so. LUMEN_ENOMEM: the buffer and its count are as
+ * they were.
+ */
+int conn_resize_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t size);
+/*
+ * One of c's emptied buffers given back down to base bytes when it grew
+ * past them for a large PDU or response; kept, and still counted, when
+ * the smaller allocation fails.
+ */
+void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base);
 /* May the I/O thread take another operation from c now? */
 bool conn_accepting_ops(const struct conn *c);
 /* I/O thread: make the read event match what the connection can take. */

@@ -39,19 +39,6 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
-/* The output queue is empty: give a buffer grown past its base size back. */
-static void output_drained_locked(struct conn *c)
-{
-	if (c->out_cap <= CONN_BASE_OUTPUT)
-		return;
-	uint8_t *smaller = realloc(c->out, CONN_BASE_OUTPUT);
-	if (smaller == NULL)
-		return;                     /* keep the larger one; still counted */
-	conn_account(c, c->out_cap, CONN_BASE_OUTPUT);
-	c->out = smaller;
-	c->out_cap = CONN_BASE_OUTPUT;
-}
-
 static int append_output(struct conn *c, const uint8_t *data, size_t len)
 {
 	/* writetimeout counts from here until some of it leaves. */
@@ -66,12 +53,8 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
 		while (cap < c->out_len + len)
 			cap *= 2;
-		uint8_t *bigger = realloc(c->out, cap);
-		if (bigger == NULL)
+		if (conn_resize_buffer(c, &c->out, &c->out_cap, cap) != LUMEN_OK)
 			return LUMEN_ENOMEM;
-		conn_account(c, c->out_cap, cap);
-		c->out = bigger;
-		c->out_cap = cap;
 	}
 	memcpy(c->out + c->out_len, data, len);
 	c->out_len += len;
@@ -215,7 +198,7 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	written -= from_queue;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		output_drained_locked(c);
+		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
 	}
 	if (written == len)
 		return LUMEN_OK;
@@ -261,7 +244,7 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	c->out_start += (size_t)w;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		output_drained_locked(c);
+		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
 	}
 	if (w > 0)
 		c->output_since = monotonic_seconds();

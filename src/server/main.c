@@ -205,16 +205,23 @@ static void remove_run_files(const struct config *cfg)
 		unlink(cfg->argsfile);
 }
 
+/* name as a uid or gid number ("" is none). */
+static bool numeric_id(const char *name, unsigned long *out)
+{
+	char *end = NULL;
+	*out = strtoul(name, &end, 10);
+	return name[0] != '\0' && *end == '\0';
+}
+
 /* A user or group by name or number. LUMEN_ENOTFOUND. */
 static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
 {
 	const struct passwd *pw = getpwnam(name);
-	char *end = NULL;
-	if (pw == NULL) {
-		unsigned long n = strtoul(name, &end, 10);
-		if (name[0] == '\0' || *end != '\0' || (pw = getpwuid((uid_t)n)) == NULL)
-			return LUMEN_ENOTFOUND;
-	}
+	unsigned long n;
+	if (pw == NULL && numeric_id(name, &n))
+		pw = getpwuid((uid_t)n);
+	if (pw == NULL)
+		return LUMEN_ENOTFOUND;
 	*uid = pw->pw_uid;
 	*gid = pw->pw_gid;
 	return LUMEN_OK;
@@ -223,12 +230,11 @@ static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
 static int lookup_group(const char *name, gid_t *gid)
 {
 	const struct group *gr = getgrnam(name);
-	char *end = NULL;
-	if (gr == NULL) {
-		unsigned long n = strtoul(name, &end, 10);
-		if (name[0] == '\0' || *end != '\0' || (gr = getgrgid((gid_t)n)) == NULL)
-			return LUMEN_ENOTFOUND;
-	}
+	unsigned long n;
+	if (gr == NULL && numeric_id(name, &n))
+		gr = getgrgid((gid_t)n);
+	if (gr == NULL)
+		return LUMEN_ENOTFOUND;
 	*gid = gr->gr_gid;
 	return LUMEN_OK;
 }

@@ -42,8 +42,7 @@ struct memdb_run {
 	uint64_t ordinal;               /* of the entry at hand, in scope */
 	uint64_t after;                 /* paging and resume: skip up to here */
 	uint64_t sent_before, sent, last_sent;
-	bool has_deadline;
-	struct timespec deadline;
+	struct database_clock clock;
 	/* fetch */
 	backend_entry_fn fn;
 	void *fn_ctx;
@@ -57,30 +56,6 @@ static void result(struct backend_op *op, int code, const char *diagnostic)
 	op->diagnostic = diagnostic;
 }
 
-static bool same_view(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-static bool in_scope(const struct memdb_walk *w, struct ber_view ndn)
-{
-	struct ber_view rdn, parent;
-	switch (w->scope) {
-	case LDAP_SCOPE_BASE:
-		return same_view(ndn, w->base_ndn);
-	case LDAP_SCOPE_ONE:
-		if (ndn.len == 0)
-			return false;
-		dn_split_first(ndn, &rdn, &parent);
-		return same_view(parent, w->base_ndn);
-	case LDAP_SCOPE_SUBTREE:
-		return dn_is_within(ndn, w->base_ndn);
-	case LDAP_SCOPE_CHILDREN:
-		return dn_is_within(ndn, w->base_ndn) && !same_view(ndn, w->base_ndn);
-	}
-	return false;
-}
-
 static bool abandoned(const struct backend_op *op)
 {
 	return op->abandoned != NULL && __atomic_load_n(op->abandoned, __ATOMIC_RELAXED);
@@ -89,7 +64,7 @@ static bool abandoned(const struct backend_op *op)
 int memdb_emit(struct memdb_walk *walk, const struct entry *e)
 {
 	struct memdb_run *r = (struct memdb_run *)walk;
-	if (!in_scope(walk, e->ndn))
+	if (!dn_in_scope(e->ndn, walk->base_ndn, walk->scope))
 		return LUMEN_OK;
 	if (abandoned(r->op)) {
 		result(r->op, LDAP_OTHER, "abandoned");
@@ -185,45 +160,14 @@ static bool read_position(struct memdb_run *r)
 	return true;
 }
 
-/* The rootdn escapes the configured limits, not its request's (backend.h). */
-static void start_clock(struct memdb_run *r)
-{
-	const struct backend_search_resume *res = &r->s->resume;
-	long limit = r->op->is_root ? r->op->request_time_limit : r->op->time_limit;
-	if (res->active) {
-		r->has_deadline = res->has_deadline;
-		r->deadline = res->deadline;
-	} else if (limit > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &r->deadline);
-		r->deadline.tv_sec += limit;
-		r->has_deadline = true;
-	}
-}
-
-static bool out_of_time(const struct memdb_run *r)
-{
-	struct timespec now;
-	if (!r->has_deadline)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > r->deadline.tv_sec ||
-	       (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec);
-}
-
-static bool size_reached(const struct memdb_run *r)
-{
-	long limit = r->op->is_root ? r->op->request_size_limit : r->op->size_limit;
-	return limit > 0 && r->sent_before + r->sent >= (uint64_t)limit;
-}
-
 /* The limits and the page, before a matching entry goes out. */
 static bool may_send(struct memdb_run *r)
 {
-	if (out_of_time(r)) {
+	if (database_clock_expired(&r->clock)) {
 		result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 		return false;
 	}
-	if (size_reached(r)) {
+	if (database_size_reached(r->op, r->sent_before + r->sent)) {
 		result(r->op, LDAP_SIZE_LIMIT_EXCEEDED, NULL);
 		return false;
 	}
@@ -260,7 +204,7 @@ static int take_search(struct memdb_run *r, const struct entry *e)
 		return LUMEN_OK;
 	r->s->resume = (struct backend_search_resume){
 		.active = true, .after_id = r->last_sent, .sent = r->sent,
-		.has_deadline = r->has_deadline, .deadline = r->deadline,
+		.has_deadline = r->clock.has_deadline, .deadline = r->clock.deadline,
 	};
 	r->s->paused = true;
 	return MEMDB_STOP;
@@ -320,7 +264,7 @@ static int memdb_search(struct database *db, struct backend_op *op, struct backe
 	} else if (!read_position(&r)) {
 		result(op, LDAP_UNWILLING_TO_PERFORM, "paged results cookie is invalid");
 	} else if (!s->paged || s->page_size > 0) {
-		start_clock(&r);
+		database_clock_start(&r.clock, r.op, r.s);
 		rc = run_build(&r);
 	}
 	arena_free(&r.scratch);
@@ -449,56 +393,7 @@ static int memdb_compare(struct database *db, struct backend_op *op, struct ber_
 	return rc;
 }
 
-/* ------------------------------------------------------------- writes */
-
-static int refuse(struct backend_op *op)
-{
-	op->matched_dn = (struct ber_view){ NULL, 0 };
-	result(op, LDAP_UNWILLING_TO_PERFORM, "the server's own entries cannot be changed");
-	return LUMEN_OK;
-}
-
-static int memdb_add(struct database *db, struct backend_op *op, struct ber_view dn,
-		     struct ber_view ndn, const struct ldap_attribute *attributes, size_t n)
-{
-	(void)db, (void)dn, (void)ndn, (void)attributes, (void)n;
-	return refuse(op);
-}
-
-static int memdb_delete(struct database *db, struct backend_op *op, struct ber_view ndn)
-{
-	(void)db, (void)ndn;
-	return refuse(op);
-}
-
-static int memdb_modify(struct database *db, struct backend_op *op, struct ber_view ndn,
-			const struct ldap_change *changes, size_t n)
-{
-	(void)db, (void)ndn, (void)changes, (void)n;
-	return refuse(op);
-}
-
-static int memdb_modrdn(struct database *db, struct backend_op *op, struct ber_view ndn,
-			struct ber_view new_rdn, bool delete_old_rdn, bool has_new_superior,
-			struct ber_view new_superior_ndn)
-{
-	(void)db, (void)ndn, (void)new_rdn, (void)delete_old_rdn, (void)has_new_superior,
-		(void)new_superior_ndn;
-	return refuse(op);
-}
-
 /* -------------------------------------------------------------- table */
-
-static void memdb_figures(struct database *db, struct database_figures *out)
-{
-	(void)db, (void)out;   /* no storage, no caches */
-}
-
-static size_t memdb_unbuilt_indexes(struct database *db, const char **names, size_t max)
-{
-	(void)db, (void)names, (void)max;
-	return 0;
-}
 
 static void memdb_close(struct database *db)
 {
@@ -509,13 +404,7 @@ static const struct database_ops memdb_ops = {
 	.search = memdb_search,
 	.fetch = memdb_fetch,
 	.compare = memdb_compare,
-	.add = memdb_add,
-	.delete = memdb_delete,
-	.modify = memdb_modify,
-	.modrdn = memdb_modrdn,
-	.figures = memdb_figures,
-	.unbuilt_indexes = memdb_unbuilt_indexes,
-	.close = memdb_close,
+	.close = memdb_close,     /* read-only, no storage, no indexes */
 };
 
 int memdb_open(const struct schema *schema, const struct memdb_source *src,

@@ -15,32 +15,10 @@
 
 /* ---------------------------------------------------------------- scope */
 
-static bool view_eq(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-static bool in_scope(const struct monitor_walk *w, struct ber_view ndn)
-{
-	struct ber_view rdn, parent;
-	switch (w->scope) {
-	case LDAP_SCOPE_BASE:
-		return view_eq(ndn, w->base);
-	case LDAP_SCOPE_ONE:
-		dn_split_first(ndn, &rdn, &parent);
-		return view_eq(parent, w->base);
-	case LDAP_SCOPE_SUBTREE:
-		return dn_is_within(ndn, w->base);
-	case LDAP_SCOPE_CHILDREN:
-		return dn_is_within(ndn, w->base) && !view_eq(ndn, w->base);
-	}
-	return false;
-}
-
 /* May a child of ndn be within the scope (or lead to the base)? */
 static bool children_reachable(const struct monitor_walk *w, struct ber_view ndn)
 {
-	if (view_eq(ndn, w->base))
+	if (ber_view_eq(ndn, w->base))
 		return w->scope != LDAP_SCOPE_BASE;
 	if (dn_is_within(w->base, ndn))
 		return true;            /* the base lies further down this branch */
@@ -66,9 +44,9 @@ int monitor_node_open(struct monitor_walk *w, struct monitor_node *node, const c
 	int rc = entry_create(w->src->schema, dn, (struct ber_view){ NULL, 0 }, &node->entry);
 	if (rc != LUMEN_OK)
 		return rc;
-	if (view_eq(node->entry->ndn, w->base))
+	if (ber_view_eq(node->entry->ndn, w->base))
 		w->base_found = true;
-	node->emit = in_scope(w, node->entry->ndn);
+	node->emit = dn_in_scope(node->entry->ndn, w->base, w->scope);
 	node->descend = has_children && children_reachable(w, node->entry->ndn);
 	monitor_node_text(node, "objectClass", object_class);
 	monitor_node_text(node, "cn", cn);

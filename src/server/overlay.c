@@ -45,6 +45,7 @@ struct overlay_instance {
 struct overlay_chain {
 	struct database database;          /* what the server calls */
 	struct database *below;
+	struct arena memory;               /* the overlays' configuration */
 	struct overlay_instance *overlays;
 	size_t n_overlays;
 	struct database_write_hook hook;   /* NULL on_write: no overlay acts on writes */
@@ -71,31 +72,6 @@ int overlay_add_response_control(struct backend_op *op, const struct ldap_contro
 	op->response_controls = grown;
 	op->n_response_controls = n + 1;
 	return LUMEN_OK;
-}
-
-static bool names_type(const char *name, const struct attribute_type *type)
-{
-	if (strcasecmp(name, type->oid) == 0)
-		return true;
-	for (size_t i = 0; i < type->n_names; i++)
-		if (strcasecmp(name, type->names[i]) == 0)
-			return true;
-	return false;
-}
-
-bool overlay_setup_has_equality_index(const struct overlay_setup *setup,
-				      const struct attribute_type *type)
-{
-	const struct config_database *db = setup->database;
-	for (size_t i = 0; i < db->n_indexes; i++) {
-		const struct config_index *ix = &db->indexes[i];
-		if ((ix->kinds & INDEX_KIND_EQUALITY) == 0)
-			continue;
-		for (size_t j = 0; j < ix->n_attributes; j++)
-			if (names_type(ix->attributes[j], type))
-				return true;
-	}
-	return false;
 }
 
 int overlay_check_modules(const struct config *config, char *err, size_t errlen)
@@ -373,14 +349,18 @@ static int create_one(const struct overlay_setup *setup, struct overlay_instance
 		return LUMEN_EMALFORMED;
 	}
 	out->type = type;
-	return type->create(setup, &out->state, err, errlen);
+	if (type->create != NULL)
+		return type->create(setup, &out->state, err, errlen);
+	return overlay_config_create(type, setup, &out->state, err, errlen);
 }
 
 static struct overlay_chain *chain_alloc(size_t n)
 {
 	struct overlay_chain *chain = calloc(1, sizeof(*chain));
-	if (chain != NULL)
+	if (chain != NULL) {
+		arena_init(&chain->memory, 0);
 		chain->overlays = calloc(n, sizeof(*chain->overlays));
+	}
 	if (chain != NULL && chain->overlays == NULL) {
 		free(chain);
 		return NULL;
@@ -430,7 +410,8 @@ int overlay_chain_create(const struct schema *schema, const struct config_databa
 		struct overlay_setup setup = { .schema = schema, .database = config,
 					       .overlay = &config->overlays[i],
 					       .password_hash = password_hash,
-					       .server_id = server_id };
+					       .server_id = server_id,
+					       .memory = &chain->memory };
 		rc = create_one(&setup, &made, err, errlen);
 		if (rc == LUMEN_OK)
 			take(chain, made.type, made.state);
@@ -459,6 +440,7 @@ void overlay_chain_free(struct overlay_chain *chain)
 	for (size_t i = 0; i < chain->n_overlays; i++)
 		if (chain->overlays[i].type->destroy != NULL)
 			chain->overlays[i].type->destroy(chain->overlays[i].state);
+	arena_free(&chain->memory);
 	free(chain->overlays);
 	free(chain);
 }

@@ -16,7 +16,6 @@
  */
 #include "overlay.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,53 +30,30 @@ struct lastbind {
 	long precision;                    /* seconds */
 };
 
-static int apply_line(struct lastbind *lb, const struct config_overlay_line *line, char *err,
-		      size_t errlen)
+static int apply_line(void *state, const struct overlay_setup *setup,
+		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
+	struct lastbind *lb = state;
 	const char *name = line->words[0];
+	(void)setup;
 	if (strcasecmp(name, "lastbind-precision") == 0) {
-		if (line->n_words != 2 || !overlay_parse_seconds(line->words[1], &lb->precision)) {
-			snprintf(err, errlen, "%s: lastbind-precision: expected "
-				 "\"lastbind-precision <seconds>\"", line->origin);
-			return LUMEN_EMALFORMED;
-		}
+		if (line->n_words != 2 || !overlay_parse_seconds(line->words[1], &lb->precision))
+			return config_overlay_fail(line, err, errlen,
+						   "expected \"lastbind-precision <seconds>\"");
 		return LUMEN_OK;
 	}
 	if (strcasecmp(name, "lastbind_forward_updates") == 0 && line->n_words <= 2)
 		return LUMEN_OK;
-	snprintf(err, errlen, "%s: overlay lastbind: unknown directive \"%s\"", line->origin,
-		 name);
-	return LUMEN_EMALFORMED;
+	return config_overlay_unknown("lastbind", line, err, errlen);
 }
 
-static int lastbind_create(const struct overlay_setup *setup, void **state, char *err,
-			   size_t errlen)
+static int lastbind_prepare(void *state, const struct overlay_setup *setup, char *err,
+			    size_t errlen)
 {
-	struct lastbind *lb = calloc(1, sizeof(*lb));
-	if (lb == NULL) {
-		snprintf(err, errlen, "%s: overlay lastbind: out of memory", setup->overlay->origin);
-		return LUMEN_ENOMEM;
-	}
-	lb->auth_timestamp = schema_attribute_type(setup->schema, "authTimestamp", 13);
-	int rc = LUMEN_OK;
-	if (lb->auth_timestamp == NULL) {
-		snprintf(err, errlen, "%s: overlay lastbind: the schema has no authTimestamp",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(lb, &setup->overlay->lines[i], err, errlen);
-	if (rc != LUMEN_OK) {
-		free(lb);
-		return rc;
-	}
-	*state = lb;
-	return LUMEN_OK;
-}
-
-static void lastbind_destroy(void *state)
-{
-	free(state);
+	struct lastbind *lb = state;
+	lb->auth_timestamp = overlay_config_attribute(&overlay_lastbind, setup, "authTimestamp",
+						      err, errlen);
+	return lb->auth_timestamp != NULL ? LUMEN_OK : LUMEN_EMALFORMED;
 }
 
 /* Is the stored authTimestamp younger than the precision? */
@@ -108,7 +84,7 @@ static void lastbind_after(void *state, struct overlay_request *req)
 
 const struct overlay_type overlay_lastbind = {
 	.name = "lastbind",
-	.create = lastbind_create,
-	.destroy = lastbind_destroy,
+	.steps = { sizeof(struct lastbind), lastbind_prepare, apply_line },
+	.destroy = free,
 	.bind_after = lastbind_after,
 };

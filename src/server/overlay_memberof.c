@@ -49,7 +49,6 @@
 struct memberof {
 	struct config_memberof c;
 	struct ber_view modifier_ndn;      /* empty: the requester */
-	struct arena memory;
 };
 
 /* ------------------------------------------------------------- configure */
@@ -60,49 +59,34 @@ static void memberof_destroy(void *state)
 	if (m == NULL)
 		return;
 	config_memberof_free(&m->c);
-	arena_free(&m->memory);
 	free(m);
 }
 
-static bool has_equality_index(const struct overlay_setup *setup,
-			       const struct attribute_type *type)
+/* The settings, and the modifiersName of the members' edits (memberof-dn,
+ * else the requester). */
+static int memberof_prepare(void *state, const struct overlay_setup *setup, char *err,
+			    size_t errlen)
 {
-	const struct config_database *db = setup->database;
-	for (size_t i = 0; i < db->n_indexes; i++)
-		for (size_t k = 0; k < db->indexes[i].n_attributes; k++) {
-			const char *name = db->indexes[i].attributes[k];
-			if ((db->indexes[i].kinds & INDEX_KIND_EQUALITY) != 0 &&
-			    schema_attribute_type(setup->schema, name, strlen(name)) == type)
-				return true;
-		}
-	return false;
-}
-
-static int memberof_create(const struct overlay_setup *setup, void **state, char *err,
-			   size_t errlen)
-{
-	struct memberof *m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return LUMEN_ENOMEM;
-	arena_init(&m->memory, 4096);
+	struct memberof *m = state;
 	int rc = config_memberof_parse(setup->schema, setup->database, setup->overlay, &m->c, err,
 				       errlen);
-	const char *dn = rc == LUMEN_OK ? m->c.modifier_dn : NULL;
-	if (dn != NULL &&
-	    dn_normalize(setup->schema, dn, strlen(dn), &m->memory, &m->modifier_ndn) != LUMEN_OK) {
-		snprintf(err, errlen, "%s: overlay memberof: memberof-dn: expected a DN, not \"%s\"",
-			 setup->overlay->origin, dn);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc != LUMEN_OK) {
-		memberof_destroy(m);
+	const char *dn = m->c.modifier_dn;
+	if (rc != LUMEN_OK || dn == NULL ||
+	    dn_normalize(setup->schema, dn, strlen(dn), setup->memory, &m->modifier_ndn) == LUMEN_OK)
 		return rc;
-	}
-	if (!has_equality_index(setup, m->c.member_ad))
+	return overlay_config_fail(&overlay_memberof, setup, err, errlen,
+				   "memberof-dn: expected a DN, not \"%s\"", dn);
+}
+
+static int memberof_check(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
+{
+	const struct memberof *m = state;
+	(void)err, (void)errlen;
+	if (!overlay_setup_has_equality_index(setup, m->c.member_ad))
 		log_printf(0, "%s: overlay memberof: no \"index %s eq\": every add reads the whole "
 			   "database to find the groups naming the new entry",
 			   setup->overlay->origin, attribute_type_name(m->c.member_ad));
-	*state = m;
 	return LUMEN_OK;
 }
 
@@ -163,11 +147,6 @@ static bool is_group(const struct memberof *m, const struct entry *e)
 	return e != NULL && entry_is_instance_of(e, m->c.group_oc);
 }
 
-static bool same_view(struct ber_view a, struct ber_view b)
-{
-	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* True if e holds the normalized DN in type (any option variant). */
 static bool names(const struct entry *e, const struct attribute_type *type, struct ber_view ndn)
 {
@@ -193,16 +172,11 @@ struct group_change {
 static int note_dangling(struct group_change *g, struct ber_view value)
 {
 	struct ber_value_list *l = &g->dangling;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct ber_view *grown = arena_alloc(g->arena, cap * sizeof(*grown));
-		if (grown == NULL)
-			return LUMEN_ENOMEM;
-		if (l->n > 0)
-			memcpy(grown, l->values, l->n * sizeof(*grown));
-		l->values = grown;
-		l->cap = cap;
-	}
+	struct ber_view *values = arena_reserve(g->arena, l->values, l->n, &l->cap, l->n + 1,
+						sizeof(*values), 8);
+	if (values == NULL)
+		return LUMEN_ENOMEM;
+	l->values = values;
 	l->values[l->n++] = value;
 	return LUMEN_OK;
 }
@@ -214,7 +188,7 @@ static int member_left(struct group_change *g, struct database_txn *txn,
 	struct member_change c = { .memberof = g->m->c.memberof_ad,
 				   .remove_ndn = g->before->ndn };
 	if (names(g->after, g->m->c.member_ad, v->normalized)) {
-		if (same_view(g->before->ndn, g->after->ndn))
+		if (ber_view_eq(g->before->ndn, g->after->ndn))
 			return LUMEN_OK;   /* still a member of the same group */
 		c.add_dn = g->after->dn;
 	}
@@ -318,7 +292,7 @@ static int adopt(const struct memberof *m, struct database_txn *txn,
 	struct overlay_dn_list groups = { .arena = op->arena, .only = m->c.group_oc };
 	int rc = ops->find_equal(txn, m->c.member_ad, added->ndn, overlay_collect, &groups);
 	for (size_t i = 0; i < groups.n && rc == LUMEN_OK; i++) {
-		struct member_change c = { .memberof = m->c.memberof_ad, .add_dn = groups.dn[i] };
+		struct member_change c = { .memberof = m->c.memberof_ad, .add_dn = groups.dns[i].dn };
 		rc = edit_member(m, txn, ops, added->ndn, &c);
 	}
 	return rc;
@@ -326,7 +300,7 @@ static int adopt(const struct memberof *m, struct database_txn *txn,
 
 static bool renamed(const struct database_write *w)
 {
-	return w->kind == DATABASE_WRITE_MODRDN && !same_view(w->before->ndn, w->after->ndn);
+	return w->kind == DATABASE_WRITE_MODRDN && !ber_view_eq(w->before->ndn, w->after->ndn);
 }
 
 static int memberof_on_write(void *state, struct database_txn *txn,
@@ -351,7 +325,7 @@ static int memberof_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_memberof = {
 	.name = "memberof",
-	.create = memberof_create,
+	.steps = { sizeof(struct memberof), memberof_prepare, NULL, memberof_check },
 	.destroy = memberof_destroy,
 	.on_write = memberof_on_write,
 };

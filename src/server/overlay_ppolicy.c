@@ -70,105 +70,51 @@ struct ppolicy_overlay {
 	struct ber_view default_ndn;       /* empty: none */
 	bool use_lockout, hash_cleartext;
 	const char *password_hash;         /* the configured scheme (borrowed) */
-	struct arena memory;               /* default_ndn */
 };
 
 /* ------------------------------------------------------------- configure */
 
-static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
-		const char *what)
-{
-	snprintf(err, errlen, "%s: %s: %s", line->origin, line->words[0], what);
-	return LUMEN_EMALFORMED;
-}
-
-static int set_default(struct ppolicy_overlay *pp, const struct overlay_setup *setup,
-		       const struct config_overlay_line *line, char *err, size_t errlen)
-{
-	if (line->n_words != 2)
-		return fail(line, err, errlen, "expected \"ppolicy_default <DN>\"");
-	const char *dn = line->words[1];
-	int rc = dn_normalize(setup->schema, dn, strlen(dn), &pp->memory, &pp->default_ndn);
-	if (rc == LUMEN_ENOMEM)
-		return rc;
-	return rc == LUMEN_OK ? LUMEN_OK : fail(line, err, errlen, "expected a DN");
-}
-
-static int apply_line(struct ppolicy_overlay *pp, const struct overlay_setup *setup,
+static int apply_line(void *state, const struct overlay_setup *setup,
 		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	static const char *const switches[] = {
 		"ppolicy_use_lockout", "ppolicy_hash_cleartext", "ppolicy_forward_updates",
 	};
+	struct ppolicy_overlay *pp = state;
 	bool *targets[] = { &pp->use_lockout, &pp->hash_cleartext, NULL };
 	const char *name = line->words[0];
 	if (strcasecmp(name, "ppolicy_default") == 0)
-		return set_default(pp, setup, line, err, errlen);
+		return overlay_config_dn(setup, line, "ppolicy_default <DN>", &pp->default_ndn, err,
+					 errlen);
 	for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
 		if (strcasecmp(name, switches[i]) != 0)
 			continue;
 		if (line->n_words != 1)
-			return fail(line, err, errlen, "takes no argument");
+			return config_overlay_fail(line, err, errlen, "takes no argument");
 		if (targets[i] != NULL)
 			*targets[i] = true;
 		return LUMEN_OK;
 	}
-	snprintf(err, errlen, "%s: overlay ppolicy: unknown directive \"%s\"", line->origin,
-		 name);
-	return LUMEN_EMALFORMED;
+	return config_overlay_unknown("ppolicy", line, err, errlen);
 }
 
-static void ppolicy_destroy(void *state)
+/* The schema's types and class, the defaults. */
+static int ppolicy_prepare(void *state, const struct overlay_setup *setup, char *err,
+			   size_t errlen)
 {
 	struct ppolicy_overlay *pp = state;
-	if (pp == NULL)
-		return;
-	arena_free(&pp->memory);
-	free(pp);
-}
-
-static int find_types(struct ppolicy_overlay *pp, const struct overlay_setup *setup,
-		      char *err, size_t errlen)
-{
-	for (size_t i = 0; i < A_COUNT; i++) {
-		pp->types[i] = schema_attribute_type(setup->schema, attr_names[i],
-						     strlen(attr_names[i]));
-		if (pp->types[i] == NULL) {
-			snprintf(err, errlen, "%s: overlay ppolicy: the schema has no %s",
-				 setup->overlay->origin, attr_names[i]);
-			return LUMEN_EMALFORMED;
-		}
-	}
-	pp->policy_class = schema_object_class(setup->schema, "pwdPolicy", 9);
-	if (pp->policy_class == NULL) {
-		snprintf(err, errlen, "%s: overlay ppolicy: the schema has no pwdPolicy",
-			 setup->overlay->origin);
-		return LUMEN_EMALFORMED;
-	}
-	return LUMEN_OK;
-}
-
-static int ppolicy_create(const struct overlay_setup *setup, void **state, char *err,
-			  size_t errlen)
-{
-	struct ppolicy_overlay *pp = calloc(1, sizeof(*pp));
-	if (pp == NULL) {
-		snprintf(err, errlen, "%s: overlay ppolicy: out of memory", setup->overlay->origin);
-		return LUMEN_ENOMEM;
-	}
-	arena_init(&pp->memory, 4096);
 	pp->schema = setup->schema;
 	pp->password_hash = setup->password_hash != NULL ? setup->password_hash : "{SSHA512}";
-	int rc = find_types(pp, setup, err, errlen);
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(pp, setup, &setup->overlay->lines[i], err, errlen);
-	if (rc == LUMEN_ENOMEM)
-		snprintf(err, errlen, "%s: overlay ppolicy: out of memory", setup->overlay->origin);
-	if (rc != LUMEN_OK) {
-		ppolicy_destroy(pp);
-		return rc;
+	for (size_t i = 0; i < A_COUNT; i++) {
+		pp->types[i] = overlay_config_attribute(&overlay_ppolicy, setup, attr_names[i], err,
+							errlen);
+		if (pp->types[i] == NULL)
+			return LUMEN_EMALFORMED;
 	}
-	*state = pp;
+	pp->policy_class = schema_object_class(setup->schema, "pwdPolicy", 9);
+	if (pp->policy_class == NULL)
+		return overlay_config_fail(&overlay_ppolicy, setup, err, errlen,
+					   "the schema has no pwdPolicy");
 	return LUMEN_OK;
 }
 
@@ -737,8 +683,8 @@ static int ppolicy_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_ppolicy = {
 	.name = "ppolicy",
-	.create = ppolicy_create,
-	.destroy = ppolicy_destroy,
+	.steps = { sizeof(struct ppolicy_overlay), ppolicy_prepare, apply_line },
+	.destroy = free,
 	.before = ppolicy_before,
 	.on_write = ppolicy_on_write,
 	.bind_before = ppolicy_bind_before,

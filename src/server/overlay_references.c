@@ -12,23 +12,6 @@
 #include "log.h"
 #include "lumen_error.h"
 
-static int grow(struct overlay_dn_list *l)
-{
-	size_t cap = l->cap ? 2 * l->cap : 16;
-	struct ber_view *dn = arena_alloc(l->arena, cap * sizeof(*dn));
-	struct ber_view *ndn = arena_alloc(l->arena, cap * sizeof(*ndn));
-	if (dn == NULL || ndn == NULL)
-		return LUMEN_ENOMEM;
-	if (l->n > 0) {
-		memcpy(dn, l->dn, l->n * sizeof(*dn));
-		memcpy(ndn, l->ndn, l->n * sizeof(*ndn));
-	}
-	l->dn = dn;
-	l->ndn = ndn;
-	l->cap = cap;
-	return LUMEN_OK;
-}
-
 static int copy_view(struct arena *arena, struct ber_view in, struct ber_view *out)
 {
 	uint8_t *bytes = arena_memdup(arena, in.ptr, in.len);
@@ -43,11 +26,14 @@ int overlay_collect(void *ctx, const struct entry *e)
 	struct overlay_dn_list *l = ctx;
 	if (l->only != NULL && !entry_is_instance_of(e, l->only))
 		return LUMEN_OK;
-	int rc = l->n == l->cap ? grow(l) : LUMEN_OK;
+	struct overlay_dn *dns = arena_reserve(l->arena, l->dns, l->n, &l->cap, l->n + 1,
+					       sizeof(*dns), 16);
+	if (dns == NULL)
+		return LUMEN_ENOMEM;
+	l->dns = dns;
+	int rc = copy_view(l->arena, e->dn, &l->dns[l->n].dn);
 	if (rc == LUMEN_OK)
-		rc = copy_view(l->arena, e->dn, &l->dn[l->n]);
-	if (rc == LUMEN_OK)
-		rc = copy_view(l->arena, e->ndn, &l->ndn[l->n]);
+		rc = copy_view(l->arena, e->ndn, &l->dns[l->n].ndn);
 	if (rc == LUMEN_OK)
 		l->n++;
 	return rc;
@@ -96,7 +82,7 @@ int overlay_rewrite_references(struct database_txn *txn, const struct database_t
 	struct overlay_dn_list referrers = { .arena = arena, .only = rw->only };
 	int rc = ops->find_equal(txn, rw->type, rw->old_ndn, overlay_collect, &referrers);
 	for (size_t i = 0; i < referrers.n && rc == LUMEN_OK; i++) {
-		struct ber_view ndn = referrers.ndn[i];
+		struct ber_view ndn = referrers.dns[i].ndn;
 		rc = ops->edit(txn, ndn, rw->modifier_ndn, rewrite_entry, (void *)rw);
 		if (rc == LUMEN_ESCHEMA) {
 			log_printf(0, "%s: \"%.*s\" keeps its %s value \"%.*s\": removing it "

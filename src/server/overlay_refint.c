@@ -25,7 +25,6 @@
  */
 #include "overlay.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -41,36 +40,27 @@
 struct refint {
 	const struct attribute_type *attributes[REFINT_MAX_ATTRIBUTES];
 	size_t n_attributes;
-	char *nothing;                 /* user form; NULL = none */
-	struct ber_view modifier_ndn;  /* normalized; bytes in memory */
-	struct arena memory;           /* normalized DNs */
+	const char *nothing;           /* user form; NULL = none */
+	struct ber_view modifier_ndn;  /* normalized */
 };
 
 /* ------------------------------------------------------------- configure */
-
-static int fail(const struct config_overlay_line *line, char *err, size_t errlen,
-		const char *what)
-{
-	snprintf(err, errlen, "%s: %s: %s", line->origin, line->words[0], what);
-	return LUMEN_EMALFORMED;
-}
 
 static int add_attributes(struct refint *r, const struct overlay_setup *setup,
 			  const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	if (line->n_words < 2)
-		return fail(line, err, errlen, "expected \"refint_attributes <attr> [...]\"");
+		return config_overlay_fail(line, err, errlen,
+					   "expected \"refint_attributes <attr> [...]\"");
 	for (size_t i = 1; i < line->n_words; i++) {
 		const char *name = line->words[i];
 		const struct attribute_type *type =
 			schema_attribute_type(setup->schema, name, strlen(name));
-		if (type == NULL) {
-			snprintf(err, errlen, "%s: refint_attributes: unknown attribute \"%s\"",
-				 line->origin, name);
-			return LUMEN_EMALFORMED;
-		}
+		if (type == NULL)
+			return config_overlay_fail(line, err, errlen, "unknown attribute \"%s\"",
+						   name);
 		if (r->n_attributes == REFINT_MAX_ATTRIBUTES)
-			return fail(line, err, errlen, "too many attributes");
+			return config_overlay_fail(line, err, errlen, "too many attributes");
 		if (!overlay_setup_has_equality_index(setup, type))
 			log_printf(0, "%s: refint_attributes: %s has no equality index: every "
 				   "delete and rename will read the whole database (add \"index %s "
@@ -80,81 +70,40 @@ static int add_attributes(struct refint *r, const struct overlay_setup *setup,
 	return LUMEN_OK;
 }
 
-static int set_modifier(struct refint *r, const struct overlay_setup *setup, const char *dn,
-			const struct config_overlay_line *line, char *err, size_t errlen)
-{
-	int rc = dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &r->modifier_ndn);
-	if (rc == LUMEN_ENOMEM)
-		return rc;
-	if (rc != LUMEN_OK && line != NULL)
-		return fail(line, err, errlen, "expected a DN");
-	return rc;
-}
-
 static int set_nothing(struct refint *r, const struct overlay_setup *setup,
 		       const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	struct ber_view ndn;
-	const char *dn = line->words[1];
-	if (line->n_words != 2)
-		return fail(line, err, errlen, "expected \"refint_nothing <DN>\"");
-	if (dn_normalize(setup->schema, dn, strlen(dn), &r->memory, &ndn) != LUMEN_OK)
-		return fail(line, err, errlen, "expected a DN");
-	free(r->nothing);
-	r->nothing = strdup(dn);
+	int rc = overlay_config_dn(setup, line, "refint_nothing <DN>", &ndn, err, errlen);
+	if (rc != LUMEN_OK)
+		return rc;
+	r->nothing = arena_strndup(setup->memory, line->words[1], strlen(line->words[1]));
 	return r->nothing != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
-static int apply_line(struct refint *r, const struct overlay_setup *setup,
+static int apply_line(void *state, const struct overlay_setup *setup,
 		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
+	struct refint *r = state;
 	const char *name = line->words[0];
 	if (strcasecmp(name, "refint_attributes") == 0)
 		return add_attributes(r, setup, line, err, errlen);
 	if (strcasecmp(name, "refint_nothing") == 0)
 		return set_nothing(r, setup, line, err, errlen);
-	if (strcasecmp(name, "refint_modifiersName") == 0) {
-		if (line->n_words != 2)
-			return fail(line, err, errlen, "expected \"refint_modifiersName <DN>\"");
-		return set_modifier(r, setup, line->words[1], line, err, errlen);
-	}
-	snprintf(err, errlen, "%s: overlay refint: unknown directive \"%s\"", line->origin, name);
-	return LUMEN_EMALFORMED;
+	if (strcasecmp(name, "refint_modifiersName") == 0)
+		return overlay_config_dn(setup, line, "refint_modifiersName <DN>", &r->modifier_ndn,
+					 err, errlen);
+	return config_overlay_unknown("refint", line, err, errlen);
 }
 
-static void refint_destroy(void *state)
+static int refint_prepare(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
 {
+	static const char modifier[] = REFINT_DEFAULT_MODIFIER;
 	struct refint *r = state;
-	if (r == NULL)
-		return;
-	free(r->nothing);
-	arena_free(&r->memory);
-	free(r);
-}
-
-static int refint_create(const struct overlay_setup *setup, void **state, char *err,
-			 size_t errlen)
-{
-	struct refint *r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return LUMEN_ENOMEM;
-	arena_init(&r->memory, 64 * 1024);
-	int rc = set_modifier(r, setup, REFINT_DEFAULT_MODIFIER, NULL, err, errlen);
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(r, setup, &setup->overlay->lines[i], err, errlen);
-	if (rc == LUMEN_OK && r->n_attributes == 0) {
-		snprintf(err, errlen, "%s: overlay refint: expected a \"refint_attributes\" line",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc == LUMEN_ENOMEM)
-		snprintf(err, errlen, "%s: overlay refint: out of memory", setup->overlay->origin);
-	if (rc != LUMEN_OK) {
-		refint_destroy(r);
-		return rc;
-	}
-	*state = r;
-	return LUMEN_OK;
+	(void)err, (void)errlen;
+	return dn_normalize(setup->schema, modifier, sizeof(modifier) - 1, setup->memory,
+			    &r->modifier_ndn);
 }
 
 /* ---------------------------------------------------------------- repair */
@@ -187,27 +136,20 @@ static int repair_all(const struct refint *r, struct database_txn *txn,
 struct moved {
 	struct ber_view old_base, new_base;   /* normalized */
 	struct arena *arena;
-	struct ber_view *old_ndns, *new_dns;
+	struct moved_dn {
+		struct ber_view old_ndn, new_dn;
+	} *dns;
 	size_t n, cap;
 };
 
 static int note_moved(void *ctx, const struct entry *e)
 {
 	struct moved *m = ctx;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct ber_view *olds = arena_alloc(m->arena, cap * sizeof(*olds));
-		struct ber_view *news = arena_alloc(m->arena, cap * sizeof(*news));
-		if (olds == NULL || news == NULL)
-			return LUMEN_ENOMEM;
-		if (m->n > 0) {
-			memcpy(olds, m->old_ndns, m->n * sizeof(*olds));
-			memcpy(news, m->new_dns, m->n * sizeof(*news));
-		}
-		m->old_ndns = olds;
-		m->new_dns = news;
-		m->cap = cap;
-	}
+	struct moved_dn *dns = arena_reserve(m->arena, m->dns, m->n, &m->cap, m->n + 1,
+					     sizeof(*dns), 16);
+	if (dns == NULL)
+		return LUMEN_ENOMEM;
+	m->dns = dns;
 	/* below new_base: the same relative name below old_base */
 	size_t relative = e->ndn.len - m->new_base.len;
 	uint8_t *old = arena_alloc(m->arena, relative + m->old_base.len);
@@ -216,8 +158,8 @@ static int note_moved(void *ctx, const struct entry *e)
 		return LUMEN_ENOMEM;
 	memcpy(old, e->ndn.ptr, relative);
 	memcpy(old + relative, m->old_base.ptr, m->old_base.len);
-	m->old_ndns[m->n] = (struct ber_view){ old, relative + m->old_base.len };
-	m->new_dns[m->n++] = (struct ber_view){ now, e->dn.len };
+	m->dns[m->n++] = (struct moved_dn){ { old, relative + m->old_base.len },
+					    { now, e->dn.len } };
 	return LUMEN_OK;
 }
 
@@ -232,7 +174,7 @@ static int repair_renamed(const struct refint *r, struct database_txn *txn,
 	if (rc == LUMEN_OK)
 		rc = ops->walk_below(txn, w->after->ndn, note_moved, &m);
 	for (size_t i = 0; i < m.n && rc == LUMEN_OK; i++)
-		rc = repair_all(r, txn, ops, arena, m.old_ndns[i], m.new_dns[i]);
+		rc = repair_all(r, txn, ops, arena, m.dns[i].old_ndn, m.dns[i].new_dn);
 	return rc;
 }
 
@@ -251,7 +193,7 @@ static int refint_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_refint = {
 	.name = "refint",
-	.create = refint_create,
-	.destroy = refint_destroy,
+	.steps = { sizeof(struct refint), refint_prepare, apply_line, NULL, "refint_attributes" },
+	.destroy = free,
 	.on_write = refint_on_write,
 };

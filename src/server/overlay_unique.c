@@ -28,21 +28,11 @@
 
 #include "dn.h"
 #include "entry.h"
+#include "hex.h"
 #include "ldap_result_codes.h"
 #include "lumen_error.h"
 
 /* ------------------------------------------------------------ parse a URI */
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* The %-escapes of text[0..len) resolved, NUL-terminated in arena. */
 static char *unescape(const char *text, size_t len, struct arena *arena)
@@ -50,8 +40,8 @@ static char *unescape(const char *text, size_t len, struct arena *arena)
 	char *out = arena_alloc(arena, len + 1);
 	size_t n = 0;
 	for (size_t i = 0; out != NULL && i < len; i++) {
-		int hi = i + 2 < len && text[i] == '%' ? hex_digit(text[i + 1]) : -1;
-		int lo = hi >= 0 ? hex_digit(text[i + 2]) : -1;
+		int hi = i + 2 < len && text[i] == '%' ? hex_value((unsigned char)text[i + 1]) : -1;
+		int lo = hi >= 0 ? hex_value((unsigned char)text[i + 2]) : -1;
 		if (text[i] == '%' && (hi < 0 || lo < 0))
 			return NULL;
 		out[n++] = lo >= 0 ? (char)(hi * 16 + lo) : text[i];
@@ -244,47 +234,28 @@ bool unique_covers(const struct unique_domain *d, const struct unique_uri *u,
 
 bool unique_in_scope(const struct unique_uri *u, struct ber_view ndn)
 {
-	struct ber_view rdn, parent;
-	switch (u->scope) {
-	case LDAP_SCOPE_SUBTREE:
-		return dn_is_within(ndn, u->base_ndn);
-	case LDAP_SCOPE_ONE:
-		dn_split_first(ndn, &rdn, &parent);
-		return ndn.len > 0 && parent.len == u->base_ndn.len &&
-		       memcmp(parent.ptr, u->base_ndn.ptr, parent.len) == 0;
-	default:
-		return ndn.len == u->base_ndn.len && memcmp(ndn.ptr, u->base_ndn.ptr, ndn.len) == 0;
-	}
+	return dn_in_scope(ndn, u->base_ndn, u->scope);
 }
 
 /* ------------------------------------------------------------- configure */
 
 struct unique {
-	struct unique_domain *domains;
-	size_t n_domains;
-	struct arena memory;
+	struct unique_domain *domains;     /* in setup->memory, as the rest */
+	size_t n_domains, cap;
+	struct ber_view *suffixes;         /* the database's, normalized */
 };
 
-static void unique_destroy(void *state)
-{
-	struct unique *u = state;
-	if (u == NULL)
-		return;
-	free(u->domains);
-	arena_free(&u->memory);
-	free(u);
-}
-
-static int normalize_suffixes(const struct overlay_setup *setup, struct arena *arena,
-			      struct ber_view **out)
+static int normalize_suffixes(struct unique *u, const struct overlay_setup *setup)
 {
 	const struct config_database *db = setup->database;
-	*out = arena_calloc(arena, db->n_suffixes ? db->n_suffixes : 1, sizeof(**out));
-	if (*out == NULL)
+	struct ber_view *out = arena_calloc(setup->memory, db->n_suffixes ? db->n_suffixes : 1,
+					    sizeof(*out));
+	if (out == NULL)
 		return LUMEN_ENOMEM;
+	u->suffixes = out;
 	for (size_t i = 0; i < db->n_suffixes; i++) {
 		const char *dn = db->suffixes[i];
-		int rc = dn_normalize(setup->schema, dn, strlen(dn), arena, &(*out)[i]);
+		int rc = dn_normalize(setup->schema, dn, strlen(dn), setup->memory, &out[i]);
 		if (rc != LUMEN_OK)
 			return rc;
 	}
@@ -292,69 +263,46 @@ static int normalize_suffixes(const struct overlay_setup *setup, struct arena *a
 }
 
 static int add_domain(struct unique *u, const struct overlay_setup *setup,
-		      const struct ber_view *suffixes, const struct config_overlay_line *line,
-		      char *err, size_t errlen)
+		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	char why[384];
-	struct unique_domain *grown = realloc(u->domains, (u->n_domains + 1) * sizeof(*grown));
+	struct unique_domain *grown = arena_reserve(setup->memory, u->domains, u->n_domains,
+						    &u->cap, u->n_domains + 1, sizeof(*grown), 4);
 	if (grown == NULL)
 		return LUMEN_ENOMEM;
 	u->domains = grown;
-	int rc = unique_domain_parse(setup->schema, suffixes, setup->database->n_suffixes,
+	int rc = unique_domain_parse(setup->schema, u->suffixes, setup->database->n_suffixes,
 				     (const char *const *)line->words + 1, line->n_words - 1,
-				     &u->memory, &u->domains[u->n_domains], why, sizeof(why));
+				     setup->memory, &u->domains[u->n_domains], why, sizeof(why));
 	if (rc == LUMEN_EMALFORMED)
-		snprintf(err, errlen, "%s: unique_uri: %s", line->origin, why);
+		config_overlay_fail(line, err, errlen, "%s", why);
 	if (rc == LUMEN_OK)
 		u->n_domains++;
 	return rc;
 }
 
-static int apply_line(struct unique *u, const struct overlay_setup *setup,
-		      const struct ber_view *suffixes, const struct config_overlay_line *line,
-		      char *err, size_t errlen)
+static int apply_line(void *state, const struct overlay_setup *setup,
+		      const struct config_overlay_line *line, char *err, size_t errlen)
 {
 	const char *name = line->words[0];
 	if (strcasecmp(name, "unique_uri") == 0)
-		return add_domain(u, setup, suffixes, line, err, errlen);
-	if (strncasecmp(name, "unique_", 7) == 0 && strcasecmp(name, "unique_uri") != 0)
-		snprintf(err, errlen, "%s: overlay unique: \"%s\" (the legacy form) is not "
-			 "supported: write it as a unique_uri line", line->origin, name);
-	else
-		snprintf(err, errlen, "%s: overlay unique: unknown directive \"%s\"", line->origin,
-			 name);
+		return add_domain(state, setup, line, err, errlen);
+	if (strncasecmp(name, "unique_", 7) != 0)
+		return config_overlay_unknown("unique", line, err, errlen);
+	snprintf(err, errlen, "%s: overlay unique: \"%s\" (the legacy form) is not supported: "
+		 "write it as a unique_uri line", line->origin, name);
 	return LUMEN_EMALFORMED;
 }
 
-static int unique_create(const struct overlay_setup *setup, void **state, char *err,
-			 size_t errlen)
+static int unique_prepare(void *state, const struct overlay_setup *setup, char *err,
+			  size_t errlen)
 {
-	struct unique *u = calloc(1, sizeof(*u));
-	struct ber_view *suffixes = NULL;
-	if (u == NULL)
-		return LUMEN_ENOMEM;
-	arena_init(&u->memory, 0);
-	int rc = normalize_suffixes(setup, &u->memory, &suffixes);
-	if (rc != LUMEN_OK && rc != LUMEN_ENOMEM) {
-		snprintf(err, errlen, "%s: overlay unique: the database needs a valid suffix",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	for (size_t i = 0; i < setup->overlay->n_lines && rc == LUMEN_OK; i++)
-		rc = apply_line(u, setup, suffixes, &setup->overlay->lines[i], err, errlen);
-	if (rc == LUMEN_OK && u->n_domains == 0) {
-		snprintf(err, errlen, "%s: overlay unique: expected a \"unique_uri\" line",
-			 setup->overlay->origin);
-		rc = LUMEN_EMALFORMED;
-	}
-	if (rc == LUMEN_ENOMEM)
-		snprintf(err, errlen, "%s: overlay unique: out of memory", setup->overlay->origin);
-	if (rc != LUMEN_OK) {
-		unique_destroy(u);
+	struct unique *u = state;
+	int rc = normalize_suffixes(u, setup);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOMEM)
 		return rc;
-	}
-	*state = u;
-	return LUMEN_OK;
+	return overlay_config_fail(&overlay_unique, setup, err, errlen,
+				   "the database needs a valid suffix");
 }
 
 /* ----------------------------------------------------------------- check */
@@ -478,7 +426,7 @@ static int unique_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_unique = {
 	.name = "unique",
-	.create = unique_create,
-	.destroy = unique_destroy,
+	.steps = { sizeof(struct unique), unique_prepare, apply_line, NULL, "unique_uri" },
+	.destroy = free,
 	.on_write = unique_on_write,
 };

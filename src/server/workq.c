@@ -93,6 +93,17 @@ static void wake(struct worker *w)
 		sem_post(&w->wake);
 }
 
+/* Wakes, once the lock is released, every worker of a list (next_idle) taken under it. */
+static void wake_all(struct worker *list)
+{
+	while (list != NULL) {
+		struct worker *w = list;
+		list = w->next_idle;
+		w->next_idle = NULL;
+		wake(w);
+	}
+}
+
 /*
  * The next job for w, parking while there is none; NULL once the queue is
  * stopping and empty. The caller is counted in q->polling on entry and is
@@ -277,12 +288,7 @@ struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain)
 		to_wake = w;
 	}
 	pthread_mutex_unlock(&q->lock);
-	while (to_wake != NULL) {
-		struct worker *w = to_wake;
-		to_wake = w->next_idle;
-		w->next_idle = NULL;
-		wake(w);
-	}
+	wake_all(to_wake);
 	return refused;
 }
 
@@ -300,12 +306,7 @@ void workq_shutdown(struct workq *q)
 	for (struct worker *w = parked; w != NULL; w = w->next_idle)
 		atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
 	pthread_mutex_unlock(&q->lock);
-	while (parked != NULL) {
-		struct worker *w = parked;
-		parked = w->next_idle;
-		w->next_idle = NULL;
-		wake(w);
-	}
+	wake_all(parked);
 	if (!q->joined)
 		join_workers(q);
 }

@@ -184,6 +184,47 @@ overlay_config() {
   esac
 }
 
+# After the matrix: evidence that the overlays acted, in raw/SERVER-overlays.txt
+# and one line of run.log. refint: how long after the delete row until no
+# group names the last user it deleted (OpenLDAP's refint works from a queue
+# after answering; 60 s at most), and user.1 is gone from group.1000;
+# memberof: a member added to group.1 shows in the user's memberOf. ppolicy:
+# the right password works, and after 6 wrong ones fails (the account is locked).
+check_overlays() {
+  local server=$1 url=$2 f=$out/raw/$1-overlays.txt ok=1 admin=( -D cn=admin,dc=example,dc=com -w secret )
+  local u="uid=user.$entries,$people" g last t0 lag=0
+  case $overlays in
+    memberof+refint)
+      last=$(python3 -c 'import json,sys; print(max(1, json.load(open(sys.argv[1]))["completed_total"] - 4))' \
+        "$out/raw/$server-delete-c4.json" 2>/dev/null || echo 1)
+      t0=$(date +%s.%N)
+      while [ $lag -lt 600 ] && ldapsearch -x -H "$url" "${admin[@]}" -LLL -b ou=groups,dc=example,dc=com \
+          "(member=uid=user.$last,$people)" 1.1 2>/dev/null | grep -q '^dn:'; do
+        sleep 0.1; lag=$(( lag + 1 ))
+      done
+      echo "no group names uid=user.$last (deleted) after $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s" > "$f"
+      [ $lag -lt 600 ] || ok=0
+      g=cn=group.1,ou=groups,dc=example,dc=com
+      printf 'dn: %s\nchangetype: modify\nadd: member\nmember: %s\n' "$g" "$u" |
+        ldapmodify -x -H "$url" "${admin[@]}" >> "$f" 2>&1 || ok=0
+      sleep 1
+      ldapsearch -x -H "$url" "${admin[@]}" -LLL -b "$u" -s base memberOf >> "$f" 2>&1
+      grep -qi "^memberOf: $g" "$f" || ok=0
+      ldapsearch -x -H "$url" "${admin[@]}" -LLL -b cn=group.1000,ou=groups,dc=example,dc=com \
+        -s base member > "$work/g1000" 2>&1; cat "$work/g1000" >> "$f"
+      grep -qi "^member: uid=user.1,$people" "$work/g1000" && ok=0
+      echo "group.1000 has $(grep -ci '^member:' "$work/g1000") members, user.1 not among them: $ok" >> "$f" ;;
+    ppolicy)
+      ldapwhoami -x -H "$url" -D "$u" -w password > "$f" 2>&1 || ok=0
+      for _ in 1 2 3 4 5 6; do
+        ldapwhoami -x -H "$url" -D "$u" -w wrong >> "$f" 2>&1 && ok=0
+      done
+      ldapwhoami -x -H "$url" -D "$u" -w password >> "$f" 2>&1 && ok=0 ;;
+    *) return 0 ;;
+  esac
+  log "$server: overlays $overlays $( [ $ok = 1 ] && echo acted || echo 'DID NOT act') ($(head -1 "$f"); raw/$server-overlays.txt)"
+}
+
 run_matrix() {
   local server=$1 url=$2 pid=$3
   log "$server: warming (sequential pass over the entries)"
@@ -255,6 +296,7 @@ run_openldap() {
   server_pid=$(cat "$dir/slapd.pid")
   wait_ready "$url" "$server_pid" || { log "openldap: not answering"; stop_server; return 0; }
   run_matrix openldap "$url" "$server_pid"
+  check_overlays openldap "$url"
   record_memory openldap "$server_pid"
   stop_server
 }
@@ -321,6 +363,7 @@ run_lumen() {
   fi
   meta lumen_db_kib "$(du -sk "$dir/db" | cut -f1)"
   run_matrix lumen "$url" "$server_pid"
+  check_overlays lumen "$url"
   record_memory lumen "$server_pid"
   stop_server
 }

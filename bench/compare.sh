@@ -5,9 +5,24 @@
 #   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
 #                    [--warmup S] [--threads N] [--entry-cache off|full]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
-#                    [--servers "openldap lumen"] [--out DIR]
+#                    [--overlays memberof+refint|ppolicy]
+#                    [--servers "openldap lumen"] [--label L] [--out DIR]
 #
-# Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON).
+# Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON);
+# --label L names it <date>-L instead. BUILD=DIR (default build) picks the
+# binaries; Lumen then uses the schema/ next to DIR (the same tree's).
+#
+# --overlays configures the same overlays on both servers (OpenLDAP loads
+# its modules) and replaces the matrix with the rows they act on:
+#   memberof+refint  1,000 groups of 100, every user in one (index member
+#                    eq; refint_attributes member); group-modify-c16 adds a
+#                    member value to a group and, on the next pass over the
+#                    2,000 (group, user) pairs, deletes it (no errors);
+#                    delete-c4 deletes users, each a member (refint drops
+#                    the values, memberof follows).
+#   ppolicy          ppolicy_default cn=default,ou=policies (pwdLockout
+#                    TRUE, pwdMaxFailure 5), ppolicy_use_lockout; auth-c16
+#                    and bind-c16 with the right password.
 # Nothing system-wide is started or changed: both servers run as this user
 # on loopback ports with their databases in a temporary directory. Debian's
 # slapd and gnuplot are installed when missing, with the package's own
@@ -21,8 +36,8 @@ case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 
 quick=0 entries= entry_size=500 duration= warmup= server_threads=4
 entry_cache=full reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
-servers="openldap lumen" out=
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+servers="openldap lumen" out= label= overlays=
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
@@ -39,12 +54,19 @@ while [ $# -gt 0 ]; do
     --ceiling) ceiling=1 ;;
     --servers) servers=$2; shift ;;
     --out) out=$2; shift ;;
+    --label) label=$2; shift ;;
+    --overlays) overlays=$2; shift ;;
     -h|--help) usage 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; usage 2 ;;
   esac
   shift
 done
 case $entry_cache in off|full) ;; *) echo "compare.sh: --entry-cache off|full" >&2; exit 2 ;; esac
+case $overlays in ''|memberof+refint|ppolicy) ;;
+  *) echo "compare.sh: --overlays memberof+refint|ppolicy" >&2; exit 2 ;; esac
+# The schema and commit of the tree BUILD was built from (build/..).
+src=$root
+[ -d "$BUILD/../schema" ] && src=$(cd "$BUILD/.." && pwd)
 if [ $quick -eq 1 ]; then
   : "${entries:=10000}" "${duration:=3}" "${warmup:=1}"
 else
@@ -57,7 +79,7 @@ done
 "$here/install-deps.sh"
 
 stamp=$(date +%Y-%m-%d-%H%M)
-out=${out:-$root/bench/results/$stamp-$(hostname -s)}
+out=${out:-$root/bench/results/$stamp-${label:-$(hostname -s)}}
 mkdir -p "$out/raw"
 work=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench.XXXXXX")
 server_pid=
@@ -75,13 +97,25 @@ meta date "$(date -Is)"; meta host "$(hostname)"; meta cpus "$(nproc)"
 meta kernel "$(uname -r)"; meta entries "$entries"; meta entry_size "$entry_size"
 meta duration "$duration"; meta warmup "$warmup"; meta server_threads "$server_threads"
 meta entry_cache "$entry_cache"; meta reuse "$reuse"; meta rate "$rate"
-meta nagle "$nagle"; meta nosync "$nosync"; meta quick "$quick"
+meta nagle "$nagle"; meta nosync "$nosync"; meta quick "$quick"; meta overlays "${overlays:-none}"
 meta openldap_version "$(dpkg-query -W -f='${Version}' slapd 2>/dev/null || echo unknown)"
-meta lumen_commit "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+meta lumen_commit "$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+meta lumen_build "$BUILD"
 
 ldif=$work/data.ldif
-log "generating $entries entries of ~$entry_size bytes"
-"$BUILD/lumengen" -n "$entries" --entry-size "$entry_size" -o "$ldif"
+groups=5
+[ "$overlays" = memberof+refint ] && groups=1000
+log "generating $entries entries of ~$entry_size bytes, $groups groups"
+"$BUILD/lumengen" -n "$entries" --entry-size "$entry_size" --groups "$groups" -o "$ldif"
+policy=cn=default,ou=policies,dc=example,dc=com
+if [ "$overlays" = ppolicy ]; then
+  # The default policy: lockout after 5 failures (the runs make none).
+  printf '%s\n' "" "dn: ou=policies,dc=example,dc=com" "objectClass: top" \
+    "objectClass: organizationalUnit" "ou: policies" "" "dn: $policy" \
+    "objectClass: top" "objectClass: organizationalRole" "objectClass: pwdPolicy" \
+    "cn: default" "pwdAttribute: userPassword" "pwdLockout: TRUE" \
+    "pwdMaxFailure: 5" "pwdLockoutDuration: 300" "pwdFailureCountInterval: 300" "" >> "$ldif"
+fi
 meta ldif_bytes "$(stat -c %s "$ldif")"
 
 free_port() {
@@ -123,6 +157,78 @@ matrix=(
 # Writes bind as the rootdn on each connection first.
 writer=( "--bind-dn" "cn=admin,dc=example,dc=com" "--bind-pw" "secret" )
 matrix+=( "modify-c16|-m modify -c 16 ${writer[*]}" "add-c4|-m add -c 4 ${writer[*]}" )
+people=ou=people,dc=example,dc=com
+case $overlays in
+  memberof+refint)
+    pairs=$(( entries < 2000 ? entries : 2000 ))
+    matrix=(
+      "group-modify-c16|-m modify -c 16 --fill sequential --modify-op toggle --dn cn=group.[1-$groups],ou=groups,dc=example,dc=com --modify-attr member --modify-value uid=user.[1-$pairs],$people ${writer[*]}"
+      "delete-c4|-m delete -c 4 --delete-dn uid=user.[1-$entries],$people ${writer[*]}" ) ;;
+  ppolicy)
+    matrix=( "auth-c16|-m auth -c 16" "bind-c16|-m bind -c 16" ) ;;
+esac
+
+# The overlays' lines, after the database's (OpenLDAP: modules first).
+overlay_modules() {
+  case $overlays in
+    memberof+refint) printf 'moduleload memberof\nmoduleload refint\n' ;;
+    ppolicy) echo "moduleload ppolicy" ;;
+  esac
+}
+overlay_config() {
+  case $overlays in
+    memberof+refint)
+      printf 'index member eq\noverlay memberof\noverlay refint\nrefint_attributes member\n' ;;
+    ppolicy)
+      printf 'overlay ppolicy\nppolicy_default %s\nppolicy_use_lockout\n' "$policy" ;;
+  esac
+}
+
+# After the matrix: evidence that the overlays acted, in raw/SERVER-overlays.txt
+# and one line of run.log. refint: user.1 (deleted first) is gone from
+# group.1000, and how long after the delete row until no group names the
+# last user it deleted (OpenLDAP's refint works through a queue after
+# answering; given up after 600 polls, about a minute);
+# memberof: a member added to group.1 shows in the user's memberOf. ppolicy:
+# the right password works, and after 6 wrong ones fails (the account is locked).
+check_overlays() {
+  local server=$1 url=$2 f=$out/raw/$1-overlays.txt ok=1 admin=( -D cn=admin,dc=example,dc=com -w secret )
+  local u="uid=user.$entries,$people" g last t0 lag=0
+  case $overlays in
+    memberof+refint)
+      last=$(python3 -c 'import json,sys; print(max(1, json.load(open(sys.argv[1]))["completed_total"] - 4))' \
+        "$out/raw/$server-delete-c4.json" 2>/dev/null || echo 1)
+      t0=$(date +%s.%N)
+      while [ $lag -lt 600 ] && ldapsearch -x -H "$url" "${admin[@]}" -LLL -b ou=groups,dc=example,dc=com \
+          "(member=uid=user.$last,$people)" 1.1 2>/dev/null | grep -q '^dn:'; do
+        sleep 0.1; lag=$(( lag + 1 ))
+      done
+      t0=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)")
+      if [ $lag -lt 600 ]; then
+        echo "refint: no group names uid=user.$last (deleted) $t0 s after the deletes" > "$f"
+      else
+        echo "refint: uid=user.$last (deleted) still named $t0 s after the deletes (queue not drained)" > "$f"
+      fi
+      g=cn=group.1,ou=groups,dc=example,dc=com
+      printf 'dn: %s\nchangetype: modify\nadd: member\nmember: %s\n' "$g" "$u" |
+        ldapmodify -x -H "$url" "${admin[@]}" >> "$f" 2>&1 || ok=0
+      sleep 1
+      ldapsearch -x -H "$url" "${admin[@]}" -LLL -b "$u" -s base memberOf >> "$f" 2>&1
+      grep -qi "^memberOf: $g" "$f" || ok=0
+      ldapsearch -x -H "$url" "${admin[@]}" -LLL -b cn=group.1000,ou=groups,dc=example,dc=com \
+        -s base member > "$work/g1000" 2>&1; cat "$work/g1000" >> "$f"
+      grep -qi "^member: uid=user.1,$people" "$work/g1000" && ok=0
+      echo "group.1000 has $(grep -ci '^member:' "$work/g1000") members, user.1 (deleted first) not among them: $ok" >> "$f" ;;
+    ppolicy)
+      ldapwhoami -x -H "$url" -D "$u" -w password > "$f" 2>&1 || ok=0
+      for _ in 1 2 3 4 5 6; do
+        ldapwhoami -x -H "$url" -D "$u" -w wrong >> "$f" 2>&1 && ok=0
+      done
+      ldapwhoami -x -H "$url" -D "$u" -w password >> "$f" 2>&1 && ok=0 ;;
+    *) return 0 ;;
+  esac
+  log "$server: overlays $overlays $( [ $ok = 1 ] && echo acted || echo 'DID NOT act') ($(head -1 "$f"); raw/$server-overlays.txt)"
+}
 
 run_matrix() {
   local server=$1 url=$2 pid=$3
@@ -167,6 +273,7 @@ run_openldap() {
     for s in core cosine inetorgperson nis; do echo "include /etc/ldap/schema/$s.schema"; done
     echo "modulepath /usr/lib/ldap"
     echo "moduleload back_mdb"
+    overlay_modules
     echo "pidfile $dir/slapd.pid"
     echo "argsfile $dir/slapd.args"
     echo "threads $server_threads"
@@ -180,6 +287,7 @@ run_openldap() {
     echo "maxsize 17179869184"
     [ $nosync -eq 1 ] && echo "dbnosync"
     indexes
+    overlay_config
   } > "$dir/slapd.conf"
   log "openldap: slapadd -q"
   if ! timed slapadd -q -f "$dir/slapd.conf" -l "$ldif" > "$out/raw/openldap-load.log" 2>&1; then
@@ -193,6 +301,7 @@ run_openldap() {
   server_pid=$(cat "$dir/slapd.pid")
   wait_ready "$url" "$server_pid" || { log "openldap: not answering"; stop_server; return 0; }
   run_matrix openldap "$url" "$server_pid"
+  check_overlays openldap "$url"
   record_memory openldap "$server_pid"
   stop_server
 }
@@ -205,7 +314,7 @@ run_lumen() {
   port=$(free_port); url=ldap://127.0.0.1:$port/
   {
     for s in core cosine inetorgperson nis lumen; do
-      [ -f "$root/schema/$s.schema" ] && echo "include $root/schema/$s.schema"
+      [ -f "$src/schema/$s.schema" ] && echo "include $src/schema/$s.schema"
     done
     echo "pidfile $dir/lumend.pid"
     echo "threads $server_threads"
@@ -220,6 +329,7 @@ run_lumen() {
     [ $nosync -eq 1 ] && echo "dbnosync"
     [ "$entry_cache" = off ] && echo "cachesize off" || echo "cachesize $(( entries + 1000 ))"
     indexes
+    overlay_config
   } > "$dir/lumend.conf"
   if [ $nagle -eq 1 ]; then
     # Lumen's debug switch for the Nagle experiment, if this build has it.
@@ -258,6 +368,7 @@ run_lumen() {
   fi
   meta lumen_db_kib "$(du -sk "$dir/db" | cut -f1)"
   run_matrix lumen "$url" "$server_pid"
+  check_overlays lumen "$url"
   record_memory lumen "$server_pid"
   stop_server
 }

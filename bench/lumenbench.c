@@ -67,6 +67,10 @@ static void usage(FILE *out)
 "      --auth-base T, --auth-filter T   the search of auth (default base, filter)\n"
 "      --compare-attr A, --compare-value T   (default employeeNumber, [1-N])\n"
 "      --modify-attr A, --modify-value T     (default description)\n"
+"      --modify-op OP       replace (default) | add | delete | toggle: add on\n"
+"                           even passes over the widest range of --dn and\n"
+"                           --modify-value, delete on odd ones (with\n"
+"                           --fill sequential, every delete finds its value)\n"
 "      --add-dn T, --delete-dn T   filled sequentially from --first\n"
 "      --first N            first number for add/delete (default 0: the low bound)\n"
 "      --seed N             random seed (default 1)\n"
@@ -83,7 +87,7 @@ enum long_only {
 	OPT_MIX = 256, OPT_DEPTH, OPT_RATE, OPT_REUSE, OPT_NEW_CONN, OPT_NAGLE,
 	OPT_BIND_PW, OPT_ENTRIES, OPT_FILL, OPT_DN, OPT_PASSWORD, OPT_AUTH_BASE,
 	OPT_AUTH_FILTER, OPT_COMPARE_ATTR, OPT_COMPARE_VALUE, OPT_MODIFY_ATTR,
-	OPT_MODIFY_VALUE, OPT_ADD_DN, OPT_DELETE_DN, OPT_FIRST, OPT_SEED,
+	OPT_MODIFY_VALUE, OPT_MODIFY_OP, OPT_ADD_DN, OPT_DELETE_DN, OPT_FIRST, OPT_SEED,
 	OPT_SERVER_PID, OPT_JSON, OPT_CSV, OPT_NO_HEADER, OPT_LABEL, OPT_DRAIN,
 };
 
@@ -116,6 +120,7 @@ static const struct option long_options[] = {
 	{ "compare-value", required_argument, NULL, OPT_COMPARE_VALUE },
 	{ "modify-attr", required_argument, NULL, OPT_MODIFY_ATTR },
 	{ "modify-value", required_argument, NULL, OPT_MODIFY_VALUE },
+	{ "modify-op", required_argument, NULL, OPT_MODIFY_OP },
 	{ "add-dn", required_argument, NULL, OPT_ADD_DN },
 	{ "delete-dn", required_argument, NULL, OPT_DELETE_DN },
 	{ "first", required_argument, NULL, OPT_FIRST },
@@ -278,6 +283,15 @@ static int parse_request_option(struct options *o, int opt, const char *arg)
 	case OPT_COMPARE_VALUE: s->compare_value = arg; return 1;
 	case OPT_MODIFY_ATTR: s->modify_attribute = arg; return 1;
 	case OPT_MODIFY_VALUE: s->modify_value = arg; return 1;
+	case OPT_MODIFY_OP: {
+		static const char *const names[] = { "replace", "add", "delete", "toggle" };
+		for (int i = 0; i < 4; i++)
+			if (strcmp(arg, names[i]) == 0) {
+				s->modify_op = i;
+				return 1;
+			}
+		return LUMEN_EINVAL;
+	}
 	case OPT_ADD_DN: s->add_dn = arg; return 1;
 	case OPT_DELETE_DN: s->delete_dn = arg; return 1;
 	case OPT_FIRST:

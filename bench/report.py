@@ -13,7 +13,8 @@ import sys
 SERVERS = [("openldap", "OpenLDAP"), ("lumen", "Lumen"), ("canned", "canned ceiling")]
 ROWS = ["search-c1", "search-c4", "search-c16", "search-c32", "search-c64",
         "search-c256", "search-c1000", "auth-c16", "compare-c16", "connperop-c16",
-        "search-rate-c32", "modify-c16", "add-c4"]
+        "search-rate-c32", "modify-c16", "add-c4", "bind-c16", "group-modify-c16",
+        "delete-c4"]
 SUCCESS = {"success", "compareTrue", "compareFalse"}
 
 
@@ -179,13 +180,15 @@ def main():
     made = charts(out, runs)
     settings = ("%s entries of ~%s bytes; %s s measured after %s s warm-up per row; "
                 "server threads %s; Lumen entry cache %s; durability %s; connection "
-                "reuse in connperop %s%%%s%s" % (
+                "reuse in connperop %s%%%s%s%s" % (
                     meta.get("entries"), meta.get("entry_size"), meta.get("duration"),
                     meta.get("warmup"), meta.get("server_threads"), meta.get("entry_cache"),
                     "dbnosync" if meta.get("nosync") == "1" else "synced",
                     meta.get("reuse"),
                     "; offered rate %s/s" % meta["rate"] if meta.get("rate", "0") != "0" else "",
-                    "; Nagle on (TCP_NODELAY off)" if meta.get("nagle") == "1" else ""))
+                    "; Nagle on (TCP_NODELAY off)" if meta.get("nagle") == "1" else "",
+                    "; overlays %s on both servers" % meta["overlays"]
+                    if meta.get("overlays", "none") != "none" else ""))
     text = ["# Lumen vs OpenLDAP — %s" % meta.get("date", ""), "",
             "Host %s (%s CPUs, kernel %s); OpenLDAP %s; Lumen %s." % (
                 meta.get("host"), meta.get("cpus"), meta.get("kernel"),

@@ -142,10 +142,18 @@ int bench_workload_init(struct bench_workload *wl, const struct workload_setting
 	wl->password = s->password;
 	wl->compare_attribute = s->compare_attribute;
 	wl->modify_attribute = s->modify_attribute;
+	wl->modify_op = s->modify_op;
 	atomic_init(&wl->search_sequence, 0);
 	atomic_init(&wl->add_sequence, first_sequence);
 	atomic_init(&wl->delete_sequence, first_sequence);
 	rc = compile_templates(wl, s, why);
+	if (rc == LUMEN_OK) {
+		uint64_t a = bench_template_span(&wl->dn);
+		uint64_t b = bench_template_span(&wl->modify_value);
+		wl->toggle_period = a > b ? a : b;   /* 0: the full 64-bit range */
+		if (wl->toggle_period == 0)
+			wl->toggle_period = UINT64_MAX;
+	}
 	if (rc == LUMEN_OK)
 		rc = encode_attribute_list(&wl->attributes, s->attributes, why);
 	if (rc == LUMEN_OK)
@@ -254,7 +262,13 @@ static int encode_modify(struct ber_writer *w, const struct bench_workload *wl,
 	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.text, dn.len);
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_begin(w, BER_TAG_SEQUENCE);
-	ber_write_integer(w, BER_TAG_ENUMERATED, 2);   /* replace */
+	int op = wl->modify_op;
+	if (op == BENCH_MODIFY_TOGGLE)
+		op = (draw / wl->toggle_period) % 2 == 0 ? BENCH_MODIFY_ADD
+							 : BENCH_MODIFY_DELETE;
+	/* RFC 4511 operation: add 0, delete 1, replace 2 */
+	ber_write_integer(w, BER_TAG_ENUMERATED,
+			  op == BENCH_MODIFY_ADD ? 0 : op == BENCH_MODIFY_DELETE ? 1 : 2);
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_string(w, BER_TAG_OCTET_STRING, wl->modify_attribute);
 	ber_begin(w, BER_TAG_SET);

@@ -63,8 +63,20 @@ struct workload_settings {
 	const char *compare_value;         /* template */
 	const char *modify_attribute;
 	const char *modify_value;          /* template */
+	int modify_op;                     /* enum bench_modify_op (0: replace) */
 	const char *add_dn;                /* template; drawn sequentially */
 	const char *delete_dn;             /* template; drawn sequentially */
+};
+
+/*
+ * What a modify does with its value: LDAP's add, delete or replace, or
+ * toggle: add on even passes through the templates' widest range, delete
+ * on odd ones, so with sequential fill every delete removes a value an
+ * earlier add put there (no attributeOrValueExists / noSuchAttribute).
+ */
+enum bench_modify_op {
+	BENCH_MODIFY_REPLACE = 0, BENCH_MODIFY_ADD, BENCH_MODIFY_DELETE,
+	BENCH_MODIFY_TOGGLE,
 };
 
 struct bench_workload {
@@ -76,6 +88,8 @@ struct bench_workload {
 	const char *password;
 	const char *compare_attribute;
 	const char *modify_attribute;
+	int modify_op;
+	uint64_t toggle_period;            /* widest span of --dn and the value */
 	struct ber_writer attributes;      /* encoded AttributeSelection */
 	struct ber_writer no_attributes;   /* "1.1": the auth search wants only DNs */
 	_Atomic uint64_t search_sequence;  /* sequential fill of the other ops */

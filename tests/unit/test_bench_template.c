@@ -208,6 +208,42 @@ START_TEST(requests_decode)
 }
 END_TEST
 
+/* Modify: replace by default; toggle adds on even passes over the widest
+ * range of the DN and value templates and deletes on odd ones. */
+START_TEST(modify_operations)
+{
+	struct workload_settings s = default_settings();
+	s.dn = "cn=group.[1-10],ou=groups,dc=example,dc=com";
+	s.modify_attribute = "member";
+	s.modify_value = "uid=user.[1-40],ou=people,dc=example,dc=com";
+	requests_begin(&s);
+	struct ldap_message m = encode_decode(BENCH_OP_MODIFY, 1, 0);
+	ck_assert_uint_eq(m.u.modify.n_changes, 1);
+	ck_assert_int_eq(m.u.modify.changes[0].operation, LDAP_MOD_REPLACE);
+	requests_end();
+
+	s.modify_op = BENCH_MODIFY_TOGGLE;
+	requests_begin(&s);
+	const struct { uint64_t draw; int op; const char *dn, *value; } cases[] = {
+		{ 0, LDAP_MOD_ADD, "cn=group.1,", "uid=user.1," },
+		{ 39, LDAP_MOD_ADD, "cn=group.10,", "uid=user.40," },
+		{ 40, LDAP_MOD_DELETE, "cn=group.1,", "uid=user.1," },
+		{ 79, LDAP_MOD_DELETE, "cn=group.10,", "uid=user.40," },
+		{ 80, LDAP_MOD_ADD, "cn=group.1,", "uid=user.1," },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		m = encode_decode(BENCH_OP_MODIFY, 2, cases[i].draw);
+		ck_assert_int_eq(m.u.modify.changes[0].operation, cases[i].op);
+		ck_assert(m.u.modify.object.len > strlen(cases[i].dn) &&
+			  memcmp(m.u.modify.object.ptr, cases[i].dn, strlen(cases[i].dn)) == 0);
+		struct ber_view v = m.u.modify.changes[0].modification.values[0];
+		ck_assert(v.len > strlen(cases[i].value) &&
+			  memcmp(v.ptr, cases[i].value, strlen(cases[i].value)) == 0);
+	}
+	requests_end();
+}
+END_TEST
+
 /* A search's filter text reaches the wire as the Filter it spells. */
 START_TEST(search_filters)
 {
@@ -317,6 +353,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, expansion_too_long);
 	tcase_add_test(tc, random_and_sequential_draws);
 	tcase_add_test(tc, requests_decode);
+	tcase_add_test(tc, modify_operations);
 	tcase_add_test(tc, search_filters);
 	tcase_add_test(tc, malformed_filters);
 	tcase_add_test(tc, bad_workloads);

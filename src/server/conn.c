@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "event_release.h"
 #include "ldap_message.h"
 #include "log.h"
 #include "lumen_error.h"
@@ -104,15 +105,10 @@ void conn_update_reading(struct conn *c)
 /* A connection that never started: free its events, close, forget it. */
 static void discard_new(struct conn *c)
 {
-	if (c->read_event != NULL)
-		event_free(c->read_event);
-	if (c->write_event != NULL)
-		event_free(c->write_event);
-	if (c->deadline_event != NULL)
-		event_free(c->deadline_event);
-	if (c->hold_event != NULL)
-		event_free(c->hold_event);
-	c->read_event = c->write_event = c->deadline_event = c->hold_event = NULL;
+	event_release(&c->read_event);
+	event_release(&c->write_event);
+	event_release(&c->deadline_event);
+	event_release(&c->hold_event);
 	c->closed = true;
 	if (c->counted)
 		conn_limits_release(c->io->server->conn_limits, &c->limits_key);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlist.h"
 #include "ldap_message.h"
 #include "log.h"
 #include "lumen_error.h"
@@ -83,12 +84,7 @@ static void link_op(struct conn *c, struct op *op)
 
 static void unlink_op(struct conn *c, struct op *op)
 {
-	if (op->prev != NULL)
-		op->prev->next = op->next;
-	else
-		c->ops = op->next;
-	if (op->next != NULL)
-		op->next->prev = op->prev;
+	DLIST_UNLINK(c->ops, op);
 	c->n_pending--;
 }
 

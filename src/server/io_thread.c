@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "conn.h"
+#include "event_release.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -223,13 +224,10 @@ void io_thread_destroy(struct io_thread *io)
 		close(a->fd);
 		free(a);
 	}
-	if (io->control != NULL)
-		event_free(io->control);
-	if (io->memory_retry != NULL)
-		event_free(io->memory_retry);
+	event_release(&io->control);
+	event_release(&io->memory_retry);
 	if (io->base != NULL)
 		event_base_free(io->base);
-	io->control = NULL;
 	io->base = NULL;
 	ber_writer_free(&io->writer);
 	arena_free(&io->arena);

@@ -21,6 +21,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include "dlist.h"
+#include "event_release.h"
 #include "ldap_result_codes.h"
 #include "log.h"
 #include "lumen_error.h"
@@ -361,12 +363,7 @@ static bool known_method(const char *method, size_t len)
 static void close_client(struct metrics_client *c)
 {
 	struct metrics_http *m = c->m;
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		m->clients = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
+	DLIST_UNLINK(m->clients, c);
 	event_free(c->deadline);
 	bufferevent_free(c->bev);
 	free(c);
@@ -725,14 +722,11 @@ void metrics_http_stop(struct metrics_http *m)
 	}
 	while (m->clients != NULL)
 		close_client(m->clients);
-	if (m->accept_event != NULL)
-		event_free(m->accept_event);
-	if (m->resume_event != NULL)
-		event_free(m->resume_event);
+	event_release(&m->accept_event);
+	event_release(&m->resume_event);
 	if (m->fd >= 0)
 		close(m->fd);
-	if (m->stop_event != NULL)
-		event_free(m->stop_event);
+	event_release(&m->stop_event);
 	for (int i = 0; i < 2; i++)
 		if (m->stop_pipe[i] >= 0)
 			close(m->stop_pipe[i]);

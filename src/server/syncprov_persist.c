@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlist.h"
 #include "dn.h"
 #include "entry.h"
 #include "ldap_result_codes.h"
@@ -86,12 +87,7 @@ static void free_queue(struct psearch *ps)
 
 static void unlink_locked(struct syncprov *sp, struct psearch *ps)
 {
-	if (ps->prev != NULL)
-		ps->prev->next = ps->next;
-	else
-		sp->persistent = ps->next;
-	if (ps->next != NULL)
-		ps->next->prev = ps->prev;
+	DLIST_UNLINK(sp->persistent, ps);
 }
 
 static void free_search(struct psearch *ps)

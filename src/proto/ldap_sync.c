@@ -32,6 +32,15 @@ static int read_flag(struct ber_reader *r, bool fallback, bool *out)
 	return ber_read_boolean(r, BER_TAG_BOOLEAN, out);
 }
 
+/* The optional cookie and the optional flag that follows it in every
+ * value but the Sync State (each with its own default). */
+static int read_cookie_flag(struct ber_reader *r, bool *has_cookie, struct ber_view *cookie,
+			    bool fallback, bool *flag)
+{
+	int rc = read_cookie(r, has_cookie, cookie);
+	return rc == LUMEN_OK ? read_flag(r, fallback, flag) : rc;
+}
+
 /* Everything read: nothing may follow. */
 static int finish(int rc, const struct ber_reader *r)
 {
@@ -108,9 +117,7 @@ int ldap_sync_request_decode(struct ber_view value, struct ldap_sync_request *ou
 		rc = LUMEN_EMALFORMED;   /* 2 is reserved */
 	out->mode = (enum ldap_sync_mode)mode;
 	if (rc == LUMEN_OK)
-		rc = read_cookie(&r, &out->has_cookie, &out->cookie);
-	if (rc == LUMEN_OK)
-		rc = read_flag(&r, false, &out->reload_hint);
+		rc = read_cookie_flag(&r, &out->has_cookie, &out->cookie, false, &out->reload_hint);
 	return finish(rc, &r);
 }
 
@@ -181,9 +188,8 @@ int ldap_sync_done_decode(struct ber_view value, struct ldap_sync_done *out)
 	memset(out, 0, sizeof(*out));
 	int rc = enter_value(value, &r);
 	if (rc == LUMEN_OK)
-		rc = read_cookie(&r, &out->has_cookie, &out->cookie);
-	if (rc == LUMEN_OK)
-		rc = read_flag(&r, false, &out->refresh_deletes);
+		rc = read_cookie_flag(&r, &out->has_cookie, &out->cookie, false,
+				      &out->refresh_deletes);
 	return finish(rc, &r);
 }
 
@@ -203,9 +209,8 @@ static int decode_refresh(struct ber_reader *r, ber_tag_t tag, struct ldap_sync_
 	struct ber_reader inner;
 	int rc = ber_enter(r, tag, &inner);
 	if (rc == LUMEN_OK)
-		rc = read_cookie(&inner, &out->has_cookie, &out->cookie);
-	if (rc == LUMEN_OK)
-		rc = read_flag(&inner, true, &out->refresh_done);
+		rc = read_cookie_flag(&inner, &out->has_cookie, &out->cookie, true,
+				      &out->refresh_done);
 	return finish(rc, &inner);
 }
 
@@ -215,9 +220,8 @@ static int decode_id_set(struct ber_reader *r, struct ldap_sync_info *out,
 	struct ber_reader inner;
 	int rc = ber_enter(r, BER_TAG_CONTEXT_CONS(LDAP_SYNC_INFO_ID_SET), &inner);
 	if (rc == LUMEN_OK)
-		rc = read_cookie(&inner, &out->has_cookie, &out->cookie);
-	if (rc == LUMEN_OK)
-		rc = read_flag(&inner, false, &out->refresh_deletes);
+		rc = read_cookie_flag(&inner, &out->has_cookie, &out->cookie, false,
+				      &out->refresh_deletes);
 	if (rc == LUMEN_OK)
 		rc = ber_enter(&inner, BER_TAG_SET, uuid_set);
 	/* count the members now, so a bad one is refused with the message */

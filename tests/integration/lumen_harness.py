@@ -53,6 +53,33 @@ def write_people_ldif(path, count, description_bytes=900):
                     f"description: {'x' * description_bytes}\n\n")
 
 
+def config_head(tmp, suffix="dc=example,dc=com"):
+    """The lines a configuration test starts from: three schema includes and
+    a database section (7 lines, so a test's own lines start at line 7)."""
+    head = [f"include {ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
+    return head + ["database mdb", f"suffix {suffix}", f"directory {tmp}"]
+
+
+def lumend_check(path):
+    """`lumend -T -f path`: (exit code, output)."""
+    p = subprocess.run([LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=30)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def check_config_errors(results, tmp, head, cases):
+    """Each case (label, lines, line_no, message): head + lines written to a
+    file fails `lumend -T` (exit 1) naming FILE:LINE and the message."""
+    for label, lines, line_no, message in cases:
+        path = os.path.join(tmp, "bad.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(head + lines) + "\n")
+        rc, out = lumend_check(path)
+        results.check(f"config: {label} fails -T", rc == 1, f"exit {rc}: {out}")
+        results.check(f"config: {label} names file, line and reason",
+                      f"{path}:{line_no}" in out and message in out, out)
+
+
 def wait_port(port, seconds=10):
     """Wait until something accepts TCP connections on port (e.g. /metrics)."""
     deadline = time.time() + seconds

@@ -265,6 +265,27 @@ def make_server(kind, db_lines=(), global_lines=()):
 REPLICA_COMPARED = {"entryuuid", "entrycsn"}
 
 
+def replication_ldif(count=2000):
+    """The tree the replication tests share: ou=people with `count` users,
+    ou=people's ou=team subtree of five, ou=groups with cn=staff naming the
+    first ten users (a subtree to move, a group to repair)."""
+    people, groups = "ou=people," + SUFFIX, "ou=groups," + SUFFIX
+    out = [f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\n"
+           "o: E\n",
+           f"dn: {people}\nobjectClass: organizationalUnit\nou: people\n",
+           f"dn: {groups}\nobjectClass: organizationalUnit\nou: groups\n",
+           f"dn: ou=team,{people}\nobjectClass: organizationalUnit\nou: team\n"]
+    for i in range(count):
+        out.append(f"dn: uid=u{i},{people}\nobjectClass: inetOrgPerson\nuid: u{i}\n"
+                   f"cn: User {i}\nsn: S{i}\nmail: u{i}@example.com\n")
+    for i in range(5):
+        out.append(f"dn: uid=t{i},ou=team,{people}\nobjectClass: inetOrgPerson\nuid: t{i}\n"
+                   f"cn: Team {i}\nsn: T{i}\n")
+    out.append(f"dn: cn=staff,{groups}\nobjectClass: groupOfNames\ncn: staff\n"
+               + "".join(f"member: uid=u{i},{people}\n" for i in range(10)))
+    return "\n".join(out) + "\n"
+
+
 def bind(server):
     """A connection to server bound as the rootdn."""
     import ldap

@@ -5,7 +5,6 @@ authTimestamp (operational: only when asked for); a failed bind does not;
 within the precision a second bind leaves it as it was, after it the value
 moves on. Configuration errors name file and line."""
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -115,24 +114,14 @@ def compare_with_slapd():
 
 def config_errors():
     tmp = tempfile.mkdtemp(prefix="lumen-it-lastbind-")
-    head = [f"include {h.ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
-    head += ["database mdb", f"suffix {B}", f"directory {tmp}"]
+    head = h.config_head(tmp, B)
     cases = [
         ("unknown directive", ["overlay lastbind", "lastbind_bogus 1"], 8,
          'unknown directive "lastbind_bogus"'),
         ("bad precision", ["overlay lastbind", "lastbind-precision soon"], 8,
          'expected "lastbind-precision <seconds>"'),
     ]
-    for label, lines, line_no, message in cases:
-        path = os.path.join(tmp, "bad.conf")
-        with open(path, "w") as f:
-            f.write("\n".join(head + lines) + "\n")
-        p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-        out = p.stdout.decode(errors="replace")
-        R.check(f"config: {label} fails -T", p.returncode == 1, f"exit {p.returncode}: {out}")
-        R.check(f"config: {label} names file, line and reason",
-                f"{path}:{line_no}" in out and message in out, out)
+    h.check_config_errors(R, tmp, head, cases)
 
 
 compare_with_slapd()

@@ -22,7 +22,6 @@ slapd and its memberof module.
   - Configuration errors name the file and line.
 """
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -376,8 +375,7 @@ def tools():
 
 def config_errors():
     tmp = tempfile.mkdtemp(prefix="lumen-it-memberof-")
-    head = [f"include {h.ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
-    head += ["database mdb", f"suffix {B}", f"directory {tmp}"]
+    head = h.config_head(tmp, B)
     cases = [
         ("unknown group class", ["overlay memberof", "memberof-group-oc nosuchclass"], 8,
          'unknown object class "nosuchclass"'),
@@ -394,26 +392,15 @@ def config_errors():
         ("bad dangling-error", ["overlay memberof", "memberof-dangling-error nosuchcode"], 8,
          'unknown result code "nosuchcode"'),
     ]
-    for label, lines, line_no, message in cases:
-        path = os.path.join(tmp, "bad.conf")
-        with open(path, "w") as f:
-            f.write("\n".join(head + lines) + "\n")
-        p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-        out = p.stdout.decode(errors="replace")
-        R.check(f"config: {label} fails -T", p.returncode == 1, f"exit {p.returncode}: {out}")
-        R.check(f"config: {label} names file, line and reason",
-                f"{path}:{line_no}" in out and message in out, out)
+    h.check_config_errors(R, tmp, head, cases)
     good = os.path.join(tmp, "good.conf")
     with open(good, "w") as f:
         f.write("\n".join(head + overlay_lines([
             "memberof-group-oc groupOfNames", "memberof-member-ad member",
             "memberof-memberof-ad memberOf", "memberof-dangling drop", "memberof-refint TRUE",
             f"memberof-dn cn=admin,{B}", "memberof-dangling-error noSuchObject"])) + "\n")
-    p = subprocess.run([h.LUMEND, "-T", "-f", good], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
-    R.check("config: a full memberof section passes -T", p.returncode == 0,
-            p.stdout.decode(errors="replace"))
+    rc, out = h.lumend_check(good)
+    R.check("config: a full memberof section passes -T", rc == 0, out)
 
 
 compare_with_slapd()

@@ -340,8 +340,7 @@ def invalid_policy():
 
 def config_errors():
     tmp = tempfile.mkdtemp(prefix="lumen-it-ppolicy-")
-    head = [f"include {h.ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
-    head += ["database mdb", f"suffix {B}", f"directory {tmp}"]
+    head = h.config_head(tmp, B)
     cases = [
         ("unknown directive", ["overlay ppolicy", "ppolicy_bogus"], 8,
          'unknown directive "ppolicy_bogus"'),
@@ -349,23 +348,12 @@ def config_errors():
         ("argument to a switch", ["overlay ppolicy", "ppolicy_use_lockout yes"], 8,
          "takes no argument"),
     ]
-    for label, lines, line_no, message in cases:
-        path = os.path.join(tmp, "bad.conf")
-        with open(path, "w") as f:
-            f.write("\n".join(head + lines) + "\n")
-        p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-        out = p.stdout.decode(errors="replace")
-        R.check(f"config: {label} fails -T", p.returncode == 1, f"exit {p.returncode}: {out}")
-        R.check(f"config: {label} names file, line and reason",
-                f"{path}:{line_no}" in out and message in out, out)
+    h.check_config_errors(R, tmp, head, cases)
     good = os.path.join(tmp, "good.conf")
     with open(good, "w") as f:
         f.write("\n".join(head + overlay_lines() + ["ppolicy_forward_updates"]) + "\n")
-    p = subprocess.run([h.LUMEND, "-T", "-f", good], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
-    R.check("config: a good ppolicy section passes -T", p.returncode == 0,
-            p.stdout.decode(errors="replace"))
+    rc, out = h.lumend_check(good)
+    R.check("config: a good ppolicy section passes -T", rc == 0, out)
 
 
 compare_with_slapd()

@@ -16,7 +16,6 @@ side by side with OpenLDAP's slapd and its refint module.
     refint_attributes.
 """
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -221,21 +220,17 @@ def config_errors():
             text = ["overlay refint"] if lines is None else head + lines
         with open(path, "w") as f:
             f.write("\n".join(text) + "\n")
-        p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-        out = p.stdout.decode(errors="replace")
-        R.check(f"config: {label} fails -T", p.returncode == 1, f"exit {p.returncode}: {out}")
+        rc, out = h.lumend_check(path)
+        R.check(f"config: {label} fails -T", rc == 1, f"exit {rc}: {out}")
         R.check(f"config: {label} names file, line and reason",
                 f"{path}:{line_no}" in out and message in out, out)
     good = os.path.join(tmp, "good.conf")
     modules = ["modulepath /usr/lib/ldap", "moduleload back_mdb", "moduleload refint.la"]
     with open(good, "w") as f:
         f.write("\n".join(modules + head + overlay_lines(True)) + "\n")
-    p = subprocess.run([h.LUMEND, "-T", "-f", good], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
-    out = p.stdout.decode(errors="replace")
+    rc, out = h.lumend_check(good)
     R.check("config: a good refint section (with slapd's moduleload lines) passes -T",
-            p.returncode == 0, out)
+            rc == 0, out)
     R.check("config: moduleload lines are logged as ignored",
             f"{good}:3: moduleload refint: built into Lumen; line ignored" in out, out)
     R.check("config: indexed refint attributes get no warning", "no equality index" not in out,
@@ -243,11 +238,9 @@ def config_errors():
     unindexed = os.path.join(tmp, "unindexed.conf")
     with open(unindexed, "w") as f:
         f.write("\n".join(head + overlay_lines(True)[1:]) + "\n")
-    p = subprocess.run([h.LUMEND, "-T", "-f", unindexed], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
-    out = p.stdout.decode(errors="replace")
+    rc, out = h.lumend_check(unindexed)
     R.check("config: an unindexed refint attribute is named at start-up",
-            p.returncode == 0 and "member has no equality index" in out, out)
+            rc == 0 and "member has no equality index" in out, out)
 
 
 compare_with_slapd()

@@ -45,19 +45,7 @@ COUNT = 2000
 
 
 def ldif():
-    out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: E\n",
-           f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n",
-           f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups\n",
-           f"dn: ou=team,{PEOPLE}\nobjectClass: organizationalUnit\nou: team\n"]
-    for i in range(COUNT):
-        out.append(f"dn: uid=u{i},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: u{i}\n"
-                   f"cn: User {i}\nsn: S{i}\nmail: u{i}@example.com\n")
-    for i in range(5):
-        out.append(f"dn: uid=t{i},ou=team,{PEOPLE}\nobjectClass: inetOrgPerson\nuid: t{i}\n"
-                   f"cn: Team {i}\nsn: T{i}\n")
-    out.append(f"dn: cn=staff,{GROUPS}\nobjectClass: groupOfNames\ncn: staff\n"
-               + "".join(f"member: uid=u{i},{PEOPLE}\n" for i in range(10)))
-    return "\n".join(out) + "\n"
+    return sh.replication_ldif(COUNT)
 
 
 def converge(provider, consumer, label, seconds=30):

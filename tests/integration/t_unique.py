@@ -14,7 +14,6 @@ and its unique module.
     outside the database is a configuration error naming file and line.
 """
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -198,8 +197,7 @@ def concurrent():
 
 def config_errors():
     tmp = tempfile.mkdtemp(prefix="lumen-it-unique-")
-    head = [f"include {h.ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
-    head += ["database mdb", f"suffix {B}", f"directory {tmp}"]
+    head = h.config_head(tmp, B)
     cases = [
         ("unknown attribute", ["overlay unique", "unique_uri ldap:///?nosuch?sub"], 8,
          'unknown attribute "nosuch"'),
@@ -217,24 +215,13 @@ def config_errors():
         ("legacy directive", ["overlay unique", "unique_attributes uid"], 8,
          "write it as a unique_uri line"),
     ]
-    for label, lines, line_no, message in cases:
-        path = os.path.join(tmp, "bad.conf")
-        with open(path, "w") as f:
-            f.write("\n".join(head + lines) + "\n")
-        p = subprocess.run([h.LUMEND, "-T", "-f", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-        out = p.stdout.decode(errors="replace")
-        R.check(f"config: {label} fails -T", p.returncode == 1, f"exit {p.returncode}: {out}")
-        R.check(f"config: {label} names file, line and reason",
-                f"{path}:{line_no}" in out and message in out, out)
+    h.check_config_errors(R, tmp, head, cases)
     good = os.path.join(tmp, "good.conf")
     with open(good, "w") as f:
         f.write("\n".join(head + ["overlay unique", *DOMAINS,
                                   'unique_uri "strict serialize ldap:///?mail?sub"']) + "\n")
-    p = subprocess.run([h.LUMEND, "-T", "-f", good], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
-    R.check("config: a good unique section passes -T", p.returncode == 0,
-            p.stdout.decode(errors="replace"))
+    rc, out = h.lumend_check(good)
+    R.check("config: a good unique section passes -T", rc == 0, out)
 
 
 compare_with_slapd()

@@ -265,6 +265,25 @@ def make_server(kind, db_lines=(), global_lines=()):
 REPLICA_COMPARED = {"entryuuid", "entrycsn"}
 
 
+def start_loaded(kind, module, db_lines, ldif_text):
+    """A server of kind with db_lines (slapd also gets `moduleload module`),
+    started, loaded with ldif_text through ldapadd, and a connection bound
+    as the rootdn: (server, connection). Raises when the load fails."""
+    import ldap  # only the tests that start servers need python-ldap
+    global_lines = [] if kind == "lumend" else [f"moduleload {module}"]
+    server = make_server(kind, db_lines=db_lines, global_lines=global_lines)
+    server.start()
+    conn = ldap.initialize(server.uri)
+    conn.simple_bind_s(ROOTDN, ROOTPW)
+    path = os.path.join(server.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(ldif_text)
+    rc, out = server.ldapadd(path)
+    if rc != 0:
+        raise RuntimeError(f"{kind}: loading failed: {out}")
+    return server, conn
+
+
 def replication_ldif(count=2000):
     """The tree the replication tests share: ou=people with `count` users,
     ou=people's ou=team subtree of five, ou=groups with cn=staff naming the

@@ -80,19 +80,8 @@ def overlay_lines(extra=()):
 
 
 def start(kind, extra=(), data=None):
-    global_lines = [] if kind == "lumend" else ["moduleload memberof"]
-    server = sh.make_server(kind, db_lines=overlay_lines(extra), global_lines=global_lines)
-    server.start()
-    conn = ldap.initialize(server.uri)
-    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
-    path = os.path.join(server.tmp, "data.ldif")
-    with open(path, "w") as f:
-        f.write(ldif() if data is None else data)
-    rc, out = server.ldapadd(path)
-    if rc != 0:
-        raise RuntimeError(f"{kind}: loading failed: {out}")
-    return server, conn
-
+    return sh.start_loaded(kind, "memberof", overlay_lines(extra),
+                           ldif() if data is None else data)
 
 def member_of(conn, dn):
     try:

@@ -70,18 +70,7 @@ def overlay_lines(nothing):
 
 
 def start(kind, nothing=True):
-    global_lines = [] if kind == "lumend" else ["moduleload refint"]
-    server = sh.make_server(kind, db_lines=overlay_lines(nothing), global_lines=global_lines)
-    server.start()
-    conn = ldap.initialize(server.uri)
-    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
-    path = os.path.join(server.tmp, "data.ldif")
-    with open(path, "w") as f:
-        f.write(ldif())
-    rc, out = server.ldapadd(path)
-    if rc != 0:
-        raise RuntimeError(f"{kind}: loading failed: {out}")
-    return server, conn
+    return sh.start_loaded(kind, "refint", overlay_lines(nothing), ldif())
 
 
 def read(conn, dn, attr):

@@ -45,19 +45,8 @@ def ldif():
 
 
 def start(kind, lines=DOMAINS):
-    global_lines = [] if kind == "lumend" else ["moduleload unique"]
-    server = sh.make_server(kind, db_lines=["index uid,mail,cn eq", "overlay unique", *lines],
-                            global_lines=global_lines)
-    server.start()
-    conn = ldap.initialize(server.uri)
-    conn.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
-    path = os.path.join(server.tmp, "data.ldif")
-    with open(path, "w") as f:
-        f.write(ldif())
-    rc, out = server.ldapadd(path)
-    if rc != 0:
-        raise RuntimeError(f"{kind}: loading failed: {out}")
-    return server, conn
+    return sh.start_loaded(kind, "unique", ["index uid,mail,cn eq", "overlay unique", *lines],
+                           ldif())
 
 
 def outcome(fn):

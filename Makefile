@@ -169,9 +169,11 @@ run: deps all
 fuzz fuzz-smoke:
 	@./tests/fuzz/run.sh $(if $(filter fuzz-smoke,$@),smoke,long)
 
-# SECONDS on the command line (not the shell's own $SECONDS), else FUZZ_SECONDS.
+# SECONDS on the command line (not the shell's own $SECONDS), else FUZZ_SECONDS;
+# CPU_SECONDS=N budgets each target in CPU seconds instead (shared machines).
 fuzz-campaign:
-	@$(if $(filter command line,$(origin SECONDS)),FUZZ_SECONDS=$(SECONDS)) ./tests/fuzz/run.sh campaign
+	@$(if $(filter command line,$(origin SECONDS)),FUZZ_SECONDS=$(SECONDS)) \
+	  $(if $(CPU_SECONDS),FUZZ_CPU_SECONDS=$(CPU_SECONDS)) ./tests/fuzz/run.sh campaign
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -9,6 +9,13 @@
 #                               checked-in corpus
 #   tests/fuzz/run.sh build     build the targets only
 #
+# FUZZ_CPU_SECONDS=N (long, campaign) budgets each target in CPU seconds of
+# the fuzzer itself instead of wall-clock seconds, so that a niced campaign on
+# a shared machine still gets its full budget: the target is stopped
+# gracefully (SIGUSR1, final stats printed) once it has used N seconds of CPU.
+# FUZZ_SECONDS then only caps the wall-clock time (default: 24 hours). The
+# campaign summary reports the CPU seconds each target used either way.
+#
 # FUZZ_TARGETS="fuzz_a fuzz_b" restricts any mode to those targets.
 #
 # Layers: the source layers (src/<layer>/) are built once, by the Makefile's
@@ -35,8 +42,13 @@ case "$mode" in
   build)    seconds=0 ;;
   *) echo "usage: $0 [smoke|long|campaign|build]" >&2; exit 2 ;;
 esac
-case "$seconds" in
-  ''|*[!0-9]*) echo "fuzz: FUZZ_SECONDS must be a whole number of seconds" >&2; exit 2 ;;
+cpu_budget=${FUZZ_CPU_SECONDS:-0}
+[ "$mode" = smoke ] && cpu_budget=0
+if [ "$cpu_budget" != 0 ] && [ "$mode" != smoke ] && [ -z "${FUZZ_SECONDS:-}" ]; then
+  seconds=86400
+fi
+case "$seconds$cpu_budget" in
+  ''|*[!0-9]*) echo "fuzz: FUZZ_SECONDS and FUZZ_CPU_SECONDS must be whole numbers of seconds" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/../.." || exit 2
@@ -99,8 +111,27 @@ if [ "$mode" = campaign ]; then
   campaign_dir=$out/campaign/$stamp
   mkdir -p "$campaign_dir"
   summary=$campaign_dir/summary.txt
-  printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' target budget_s execs exec/s cov ft corpus result > "$summary"
+  printf '%-22s %8s %8s %12s %9s %7s %7s %7s %s\n' target budget_s cpu_s execs exec/s cov ft corpus result > "$summary"
 fi
+
+# Every few seconds writes the fuzzer's CPU seconds (user + system) to
+# $2; once they reach the budget $3 (0: none), asks it to stop (SIGUSR1:
+# libFuzzer finishes the current input and prints its final stats).
+watch_cpu() {
+  local pid=$1 record=$2 budget=$3 ticks stat used
+  ticks=$(getconf CLK_TCK)
+  while stat=$(cat "/proc/$pid/stat" 2>/dev/null); do
+    # Fields after the ")" that ends the command name: utime is the 12th, stime the 13th.
+    read -r -a fields <<< "${stat##*) }"
+    used=$(( (fields[11] + fields[12]) / ticks ))
+    echo "$used" > "$record"
+    if [ "$budget" -gt 0 ] && [ "$used" -ge "$budget" ]; then
+      kill -USR1 "$pid" 2>/dev/null
+      budget=0
+    fi
+    sleep 2
+  done
+}
 
 # "#123 DONE cov: 45 ft: 67 corp: 8/100b ..." and "stat::name: value" lines.
 stat_of() { grep -m1 "^stat::$2:" "$1" | awk '{print $2}'; }
@@ -129,15 +160,26 @@ for source in "${targets[@]}"; do
   fi
   mkdir -p "$out/corpus/$name"
   echo "== $name: run ${seconds}s (seeds: ${seeds[*]:-none})"
-  log=/dev/null
+  log=$out/$name.log
   [ "$mode" = campaign ] && log=$campaign_dir/$name.log
   crashes_before=$(ls "$out/crashes" | grep -c "^$name-" || true)
   # The first directory is the writable working corpus; the seed directories are only read.
   "$out/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
        -print_final_stats=1 -artifact_prefix="$out/crashes/$name-" \
-       "$out/corpus/$name" "${seeds[@]}" 2>&1 | tee "$log" | \
-       { [ "$mode" = campaign ] && grep -E '^(#[0-9]+.*(INITED|DONE)|==[0-9]+==|SUMMARY|stat::)' || cat; }
-  status=${PIPESTATUS[0]}
+       "$out/corpus/$name" "${seeds[@]}" > "$log" 2>&1 &
+  fuzzer=$!
+  watch_cpu "$fuzzer" "$log.cpu" "$cpu_budget" &
+  watcher=$!
+  wait "$fuzzer"
+  status=$?
+  wait "$watcher"
+  cpu_used=$(cat "$log.cpu" 2>/dev/null || echo "?")
+  rm -f "$log.cpu"
+  if [ "$mode" = campaign ]; then
+    grep -E '^(#[0-9]+.*(INITED|DONE)|==[0-9]+==|SUMMARY|stat::)' "$log"
+  else
+    cat "$log"
+  fi
   result=clean
   if [ "$status" -ne 0 ]; then
     failed+=("$name")
@@ -146,7 +188,9 @@ for source in "${targets[@]}"; do
   if [ "$mode" = campaign ]; then
     crashes_after=$(ls "$out/crashes" | grep -c "^$name-" || true)
     [ "$crashes_after" -gt "$crashes_before" ] && result="$result, $((crashes_after - crashes_before)) new reproducer(s)"
-    printf '%-22s %8s %12s %9s %7s %7s %7s %s\n' "$name" "$seconds" \
+    budget=$seconds
+    [ "$cpu_budget" != 0 ] && budget="${cpu_budget}cpu"
+    printf '%-22s %8s %8s %12s %9s %7s %7s %7s %s\n' "$name" "$budget" "$cpu_used" \
       "$(stat_of "$log" number_of_executed_units)" "$(stat_of "$log" average_exec_per_sec)" \
       "$(field_of "$log" cov)" "$(field_of "$log" ft)" "$(field_of "$log" corp | cut -d/ -f1)" \
       "$result" >> "$summary"

@@ -193,7 +193,8 @@ static int refint_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_refint = {
 	.name = "refint",
-	.steps = { sizeof(struct refint), refint_prepare, apply_line, NULL, "refint_attributes" },
+	.steps = { .state_size = sizeof(struct refint), .prepare = refint_prepare,
+		    .apply = apply_line, .required = "refint_attributes" },
 	.destroy = free,
 	.on_write = refint_on_write,
 };

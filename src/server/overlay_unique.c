@@ -426,7 +426,8 @@ static int unique_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_unique = {
 	.name = "unique",
-	.steps = { sizeof(struct unique), unique_prepare, apply_line, NULL, "unique_uri" },
+	.steps = { .state_size = sizeof(struct unique), .prepare = unique_prepare,
+		    .apply = apply_line, .required = "unique_uri" },
 	.destroy = free,
 	.on_write = unique_on_write,
 };

@@ -133,34 +133,54 @@ static int open_backend(const char *dir, struct backend **be)
 	return rc;
 }
 
+/* Splits "type: value" lines (consecutive lines of one type form one
+ * attribute) into attrs; the views point into buf. */
+static size_t template_attributes(char *buf, struct ldap_attribute *attrs, size_t cap,
+				  struct ber_view *values, size_t values_cap)
+{
+	size_t n = 0, n_values = 0;
+	char *save = NULL;
+
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strstr(line, ": ");
+		if (colon == NULL || n_values == values_cap)
+			abort();
+		struct ber_view type = { (const uint8_t *)line, (size_t)(colon - line) };
+		if (n == 0 || attrs[n - 1].type.len != type.len ||
+		    memcmp(attrs[n - 1].type.ptr, type.ptr, type.len) != 0) {
+			if (n == cap)
+				abort();
+			attrs[n++] = (struct ldap_attribute){ .type = type, .values = &values[n_values] };
+		}
+		values[n_values++] = view(colon + 2);
+		attrs[n - 1].n_values++;
+	}
+	return n;
+}
+
 static void add_template_entry(struct backend *be, const char *dn, const char *lines)
 {
 	struct arena arena;
-	struct entry *e;
 	char buf[1024];
-	char *save = NULL;
+	struct ldap_attribute attrs[16];
+	struct ber_view values[32];
+	struct ber_view ndn;
 	struct backend_op op;
 
 	arena_init(&arena, 0);
-	if (entry_create(schema, view(dn), (struct ber_view){ NULL, 0 }, &e) != LUMEN_OK)
-		abort();
 	snprintf(buf, sizeof(buf), "%s", lines);
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strstr(line, ": ");
-		*colon = '\0';
-		if (entry_add_text(e, line, colon + 2) != LUMEN_OK)
-			abort();
-	}
+	size_t n = template_attributes(buf, attrs, 16, values, 32);
+	if (dn_normalize(schema, dn, strlen(dn), &arena, &ndn) != LUMEN_OK)
+		abort();
 	memset(&op, 0, sizeof(op));
 	op.arena = &arena;
 	op.is_root = true;
-	int rc = backend_add_entry(be, &op, e);
+	int rc = backend_add(be, &op, view(dn), ndn, attrs, n);
 	if (rc != LUMEN_OK || op.result_code != LDAP_SUCCESS) {
 		fprintf(stderr, "fuzz_backend_ops: template %s: %s\n", dn,
 			op.diagnostic ? op.diagnostic : lumen_strerror(rc));
 		abort();
 	}
-	entry_free(e);
 	arena_free(&arena);
 }
 

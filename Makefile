@@ -6,6 +6,7 @@
 #                   under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make run        deps + build + start lumend on ldap://127.0.0.1:3389
 #   make fuzz-smoke run each libFuzzer target for a bounded time
+#   make test-fuzz-replay  replay the fuzz seeds and fixed reproducers (in make test)
 #   make fuzz-campaign SECONDS=N   each target N s, with a summary
 #                   (FUZZ_MERGE=1 keeps new seeds; tests/fuzz/README.md)
 #   make install    install under PREFIX (/usr/local), DESTDIR for staging;
@@ -77,7 +78,7 @@ FAULT_WRAPS   := malloc calloc realloc strdup strndup posix_memalign \
 FAULT_LDFLAGS := $(foreach s,$(FAULT_WRAPS),-Wl,--wrap=$(s))
 FAULT_PROGRAMS := $(BUILD)/lumend-faults $(BUILD)/lumenadd-faults
 
-.PHONY: bench-build all deps test test-unit test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
+.PHONY: bench-build all deps test test-unit test-fuzz-replay test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
 all: $(PROGRAMS) $(TOOLS) $(FAULT_PROGRAMS) bench-build check-layers
 bench-build:
 
@@ -135,12 +136,23 @@ $(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# Every fuzz target, built with the project's compiler and flags and a small
+# driver instead of libFuzzer, replays its seeds and fixed reproducers.
+FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRCS))
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIBS_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INCLUDES) -o $@ $< tests/fuzz/replay_main.c $(LIBS_ALL) $(LDLIBS)
+
+test-fuzz-replay: $(FUZZ_REPLAY)
+	@./tests/fuzz/replay.sh $(BUILD)
+
 deps:
 	@./tests/deps.sh
 
 test: deps
 	$(MAKE) all
-	$(MAKE) test-unit test-integration
+	$(MAKE) test-unit test-fuzz-replay test-integration
 	$(MAKE) test-san
 
 test-unit: $(UNIT_BINS)
@@ -153,7 +165,7 @@ test-integration: all
 test-san:
 	$(MAKE) BUILD=build-san OPT=-O1 \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  all test-unit test-integration
+	  all test-unit test-fuzz-replay test-integration
 
 # Loads a small example directory (300 people, groups) on first use, then
 # runs lumend in the foreground with logs on stderr; Ctrl-C stops it.

@@ -300,7 +300,7 @@ struct config {
 	unsigned conn_max;          /* conn_max: open connections; 0 = no bound */
 	unsigned conn_max_per_ip;   /* conn_max_per_ip: per client address; 0 = none */
 	unsigned max_filter_depth;  /* maxfilterdepth (OpenLDAP's; default 1000) */
-	unsigned sort_max;          /* sortvlv-max (or sssvlv_max): entries one
+	unsigned sort_max;          /* sortvlv-max: entries one
 				       sorted search (RFC 2891, VLV) may collect */
 	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
 	struct config_tls tls;

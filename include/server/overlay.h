@@ -312,6 +312,7 @@ int overlay_rewrite_references(struct database_txn *txn, const struct database_t
 extern const struct overlay_type overlay_ppolicy;
 extern const struct overlay_type overlay_lastbind;
 extern const struct overlay_type overlay_syncprov;
+extern const struct overlay_type overlay_sssvlv;    /* sort/VLV are built in: accepts slapd's lines */
 
 /*
  * Adds a control to op's response (arena copy of the control struct; the

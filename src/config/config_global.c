@@ -151,11 +151,10 @@ static const struct directive rows[] = {
 	 * filter must fit a worker's stack, sanitizers included: the ceiling. */
 	{ "maxfilterdepth", SECTION_GLOBAL, 1, 1, "maxfilterdepth <depth>", NULL,
 	  GLOBAL_NUMBER(max_filter_depth, 1, CONFIG_MAX_FILTER_DEPTH, false) },
-	/* Server-side sort and VLV: (key, DN) pairs one search may collect;
-	 * OpenLDAP's sssvlv overlay spells it sssvlv_max. */
+	/* Server-side sort and VLV: (key, DN) pairs one search may collect.
+	 * (OpenLDAP's sssvlv_max counts concurrent sorts: `overlay sssvlv`
+	 * accepts it with that meaning, overlay_sssvlv.c.) */
 	{ "sortvlv-max", SECTION_GLOBAL, 1, 1, "sortvlv-max <entries>", NULL,
-	  GLOBAL_NUMBER(sort_max, 1, 1u << 24, false) },
-	{ "sssvlv_max", SECTION_GLOBAL, 1, 1, "sssvlv_max <entries>", NULL,
 	  GLOBAL_NUMBER(sort_max, 1, 1u << 24, false) },
 	{ "moduleload", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "moduleload <module> [args]",
 	  apply_moduleload, NULL },

@@ -21,6 +21,7 @@ static const struct overlay_type *const overlay_types[] = {
 	&overlay_ppolicy,
 	&overlay_lastbind,
 	&overlay_syncprov,
+	&overlay_sssvlv,
 };
 /* For messages: "refint, memberof, ...". */
 static const char *type_names(char *buf, size_t len)

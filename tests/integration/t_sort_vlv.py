@@ -12,11 +12,13 @@ VLV without sort (vlvError 76) and with paged results (53), the size limit.
 Where Lumen differs on purpose, the expectation is per server: a sort key
 the requester may not read counts as absent in Lumen (slapd's sssvlv sorts
 by it and so leaks the order), and `sortvlv-max` bounds the entries one
-sorted search collects (adminLimitExceeded beyond; slapd's sssvlv_max
+sorted search collects (adminLimitExceeded beyond; slapd's sssvlv-max
 counts concurrent sorts instead)."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lumen_harness as h  # noqa: E402
@@ -200,9 +202,14 @@ def scenarios(kind, srv):
            search(u, [sss(T)], who="uid=u01," + P), 0, hidden)
 
 
+# OpenLDAP's sssvlv lines: slapd needs them; Lumen (sort and VLV built in)
+# must start from the same slapd.conf, logging what each line means to it.
+SSSVLV = ["overlay sssvlv", "sssvlv-max 16", "sssvlv-maxkeys 5", "sssvlv-maxperconn 4"]
+
+
 def run(kind):
-    db = ACCESS + (["overlay sssvlv"] if kind == "slapd" else [])
-    glob = ["moduleload sssvlv"] if kind == "slapd" else ["sortvlv-max 8"]
+    db = ACCESS + SSSVLV
+    glob = ["moduleload sssvlv"] + (["sortvlv-max 8"] if kind == "lumend" else [])
     srv = sh.make_server(kind, db_lines=db, global_lines=glob).start()
     try:
         path = os.path.join(srv.tmp, "people.ldif")
@@ -231,10 +238,38 @@ def run(kind):
             R.check("lumend: root DSE advertises sort and VLV",
                     "1.2.840.113556.1.4.473" in p.stdout and
                     "2.16.840.1.113730.3.4.9" in p.stdout, p.stdout)
+            log = srv.log_text()
+            R.check("lumend: slapd's sssvlv lines accepted, each logged with its meaning",
+                    "moduleload sssvlv: built into Lumen" in log and
+                    "sssvlv-max 16 accepted" in log and "sssvlv-maxkeys 5 accepted" in log and
+                    "sssvlv-maxperconn 4 accepted" in log, log[-2000:])
     finally:
         srv.stop(R if kind == "lumend" else None)
 
 
+def bad_config():
+    tmp = tempfile.mkdtemp(prefix="t_sort_vlv.")
+    try:
+        head = h.config_head(tmp) + ["overlay sssvlv"]
+        h.check_config_errors(R, tmp, head, [
+            ("sssvlv-max 0", ["sssvlv-max 0"], 8, "expected \"sssvlv-max <positive number>\""),
+            ("sssvlv-maxkeys without a number", ["sssvlv-maxkeys"], 8,
+             "expected \"sssvlv-maxkeys <positive number>\""),
+            ("sssvlv-maxperconn 2x", ["sssvlv-maxperconn 2x"], 8,
+             "expected \"sssvlv-maxperconn <positive number>\""),
+            ("an unknown sssvlv line", ["sssvlv_nosuch 1"], 8, "sssvlv_nosuch"),
+        ])
+        # sssvlv-max belongs to the overlay; a global line of it (or of the
+        # sssvlv_max spelling Lumen once read as sortvlv-max) is refused
+        # rather than taken with another meaning.
+        for spelling in ("sssvlv-max", "sssvlv_max"):
+            h.check_config_errors(R, tmp, [f"{spelling} 5"] + h.config_head(tmp), [
+                (f"a global {spelling}", [], 1, f'unknown directive "{spelling}"')])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+bad_config()
 missing = sh.slapd_missing()
 if missing or not os.path.exists(f"{sh.OPENLDAP_MODULE_DIR}/sssvlv.la"):
     print(f"  note t_sort_vlv.py: no slapd side ({missing or 'no sssvlv module'})")

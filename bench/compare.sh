@@ -5,7 +5,7 @@
 #   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
 #                    [--warmup S] [--threads N] [--entry-cache off|full]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
-#                    [--overlays memberof+refint|ppolicy]
+#                    [--overlays memberof+refint|ppolicy|sortvlv]
 #                    [--servers "openldap lumen"] [--label L] [--out DIR]
 #
 # Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON);
@@ -23,6 +23,16 @@
 #   ppolicy          ppolicy_default cn=default,ou=policies (pwdLockout
 #                    TRUE, pwdMaxFailure 5), ppolicy_use_lockout; auth-c16
 #                    and bind-c16 with the right password.
+#   sortvlv          OpenLDAP's sssvlv overlay (sssvlv-max 64: no sort is
+#                    refused as busy); Lumen, whose sort and VLV are built
+#                    in, gets the same lines. sort-c16 sorts every person
+#                    (one-level, by cn) and returns them with cn only;
+#                    vlv-c16 sorts them and returns a 20-entry VLV window at
+#                    a random offset, each on a new connection (slapd keeps
+#                    a VLV's sorted list on its connection for the next
+#                    request with its contextID, and answers busy to a new
+#                    one meanwhile; a closed connection frees it). Meant
+#                    for --entries 10000.
 # Nothing system-wide is started or changed: both servers run as this user
 # on loopback ports with their databases in a temporary directory. Debian's
 # slapd and gnuplot are installed when missing, with the package's own
@@ -62,8 +72,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 case $entry_cache in off|full) ;; *) echo "compare.sh: --entry-cache off|full" >&2; exit 2 ;; esac
-case $overlays in ''|memberof+refint|ppolicy) ;;
-  *) echo "compare.sh: --overlays memberof+refint|ppolicy" >&2; exit 2 ;; esac
+case $overlays in ''|memberof+refint|ppolicy|sortvlv) ;;
+  *) echo "compare.sh: --overlays memberof+refint|ppolicy|sortvlv" >&2; exit 2 ;; esac
 # The schema and commit of the tree BUILD was built from (build/..).
 src=$root
 [ -d "$BUILD/../schema" ] && src=$(cd "$BUILD/.." && pwd)
@@ -166,6 +176,10 @@ case $overlays in
       "delete-c4|-m delete -c 4 --delete-dn uid=user.[1-$entries],$people ${writer[*]}" ) ;;
   ppolicy)
     matrix=( "auth-c16|-m auth -c 16" "bind-c16|-m bind -c 16" ) ;;
+  sortvlv)
+    sorted="-m search -s one -f (objectClass=inetOrgPerson) -a cn --sort cn/caseIgnoreOrderingMatch"
+    matrix=( "sort-c16|$sorted -c 16"
+             "vlv-c16|$sorted -c 16 --reuse 0 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0" ) ;;
 esac
 
 # The overlays' lines, after the database's (OpenLDAP: modules first).
@@ -173,6 +187,7 @@ overlay_modules() {
   case $overlays in
     memberof+refint) printf 'moduleload memberof\nmoduleload refint\n' ;;
     ppolicy) echo "moduleload ppolicy" ;;
+    sortvlv) echo "moduleload sssvlv" ;;
   esac
 }
 overlay_config() {
@@ -181,6 +196,8 @@ overlay_config() {
       printf 'index member eq\noverlay memberof\noverlay refint\nrefint_attributes member\n' ;;
     ppolicy)
       printf 'overlay ppolicy\nppolicy_default %s\nppolicy_use_lockout\n' "$policy" ;;
+    sortvlv)
+      printf 'overlay sssvlv\nsssvlv-max 64\n' ;;
   esac
 }
 

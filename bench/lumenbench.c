@@ -60,6 +60,10 @@ static void usage(FILE *out)
 "  -s, --scope S            base | one | sub (default sub)\n"
 "  -f, --filter T           search filter (default (uid=user.[1-N]))\n"
 "  -a, --attrs LIST         attributes to return, comma-separated (default all)\n"
+"      --sort KEY           a critical sort control on each search, as\n"
+"                           ldapsearch -E sss= spells a key: [-]attr[/rule]\n"
+"      --vlv B/A/O/C        a critical VLV control on each search: B before,\n"
+"                           A after, offset O (a template), contentCount C\n"
 "      --fill F             random | sequential numbers for [A-B] (default random)\n"
 "      --dn T               target of bind/compare/modify\n"
 "                           (default uid=user.[1-N],ou=people,dc=example,dc=com)\n"
@@ -89,6 +93,7 @@ enum long_only {
 	OPT_AUTH_FILTER, OPT_COMPARE_ATTR, OPT_COMPARE_VALUE, OPT_MODIFY_ATTR,
 	OPT_MODIFY_VALUE, OPT_MODIFY_OP, OPT_ADD_DN, OPT_DELETE_DN, OPT_FIRST, OPT_SEED,
 	OPT_SERVER_PID, OPT_JSON, OPT_CSV, OPT_NO_HEADER, OPT_LABEL, OPT_DRAIN,
+	OPT_SORT, OPT_VLV,
 };
 
 static const struct option long_options[] = {
@@ -112,6 +117,8 @@ static const struct option long_options[] = {
 	{ "filter", required_argument, NULL, 'f' },
 	{ "attrs", required_argument, NULL, 'a' },
 	{ "fill", required_argument, NULL, OPT_FILL },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "vlv", required_argument, NULL, OPT_VLV },
 	{ "dn", required_argument, NULL, OPT_DN },
 	{ "password", required_argument, NULL, OPT_PASSWORD },
 	{ "auth-base", required_argument, NULL, OPT_AUTH_BASE },
@@ -283,6 +290,8 @@ static int parse_request_option(struct options *o, int opt, const char *arg)
 	case OPT_COMPARE_VALUE: s->compare_value = arg; return 1;
 	case OPT_MODIFY_ATTR: s->modify_attribute = arg; return 1;
 	case OPT_MODIFY_VALUE: s->modify_value = arg; return 1;
+	case OPT_SORT: s->sort = arg; return 1;
+	case OPT_VLV: s->vlv = arg; return 1;
 	case OPT_MODIFY_OP: {
 		static const char *const names[] = { "replace", "add", "delete", "toggle" };
 		for (int i = 0; i < 4; i++)

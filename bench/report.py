@@ -14,7 +14,7 @@ SERVERS = [("openldap", "OpenLDAP"), ("lumen", "Lumen"), ("canned", "canned ceil
 ROWS = ["search-c1", "search-c4", "search-c16", "search-c32", "search-c64",
         "search-c256", "search-c1000", "auth-c16", "compare-c16", "connperop-c16",
         "search-rate-c32", "modify-c16", "add-c4", "bind-c16", "group-modify-c16",
-        "delete-c4"]
+        "delete-c4", "sort-c16", "vlv-c16"]
 SUCCESS = {"success", "compareTrue", "compareFalse"}
 
 
@@ -91,7 +91,9 @@ def table(meta, runs):
         head.append("Lumen/OpenLDAP")
     head.append("errors")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in ROWS:
+    # Rows a newer compare.sh ran that this list does not know yet come last.
+    extra = sorted({row for (_, row) in runs} - set(ROWS))
+    for row in ROWS + extra:
         if not any((s, row) in runs for s in have):
             continue
         cells = [row]

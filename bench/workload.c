@@ -3,6 +3,8 @@
  */
 #include "workload.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -53,6 +55,85 @@ static int encode_attribute_list(struct ber_writer *w, const char *list,
 	}
 	ber_end(w);
 	return ber_writer_error(w);
+}
+
+#define OID_SORT_REQUEST "1.2.840.113556.1.4.473"
+#define OID_VLV_REQUEST  "2.16.840.1.113730.3.4.9"
+
+/* The sort control for "[-]attr[/orderingRule]", as ldapsearch -E sss= spells
+ * one key: SortKeyList ::= SEQUENCE OF SEQUENCE { attributeType,
+ * orderingRule [0] OPTIONAL, reverseOrder [1] BOOLEAN DEFAULT FALSE }. */
+static int encode_sort_control(struct ber_writer *w, const char *spec, const char **why)
+{
+	bool reverse = spec[0] == '-';
+	const char *attr = spec + (reverse ? 1 : 0);
+	const char *slash = strchr(attr, '/');
+	size_t attr_len = slash != NULL ? (size_t)(slash - attr) : strlen(attr);
+	if (attr_len == 0 || (slash != NULL && slash[1] == '\0')) {
+		*why = "--sort: expected [-]attribute[/orderingRule]";
+		return LUMEN_EMALFORMED;
+	}
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, OID_SORT_REQUEST, strlen(OID_SORT_REQUEST));
+	ber_write_boolean(w, BER_TAG_BOOLEAN, true);
+	ber_begin(w, BER_TAG_OCTET_STRING);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, attr, attr_len);
+	if (slash != NULL)
+		ber_write_octets(w, BER_TAG_CONTEXT(0), slash + 1, strlen(slash + 1));
+	if (reverse)
+		ber_write_boolean(w, BER_TAG_CONTEXT(1), true);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	return ber_writer_error(w);
+}
+
+/* The VLV target offset for a draw. */
+static int vlv_offset_of(const struct bench_workload *wl, uint64_t draw, int64_t *offset,
+			 const char **why)
+{
+	char text[EXPANSION_MAX];
+	size_t len;
+	char *end;
+	if (bench_template_expand(&wl->vlv_offset, draw, text, sizeof(text), &len) != LUMEN_OK) {
+		*why = "--vlv: the offset expands too long";
+		return LUMEN_ELIMIT;
+	}
+	long long v = strtoll(text, &end, 10);
+	if (len == 0 || *end != '\0' || v < 0 || v > INT32_MAX) {
+		*why = "--vlv: the offset does not expand to a number from 0 to 2^31-1";
+		return LUMEN_EMALFORMED;
+	}
+	*offset = v;
+	return LUMEN_OK;
+}
+
+/* "before/after/offset/count": the numbers, and offset as a template. */
+static int parse_vlv(struct bench_workload *wl, const char *spec, const char **why)
+{
+	char offset[TEMPLATE_MAX_TEXT];
+	long long before, after, count;
+	int used = 0;
+	if (sscanf(spec, "%lld/%lld/%255[^/]/%lld%n", &before, &after, offset, &count, &used) != 4 ||
+	    spec[used] != '\0' || before < 0 || after < 0 || count < 0 ||
+	    before > INT32_MAX || after > INT32_MAX || count > INT32_MAX) {
+		*why = "--vlv: expected before/after/offset/count (offset may be a template)";
+		return LUMEN_EMALFORMED;
+	}
+	wl->vlv = true;
+	wl->vlv_before = before;
+	wl->vlv_after = after;
+	wl->vlv_count = count;
+	int rc = bench_template_compile(&wl->vlv_offset, offset, why);
+	if (rc != LUMEN_OK)
+		return rc;
+	/* Every expansion must be a number; a template's text around its
+	 * range does not change with the draw, so one expansion shows it. */
+	int64_t first;
+	return vlv_offset_of(wl, 0, &first, why);
 }
 
 struct named_template {
@@ -160,6 +241,10 @@ int bench_workload_init(struct bench_workload *wl, const struct workload_setting
 		rc = encode_attribute_list(&wl->no_attributes, "1.1", why);
 	if (rc == LUMEN_OK && wl->weights[BENCH_OP_SEARCH] > 0)
 		rc = check_filter(&wl->filter, why);
+	if (rc == LUMEN_OK && s->sort != NULL)
+		rc = encode_sort_control(&wl->sort_control, s->sort, why);
+	if (rc == LUMEN_OK && s->vlv != NULL)
+		rc = parse_vlv(wl, s->vlv, why);
 	if (rc == LUMEN_OK && wl->weights[BENCH_OP_AUTH] > 0)
 		rc = check_filter(&wl->auth_filter, why);
 	if (rc != LUMEN_OK)
@@ -174,6 +259,7 @@ void bench_workload_free(struct bench_workload *wl)
 {
 	ber_writer_free(&wl->attributes);
 	ber_writer_free(&wl->no_attributes);
+	ber_writer_free(&wl->sort_control);
 }
 
 enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t random)
@@ -339,6 +425,45 @@ static void encode_bind_body(struct ber_writer *w, const char *dn, size_t dn_len
 	ber_end(w);
 }
 
+/* The VLV request control: SEQUENCE { beforeCount, afterCount,
+ * byOffset [0] SEQUENCE { offset, contentCount } }. */
+static int encode_vlv_control(struct ber_writer *w, const struct bench_workload *wl,
+			      uint64_t draw, const char **why)
+{
+	int64_t offset;
+	int rc = vlv_offset_of(wl, draw, &offset, why);
+	if (rc != LUMEN_OK)
+		return rc;
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, OID_VLV_REQUEST, strlen(OID_VLV_REQUEST));
+	ber_write_boolean(w, BER_TAG_BOOLEAN, true);
+	ber_begin(w, BER_TAG_OCTET_STRING);
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_integer(w, BER_TAG_INTEGER, wl->vlv_before);
+	ber_write_integer(w, BER_TAG_INTEGER, wl->vlv_after);
+	ber_begin(w, BER_TAG_CONTEXT_CONS(0));
+	ber_write_integer(w, BER_TAG_INTEGER, offset);
+	ber_write_integer(w, BER_TAG_INTEGER, wl->vlv_count);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	ber_end(w);
+	return LUMEN_OK;
+}
+
+/* [0] Controls after a search's protocolOp, when --sort or --vlv asked. */
+static int encode_search_controls(struct ber_writer *w, const struct bench_workload *wl,
+				  uint64_t draw, const char **why)
+{
+	if (wl->sort_control.len == 0 && !wl->vlv)
+		return LUMEN_OK;
+	ber_begin(w, BER_TAG_CONTEXT_CONS(0));
+	ber_write_raw(w, wl->sort_control.buf, wl->sort_control.len);
+	int rc = wl->vlv ? encode_vlv_control(w, wl, draw, why) : LUMEN_OK;
+	ber_end(w);
+	return rc;
+}
+
 static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 		       struct arena *scratch, enum bench_op op, uint64_t draw,
 		       const char **why)
@@ -347,8 +472,9 @@ static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 	int rc;
 	switch (op) {
 	case BENCH_OP_SEARCH:
-		return encode_search(w, scratch, &wl->base, &wl->filter, wl->scope,
-				     &wl->attributes, draw, why);
+		rc = encode_search(w, scratch, &wl->base, &wl->filter, wl->scope,
+				   &wl->attributes, draw, why);
+		return rc != LUMEN_OK ? rc : encode_search_controls(w, wl, draw, why);
 	case BENCH_OP_AUTH:
 		return encode_search(w, scratch, &wl->auth_base, &wl->auth_filter,
 				     LDAP_SCOPE_SUBTREE, &wl->no_attributes,

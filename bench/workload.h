@@ -19,6 +19,9 @@
  *    (template.h), so "uid=user.[1-N]" and "user.[1-N]" agree.
  *  - add builds its entry from the DN's first RDN: objectClass
  *    inetOrgPerson, cn, sn, and the RDN attribute itself.
+ *  - --sort and --vlv put critical controls on searches (not on auth's
+ *    search); the sort control is encoded once, the VLV control per
+ *    search (its offset is a template).
  */
 #ifndef LUMEN_BENCH_WORKLOAD_H
 #define LUMEN_BENCH_WORKLOAD_H
@@ -66,6 +69,9 @@ struct workload_settings {
 	int modify_op;                     /* enum bench_modify_op (0: replace) */
 	const char *add_dn;                /* template; drawn sequentially */
 	const char *delete_dn;             /* template; drawn sequentially */
+	/* Controls on search (not auth's): NULL = none. */
+	const char *sort;                  /* "[-]attr[/orderingRule]" (RFC 2891) */
+	const char *vlv;                   /* "before/after/offset/count"; offset a template */
 };
 
 /*
@@ -91,6 +97,10 @@ struct bench_workload {
 	int modify_op;
 	uint64_t toggle_period;            /* widest span of --dn and the value */
 	struct ber_writer attributes;      /* encoded AttributeSelection */
+	struct ber_writer sort_control;    /* encoded Control, empty without --sort */
+	bool vlv;                          /* a VLV control on each search */
+	int64_t vlv_before, vlv_after, vlv_count;
+	struct bench_template vlv_offset;
 	struct ber_writer no_attributes;   /* "1.1": the auth search wants only DNs */
 	_Atomic uint64_t search_sequence;  /* sequential fill of the other ops */
 	_Atomic uint64_t add_sequence;

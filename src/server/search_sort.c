@@ -74,14 +74,21 @@ static int pick_value(struct sort_collection *c, const struct sort_key *k,
 		      const struct entry *e, struct ber_view *out)
 {
 	*out = (struct ber_view){ NULL, 0 };
+	/* The entry keeps each value normalized by the type's equality rule:
+	 * when the ordering rule normalizes the same way (caseIgnoreMatch and
+	 * caseIgnoreOrderingMatch do), that form is the key as it is. */
+	const struct matching_rule *equality = k->type->equality;
+	bool stored_is_key = equality != NULL && equality->normalize == k->rule->normalize;
 	for (size_t i = 0; i < e->n_attributes; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
 		if (a->desc.type != k->type)
 			continue;
 		for (size_t j = 0; j < a->n_values; j++) {
-			struct ber_view v;
-			int rc = k->rule->normalize(a->values[j].value.ptr, a->values[j].value.len,
-						    &c->scratch, &v);
+			struct ber_view v = a->values[j].normalized;
+			int rc = LUMEN_OK;
+			if (!stored_is_key || v.ptr == NULL)
+				rc = k->rule->normalize(a->values[j].value.ptr, a->values[j].value.len,
+							&c->scratch, &v);
 			if (rc == LUMEN_ENOMEM)
 				return rc;
 			if (rc != LUMEN_OK)

@@ -153,6 +153,39 @@ START_TEST(reverse_takes_the_greatest_value)
 }
 END_TEST
 
+/* Entries keep values normalized by the type's equality rule (sn:
+ * caseIgnoreMatch). A key whose ordering rule normalizes the same way may
+ * use that form; caseExactOrderingMatch must not, or "B" and "b" tie. */
+START_TEST(stored_form_only_when_the_rule_normalizes_alike)
+{
+	const char *exact[] = { "sn:caseExactOrderingMatch" };
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(exact, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 10);
+	add(&c, "cn=a", "cn: a\nsn: b", true);
+	add(&c, "cn=b", "cn: b\nsn: a", true);
+	add(&c, "cn=c", "cn: c\nsn: B", true);
+	sort_collection_sort(&c);
+	ck_assert_str_eq(dn_at(&c, 0), "cn=c");         /* "B" < "a" < "b" in case-exact order */
+	ck_assert_str_eq(dn_at(&c, 1), "cn=b");
+	ck_assert_str_eq(dn_at(&c, 2), "cn=a");
+	sort_collection_free(&c);
+
+	const char *ignore[] = { "sn:caseIgnoreOrderingMatch" };
+	ck_assert_int_eq(resolve(ignore, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 10);
+	add(&c, "cn=a", "cn: a\nsn: b", true);
+	add(&c, "cn=b", "cn: b\nsn: a", true);
+	add(&c, "cn=c", "cn: c\nsn: B", true);
+	sort_collection_sort(&c);
+	ck_assert_str_eq(dn_at(&c, 0), "cn=b");         /* "a" < "b" = "B" (arrival order) */
+	ck_assert_str_eq(dn_at(&c, 1), "cn=a");
+	ck_assert_str_eq(dn_at(&c, 2), "cn=c");
+	ck_assert_str_eq((const char *)c.items[2].keys[0].ptr, "b");
+	sort_collection_free(&c);
+}
+END_TEST
+
 static void window(uint32_t before, uint32_t after, uint32_t offset, uint32_t count, size_t n,
 		   size_t start, size_t len, uint32_t target, int result)
 {
@@ -202,6 +235,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, keys_resolve_as_slapd);
 	tcase_add_test(tc, compare_keys);
 	tcase_add_test(tc, collect_and_sort);
+	tcase_add_test(tc, stored_form_only_when_the_rule_normalizes_alike);
 	tcase_add_test(tc, reverse_takes_the_greatest_value);
 	tcase_add_test(tc, vlv_window_by_offset);
 	tcase_add_test(tc, vlv_window_by_value);

@@ -157,6 +157,17 @@ class Lumend:
         with open(os.path.join(self.tmp, "lumend.log")) as f:
             return f.read()
 
+    def log_has(self, text, seconds=10):
+        """Whether text reaches the log within seconds: lumend's logger thread
+        writes behind the operations, later on a loaded machine."""
+        deadline = time.time() + seconds
+        while True:
+            if text in self.log_text():
+                return True
+            if time.time() >= deadline:
+                return False
+            time.sleep(0.05)
+
     def stop(self, results):
         self.proc.send_signal(signal.SIGTERM)
         try:

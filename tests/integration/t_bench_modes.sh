@@ -36,6 +36,24 @@ logged() {
   [ "$1" = 97 ] && n=$((n - 1))
   echo "$n"
 }
+# Lines the logger dropped since the previous mark ("log queue full: N lines
+# dropped", written when a machine under load lets the queue fill).
+dropped() {
+  sed -n "$((window_start + 1)),${last_mark}p" "$LOG" |
+    sed -n 's/.*log queue full: \([0-9]*\) lines dropped.*/\1/p' | awk '{n += $1} END {print n + 0}'
+}
+# expect_logged LABEL COMPLETED LOGGED — equal; or, when the logger dropped
+# lines in the window, no more logged than completed and no more missing
+# than it dropped (a test that still fails on a miscount).
+expect_logged() {
+  local lost
+  lost=$(dropped)
+  if [ "$lost" -gt 0 ] && [ "$3" -le "$2" ] && [ "$2" -le $(( $3 + lost )) ]; then
+    ok "$1 ($lost log lines dropped under load)"
+  else
+    expect_eq "$1" "$2" "$3"
+  fi
+}
 json() { "$PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/out.json" "$1"; }
 
 # run NAME ARGS... — a short lumenbench run; the JSON lands in $TMP/out.json.
@@ -53,38 +71,38 @@ ADMIN=(-D "$ADMIN_DN" --bind-pw "$ADMIN_PW")
 
 run search -m search
 expect_eq "search: no errors" 0 "$(json 'r["errors"]["total"]')"
-expect_eq "search: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
+expect_logged "search: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
 check "search: some work was done" test "$(json 'r["completed_total"]')" -gt 0
 
 run auth -m auth
 expect_eq "auth: no errors" 0 "$(json 'r["errors"]["total"]')"
-expect_eq "auth: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
-expect_eq "auth: completed = logged binds" "$(json 'r["completed_total"]')" "$(logged 97)"
+expect_logged "auth: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
+expect_logged "auth: completed = logged binds" "$(json 'r["completed_total"]')" "$(logged 97)"
 
 run compare -m compare
 expect_eq "compare: no errors" 0 "$(json 'r["errors"]["total"]')"
 expect_eq "compare: no answer other than compareTrue" "compareTrue" \
   "$(json '",".join(sorted(r["results"]))')"
-expect_eq "compare: completed = logged compares" "$(json 'r["completed_total"]')" "$(logged 111)"
+expect_logged "compare: completed = logged compares" "$(json 'r["completed_total"]')" "$(logged 111)"
 
 run modify -m modify "${ADMIN[@]}"
 expect_eq "modify: no errors" 0 "$(json 'r["errors"]["total"]')"
-expect_eq "modify: completed = logged modifies" "$(json 'r["completed_total"]')" "$(logged 103)"
-expect_eq "modify: one bind per connection" "$(json 'r["connections_opened"]')" "$(logged 97)"
+expect_logged "modify: completed = logged modifies" "$(json 'r["completed_total"]')" "$(logged 103)"
+expect_logged "modify: one bind per connection" "$(json 'r["connections_opened"]')" "$(logged 97)"
 
 run add -m add "${ADMIN[@]}" --first 1
 adds=$(json 'r["completed_total"]')
 expect_eq "add: no errors" 0 "$(json 'r["errors"]["total"]')"
-expect_eq "add: completed = logged adds" "$adds" "$(logged 105)"
+expect_logged "add: completed = logged adds" "$adds" "$(logged 105)"
 
 run delete -m delete "${ADMIN[@]}" --first 1
-expect_eq "delete: completed = logged deletes" "$(json 'r["completed_total"]')" "$(logged 107)"
+expect_logged "delete: completed = logged deletes" "$(json 'r["completed_total"]')" "$(logged 107)"
 check "delete: every added entry was deletable" \
   test "$(json 'r["results"].get("success", 0)')" -le "$adds"
 
 run mix -m mix --mix search=65,compare=30,modify=5 "${ADMIN[@]}"
 expect_eq "mix: no errors" 0 "$(json 'r["errors"]["total"]')"
-expect_eq "mix: completed = logged searches + compares + modifies" "$(json 'r["completed_total"]')" \
+expect_logged "mix: completed = logged searches + compares + modifies" "$(json 'r["completed_total"]')" \
   "$(( $(logged 101) + $(logged 111) + $(logged 103) ))"
 
 lumen_stop

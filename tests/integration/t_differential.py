@@ -11,7 +11,11 @@ alike (same schema files' content, same indexes, rootdn). Then:
      servers through python-ldap; result code, matchedDN, entry DNs, attribute
      names and values must agree, after the normalisations and exclusions
      listed under DOCUMENTED DIFFERENCES below.
-  2. A list of writes (errors and successes: 68, 32, 66, 19, 65, 17, 21, 64,
+  2. ~25 sorted and VLV searches (RFC 2891 keys with ordering rules, reverse,
+     two keys, absent keys, errors; VLV by offset and by value) must return
+     the same entries in the same order and the same response controls
+     (slapd with its sssvlv overlay).
+  3. A list of writes (errors and successes: 68, 32, 66, 19, 65, 17, 21, 64,
      67, 20, 16, compare 5/6/16...) is applied to both; result codes (and the
      matchedDN of noSuchObject) must agree, then the whole tree is compared
      once more.
@@ -452,6 +456,94 @@ def generate_searches(tree, rnd):
     return searches
 
 
+# ------------------------------------------------ sorted and VLV searches
+
+def sorted_searches():
+    """(label, base, scope, filter, sort keys, VLV request or None): sort keys
+    with ordering rules on every scope, reverse order, two keys, keys some
+    entries lack, and VLV windows by offset and by value."""
+    people_filter = "(objectClass=inetOrgPerson)"
+    out = []
+    for keys in ("uidNumber", "-uidNumber", "cn:caseIgnoreOrderingMatch",
+                 "-sn:caseIgnoreOrderingMatch,uidNumber", "gidNumber,-uidNumber"):
+        for base, scope in ((P, ldap.SCOPE_ONELEVEL), (S, ldap.SCOPE_SUBTREE)):
+            out.append((f"sort {keys}", base, scope, people_filter, keys, None))
+    # Entries without the key (groups have no uidNumber) sort last.
+    out.append(("sort: absent keys last", S, ldap.SCOPE_SUBTREE,
+                "(|(cn=group.*)(uid=user.1*))", "uidNumber", None))
+    # Errors: an unknown attribute, a type without ordering, a bad rule.
+    for keys in ("nosuchattr", "description", "cn:nosuchRule"):
+        out.append((f"sort error {keys}", P, ldap.SCOPE_ONELEVEL, people_filter, keys, None))
+    for before, after, offset, count in ((0, 4, 1, 0), (2, 2, 10, 0), (3, 0, 400, 0),
+                                         (1, 1, 5, 10), (0, 2, 0, 0)):
+        out.append((f"vlv {before}/{after}/{offset}/{count}", P, ldap.SCOPE_ONELEVEL,
+                    people_filter, "uidNumber", (before, after, offset, count, None)))
+    for value in ("1050", "0", "99999"):
+        out.append((f"vlv >= {value}", P, ldap.SCOPE_ONELEVEL, people_filter, "uidNumber",
+                    (1, 2, 0, 0, value)))
+    return out
+
+
+def sort_controls(keys, vlv):
+    """python-ldap request controls for "a,-b:rule" keys and a VLV request."""
+    from ldap.controls.sss import SSSRequestControl
+    from ldap.controls.vlv import VLVRequestControl
+    controls = [SSSRequestControl(True, keys.split(","))]
+    if vlv is not None:
+        before, after, offset, count, value = vlv
+        if value is None:
+            controls.append(VLVRequestControl(True, before_count=before, after_count=after,
+                                              offset=offset, content_count=count))
+        else:
+            controls.append(VLVRequestControl(True, before_count=before, after_count=after,
+                                              greater_than_or_equal=value))
+    return controls
+
+
+def run_sorted(conn, base, scope, filt, keys, vlv):
+    """(code, ordered canonical DNs, sort result, VLV target and count)."""
+    from ldap.controls.sss import SSSResponseControl
+    from ldap.controls.vlv import VLVResponseControl
+    known = {c.controlType: c for c in (SSSResponseControl, VLVResponseControl)}
+    try:
+        msgid = conn.search_ext(base, scope, filt, ["1.1"],
+                                serverctrls=sort_controls(keys, vlv))
+        _, data, _, ctrls = conn.result3(msgid, timeout=60, resp_ctrl_classes=known)
+        code = 0
+    except ldap.LDAPError as e:
+        info = e.args[0] if e.args and isinstance(e.args[0], dict) else {}
+        return info.get("result", repr(e)), [], None, None
+    dns = [canon_dn(dn) for dn, _ in data if dn is not None]
+    sort_result = vlv_state = None
+    for c in ctrls:
+        if c.controlType == SSSResponseControl.controlType:
+            sort_result = c.sortResult
+        elif c.controlType == VLVResponseControl.controlType:
+            vlv_state = (c.targetPosition, c.contentCount, c.result)
+    return code, dns, sort_result, vlv_state
+
+
+def compare_sorted(ref, lum):
+    """Each VLV search on a connection of its own: slapd keeps a VLV's sorted
+    list on its connection for a follow-up request and answers busy (51) to
+    another VLV request there meanwhile."""
+    bad = []
+    cases = sorted_searches()
+    for label, base, scope, filt, keys, vlv in cases:
+        results = []
+        for server in (ref, lum):
+            c = connect(server)
+            results.append(run_sorted(c, base, scope, filt, keys, vlv))
+            c.unbind_s()
+        a, b = results
+        kind = lum.kind
+        if a != b:
+            bad.append(f"{label} (-b '{base}' {filt}):\n         slapd {short(a)}"
+                       f"\n         {kind} {short(b)}")
+    r.check(f"sort/VLV: {len(cases)} sorted searches agree with slapd in order "
+            f"({len(bad)} differ)", not bad, "\n       ".join(bad[:6]))
+
+
 # ------------------------------------------------------------------ writes
 
 S = treegen.SUFFIX
@@ -719,10 +811,12 @@ def main():
                "index cn,sn,mail,givenName eq,sub,pres", "index member,uniqueMember eq",
                "index description sub", "dbnosync"]
     servers = []
-    ref = sh.Slapd(db_lines=indexes)
+    # slapd sorts through its sssvlv overlay; Lumen accepts the same lines.
+    sssvlv = ["overlay sssvlv", "sssvlv-max 16"]
+    ref = sh.Slapd(db_lines=indexes + sssvlv, global_lines=["moduleload sssvlv"])
     servers.append(ref)
     lum_kind = os.environ.get("LUMEN_IT_SERVER", "lumend")
-    lum = sh.make_server(lum_kind, db_lines=indexes)
+    lum = sh.make_server(lum_kind, db_lines=indexes + sssvlv, global_lines=["moduleload sssvlv"])
     servers.append(lum)
 
     def watchdog(signum, frame):
@@ -796,6 +890,8 @@ def run(ref, lum):
         if len(bad) > 6:
             detail += f"\n       ... and {len(bad) - 6} more"
         r.check(f"{cat}: {n} searches agree with slapd ({len(bad)} differ)", not bad, detail.lstrip("\n"))
+
+    compare_sorted(ref, lum)
 
     # Writes: result codes (and matchedDN) agree.
     for label, op, args, *alt in WRITES:

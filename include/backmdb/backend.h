@@ -433,6 +433,7 @@ struct backend_stats {
 	uint64_t commits, writes;
 	uint64_t entry_cache_evictions, entry_cache_capacity;
 	uint64_t idl_cache_evictions, idl_cache_capacity;
+	uint64_t entry_cache_not_admitted, idl_cache_not_admitted;
 };
 void backend_get_stats(struct backend *be, struct backend_stats *out);
 

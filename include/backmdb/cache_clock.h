@@ -17,6 +17,13 @@
  * occupant there before reusing the position). A hit sets the bit
  * (cache_clock_touch); no list moves.
  *
+ * Admission: once a shard is full, a new key gets a position only if it
+ * was already asked for since the last few evictions' worth of refusals
+ * (a doorkeeper bit per hash, cleared after `capacity` refusals): under
+ * uniform access to far more keys than fit, most misses would evict a
+ * value that is no likelier to be read again than the newcomer, and the
+ * churn costs more than it saves; a key read twice gets in.
+ *
  * Staleness: every insert carries the LMDB snapshot it was read from, every
  * invalidation the txn ID of the committed write; an insert older than the
  * shard's latest invalidation is refused (cache_clock_fresh), so a reader
@@ -44,6 +51,7 @@
 
 struct cache_counters {
 	uint64_t hits, misses, evictions, invalidations, refused;
+	uint64_t not_admitted;       /* first sight of a key while full (doorkeeper) */
 };
 
 struct cache_clock {
@@ -54,12 +62,16 @@ struct cache_clock {
 	size_t *free;                /* stack of free positions */
 	size_t n_free;
 	uint64_t last_invalidation;  /* newest committed write invalidated */
+	uint64_t *seen;              /* doorkeeper: a bit per hash, seen_mask + 1 bits */
+	size_t seen_mask;
+	size_t seen_since_clear;     /* bits set since the doorkeeper was cleared */
 	struct cache_counters counts;
 };
 
 /* What both caches report (entry_cache_get_stats, idl_cache_get_stats). */
 struct cache_stats {
 	uint64_t hits, misses, evictions, invalidations, inserts_refused;
+	uint64_t not_admitted;
 	uint64_t size;      /* objects (keys) held now */
 	uint64_t capacity;
 };
@@ -117,6 +129,12 @@ void cache_clock_free(struct cache_clock *c);
  * eviction: the caller unlinks its occupant).
  */
 size_t cache_clock_take(struct cache_clock *c, bool *evicted);
+/*
+ * May a new key with this hash take a position? Always while a position is
+ * free; once full, only if the doorkeeper saw the hash before (else it
+ * notes it and counts a not_admitted). Caching disabled: false.
+ */
+bool cache_clock_admit(struct cache_clock *c, uint64_t hash);
 /* The occupant of pos is gone (invalidated, or not kept): pos is free. */
 void cache_clock_release(struct cache_clock *c, size_t pos);
 

@@ -427,6 +427,7 @@ struct database_write_hook {
 
 struct cache_figures {
 	uint64_t size, capacity, hits, misses, evictions;
+	uint64_t not_admitted;   /* misses not kept: first sight while full */
 };
 
 /*

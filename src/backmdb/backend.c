@@ -646,6 +646,8 @@ void backend_get_stats(struct backend *be, struct backend_stats *out)
 	out->entry_cache_capacity = es.capacity;
 	out->idl_cache_evictions = is.evictions;
 	out->idl_cache_capacity = is.capacity;
+	out->entry_cache_not_admitted = es.not_admitted;
+	out->idl_cache_not_admitted = is.not_admitted;
 }
 
 struct mdb_store *backend_store(struct backend *be)

@@ -102,8 +102,20 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
 		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
+		.not_admitted = sum.not_admitted,
 		.size = size, .capacity = cache->capacity,
 	};
+}
+
+/* Doorkeeper bits per position: few false "seen" until it is cleared. */
+#define SEEN_BITS_PER_POSITION 16
+
+static size_t seen_bits(size_t capacity)
+{
+	size_t bits = 4096;          /* small caches: few false "seen" either */
+	while (bits < capacity * SEEN_BITS_PER_POSITION)
+		bits <<= 1;
+	return bits;
 }
 
 int cache_clock_init(struct cache_clock *c, size_t capacity)
@@ -112,7 +124,10 @@ int cache_clock_init(struct cache_clock *c, size_t capacity)
 	c->capacity = capacity;
 	c->referenced = calloc(capacity ? capacity : 1, sizeof(*c->referenced));
 	c->free = malloc((capacity ? capacity : 1) * sizeof(*c->free));
-	if (c->referenced == NULL || c->free == NULL)
+	size_t bits = seen_bits(capacity);
+	c->seen = calloc(bits / 64, sizeof(*c->seen));
+	c->seen_mask = bits - 1;
+	if (c->referenced == NULL || c->free == NULL || c->seen == NULL)
 		return LUMEN_ENOMEM;
 	/* lowest positions first, as a fresh ring fills in order */
 	for (size_t i = 0; i < capacity; i++)
@@ -124,8 +139,30 @@ void cache_clock_free(struct cache_clock *c)
 {
 	free(c->referenced);
 	free(c->free);
+	free(c->seen);
 	c->referenced = NULL;
 	c->free = NULL;
+	c->seen = NULL;
+}
+
+bool cache_clock_admit(struct cache_clock *c, uint64_t hash)
+{
+	if (c->capacity == 0)
+		return false;
+	if (c->n_free > 0)
+		return true;
+	/* The low bits pick the shard's bucket; these pick the doorkeeper's. */
+	size_t bit = (size_t)(hash >> 20) & c->seen_mask;
+	uint64_t mask = (uint64_t)1 << (bit % 64);
+	if (c->seen[bit / 64] & mask)
+		return true;
+	c->counts.not_admitted++;
+	if (++c->seen_since_clear > c->capacity) {
+		memset(c->seen, 0, (c->seen_mask + 1) / 8);
+		c->seen_since_clear = 1;
+	}
+	c->seen[bit / 64] |= mask;
+	return false;
 }
 
 size_t cache_clock_take(struct cache_clock *c, bool *evicted)
@@ -164,4 +201,5 @@ void cache_counters_add(struct cache_counters *sum, const struct cache_counters 
 	sum->evictions += c->evictions;
 	sum->invalidations += c->invalidations;
 	sum->refused += c->refused;
+	sum->not_admitted += c->not_admitted;
 }

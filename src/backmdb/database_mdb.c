@@ -105,11 +105,6 @@ static int store_figures(struct mdb_store *store, struct database_figures *out)
 	return LUMEN_OK;
 }
 
-static void cache_figures(struct cache_figures *out, uint64_t size, uint64_t capacity,
-			  uint64_t hits, uint64_t misses, uint64_t evictions)
-{
-	*out = (struct cache_figures){ size, capacity, hits, misses, evictions };
-}
 
 static void mdb_db_figures(struct database *db, struct database_figures *out)
 {
@@ -119,10 +114,16 @@ static void mdb_db_figures(struct database *db, struct database_figures *out)
 	if (store_figures(be->store, out) != LUMEN_OK)
 		out->have_store = false;
 	backend_get_stats(be, &bs);
-	cache_figures(&out->entry_cache, bs.entry_cache_size, bs.entry_cache_capacity,
-		      bs.entry_cache_hits, bs.entry_cache_misses, bs.entry_cache_evictions);
-	cache_figures(&out->idl_cache, bs.idl_cache_size, bs.idl_cache_capacity,
-		      bs.idl_cache_hits, bs.idl_cache_misses, bs.idl_cache_evictions);
+	out->entry_cache = (struct cache_figures){
+		.size = bs.entry_cache_size, .capacity = bs.entry_cache_capacity,
+		.hits = bs.entry_cache_hits, .misses = bs.entry_cache_misses,
+		.evictions = bs.entry_cache_evictions, .not_admitted = bs.entry_cache_not_admitted,
+	};
+	out->idl_cache = (struct cache_figures){
+		.size = bs.idl_cache_size, .capacity = bs.idl_cache_capacity,
+		.hits = bs.idl_cache_hits, .misses = bs.idl_cache_misses,
+		.evictions = bs.idl_cache_evictions, .not_admitted = bs.idl_cache_not_admitted,
+	};
 }
 
 static size_t mdb_db_unbuilt_indexes(struct database *db, const char **names, size_t max)

@@ -250,7 +250,7 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
 	    find(s, h, id) != NULL) {
 		s->base.clock.counts.refused += s->base.clock.capacity != 0;
-	} else {
+	} else if (cache_clock_admit(&s->base.clock, h)) {
 		n->ring_pos = take_position(s, &victim);
 		s->ring[n->ring_pos] = n;
 		n->resident = true;

@@ -201,6 +201,8 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 	}
 	size_t slot = find(s, h, &k, NULL);
 	if (slot == NO_SLOT) {
+		if (!cache_clock_admit(&s->base.clock, h))
+			goto done;
 		slot = take_slot(s);
 		s->slots[slot].key = k;
 		s->slots[slot].in_use = true;

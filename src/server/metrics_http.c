@@ -228,13 +228,16 @@ struct database_metric {
 };
 
 #define FIGURE(field) offsetof(struct database_figures, field)
-/* The five figures each cache has (struct cache_figures), as one family each. */
+/* The six figures each cache has (struct cache_figures), as one family each. */
 #define CACHE_METRICS(prefix, field, title, held, setting) \
 	{ "lumen_" prefix "_hits_total", "counter", title " hits.", false, FIGURE(field.hits) }, \
 	{ "lumen_" prefix "_misses_total", "counter", title " misses.", false, \
 	  FIGURE(field.misses) }, \
 	{ "lumen_" prefix "_evictions_total", "counter", title " evictions.", false, \
 	  FIGURE(field.evictions) }, \
+	{ "lumen_" prefix "_not_admitted_total", "counter", title " misses not kept: a key " \
+	  "seen for the first time while the cache is full.", false, \
+	  FIGURE(field.not_admitted) }, \
 	{ "lumen_" prefix "_size", "gauge", held, false, FIGURE(field.size) }, \
 	{ "lumen_" prefix "_capacity", "gauge", title " capacity (" setting ").", false, \
 	  FIGURE(field.capacity) }

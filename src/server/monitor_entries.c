@@ -264,6 +264,8 @@ static void cache_text(struct monitor_node *node, const char *prefix,
 			    (unsigned long long)c->misses);
 	monitor_node_printf(node, "monitoredInfo", "%sEvictions=%llu", prefix,
 			    (unsigned long long)c->evictions);
+	monitor_node_printf(node, "monitoredInfo", "%sNotAdmitted=%llu", prefix,
+			    (unsigned long long)c->not_admitted);
 }
 
 static void database_figures_text(struct monitor_node *node, const struct database_figures *d)

@@ -177,6 +177,9 @@ def main():
         R.check("LMDB figures", value(after, "lumen_lmdb_page_size_bytes", database=BASE) > 0 and
                 value(after, "lumen_lmdb_map_size_bytes", database=BASE) > 0)
         R.check("entry cache figures", value(after, "lumen_entry_cache_capacity", database=BASE) > 0)
+        R.check("cache admission figures",
+                all((f"lumen_{c}_not_admitted_total", frozenset({"database": BASE}.items()))
+                    in after for c in ("entry_cache", "idl_cache")))
         conn.unbind_s()
         closed = settle(mport, lambda s: value(s, "lumen_connections_current") == 0)
         R.check("connection closed is counted", value(closed, "lumen_connections_current") == 0 and

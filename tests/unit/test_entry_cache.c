@@ -89,17 +89,48 @@ START_TEST(hit_miss_evict)
 		put(id, 1);
 	ck_assert_uint_eq(stats().size, 4);
 	ck_assert(cached(1));    /* sets 1's CLOCK bit */
-	put(5, 1);               /* the hand passes 1, evicts 2 */
+	put(5, 1);               /* full, and 5 never seen: not admitted */
+	ck_assert(!cached(5));
+	ck_assert_uint_eq(stats().not_admitted, 1);
+	ck_assert_uint_eq(stats().evictions, 0);
+	put(5, 1);               /* seen before: the hand passes 1, evicts 2 */
 	ck_assert(!cached(2));
 	ck_assert(cached(1));
 	ck_assert(cached(5));
 	struct cache_stats s = stats();
 	ck_assert_uint_eq(s.hits, 3);
-	ck_assert_uint_eq(s.misses, 1);
+	ck_assert_uint_eq(s.misses, 2);
 	ck_assert_uint_eq(s.evictions, 1);
+	ck_assert_uint_eq(s.not_admitted, 1);
 	ck_assert_uint_eq(s.size, 4);
 	ck_assert_uint_eq(s.capacity, 4);
-	ck_assert_uint_eq(atomic_load(&destroyed), 1);
+	ck_assert_uint_eq(atomic_load(&destroyed), 2);   /* 5's first copy, and 2 */
+}
+END_TEST
+
+/* Under uniform access to many more keys than fit, a first sight while
+ * full evicts nothing; the doorkeeper forgets after `capacity` refusals, so
+ * a key must come back soon to get in, and a freed position admits
+ * anyone. */
+START_TEST(admission_once_full)
+{
+	for (uint64_t id = 1; id <= 4; id++)
+		put(id, 1);
+	for (uint64_t id = 100; id < 200; id++)
+		put(id, 1);
+	struct cache_stats s = stats();
+	ck_assert_uint_eq(s.evictions, 0);
+	ck_assert_uint_eq(s.not_admitted, 100);
+	for (uint64_t id = 1; id <= 4; id++)
+		ck_assert(cached(id));
+	put(198, 1);             /* seen within the last `capacity` refusals */
+	ck_assert(cached(198));
+	ck_assert_uint_eq(stats().evictions, 1);
+	put(100, 1);             /* seen, but 98 refusals ago: forgotten */
+	ck_assert(!cached(100));
+	entry_cache_invalidate(cache, 198, 2);
+	put(150, 2);             /* a free position: in at first sight */
+	ck_assert(cached(150));
 }
 END_TEST
 
@@ -109,8 +140,10 @@ START_TEST(evicted_object_lives_while_held)
 
 	put(1, 1);
 	ck_assert_int_eq(entry_cache_get(cache, 1, &held), LUMEN_OK);
-	for (uint64_t id = 2; id <= 9; id++)
+	for (uint64_t id = 2; id <= 9; id++) {
 		put(id, 1);
+		put(id, 1);      /* the second sight gets in once full */
+	}
 	ck_assert(!cached(1));
 	ck_assert_uint_eq(((struct object *)entry_cache_object(held))->magic, MAGIC);
 	uint64_t before = atomic_load(&destroyed);
@@ -223,6 +256,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, hit_miss_evict);
 	tcase_add_test(tc, evicted_object_lives_while_held);
+	tcase_add_test(tc, admission_once_full);
 	tcase_add_test(tc, invalidate_and_versions);
 	tcase_add_test(tc, disabled_cache);
 	tcase_add_test(tc, concurrent_use);

@@ -91,6 +91,9 @@ START_TEST(evict_and_bound)
 	ck_assert_int_eq(idl_cache_put(cache, 1, &a, &l, 1), LUMEN_OK);
 	ck_assert_int_eq(idl_cache_put(cache, 1, &b, &l, 1), LUMEN_OK);
 	ck_assert_int_eq(idl_cache_get(cache, 1, &a, &out), LUMEN_OK); /* a referenced */
+	ck_assert_int_eq(idl_cache_put(cache, 1, &c, &l, 1), LUMEN_OK);   /* first sight: */
+	ck_assert_int_eq(idl_cache_get(cache, 1, &c, &out), LUMEN_ENOTFOUND); /* not kept */
+	ck_assert_uint_eq(stats().not_admitted, 1);
 	ck_assert_int_eq(idl_cache_put(cache, 1, &c, &l, 1), LUMEN_OK);   /* evicts b */
 	ck_assert_int_eq(idl_cache_get(cache, 1, &b, &out), LUMEN_ENOTFOUND);
 	ck_assert_int_eq(idl_cache_get(cache, 1, &a, &out), LUMEN_OK);

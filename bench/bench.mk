@@ -43,12 +43,16 @@ $(BUILD)/tests/test_bench_%: tests/unit/test_bench_%.c tests/unit/check_main.h \
 bench: bench-build
 	BUILD=$(BUILD) bench/compare.sh $(BENCH_FLAGS)
 
+# The 1M-entry matrix: a directory a hundred times the default entry cache.
+bench-1m: bench-build
+	BUILD=$(BUILD) bench/compare.sh --entries 1000000 --label 1m $(BENCH_FLAGS)
+
 bench-quick: bench-build
 	BUILD=$(BUILD) bench/compare.sh --quick $(BENCH_FLAGS)
 
 # make bench-hostile: 10,000 connections (1,000 slowloris or non-reading)
 # held on lumend while lumenbench measures; needs root (RLIMIT_NOFILE) and
 # `make all`. Small run: make bench-hostile HOSTILE_FLAGS=--quick
-.PHONY: bench-hostile
+.PHONY: bench-hostile bench-1m
 bench-hostile: bench-build $(BUILD)/lumend $(BUILD)/lumenadd
 	BUILD=$(BUILD) /usr/bin/python3 bench/hostile_load.py $(HOSTILE_FLAGS)

@@ -3,7 +3,7 @@
 # data and client; optionally against lumen-canned (the client's ceiling).
 #
 #   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
-#                    [--warmup S] [--threads N] [--entry-cache off|full]
+#                    [--warmup S] [--threads N] [--entry-cache default|off|full|N]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
 #                    [--overlays memberof+refint|ppolicy|sortvlv]
 #                    [--servers "openldap lumen"] [--label L] [--out DIR]
@@ -45,7 +45,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 
 quick=0 entries= entry_size=500 duration= warmup= server_threads=4
-entry_cache=full reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
+entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
 servers="openldap lumen" out= label= overlays=
 usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -71,7 +71,12 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case $entry_cache in off|full) ;; *) echo "compare.sh: --entry-cache off|full" >&2; exit 2 ;; esac
+# Lumen's entry cache: default (no cachesize line: what an operator gets,
+# 10,000 entries), off, full (every entry fits), or a number of entries.
+case $entry_cache in
+  default|off|full) ;;
+  ''|*[!0-9]*|0*) echo "compare.sh: --entry-cache default|off|full|N" >&2; exit 2 ;;
+esac
 case $overlays in ''|memberof+refint|ppolicy|sortvlv) ;;
   *) echo "compare.sh: --overlays memberof+refint|ppolicy|sortvlv" >&2; exit 2 ;; esac
 # The schema and commit of the tree BUILD was built from (build/..).
@@ -107,6 +112,12 @@ meta date "$(date -Is)"; meta host "$(hostname)"; meta cpus "$(nproc)"
 meta kernel "$(uname -r)"; meta entries "$entries"; meta entry_size "$entry_size"
 meta duration "$duration"; meta warmup "$warmup"; meta server_threads "$server_threads"
 meta entry_cache "$entry_cache"; meta reuse "$reuse"; meta rate "$rate"
+case $entry_cache in   # the entries Lumen's cache holds at most (lumen.conf(5) cachesize)
+  default) meta entry_cache_entries 10000 ;;
+  off) meta entry_cache_entries 0 ;;
+  full) meta entry_cache_entries $(( entries + 1000 )) ;;
+  *) meta entry_cache_entries "$entry_cache" ;;
+esac
 meta nagle "$nagle"; meta nosync "$nosync"; meta quick "$quick"; meta overlays "${overlays:-none}"
 meta openldap_version "$(dpkg-query -W -f='${Version}' slapd 2>/dev/null || echo unknown)"
 meta lumen_commit "$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -344,7 +355,12 @@ run_lumen() {
     echo "directory $dir/db"
     echo "maxsize 17179869184"
     [ $nosync -eq 1 ] && echo "dbnosync"
-    [ "$entry_cache" = off ] && echo "cachesize off" || echo "cachesize $(( entries + 1000 ))"
+    case $entry_cache in
+      default) ;;
+      off) echo "cachesize off" ;;
+      full) echo "cachesize $(( entries + 1000 ))" ;;
+      *) echo "cachesize $entry_cache" ;;
+    esac
     indexes
     overlay_config
   } > "$dir/lumend.conf"

@@ -181,10 +181,11 @@ def main():
     meta, runs = load(out)
     made = charts(out, runs)
     settings = ("%s entries of ~%s bytes; %s s measured after %s s warm-up per row; "
-                "server threads %s; Lumen entry cache %s; durability %s; connection "
+                "server threads %s; Lumen entry cache %s (%s entries); durability %s; connection "
                 "reuse in connperop %s%%%s%s%s" % (
                     meta.get("entries"), meta.get("entry_size"), meta.get("duration"),
                     meta.get("warmup"), meta.get("server_threads"), meta.get("entry_cache"),
+                    meta.get("entry_cache_entries", "?"),
                     "dbnosync" if meta.get("nosync") == "1" else "synced",
                     meta.get("reuse"),
                     "; offered rate %s/s" % meta["rate"] if meta.get("rate", "0") != "0" else "",

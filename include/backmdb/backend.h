@@ -264,7 +264,10 @@ void backend_tool_load_end(struct backend_tool_load *load);
  * timeLimitExceeded, assertionFailed (the base entry), unwillingToPerform
  * for a paged-results cookie that is not this search's, other when the
  * sink stops the search or on abandon (the server sends nothing then).
- * derefAliases is ignored (there are no aliases). Entries come in
+ * Aliases are dereferenced as search->deref asks, as OpenLDAP's back-mdb
+ * does (search_alias.c): aliasProblem / aliasDereferencingProblem with
+ * matchedDN for a base that cannot be dereferenced, adminLimitExceeded
+ * for more than ALIAS_MAX_PER_SEARCH aliases in scope. Entries come in
  * ascending entry ID order. With search->paused set on return there is
  * no result yet: call again with search->resume to continue.
  */

@@ -239,6 +239,7 @@ struct backend_search {
 	/* inputs */
 	struct ber_view base_ndn;
 	enum ldap_scope scope;
+	enum ldap_deref deref;         /* derefAliases (RFC 4511 §4.5.1.3) */
 	const struct filter *filter;   /* compiled; NULL = (objectClass=*) */
 	bool want_counts;              /* fill num/hasSubordinates in info */
 	backend_entry_fn sink;

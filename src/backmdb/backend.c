@@ -495,6 +495,10 @@ static int resolve_operational(struct backend *be, char *errbuf, size_t errlen)
 	if (rc != LUMEN_OK)
 		return fail_open(errbuf, errlen, be->name, LUMEN_EINVAL, "%s",
 				 "the schema lacks the operational attributes of lumen.schema");
+	be->alias_class = schema_object_class(be->schema, "alias", 5);
+	be->aliased_object_name = schema_attribute_type(be->schema, "aliasedObjectName", 17);
+	if (be->alias_class == NULL || be->aliased_object_name == NULL)
+		be->alias_class = NULL;   /* without both, nothing is an alias */
 	return LUMEN_OK;
 }
 

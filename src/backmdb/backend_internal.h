@@ -37,6 +37,10 @@
 #define BACKEND_SCRATCH_CANDIDATES 0
 #define BACKEND_SCRATCH_SCOPE 1
 #define BACKEND_SCRATCH_FIRST_FREE 2
+/* Once the candidates are computed, alias dereferencing (search_alias.c)
+ * reuses the filter's slots: the alias entries and one root's scope. */
+#define BACKEND_SCRATCH_ALIASES 2
+#define BACKEND_SCRATCH_ALIAS_SCOPE 3
 
 /* One indexed attribute type: its kinds and table. */
 #define BACKEND_MAX_UNBUILT 64
@@ -88,6 +92,9 @@ struct backend {
 	pthread_mutex_t reader_lock;
 	struct backend_reader *free_readers;
 	struct backend_operational ops;
+	/* RFC 4512 §2.6, from the schema; NULL when it lacks them (no aliases). */
+	const struct object_class *alias_class;
+	const struct attribute_type *aliased_object_name;
 	pthread_mutex_t csn_lock;
 	uint64_t last_csn_usec;
 	unsigned csn_count;
@@ -354,5 +361,69 @@ struct candidates_note {
  */
 int candidates_compute(struct backend *be, struct backend_reader *rd, const struct filter *f,
 		       struct arena *arena, struct idl *out, struct candidates_note *note);
+/*
+ * The entries of object class oc (subclasses included, as the index keys
+ * them) from the objectClass equality index, through the IDL cache; "all"
+ * when objectClass has no equality index. Errors: LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int candidates_object_class(struct backend *be, struct backend_reader *rd,
+			    const struct object_class *oc, struct idl *out);
+
+/* ---------------------------------------------------- search_alias.c */
+
+/*
+ * Alias dereferencing for search (RFC 4511 §4.5.1.3, RFC 4512 §2.6), as
+ * OpenLDAP's back-mdb does it. Bounds: a chain of aliases is followed for
+ * at most ALIAS_MAX_CHAIN hops (OpenLDAP's maxDerefDepth default), and one
+ * search dereferences at most ALIAS_MAX_PER_SEARCH alias entries met in its
+ * scope; the search's time limit applies throughout.
+ */
+#define ALIAS_MAX_CHAIN 15
+#define ALIAS_MAX_PER_SEARCH 1024
+
+/*
+ * What a derefInSearching search covers when its scope holds aliases:
+ * subtree (and children) scope: the subtrees of roots[0..n) (roots[0] is
+ * the base); one-level: the base's children plus the targets roots[0..n).
+ * Alias entries other than the base are never returned themselves.
+ */
+struct alias_scope {
+	bool active;                   /* false: no alias in scope, search as usual */
+	enum ldap_scope scope;
+	uint64_t base_id;
+	uint64_t *roots;               /* op->arena */
+	size_t n_roots;
+};
+
+/*
+ * Finds the search base, dereferencing (derefFindingBaseObj) an alias that
+ * is the base or one of its ancestors: *base_id is a non-alias entry.
+ * LDAP answers decided in op, returned as LUMEN_ENOTFOUND: noSuchObject
+ * with matchedDN; aliasProblem with the alias as matchedDN (a dangling or
+ * circular alias); aliasDereferencingProblem (a chain longer than
+ * ALIAS_MAX_CHAIN). Errors: as backend_entry_get, LUMEN_ENOMEM.
+ */
+int alias_find_base(struct backend *be, struct backend_reader *rd, struct backend_op *op,
+		    struct ber_view ndn, uint64_t *base_id);
+/*
+ * Fills as for a one-level or subtree search from base_id that
+ * dereferences aliases while searching. Costs one objectClass index
+ * lookup when the database has no alias. Dangling and circular aliases in
+ * scope are passed over, as in OpenLDAP. LDAP answers decided in op and
+ * returned as LUMEN_ELIMIT: adminLimitExceeded (more than
+ * ALIAS_MAX_PER_SEARCH aliases), timeLimitExceeded. Errors: LUMEN_ENOMEM,
+ * LUMEN_EIO.
+ */
+int alias_scope_plan(struct backend *be, struct backend_reader *rd, struct backend_op *op,
+		     const struct database_clock *clock, struct alias_scope *as);
+/* The IDs as covers (may degrade to a range). Errors: LUMEN_EIO. */
+int alias_scope_ids(struct backend *be, struct backend_reader *rd,
+		    const struct alias_scope *as, struct idl *out);
+/* 1 if id is in as's scope, 0 if not, or an error. */
+int alias_in_scope(struct backend *be, struct backend_reader *rd,
+		   const struct alias_scope *as, uint64_t id);
+/* True if e (entry id) is an alias that the search replaces by its target. */
+bool alias_entry_passed_over(const struct backend *be, const struct alias_scope *as,
+			     uint64_t id, const struct entry *e);
 
 #endif

@@ -211,3 +211,19 @@ int candidates_compute(struct backend *be, struct backend_reader *rd, const stru
 	}
 	return node_candidates(&w, f->root, out, 0);
 }
+
+int candidates_object_class(struct backend *be, struct backend_reader *rd,
+			    const struct object_class *oc, struct idl *out)
+{
+	const struct backend_index *ix = backend_index_of(be, be->ops.object_class.type);
+	struct candidates_walk w = {
+		.be = be, .rd = rd, .version = mdb_txn_id(rd->reader.txn),
+	};
+
+	if (ix == NULL || !(ix->kinds & BACKEND_INDEX_EQUALITY)) {
+		idl_set_all(out);
+		return LUMEN_OK;
+	}
+	return read_key(&w, ix, INDEX_EQUALITY,
+			(struct ber_view){ (const uint8_t *)oc->oid, strlen(oc->oid) }, out);
+}

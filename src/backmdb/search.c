@@ -49,6 +49,7 @@ struct search_run {
 	uint64_t last_sent_id;
 	struct database_clock clock;
 	bool paused;              /* the sink asked to pause */
+	struct alias_scope aliases;   /* derefInSearching with aliases in scope */
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
 	const struct filter_virtual *provider;
@@ -97,6 +98,8 @@ static int in_scope(struct search_run *r, uint64_t id)
 	MDB_txn *txn = r->rd->reader.txn;
 	uint64_t parent;
 
+	if (r->aliases.active)
+		return alias_in_scope(r->be, r->rd, &r->aliases, id);
 	switch (r->s->scope) {
 	case LDAP_SCOPE_BASE:
 		return id == r->base_id;
@@ -164,6 +167,37 @@ static bool is_all(const struct idl *idl)
 /* At most this many candidates are iterated without looking at the scope. */
 #define PLAN_FEW_CANDIDATES 8
 
+/*
+ * plan() for a search whose scope holds aliases to dereference: the
+ * candidates checked one by one, or the scope widened by the aliases'
+ * targets. 1 when the aliases made the plan, 0 when there are none.
+ */
+static int plan_with_aliases(struct search_run *r, struct idl *cand)
+{
+	struct idl *scope = &r->rd->scratch[BACKEND_SCRATCH_SCOPE];
+
+	if (!(r->s->deref & LDAP_DEREF_SEARCHING))
+		return 0;
+	r->aliases.scope = r->s->scope;
+	r->aliases.base_id = r->base_id;
+	int rc = alias_scope_plan(r->be, r->rd, r->op, &r->clock, &r->aliases);
+	if (rc != LUMEN_OK || !r->aliases.active)
+		return rc;
+	if (!cand->is_range && idl_size(cand) <= PLAN_FEW_CANDIDATES) {
+		r->ids = cand;
+		r->check_scope = true;
+		return 1;
+	}
+	rc = alias_scope_ids(r->be, r->rd, &r->aliases, scope);
+	if (rc != LUMEN_OK)
+		return rc;
+	r->check_scope = scope->is_range;
+	if (!is_all(cand))
+		idl_intersect(scope, cand);
+	r->ids = scope;
+	return 1;
+}
+
 /* Chooses what to iterate: the filter's candidates or the scope. */
 static int plan(struct search_run *r)
 {
@@ -175,8 +209,10 @@ static int plan(struct search_run *r)
 	if (r->s->scope == LDAP_SCOPE_BASE)
 		return scope_ids(r, (struct idl *)(r->ids = scope));
 	int rc = candidates_compute(r->be, r->rd, r->s->filter, r->op->arena, cand, &note);
+	if (rc == LUMEN_OK)
+		rc = plan_with_aliases(r, cand);
 	if (rc != LUMEN_OK)
-		return rc;
+		return rc == 1 ? LUMEN_OK : rc;
 	/* A handful of candidates (an equality lookup): checking each against
 	 * the scope is cheaper than reading the scope's size first. */
 	if (!cand->is_range && idl_size(cand) <= PLAN_FEW_CANDIDATES) {
@@ -272,6 +308,10 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		return 0;   /* deleted since the candidates were read */
 	if (rc != LUMEN_OK)
 		return rc;
+	if (alias_entry_passed_over(r->be, &r->aliases, id, e)) {
+		backend_entry_put(r->be, handle);
+		return 0;   /* replaced by its target */
+	}
 	r->op->candidates_tested++;
 	r->virt.id = id;
 	/* the scratch is reset per candidate, so a long search never fills it */
@@ -339,10 +379,15 @@ static int check_base(struct search_run *r)
 	struct backend_virtual virt;
 	const struct entry *e;
 
-	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
-			      &match);
-	if (rc == LUMEN_ENOTFOUND)
-		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
+	int rc;
+	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL) {
+		rc = alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
+	} else {
+		rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
+				  &match);
+		if (rc == LUMEN_ENOTFOUND)
+			return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
+	}
 	/* A resumed search tested its assertion when it started. */
 	if (rc != LUMEN_OK || r->op->assertion == NULL || r->s->resume.active)
 		return rc;
@@ -424,12 +469,15 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	backend_reader_release(be, r.rd);
 	if (rc == LUMEN_OK && r.paused)
 		save_position(&r);
-	/* noSuchObject and assertionFailed are answers, not failures */
-	if (rc == LUMEN_ENOTFOUND && op->result_code == LDAP_NO_SUCH_OBJECT)
+	/* noSuchObject, alias problems and assertionFailed are answers, not failures */
+	if (rc == LUMEN_ENOTFOUND && (op->result_code == LDAP_NO_SUCH_OBJECT ||
+				      op->result_code == LDAP_ALIAS_PROBLEM ||
+				      op->result_code == LDAP_ALIAS_DEREFERENCING_PROBLEM))
 		return LUMEN_OK;
 	if (rc == LUMEN_EINVAL && op->result_code == LDAP_ASSERTION_FAILED)
 		return LUMEN_OK;
-	if (rc == LUMEN_ELIMIT && op->result_code == LDAP_ADMIN_LIMIT_EXCEEDED)
+	if (rc == LUMEN_ELIMIT && (op->result_code == LDAP_ADMIN_LIMIT_EXCEEDED ||
+				   op->result_code == LDAP_TIME_LIMIT_EXCEEDED))
 		return LUMEN_OK;
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);

@@ -525,7 +525,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 		return;
 	}
 	struct backend_search search = {
-		.base_ndn = t->ndn, .scope = req->scope, .filter = &filter,
+		.base_ndn = t->ndn, .scope = req->scope, .deref = req->deref, .filter = &filter,
 		.want_counts = attribute_selection_wants_counts(&sel),
 		.sink = send_entry, .sink_ctx = &sink,
 		.paged = t->controls.paged, .page_size = t->controls.page_size,

@@ -41,9 +41,10 @@
  *    (entry_is_instance_of), so (objectClass=person) matches inetOrgPerson;
  *  - present is TRUE if any attribute of the type or a subtype exists;
  *    (objectClass=*) is TRUE for every entry;
- *  - approx (~=): TRUE if matching_approx_key (matching.h, a Soundex-like
- *    phonetic key per word) of a value equals that of the assertion, the
- *    same key the backend's approx index uses. For types whose equality
+ *  - approx (~=): TRUE if matching_approx_matches (matching.h: slapd's
+ *    phonetic codes, every word of the assertion found among a value's
+ *    words in order); the backend's approx index keys each word's code.
+ *    For types whose equality
  *    rule is not a case*Match string rule (integers, DNs, ...) approx is
  *    equality. Keys of entry values are computed into the arena.
  *  - extensible: the rule named (or the type's equality rule) applied to the
@@ -95,6 +96,8 @@ struct filter_node {
 	 * the entry's stored normalized values can be compared directly */
 	bool uses_stored_normalized;
 	struct ber_view value;              /* normalized assertion value */
+	/* APPROX: value is the assertion's matching_approx_key (word codes) */
+	bool approx_words;
 
 	/* SUBSTRINGS: normalized pieces (the rule's normalizer) */
 	bool has_initial, has_final;

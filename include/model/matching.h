@@ -11,7 +11,8 @@
  *              ORDERING rule (its normalize may differ from the equality one);
  *   substrings normalize(value) with the SUBSTR rule, each piece with its
  *              normalize_piece, then matching_substrings();
- *   approx     matching_approx_key(value) == matching_approx_key(assertion).
+ *   approx     matching_approx_matches(matching_approx_key(value),
+ *              matching_approx_key(assertion)): word by word, as slapd.
  *
  * Memory: outputs come from the caller's arena. Thread-safety: pure functions.
  *
@@ -63,17 +64,27 @@ bool matching_substrings(struct ber_view value, const struct ber_view *initial,
 			 const struct ber_view *final);
 
 /*
- * The approximate-match key of a value (for ~= and "approx" indexes): the
- * value is prepared as by caseIgnoreMatch, then each word becomes a
- * phonetic code: its first letter, then the consonant classes of the rest
- * (b f p v / c g j k q s x z / d t / l / m n / r, as in Soundex) with
- * vowels, h, w, y dropped and repeated classes collapsed; digits and
- * non-ASCII characters are kept as they are. Words are joined by one space.
- * "Smith" and "Smyth" share a key, as do "Jon" and "John".
- * LUMEN_EMALFORMED for invalid UTF-8, LUMEN_ENOMEM.
+ * Approximate matching (~=) as OpenLDAP's slapd does it, so that the same
+ * filters select the same entries. The key of a value: the value prepared
+ * as by caseIgnoreMatch, split into words at spaces, each word replaced by
+ * its phonetic code — slapd's Metaphone variant of the word's leading ASCII
+ * letters (a digit, punctuation or non-ASCII letter ends what is coded),
+ * at most MATCHING_APPROX_CODE_MAX characters, possibly empty — and each
+ * code preceded by one space: "Alice Smith" is " ALS SM0", "Smyth" is
+ * " SM0". LUMEN_EMALFORMED for invalid UTF-8, LUMEN_ENOMEM.
  */
+#define MATCHING_APPROX_CODE_MAX 4
 int matching_approx_key(const uint8_t *value, size_t len, struct arena *arena,
 			struct ber_view *out);
+/*
+ * A value matches an assertion when every code of the assertion's key is
+ * found among the value's codes, in the same order (other words may come
+ * between): (cn~=Smyth) and (cn~=Alice Smith) match "Alice Smith". An
+ * assertion without words matches nothing.
+ */
+bool matching_approx_matches(struct ber_view value_key, struct ber_view assertion_key);
+/* Steps through a key's codes: start with *pos = 0; false after the last. */
+bool matching_approx_next_code(struct ber_view key, size_t *pos, struct ber_view *code);
 
 /*
  * distinguishedNameMatch without a schema: RDNs and AVAs re-joined without

@@ -88,6 +88,28 @@ static int substring_candidates(struct candidates_walk *w, const struct filter_n
 	return rc;
 }
 
+/* Entries holding every word of the assertion (the key per word code). */
+static int approx_candidates(struct candidates_walk *w, const struct filter_node *node,
+			     const struct backend_index *ix, struct idl *out, struct idl *scratch)
+{
+	struct ber_view code;
+	size_t pos = 0;
+	bool first = true;
+
+	idl_clear(out);   /* no word: nothing matches */
+	while (matching_approx_next_code(node->value, &pos, &code)) {
+		int rc = read_key(w, ix, INDEX_APPROX, code, first ? out : scratch);
+		if (rc != LUMEN_OK)
+			return rc;
+		if (!first)
+			idl_intersect(out, scratch);
+		first = false;
+		if (idl_is_empty(out))
+			break;
+	}
+	return LUMEN_OK;
+}
+
 /* The index kind an item needs, or 0 when no index can serve it. */
 static unsigned needed_kind(const struct filter_node *node)
 {
@@ -135,7 +157,7 @@ static int item_candidates(struct candidates_walk *w, const struct filter_node *
 	case BACKEND_INDEX_SUBSTRING:
 		return substring_candidates(w, node, ix, out, scratch);
 	case BACKEND_INDEX_APPROX:
-		return read_key(w, ix, INDEX_APPROX, node->value, out);
+		return approx_candidates(w, node, ix, out, scratch);
 	default:
 		return equality_candidates(w, node, ix, out);
 	}

@@ -107,9 +107,13 @@ static int value_keys(const struct backend_index *ix, const struct entry_attribu
 		rc = substring_keys(b, form);
 	if (rc == LUMEN_OK && (ix->kinds & BACKEND_INDEX_APPROX) && index_approx_uses_key(t)) {
 		int krc = matching_approx_key(v->value.ptr, v->value.len, b->arena, &form);
-		if (krc == LUMEN_OK)
-			rc = push(b, INDEX_APPROX, form);
-		else if (krc == LUMEN_ENOMEM)
+		struct ber_view code;
+		size_t pos = 0;
+		/* one key per word, as the filter asks for each of its words */
+		while (krc == LUMEN_OK && rc == LUMEN_OK &&
+		       matching_approx_next_code(form, &pos, &code))
+			rc = push(b, INDEX_APPROX, code);
+		if (krc == LUMEN_ENOMEM)
 			rc = krc;
 	}
 	return rc;

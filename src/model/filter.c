@@ -83,6 +83,7 @@ static int compile_ava(struct compile_state *st, const struct ldap_filter *in,
 					     st->arena, &node->value);
 		if (rc == LUMEN_OK) {
 			node->uses_stored_normalized = false;
+			node->approx_words = true;
 			return LUMEN_OK;
 		}
 		if (rc == LUMEN_ENOMEM)
@@ -269,8 +270,7 @@ static int value_form(struct eval_state *st, const struct filter_node *node,
 		      const struct matching_rule *rule, bool stored,
 		      const struct entry_value *v, struct ber_view *out)
 {
-	if (node->type == LDAP_FILTER_APPROX && !node->uses_stored_normalized &&
-	    node->rule != NULL && approx_uses_key(node->rule))
+	if (node->type == LDAP_FILTER_APPROX && node->approx_words)
 		return matching_approx_key(v->value.ptr, v->value.len, st->scratch, out);
 	if (stored) {
 		*out = v->normalized;
@@ -288,8 +288,11 @@ static int rule_compare(const struct matching_rule *rule, struct ber_view a, str
 static bool value_matches(const struct filter_node *node, struct ber_view form)
 {
 	switch (node->type) {
-	case LDAP_FILTER_EQUALITY:
 	case LDAP_FILTER_APPROX:
+		if (node->approx_words)
+			return matching_approx_matches(form, node->value);
+		return ber_view_eq(form, node->value);
+	case LDAP_FILTER_EQUALITY:
 		return ber_view_eq(form, node->value);
 	case LDAP_FILTER_GREATER_OR_EQUAL:
 		return rule_compare(node->rule, form, node->value) >= 0;

@@ -4,6 +4,7 @@
  * telephoneNumber*, caseIgnoreList*), plus substring matching and the
  * approximate key. Contracts: include/matching.h, include/schema.h.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "lumen_error.h"
@@ -186,14 +187,144 @@ bool matching_substrings(struct ber_view value, const struct ber_view *initial,
 	return true;
 }
 
-/* Soundex consonant classes; 0 for letters that separate (vowels) or vanish. */
-static char approx_class(uint8_t c)
+/*
+ * The phonetic code of one word, as OpenLDAP's slapd computes it (its
+ * Metaphone variant, quirks included, so that ~= selects the same entries):
+ * the word's leading ASCII letters (at most APPROX_WORD_LETTERS), upper
+ * case, coded letter by letter with one letter of look-behind and two of
+ * look-ahead, and cut at MATCHING_APPROX_CODE_MAX characters.
+ */
+#define APPROX_WORD_LETTERS 31
+#define APPROX_PAD 4            /* look-behind / look-ahead room, always 0 */
+
+enum { L_VOWEL = 1, L_SAME = 2, L_VARSON = 4, L_FRONTV = 8, L_NOGHF = 16 };
+
+static bool letter_is(char c, unsigned what)
 {
-	static const char classes[26] = {
-		/* a */ 0, '1', '2', '3', 0, '1', '2', 0, 0, '2', '2', '4', '5',
-		/* n */ '5', 0, '1', '2', '6', '2', '3', 0, '1', 0, '2', 0, '2',
+	static const uint8_t kinds[26] = {
+		/* A */ L_VOWEL, L_NOGHF, L_VARSON, L_NOGHF, L_VOWEL | L_FRONTV, L_SAME,
+		/* G */ L_VARSON, L_NOGHF, L_VOWEL | L_FRONTV, L_SAME, 0, L_SAME, L_SAME,
+		/* N */ L_SAME, L_VOWEL, L_VARSON, 0, L_SAME, L_VARSON, L_VARSON,
+		/* U */ L_VOWEL, 0, 0, 0, L_FRONTV, 0,
 	};
-	return classes[c - 'a'];
+	return c >= 'A' && c <= 'Z' && (kinds[c - 'A'] & what);
+}
+
+/* Drops the silent first letter of PN, KN, GN, AE, WR; WH sounds W; X sounds S. */
+static size_t approx_word_start(char *w)
+{
+	switch (w[0]) {
+	case 'P': case 'K': case 'G':
+		return w[1] == 'N' ? (w[0] = 0, 1) : 0;
+	case 'A':
+		return w[1] == 'E' ? (w[0] = 0, 1) : 0;
+	case 'W':
+		if (w[1] == 'R' || w[1] == 'H') {
+			w[1] = w[1] == 'H' ? 'W' : 'R';
+			w[0] = 0;
+			return 1;
+		}
+		return 0;
+	case 'X':
+		w[0] = 'S';
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* The sound of the consonant w[i] in its context, or 0 when silent. */
+static char approx_consonant(const char *w, size_t i, size_t start, size_t len, bool *ks)
+{
+	char c = w[i], prev = w[i - 1], next = w[i + 1], next2 = w[i + 2];
+
+	switch (c) {
+	case 'B':   /* silent except last, and then not after M */
+		return i + 1 == len && prev != 'M' ? 'B' : 0;
+	case 'C':
+		if (prev == 'S' && letter_is(next, L_FRONTV))
+			return 0;
+		if (next == 'I' && next2 == 'A')
+			return 'X';
+		if (letter_is(next, L_FRONTV))
+			return 'S';
+		if (next == 'H')
+			return (i == start && !letter_is(next2, L_VOWEL)) || prev == 'S' ? 'K' : 'X';
+		return 'K';
+	case 'D':
+		return next == 'G' && letter_is(next2, L_FRONTV) ? 'J' : 'T';
+	case 'G':
+		/* slapd tests 'J' where the rule means 'H'; kept for the same codes */
+		if ((next != 'J' || letter_is(next2, L_VOWEL)) &&
+		    (next != 'N' || (i + 1 < len && (next2 != 'E' || w[i + 3] != 'D'))) &&
+		    (prev != 'D' || !letter_is(next, L_FRONTV)))
+			return letter_is(next, L_FRONTV) && next2 != 'G' ? 'G' : 'K';
+		return next == 'H' && !letter_is(w[i - 3], L_NOGHF) && w[i - 4] != 'H' ? 'F' : 0;
+	case 'H':
+		return !letter_is(prev, L_VARSON) &&
+		       (!letter_is(prev, L_VOWEL) || letter_is(next, L_VOWEL)) ? 'H' : 0;
+	case 'K':
+		return prev != 'C' ? 'K' : 0;
+	case 'P':
+		return next == 'H' ? 'F' : 'P';
+	case 'Q':
+		return 'K';
+	case 'S':
+		return next == 'H' || (next == 'I' && (next2 == 'O' || next2 == 'A')) ? 'X' : 'S';
+	case 'T':
+		if (next == 'I' && (next2 == 'O' || next2 == 'A'))
+			return 'X';
+		if (next == 'H')
+			return '0';
+		return next == 'C' && next2 == 'H' ? 0 : 'T';
+	case 'V':
+		return 'F';
+	case 'W': case 'Y':
+		return letter_is(next, L_VOWEL) ? c : 0;
+	case 'X':
+		if (i == start)
+			return 'S';
+		*ks = true;          /* K now, S in place of the next letter */
+		return 'K';
+	case 'Z':
+		return 'S';
+	default:
+		return 0;
+	}
+}
+
+/* Appends the code of the word at text[0..len) (stops at its first non-letter). */
+static size_t approx_word_code(const uint8_t *text, size_t len, uint8_t *out)
+{
+	char buf[APPROX_PAD + APPROX_WORD_LETTERS + APPROX_PAD] = { 0 };
+	char *w = buf + APPROX_PAD;
+	size_t n = 0, code = 0;
+
+	while (n < len && n < APPROX_WORD_LETTERS && isalpha(text[n]) && text[n] < 0x80) {
+		w[n] = (char)toupper(text[n]);
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	size_t start = approx_word_start(w);
+	bool ks = false;
+	/* one step past the last letter: a final X still owes its S */
+	for (size_t i = start; i <= n && code < MATCHING_APPROX_CODE_MAX; i++) {
+		char sound;
+		if (ks) {
+			ks = false;
+			sound = 'S';
+		} else if (w[i - 1] == w[i] && w[i] != 'C') {
+			continue;
+		} else if (letter_is(w[i], L_SAME) || (i == start && letter_is(w[i], L_VOWEL))) {
+			sound = w[i];
+		} else {
+			sound = approx_consonant(w, i, start, n, &ks);
+		}
+		if (sound != 0)
+			out[code++] = (uint8_t)sound;
+	}
+	return code;
 }
 
 int matching_approx_key(const uint8_t *value, size_t len, struct arena *arena,
@@ -203,42 +334,53 @@ int matching_approx_key(const uint8_t *value, size_t len, struct arena *arena,
 	int rc = matching_prepare_string(value, len, MATCHING_PREP_FOLD_CASE, arena, &prepared);
 	if (rc != LUMEN_OK)
 		return rc;
-
-	/* The key is never longer than the prepared text. */
-	uint8_t *buf = arena_alloc(arena, prepared.len + 1);
+	/* per word at most its code and a space; words are at least one byte */
+	uint8_t *buf = arena_alloc(arena, prepared.len * (MATCHING_APPROX_CODE_MAX + 1) + 1);
 	size_t n = 0;
-	bool word_started = false;
-	char last = 0;
-
 	if (buf == NULL)
 		return LUMEN_ENOMEM;
-	for (size_t i = 0; i < prepared.len; i++) {
-		uint8_t c = prepared.ptr[i];
-		if (c == ' ') {
-			if (word_started)
-				buf[n++] = ' ';
-			word_started = false;
-			last = 0;
-		} else if (c >= 'a' && c <= 'z') {
-			char cls = approx_class(c);
-			if (!word_started) {
-				buf[n++] = c;
-				word_started = true;
-			} else if (cls != 0 && cls != last) {
-				buf[n++] = (uint8_t)cls;
-			}
-			/* h and w do not separate equal classes; vowels do. */
-			if (c != 'h' && c != 'w')
-				last = cls;
-		} else if ((c >= '0' && c <= '9') || c >= 0x80) {
-			buf[n++] = c;
-			word_started = true;
-			last = 0;
+	for (size_t i = 0; i < prepared.len;) {
+		if (prepared.ptr[i] == ' ') {
+			i++;
+			continue;
 		}
+		size_t word = i;
+		while (i < prepared.len && prepared.ptr[i] != ' ')
+			i++;
+		buf[n++] = ' ';     /* before every code, so an empty code still counts */
+		n += approx_word_code(prepared.ptr + word, i - word, buf + n);
 	}
-	if (n > 0 && buf[n - 1] == ' ')
-		n--;
 	out->ptr = buf;
 	out->len = n;
 	return LUMEN_OK;
+}
+
+bool matching_approx_next_code(struct ber_view key, size_t *pos, struct ber_view *code)
+{
+	size_t i = *pos;
+	if (i >= key.len || key.ptr[i] != ' ')
+		return false;
+	size_t end = ++i;
+	while (end < key.len && key.ptr[end] != ' ')
+		end++;
+	*code = (struct ber_view){ key.ptr + i, end - i };
+	*pos = end;
+	return true;
+}
+
+bool matching_approx_matches(struct ber_view value_key, struct ber_view assertion_key)
+{
+	struct ber_view want, have;
+	size_t apos = 0, vpos = 0;
+	bool any = false;
+
+	while (matching_approx_next_code(assertion_key, &apos, &want)) {
+		bool found = false;
+		while (!found && matching_approx_next_code(value_key, &vpos, &have))
+			found = have.len == want.len && memcmp(have.ptr, want.ptr, want.len) == 0;
+		if (!found)
+			return false;
+		any = true;
+	}
+	return any;
 }

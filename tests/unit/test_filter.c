@@ -119,6 +119,10 @@ static const struct {
 	{ "(sn~=jensen)", T, F },
 	{ "(sn~=jenson)", T, F },
 	{ "(cn~=smith)", F, F },
+	/* approx is word by word, as in slapd: one word of a value suffices */
+	{ "(cn~=jenson)", T, F },
+	{ "(cn~=barbra jenson)", T, F },
+	{ "(cn~=jenson babs)", F, F },    /* words in the value's order */
 	{ "(uidNumber~=999)", F, T },   /* integers: approx is equality */
 	/* unknown attribute types are Undefined, and NOT keeps Undefined */
 	{ "(noSuchAttribute=x)", U, U },

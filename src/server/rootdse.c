@@ -48,6 +48,10 @@ static const char *const features[] = {
 	"1.3.6.1.4.1.4203.1.5.3",         /* absolute true (&) and false (|) filters */
 };
 static const char *const versions[] = { "3" };
+/* slapd says top and OpenLDAProotDSE (its own class, an extensibleObject);
+ * the standard class keeps (objectClass=top) and (objectClass=*) searches
+ * of the root DSE behaving as there. */
+static const char *const object_classes[] = { "top", "extensibleObject" };
 static const char *const subschema[] = { "cn=Subschema" };
 static const char *const monitor_context[] = { "cn=Monitor" };
 static const char *const vendor_name[] = { LUMEN_VENDOR_NAME };
@@ -141,6 +145,7 @@ int rootdse_create(const struct config *cfg, struct rootdse **out)
 	for (size_t i = 0; i < cfg->n_databases; i++)
 		for (size_t j = 0; j < cfg->databases[i].n_suffixes; j++)
 			dse->naming_contexts[n_contexts++] = cfg->databases[i].suffixes[j];
+	ADD_STATIC(dse, "objectClass", object_classes);
 	add_attribute(dse, "namingContexts", dse->naming_contexts, n_contexts);
 	/* As slapd with back-monitor: where the monitoring tree is. */
 	if (schema_attribute_type(cfg->schema, "monitorContext", 14) != NULL)

@@ -7,6 +7,8 @@ lumen_start
 search() { ldapsearch -x -H "$URI" -LLL -o ldif-wrap=no "$@" 2>&1; }
 
 expect_eq "'*' '+' returns every root DSE attribute" "dn:
+objectClass: top
+objectClass: extensibleObject
 namingContexts: dc=example,dc=com
 monitorContext: cn=Monitor
 subschemaSubentry: cn=Subschema
@@ -27,9 +29,12 @@ supportedLDAPVersion: 3
 vendorName: Lumen
 vendorVersion: 0.1.0" "$(search -b "" -s base '*' '+')"
 
-expect_eq "'+' alone is the same" "$(search -b "" -s base '*' '+')" "$(search -b "" -s base '+')"
-expect_eq "no attributes: user attributes only (none)" "dn:" "$(search -b "" -s base)"
-expect_eq "'*' alone: none" "dn:" "$(search -b "" -s base '*')"
+expect_eq "'+' alone: all but objectClass (a user attribute)" \
+  "$(search -b "" -s base '*' '+' | grep -v '^objectClass:')" "$(search -b "" -s base '+')"
+expect_eq "no attributes: user attributes only (objectClass, as slapd)" "dn:
+objectClass: top
+objectClass: extensibleObject" "$(search -b "" -s base)"
+expect_eq "'*' alone: objectClass" "$(search -b "" -s base)" "$(search -b "" -s base '*')"
 expect_eq "1.1: none" "dn:" "$(search -b "" -s base 1.1)"
 expect_eq "named attributes, case-insensitive" "dn:
 namingContexts: dc=example,dc=com
@@ -44,6 +49,10 @@ expect_eq "(vendorName=lumen): caseExactIA5Match (RFC 3045)" "" \
   "$(search -b "" -s base '(vendorName=lumen)' 1.1)"
 expect_eq "(vendorName=other) does not match" "" "$(search -b "" -s base '(vendorName=other)' 1.1)"
 expect_eq "(!(objectClass=*)) does not match" "" "$(search -b "" -s base '(!(objectClass=*))' 1.1)"
+expect_eq "(objectClass=top) matches, as on slapd" "dn:" "$(search -b "" -s base '(objectClass=top)' 1.1)"
+expect_eq "(objectClass=extensibleObject) matches" "dn:" \
+  "$(search -b "" -s base '(objectClass=extensibleObject)' 1.1)"
+expect_eq "(objectClass=person) does not match" "" "$(search -b "" -s base '(objectClass=person)' 1.1)"
 
 rc=0; ldapsearch -x -H "$URI" -b "dc=nowhere" -s base >/dev/null 2>&1 || rc=$?
 expect_eq "search outside every suffix: noSuchObject" 32 "$rc"

@@ -1,6 +1,7 @@
 /*
  * test_rootdse.c — the root DSE as an entry and through its in-memory
- * database: attributes from the configuration, no objectClass, filters by
+ * database: attributes from the configuration, objectClass top and
+ * extensibleObject (as slapd's top and OpenLDAProotDSE), filters by
  * the schema's matching rules, base scope only, SASL EXTERNAL, and the
  * "compute nothing" flag the server's encoder honours.
  */
@@ -63,7 +64,7 @@ START_TEST(attributes)
 	/* without TLS no StartTLS; without an ldapi listener no SASL */
 	ck_assert_uint_eq(values_of("supportedExtension"), 2);
 	ck_assert_uint_eq(values_of("supportedSASLMechanisms"), 0);
-	ck_assert_uint_eq(values_of("objectClass"), 0);
+	ck_assert_uint_eq(values_of("objectClass"), 2);
 	ck_assert_int_eq(rootdse_set_sasl_external(dse, true), LUMEN_OK);
 	ck_assert_uint_eq(values_of("supportedSASLMechanisms"), 1);
 	ck_assert_int_eq(rootdse_set_sasl_external(dse, true), LUMEN_OK);
@@ -120,7 +121,9 @@ START_TEST(filters)
 		{ "(supportedFeatures=1.3.6.1.1.14)", 1 },
 		{ "(namingContexts=*)", 1 },
 		{ "(!(objectClass=*))", 0 },
-		{ "(objectClass=top)", 0 },
+		{ "(objectClass=top)", 1 },
+		{ "(objectClass=extensibleObject)", 1 },
+		{ "(objectClass=person)", 0 },
 		{ "(&(vendorVersion=*)(!(vendorName=Other)))", 1 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -86,6 +86,13 @@
 
 /* Suffixes one database may serve. */
 #define BACKEND_MAX_SUFFIXES 8
+/*
+ * Alias dereferencing bounds: aliases followed in one chain (OpenLDAP's
+ * maxDerefDepth default), and alias entries one search dereferences in
+ * its scope (the search's time limit applies too).
+ */
+#define BACKEND_ALIAS_MAX_CHAIN 15
+#define BACKEND_ALIAS_MAX_PER_SEARCH 1024
 /* Entries sent between two renewals of a search's read snapshot. */
 #define BACKEND_SEARCH_BATCH 256
 
@@ -267,7 +274,7 @@ void backend_tool_load_end(struct backend_tool_load *load);
  * Aliases are dereferenced as search->deref asks, as OpenLDAP's back-mdb
  * does (search_alias.c): aliasProblem / aliasDereferencingProblem with
  * matchedDN for a base that cannot be dereferenced, adminLimitExceeded
- * for more than ALIAS_MAX_PER_SEARCH aliases in scope. Entries come in
+ * for more than BACKEND_ALIAS_MAX_PER_SEARCH aliases in scope. Entries come in
  * ascending entry ID order. With search->paused set on return there is
  * no result yet: call again with search->resume to continue.
  */

@@ -373,13 +373,8 @@ int candidates_object_class(struct backend *be, struct backend_reader *rd,
 
 /*
  * Alias dereferencing for search (RFC 4511 §4.5.1.3, RFC 4512 §2.6), as
- * OpenLDAP's back-mdb does it. Bounds: a chain of aliases is followed for
- * at most ALIAS_MAX_CHAIN hops (OpenLDAP's maxDerefDepth default), and one
- * search dereferences at most ALIAS_MAX_PER_SEARCH alias entries met in its
- * scope; the search's time limit applies throughout.
+ * OpenLDAP's back-mdb does it, within the bounds of backend.h.
  */
-#define ALIAS_MAX_CHAIN 15
-#define ALIAS_MAX_PER_SEARCH 1024
 
 /*
  * What a derefInSearching search covers when its scope holds aliases:
@@ -401,7 +396,7 @@ struct alias_scope {
  * LDAP answers decided in op, returned as LUMEN_ENOTFOUND: noSuchObject
  * with matchedDN; aliasProblem with the alias as matchedDN (a dangling or
  * circular alias); aliasDereferencingProblem (a chain longer than
- * ALIAS_MAX_CHAIN). Errors: as backend_entry_get, LUMEN_ENOMEM.
+ * BACKEND_ALIAS_MAX_CHAIN). Errors: as backend_entry_get, LUMEN_ENOMEM.
  */
 int alias_find_base(struct backend *be, struct backend_reader *rd, struct backend_op *op,
 		    struct ber_view ndn, uint64_t *base_id);
@@ -411,7 +406,7 @@ int alias_find_base(struct backend *be, struct backend_reader *rd, struct backen
  * lookup when the database has no alias. Dangling and circular aliases in
  * scope are passed over, as in OpenLDAP. LDAP answers decided in op and
  * returned as LUMEN_ELIMIT: adminLimitExceeded (more than
- * ALIAS_MAX_PER_SEARCH aliases), timeLimitExceeded. Errors: LUMEN_ENOMEM,
+ * BACKEND_ALIAS_MAX_PER_SEARCH aliases), timeLimitExceeded. Errors: LUMEN_ENOMEM,
  * LUMEN_EIO.
  */
 int alias_scope_plan(struct backend *be, struct backend_reader *rd, struct backend_op *op,

@@ -7,7 +7,7 @@
  * that does not exist is replaced too and the rest of the DN looked up
  * below its target. A dangling or circular alias is aliasProblem with the
  * alias as matchedDN (OpenLDAP's texts); a chain longer than
- * ALIAS_MAX_CHAIN is aliasDereferencingProblem.
+ * BACKEND_ALIAS_MAX_CHAIN is aliasDereferencingProblem.
  *
  * Searching (derefInSearching, derefAlways), one-level and subtree: each
  * alias met in scope is replaced by its target; in a subtree search the
@@ -31,7 +31,7 @@ enum alias_outcome {
 	ALIAS_RESOLVED,      /* *target is a non-alias entry */
 	ALIAS_DANGLING,      /* an alias names no entry of this database */
 	ALIAS_CIRCULAR,      /* the chain comes back to an alias met before */
-	ALIAS_TOO_LONG,      /* more than ALIAS_MAX_CHAIN hops */
+	ALIAS_TOO_LONG,      /* more than BACKEND_ALIAS_MAX_CHAIN hops */
 };
 
 struct alias_chain {
@@ -85,12 +85,12 @@ static bool seen_in(const uint64_t *ids, size_t n, uint64_t id)
 static int follow_chain(struct backend *be, struct backend_reader *rd, struct arena *arena,
 			uint64_t id, struct alias_chain *out)
 {
-	uint64_t visited[ALIAS_MAX_CHAIN];
+	uint64_t visited[BACKEND_ALIAS_MAX_CHAIN];
 	size_t n = 0;
 
 	for (;;) {
 		out->last_alias = id;
-		if (n == ALIAS_MAX_CHAIN) {
+		if (n == BACKEND_ALIAS_MAX_CHAIN) {
 			out->outcome = ALIAS_TOO_LONG;
 			return LUMEN_OK;
 		}
@@ -168,7 +168,7 @@ int alias_find_base(struct backend *be, struct backend_reader *rd, struct backen
 		    struct ber_view ndn, uint64_t *base_id)
 {
 	/* Every lookup may replace one alias: bounded like one chain. */
-	for (unsigned hops = 0; hops <= ALIAS_MAX_CHAIN; hops++) {
+	for (unsigned hops = 0; hops <= BACKEND_ALIAS_MAX_CHAIN; hops++) {
 		struct dn2id_match match = { 0 };
 		struct alias_chain chain;
 		bool is_alias;
@@ -255,7 +255,7 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
 	if (rc != LUMEN_OK || !is_alias)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
 	p->as->active = true;     /* an alias in scope: it is never returned itself */
-	if (++p->followed > ALIAS_MAX_PER_SEARCH) {
+	if (++p->followed > BACKEND_ALIAS_MAX_PER_SEARCH) {
 		backend_result(p->op, LDAP_ADMIN_LIMIT_EXCEEDED,
 			       "more aliases to dereference than one search may follow");
 		return LUMEN_ELIMIT;

@@ -66,7 +66,9 @@ bool matching_substrings(struct ber_view value, const struct ber_view *initial,
 /*
  * Approximate matching (~=) as OpenLDAP's slapd does it, so that the same
  * filters select the same entries. The key of a value: the value prepared
- * as by caseIgnoreMatch, split into words at spaces, each word replaced by
+ * as by caseIgnoreMatch, Latin letters with diacritics as their base letter
+ * (as slapd's decomposition does: "Müller" is "muller"), split into words
+ * at spaces, each word replaced by
  * its phonetic code — slapd's Metaphone variant of the word's leading ASCII
  * letters (a digit, punctuation or non-ASCII letter ends what is coded),
  * at most MATCHING_APPROX_CODE_MAX characters, possibly empty — and each

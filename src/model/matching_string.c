@@ -327,11 +327,50 @@ static size_t approx_word_code(const uint8_t *text, size_t len, uint8_t *out)
 	return code;
 }
 
+/*
+ * Latin letters with diacritics (U+00C0..U+017F) as their base letter, '.'
+ * for the others: slapd's approx drops combining marks after decomposing
+ * (NFD), so "Muller" and "Müller" share a code.
+ */
+static const char latin_base[] =
+	"aaaaaa.ceeeeiiii.nooooo..uuuuy.."
+	"aaaaaa.ceeeeiiii.nooooo..uuuuy.y"
+	"aaaaaaccccccccdd..eeeeeeeeeegggg"
+	"gggghh..iiiiiiiii...jjkk.llllll."
+	"...nnnnnn...oooooo..rrrrrrssssss"
+	"sstttt..uuuuuuuuuuuuwwyyyzzzzzz.";
+
+/* text with every letter of latin_base replaced by its base (never longer). */
+static int strip_diacritics(struct ber_view text, struct arena *arena, struct ber_view *out)
+{
+	uint8_t *buf = arena_alloc(arena, text.len + 1);
+	size_t n = 0;
+	if (buf == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < text.len; i++) {
+		uint8_t c = text.ptr[i];
+		if (c >= 0xC3 && c <= 0xC5 && i + 1 < text.len) {
+			unsigned cp = ((unsigned)(c & 0x1F) << 6) | (text.ptr[i + 1] & 0x3F);
+			char base = cp >= 0xC0 && cp < 0x180 ? latin_base[cp - 0xC0] : '.';
+			if (base != '.') {
+				buf[n++] = (uint8_t)base;
+				i++;
+				continue;
+			}
+		}
+		buf[n++] = c;
+	}
+	*out = (struct ber_view){ buf, n };
+	return LUMEN_OK;
+}
+
 int matching_approx_key(const uint8_t *value, size_t len, struct arena *arena,
 			struct ber_view *out)
 {
 	struct ber_view prepared;
 	int rc = matching_prepare_string(value, len, MATCHING_PREP_FOLD_CASE, arena, &prepared);
+	if (rc == LUMEN_OK)
+		rc = strip_diacritics(prepared, arena, &prepared);
 	if (rc != LUMEN_OK)
 		return rc;
 	/* per word at most its code and a space; words are at least one byte */

@@ -280,6 +280,8 @@ static const struct {
 	{ "Philip", " FLP" },
 	{ "Alexander", " ALKS" },     /* cut at four */
 	{ "O'Brien", " O" },          /* punctuation ends the coded part */
+	{ "M\xc3\xbcller J\xc3\xb6rg", " MLR JRK" },   /* diacritics dropped */
+	{ "Stra\xc3\x9f" "e", " STR" },     /* sharp s has no base letter: ends the word */
 	{ "", "" },
 };
 

@@ -17,8 +17,10 @@
  * dereferenced while finding is searched as an ordinary entry.
  *
  * Cost: the aliases are found through the objectClass equality index (one
- * IDL-cache lookup; nothing more when the database holds no alias). Only
- * a database without that index pays a walk of the scope to find them.
+ * IDL-cache lookup; nothing more when the database holds no alias); up to
+ * ALIAS_PLACE_EACH of them are placed in or out of scope by a dn2id walk
+ * each, more by intersecting with the scope's IDs. Only a database without
+ * that index pays a walk of the scope to find them.
  */
 #include "backend_internal.h"
 
@@ -273,15 +275,47 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
 	return in ? LUMEN_OK : add_root(p, chain.target);
 }
 
+/* Up to this many aliases in the database are placed one by one (a dn2id
+ * walk each) rather than by reading the whole scope of a root. */
+#define ALIAS_PLACE_EACH 256
+
+/* 1 if alias id lies in root's scope (subtree, or the base's children). */
+static int under_root(struct alias_plan *p, uint64_t root, uint64_t id)
+{
+	struct mdb_store *store = p->be->store;
+	MDB_txn *txn = p->rd->reader.txn;
+	uint64_t parent;
+	int rc;
+
+	if (p->as->scope != LDAP_SCOPE_ONE)
+		rc = dn2id_is_within(store, txn, id, root);
+	else if ((rc = dn2id_parent(store, txn, id, &parent)) == LUMEN_OK)
+		rc = parent == root;
+	return rc == LUMEN_ENOTFOUND ? 0 : rc;
+}
+
 /* The alias entries of one root's scope (subtree, or the base's children). */
 static int aliases_under(struct alias_plan *p, uint64_t root, struct idl *out)
 {
 	struct mdb_store *store = p->be->store;
 	MDB_txn *txn = p->rd->reader.txn;
+	const struct idl *all = p->aliases;
+
+	if (!all->is_range && idl_size(all) <= ALIAS_PLACE_EACH) {
+		idl_clear(out);
+		for (size_t i = 0; i < all->count; i++) {
+			int in = under_root(p, root, all->ids[i]);
+			if (in < 0)
+				return in;
+			if (in)
+				idl_insert(out, all->ids[i]);
+		}
+		return LUMEN_OK;
+	}
 	int rc = p->as->scope == LDAP_SCOPE_ONE ? dn2id_children_idl(store, txn, root, out)
 		 : dn2id_subtree(store, txn, root, out);
-	if (rc == LUMEN_OK && !p->aliases->is_range)
-		idl_intersect(out, p->aliases);
+	if (rc == LUMEN_OK && !all->is_range)
+		idl_intersect(out, all);
 	return rc;
 }
 

@@ -58,6 +58,8 @@ static void usage(FILE *out)
 "      --entries N          the N in the default templates (default 100000)\n"
 "  -b, --base T             search base (default ou=people,dc=example,dc=com)\n"
 "  -s, --scope S            base | one | sub (default sub)\n"
+"      --deref D            never | search | find | always: the search's\n"
+"                           derefAliases (default never, as ldapsearch)\n"
 "  -f, --filter T           search filter (default (uid=user.[1-N]))\n"
 "  -a, --attrs LIST         attributes to return, comma-separated (default all)\n"
 "      --sort KEY           a critical sort control on each search, as\n"
@@ -93,7 +95,7 @@ enum long_only {
 	OPT_AUTH_FILTER, OPT_COMPARE_ATTR, OPT_COMPARE_VALUE, OPT_MODIFY_ATTR,
 	OPT_MODIFY_VALUE, OPT_MODIFY_OP, OPT_ADD_DN, OPT_DELETE_DN, OPT_FIRST, OPT_SEED,
 	OPT_SERVER_PID, OPT_JSON, OPT_CSV, OPT_NO_HEADER, OPT_LABEL, OPT_DRAIN,
-	OPT_SORT, OPT_VLV,
+	OPT_SORT, OPT_VLV, OPT_DEREF,
 };
 
 static const struct option long_options[] = {
@@ -114,6 +116,7 @@ static const struct option long_options[] = {
 	{ "entries", required_argument, NULL, OPT_ENTRIES },
 	{ "base", required_argument, NULL, 'b' },
 	{ "scope", required_argument, NULL, 's' },
+	{ "deref", required_argument, NULL, OPT_DEREF },
 	{ "filter", required_argument, NULL, 'f' },
 	{ "attrs", required_argument, NULL, 'a' },
 	{ "fill", required_argument, NULL, OPT_FILL },
@@ -274,6 +277,15 @@ static int parse_request_option(struct options *o, int opt, const char *arg)
 	switch (opt) {
 	case 'b': s->base = arg; return 1;
 	case 's': return handled(parse_scope(arg, &s->scope));
+	case OPT_DEREF: {
+		static const char *const names[] = { "never", "search", "find", "always" };
+		for (int i = 0; i < 4; i++)
+			if (strcmp(arg, names[i]) == 0) {
+				s->deref = i;
+				return 1;
+			}
+		return LUMEN_EINVAL;
+	}
 	case 'f': s->filter = arg; return 1;
 	case 'a': s->attributes = arg; return 1;
 	case OPT_ENTRIES: return handled(parse_unsigned(arg, 1, 2000000000u, &o->entries));

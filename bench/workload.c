@@ -220,6 +220,7 @@ int bench_workload_init(struct bench_workload *wl, const struct workload_setting
 		goto fail;
 	}
 	wl->scope = s->scope;
+	wl->deref = s->deref;
 	wl->password = s->password;
 	wl->compare_attribute = s->compare_attribute;
 	wl->modify_attribute = s->modify_attribute;
@@ -290,7 +291,7 @@ static int expand(const struct bench_template *t, uint64_t draw,
 
 static int encode_search(struct ber_writer *w, struct arena *scratch,
 			 const struct bench_template *base,
-			 const struct bench_template *filter, int scope,
+			 const struct bench_template *filter, int scope, int deref,
 			 const struct ber_writer *attributes, uint64_t draw,
 			 const char **why)
 {
@@ -306,7 +307,7 @@ static int encode_search(struct ber_writer *w, struct arena *scratch,
 	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_REQUEST));
 	ber_write_octets(w, BER_TAG_OCTET_STRING, b.text, b.len);
 	ber_write_integer(w, BER_TAG_ENUMERATED, scope);
-	ber_write_integer(w, BER_TAG_ENUMERATED, 0);   /* neverDerefAliases */
+	ber_write_integer(w, BER_TAG_ENUMERATED, deref);
 	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no size limit */
 	ber_write_integer(w, BER_TAG_INTEGER, 0);      /* no time limit */
 	ber_write_boolean(w, BER_TAG_BOOLEAN, false);
@@ -472,12 +473,12 @@ static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 	int rc;
 	switch (op) {
 	case BENCH_OP_SEARCH:
-		rc = encode_search(w, scratch, &wl->base, &wl->filter, wl->scope,
+		rc = encode_search(w, scratch, &wl->base, &wl->filter, wl->scope, wl->deref,
 				   &wl->attributes, draw, why);
 		return rc != LUMEN_OK ? rc : encode_search_controls(w, wl, draw, why);
 	case BENCH_OP_AUTH:
 		return encode_search(w, scratch, &wl->auth_base, &wl->auth_filter,
-				     LDAP_SCOPE_SUBTREE, &wl->no_attributes,
+				     LDAP_SCOPE_SUBTREE, LDAP_DEREF_NEVER, &wl->no_attributes,
 				     draw, why);
 	case BENCH_OP_BIND:
 		rc = expand(&wl->dn, draw, &e, why);

@@ -56,6 +56,7 @@ struct workload_settings {
 	unsigned weights[BENCH_OP_COUNT];  /* relative; 0 = never */
 	const char *base;                  /* search base template */
 	int scope;                         /* 0 base, 1 one, 2 subtree */
+	int deref;                         /* the search's derefAliases, 0-3 */
 	const char *filter;                /* search filter template */
 	const char *attributes;            /* comma-separated; NULL = all */
 	const char *auth_filter;           /* filter used by auth */
@@ -88,7 +89,7 @@ enum bench_modify_op {
 struct bench_workload {
 	unsigned weights[BENCH_OP_COUNT];
 	unsigned weight_total;
-	int scope;
+	int scope, deref;
 	struct bench_template base, filter, auth_base, auth_filter, dn, compare_value,
 		modify_value, add_dn, delete_dn;
 	const char *password;

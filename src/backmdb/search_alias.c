@@ -207,6 +207,13 @@ int alias_find_base(struct backend *be, struct backend_reader *rd, struct backen
 
 /* ---------------------------------------------------------- searching */
 
+#define ALIAS_PARENTS_SEEN 8
+
+struct alias_parent_seen {
+	uint64_t parent;
+	bool within;
+};
+
 struct alias_plan {
 	struct backend *be;
 	struct backend_reader *rd;
@@ -216,6 +223,11 @@ struct alias_plan {
 	const struct idl *aliases;    /* alias entries (a list, or "all") */
 	size_t cap_roots;
 	unsigned followed;
+	/* Aliases mostly share a few parents (ou=aliases): whether each parent
+	 * lies in the current root's subtree is worked out once. */
+	struct alias_parent_seen seen[ALIAS_PARENTS_SEEN];
+	size_t n_seen;
+	uint64_t seen_root;
 };
 
 static int add_root(struct alias_plan *p, uint64_t id)
@@ -279,19 +291,36 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
  * walk each) rather than by reading the whole scope of a root. */
 #define ALIAS_PLACE_EACH 256
 
+/* 1 if parent (of an alias) lies in root's subtree, remembered per root. */
+static int parent_within(struct alias_plan *p, uint64_t root, uint64_t parent)
+{
+	if (p->seen_root != root) {
+		p->seen_root = root;
+		p->n_seen = 0;
+	}
+	for (size_t i = 0; i < p->n_seen; i++)
+		if (p->seen[i].parent == parent)
+			return p->seen[i].within;
+	int rc = dn2id_is_within(p->be->store, p->rd->reader.txn, parent, root);
+	if (rc == LUMEN_ENOTFOUND)
+		rc = 0;
+	if (rc >= 0 && p->n_seen < ALIAS_PARENTS_SEEN)
+		p->seen[p->n_seen++] = (struct alias_parent_seen){ parent, rc == 1 };
+	return rc;
+}
+
 /* 1 if alias id lies in root's scope (subtree, or the base's children). */
 static int under_root(struct alias_plan *p, uint64_t root, uint64_t id)
 {
-	struct mdb_store *store = p->be->store;
-	MDB_txn *txn = p->rd->reader.txn;
 	uint64_t parent;
-	int rc;
-
-	if (p->as->scope != LDAP_SCOPE_ONE)
-		rc = dn2id_is_within(store, txn, id, root);
-	else if ((rc = dn2id_parent(store, txn, id, &parent)) == LUMEN_OK)
-		rc = parent == root;
-	return rc == LUMEN_ENOTFOUND ? 0 : rc;
+	int rc = dn2id_parent(p->be->store, p->rd->reader.txn, id, &parent);
+	if (rc != LUMEN_OK)
+		return rc == LUMEN_ENOTFOUND ? 0 : rc;
+	if (p->as->scope == LDAP_SCOPE_ONE || parent == root)
+		return parent == root;
+	if (id == root)
+		return 1;
+	return parent == 0 ? 0 : parent_within(p, root, parent);
 }
 
 /* The alias entries of one root's scope (subtree, or the base's children). */

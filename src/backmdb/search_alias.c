@@ -48,10 +48,9 @@ bool alias_entry_passed_over(const struct backend *be, const struct alias_scope 
 	return as->active && id != as->base_id && entry_is_instance_of(e, be->alias_class);
 }
 
-/* Whether entry id is an alias, and if so the normalized DN it names
- * (copied into arena; empty when the value is missing or not a DN). */
-static int read_alias(struct backend *be, struct backend_reader *rd, uint64_t id,
-		      struct arena *arena, bool *is_alias, struct ber_view *target)
+/* Whether entry id is an alias. */
+static int is_alias_entry(struct backend *be, struct backend_reader *rd, uint64_t id,
+			  bool *is_alias)
 {
 	struct entry_cache_handle *handle = NULL;
 	const struct entry *e;
@@ -60,16 +59,30 @@ static int read_alias(struct backend *be, struct backend_reader *rd, uint64_t id
 	if (rc != LUMEN_OK)
 		return rc;
 	*is_alias = entry_is_instance_of(e, be->alias_class);
-	*target = (struct ber_view){ NULL, 0 };
-	const struct entry_attribute *a = *is_alias
-		? entry_find_type(e, be->aliased_object_name) : NULL;
-	if (a != NULL && a->values[0].normalized.ptr != NULL) {
-		struct ber_view n = a->values[0].normalized;
-		target->ptr = arena_memdup(arena, n.ptr, n.len);
-		target->len = n.len;
-		if (target->ptr == NULL)
-			rc = LUMEN_ENOMEM;
-	}
+	backend_entry_put(be, handle);
+	arena_reset(&rd->entry_arena);
+	return LUMEN_OK;
+}
+
+/* The ID of the entry alias id names; LUMEN_ENOTFOUND when there is none
+ * in this database (or the alias names nothing usable). */
+static int alias_target(struct backend *be, struct backend_reader *rd, uint64_t id,
+			uint64_t *target)
+{
+	struct entry_cache_handle *handle = NULL;
+	struct dn2id_match match = { 0 };
+	const struct entry *e;
+
+	int rc = backend_entry_get(be, rd, id, &rd->entry_arena, &handle, &e);
+	if (rc != LUMEN_OK)
+		return rc;
+	/* the value is read while the entry is held: nothing is copied */
+	const struct entry_attribute *a = entry_find_type(e, be->aliased_object_name);
+	if (a == NULL || a->values[0].normalized.ptr == NULL)
+		rc = LUMEN_ENOTFOUND;
+	else
+		rc = dn2id_lookup(be->store, rd->reader.txn, a->values[0].normalized, target,
+				  &match);
 	backend_entry_put(be, handle);
 	arena_reset(&rd->entry_arena);
 	return rc;
@@ -84,8 +97,8 @@ static bool seen_in(const uint64_t *ids, size_t n, uint64_t id)
 }
 
 /* Follows the alias entry id (known to be one) to the entry its chain ends at. */
-static int follow_chain(struct backend *be, struct backend_reader *rd, struct arena *arena,
-			uint64_t id, struct alias_chain *out)
+static int follow_chain(struct backend *be, struct backend_reader *rd, uint64_t id,
+			struct alias_chain *out)
 {
 	uint64_t visited[BACKEND_ALIAS_MAX_CHAIN];
 	size_t n = 0;
@@ -102,21 +115,14 @@ static int follow_chain(struct backend *be, struct backend_reader *rd, struct ar
 		}
 		visited[n++] = id;
 		bool is_alias;
-		struct ber_view target_ndn;
-		int rc = read_alias(be, rd, id, arena, &is_alias, &target_ndn);
-		if (rc != LUMEN_OK)
-			return rc;
-		struct dn2id_match match = { 0 };
 		uint64_t next = 0;
-		rc = target_ndn.len == 0 ? LUMEN_ENOTFOUND
-		     : dn2id_lookup(be->store, rd->reader.txn, target_ndn, &next, &match);
+		int rc = alias_target(be, rd, id, &next);
 		if (rc == LUMEN_ENOTFOUND) {
 			out->outcome = ALIAS_DANGLING;
 			return LUMEN_OK;
 		}
-		if (rc != LUMEN_OK)
-			return rc;
-		rc = read_alias(be, rd, next, arena, &is_alias, &target_ndn);
+		if (rc == LUMEN_OK)
+			rc = is_alias_entry(be, rd, next, &is_alias);
 		if (rc != LUMEN_OK)
 			return rc;
 		if (!is_alias) {
@@ -174,7 +180,6 @@ int alias_find_base(struct backend *be, struct backend_reader *rd, struct backen
 		struct dn2id_match match = { 0 };
 		struct alias_chain chain;
 		bool is_alias;
-		struct ber_view unused;
 		int rc = dn2id_lookup(be->store, rd->reader.txn, ndn, base_id, &match);
 		if (rc == LUMEN_ENOTFOUND && match.id == 0)
 			return backend_no_such_object(be, op, rd->reader.txn, &match);
@@ -182,13 +187,13 @@ int alias_find_base(struct backend *be, struct backend_reader *rd, struct backen
 			return rc;
 		uint64_t id = rc == LUMEN_OK ? *base_id : match.id;
 		bool found = rc == LUMEN_OK;
-		rc = read_alias(be, rd, id, op->arena, &is_alias, &unused);
+		rc = is_alias_entry(be, rd, id, &is_alias);
 		if (rc != LUMEN_OK)
 			return rc;
 		if (!is_alias)
 			return found ? LUMEN_OK
 			       : backend_no_such_object(be, op, rd->reader.txn, &match);
-		rc = follow_chain(be, rd, op->arena, id, &chain);
+		rc = follow_chain(be, rd, id, &chain);
 		if (rc != LUMEN_OK)
 			return rc;
 		if (chain.outcome != ALIAS_RESOLVED)
@@ -261,11 +266,10 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
 {
 	struct alias_chain chain;
 	bool is_alias;
-	struct ber_view unused;
 
 	if (alias_id == p->as->base_id)
 		return LUMEN_OK;   /* the base itself is searched as it is */
-	int rc = read_alias(p->be, p->rd, alias_id, p->op->arena, &is_alias, &unused);
+	int rc = is_alias_entry(p->be, p->rd, alias_id, &is_alias);
 	if (rc != LUMEN_OK || !is_alias)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
 	p->as->active = true;     /* an alias in scope: it is never returned itself */
@@ -278,7 +282,7 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
 		backend_result(p->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 		return LUMEN_ELIMIT;
 	}
-	rc = follow_chain(p->be, p->rd, p->op->arena, alias_id, &chain);
+	rc = follow_chain(p->be, p->rd, alias_id, &chain);
 	if (rc != LUMEN_OK || chain.outcome != ALIAS_RESOLVED)
 		return rc;
 	int in = covered(p, chain.target);

@@ -371,23 +371,28 @@ static int iterate(struct search_run *r)
 	return LUMEN_OK;
 }
 
+/* The base's ID (through aliases when derefFindingBaseObj asks), or noSuchObject. */
+static int find_base(struct search_run *r)
+{
+	struct dn2id_match match = { 0 };
+
+	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL)
+		return alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
+	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
+			      &match);
+	if (rc == LUMEN_ENOTFOUND)
+		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
+	return rc;
+}
+
 /* Looks up the base and applies the assertion control to it. */
 static int check_base(struct search_run *r)
 {
-	struct dn2id_match match = { 0 };
 	struct entry_cache_handle *handle = NULL;
 	struct backend_virtual virt;
 	const struct entry *e;
 
-	int rc;
-	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL) {
-		rc = alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
-	} else {
-		rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
-				  &match);
-		if (rc == LUMEN_ENOTFOUND)
-			return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
-	}
+	int rc = find_base(r);
 	/* A resumed search tested its assertion when it started. */
 	if (rc != LUMEN_OK || r->op->assertion == NULL || r->s->resume.active)
 		return rc;

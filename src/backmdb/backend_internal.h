@@ -6,7 +6,8 @@
  * entry_store.c (the one writer of entry + dn2id + index records),
  * index_keys.c (which index keys an entry produces), write_job.c (group
  * commit plumbing), operational.c, virtual_attrs.c (computed attributes
- * for filters and compare), candidates.c, search.c, compare.c, add.c,
+ * for filters and compare), candidates.c, search.c, search_alias.c
+ * (dereferencing aliases for search), compare.c, add.c,
  * delete.c, modify.c, modrdn.c, index_check.c.
  *
  * Memory: everything per operation comes from op->arena; readers and their
@@ -38,9 +39,11 @@
 #define BACKEND_SCRATCH_SCOPE 1
 #define BACKEND_SCRATCH_FIRST_FREE 2
 /* Once the candidates are computed, alias dereferencing (search_alias.c)
- * reuses the filter's slots: the alias entries and one root's scope. */
+ * reuses the filter's slots: the alias entries, one root's scope, and the
+ * aliases already dereferenced. */
 #define BACKEND_SCRATCH_ALIASES 2
 #define BACKEND_SCRATCH_ALIAS_SCOPE 3
+#define BACKEND_SCRATCH_ALIASES_DONE 4
 
 /* One indexed attribute type: its kinds and table. */
 #define BACKEND_MAX_UNBUILT 64

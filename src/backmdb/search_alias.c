@@ -226,6 +226,7 @@ struct alias_plan {
 	const struct database_clock *clock;
 	struct alias_scope *as;
 	const struct idl *aliases;    /* alias entries (a list, or "all") */
+	struct idl *done;             /* aliases dereferenced (at most the bound) */
 	size_t cap_roots;
 	unsigned followed;
 	/* Aliases mostly share a few parents (ou=aliases): whether each parent
@@ -267,12 +268,14 @@ static int deref_in_scope(struct alias_plan *p, uint64_t alias_id)
 	struct alias_chain chain;
 	bool is_alias;
 
-	if (alias_id == p->as->base_id)
-		return LUMEN_OK;   /* the base itself is searched as it is */
+	/* the base itself is searched as it is; an alias under two roots once */
+	if (alias_id == p->as->base_id || idl_contains(p->done, alias_id))
+		return LUMEN_OK;
 	int rc = is_alias_entry(p->be, p->rd, alias_id, &is_alias);
 	if (rc != LUMEN_OK || !is_alias)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
 	p->as->active = true;     /* an alias in scope: it is never returned itself */
+	idl_insert(p->done, alias_id);
 	if (++p->followed > BACKEND_ALIAS_MAX_PER_SEARCH) {
 		backend_result(p->op, LDAP_ADMIN_LIMIT_EXCEEDED,
 			       "more aliases to dereference than one search may follow");
@@ -371,7 +374,8 @@ int alias_scope_plan(struct backend *be, struct backend_reader *rd, struct backe
 {
 	struct idl *aliases = &rd->scratch[BACKEND_SCRATCH_ALIASES];
 	struct alias_plan p = { .be = be, .rd = rd, .op = op, .clock = clock, .as = as,
-				.aliases = aliases };
+				.aliases = aliases,
+				.done = &rd->scratch[BACKEND_SCRATCH_ALIASES_DONE] };
 
 	as->active = false;
 	as->roots = NULL;
@@ -381,6 +385,7 @@ int alias_scope_plan(struct backend *be, struct backend_reader *rd, struct backe
 	int rc = candidates_object_class(be, rd, be->alias_class, aliases);
 	if (rc != LUMEN_OK || idl_is_empty(aliases))
 		return rc;
+	idl_clear(p.done);
 	if (as->scope == LDAP_SCOPE_ONE)
 		return expand_root(&p, as->base_id);
 	rc = add_root(&p, as->base_id);

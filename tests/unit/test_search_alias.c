@@ -201,6 +201,30 @@ START_TEST(per_search_bound)
 }
 END_TEST
 
+/* An alias under two searched subtrees counts (and is followed) once. */
+START_TEST(overlapping_roots_count_once)
+{
+	char cn[32];
+	const unsigned many = BACKEND_ALIAS_MAX_PER_SEARCH / 2 + 100;
+	ck_assert_int_eq(fx_add("ou=Many," BASE, FX_LINES("objectClass: organizationalUnit",
+							  "ou: Many")), LDAP_SUCCESS);
+	for (unsigned i = 0; i < many; i++) {
+		snprintf(cn, sizeof cn, "m%u", i);
+		add_alias(cn, "ou=Many," BASE, ALICE);
+	}
+	add_alias("up", "ou=Many," BASE, BASE);   /* the whole tree: ou=Many again */
+	size_t n = 0;
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn("ou=Many," BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.deref = LDAP_DEREF_SEARCHING, .sink = count_entries, .sink_ctx = &n,
+	};
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(n, FIXTURE_ENTRIES + 2);   /* every entry but the aliases */
+}
+END_TEST
+
 /* The fixture's own tree has no alias: derefAlways changes nothing. */
 START_TEST(no_aliases)
 {
@@ -228,6 +252,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, alias_table, 0, sizeof(alias_cases) / sizeof(alias_cases[0]));
 	tcase_add_test(tc, chain_bound);
 	tcase_add_test(tc, per_search_bound);
+	tcase_add_test(tc, overlapping_roots_count_once);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	TCase *plain = tcase_create("plain");

@@ -13,11 +13,13 @@ OpenLDAP's slapd (back-mdb), with and without `index objectClass eq`.
     answers success with no entry; an alias naming an ancestor of the
     search base makes slapd send the base twice, Lumen once.
   - Compare, modify and delete never dereference, as in OpenLDAP.
+  - A derefAliases value outside 0..3 is protocolError.
   - Bounds: more than 1,024 aliases in one search's scope is
     adminLimitExceeded with a diagnostic (Lumen only; slapd has no bound);
     paging through a dereferencing search returns the same entries.
 """
 import os
+import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +215,23 @@ def check_chains(name, kind, got):
                     [got[(i, scope)]] == want, str(got[(i, scope)]))
 
 
+def check_bad_deref(server, conn):
+    """derefAliases outside 0..3: protocolError (a malformed request, so a
+    Notice of Disconnection, where slapd answers protocolError and keeps the
+    connection), and the server goes on serving."""
+    for bad in (4, -1):
+        body = (h.octets(B) + h.integer(0, 0x0A) + h.integer(bad, 0x0A) + h.integer(0)
+                + h.integer(0) + h.tlv(0x01, b"\x00") + h.octets("objectClass", 0x87)
+                + h.tlv(0x30, b""))
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(h.message(1, h.tlv(0x63, body)))
+            got, _ = h.read_responses(sock, count=1, timeout=5)
+        R.check(f"derefAliases {bad}: protocolError, disconnected",
+                len(got) == 1 and got[0].is_notice_of_disconnection() and got[0].code == 2,
+                str([(r.msgid, r.op, r.code) for r in got]))
+    R.check("the server still answers", outcome(conn, B, 0, 0)[0] == 0)
+
+
 def check_alias_bound():
     """More aliases in scope than one search may follow: adminLimitExceeded."""
     many = 1100
@@ -221,6 +240,7 @@ def check_alias_bound():
     server, conn = start_loaded("lumend", ["index objectClass eq", "dbnosync"],
                                 ldif() + "\n".join(extra) + "\n")
     try:
+        check_bad_deref(server, conn)
         got = outcome(conn, f"ou=many,{B}", 2, 1)
         R.check(f"{many} aliases in scope: adminLimitExceeded with a diagnostic",
                 got[0] == 11 and "alias" in got[2], str(got))

@@ -74,6 +74,12 @@ expect_eq "search: no errors" 0 "$(json 'r["errors"]["total"]')"
 expect_logged "search: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"
 check "search: some work was done" test "$(json 'r["completed_total"]')" -gt 0
 
+run "search --deref always" -m search --deref always
+expect_eq "search --deref always: no errors" 0 "$(json 'r["errors"]["total"]')"
+check "search --deref always: the requests say deref=3" grep -q 'SRCH .* deref=3 ' "$LOG"
+rc=0; "$BENCH" -H "$URI" --deref sometimes -d 1 >/dev/null 2>&1 || rc=$?
+check "--deref sometimes is refused" test "$rc" -ne 0
+
 run auth -m auth
 expect_eq "auth: no errors" 0 "$(json 'r["errors"]["total"]')"
 expect_logged "auth: completed = logged searches" "$(json 'r["completed_total"]')" "$(logged 101)"

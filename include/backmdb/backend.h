@@ -221,6 +221,13 @@ int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry
 int backend_tool_entry_keys(const struct backend *be, size_t table, const struct entry *e,
 			    struct arena *arena, const struct index_key **keys, size_t *n);
 
+/* Thread-safe. True if e is a referral object (RFC 3296): the load
+ * lists its ID with backend_tool_store_referral once it is stored. */
+bool backend_tool_is_referral(const struct backend *be, const struct entry *e);
+/* Lists stored entry id among the referral objects. Errors: LUMEN_EFULL,
+ * LUMEN_EIO, LUMEN_EPOISONED. */
+int backend_tool_store_referral(struct backend_tool_load *load, uint64_t id);
+
 /* Starts a load. Errors: LUMEN_EINVAL (not tool mode, or read-only), LUMEN_ENOMEM. */
 int backend_tool_load_begin(struct backend *be, struct backend_tool_load **out);
 /*

@@ -73,6 +73,10 @@ struct mdb_store {
 	MDB_env *env;
 	MDB_dbi id2entry, dn2id, id2name, subcount, meta, journal;
 	bool has_journal;        /* false: read-only, and the table was never made */
+	/* The IDs of the entries of class referral (RFC 3296), so that the
+	 * many databases without one learn it from one lookup (referral.c). */
+	MDB_dbi referrals;
+	bool has_referrals;      /* false: read-only, and the table was never made */
 	char *directory;
 	size_t maxsize;
 	bool dbnosync;

@@ -495,6 +495,11 @@ static int resolve_operational(struct backend *be, char *errbuf, size_t errlen)
 	if (rc != LUMEN_OK)
 		return fail_open(errbuf, errlen, be->name, LUMEN_EINVAL, "%s",
 				 "the schema lacks the operational attributes of lumen.schema");
+	/* Both or neither: a schema without them has no referral objects. */
+	be->referral_class = schema_object_class(be->schema, "referral", strlen("referral"));
+	be->ref_type = schema_attribute_type(be->schema, "ref", strlen("ref"));
+	if (be->ref_type == NULL)
+		be->referral_class = NULL;
 	return LUMEN_OK;
 }
 

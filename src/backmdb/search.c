@@ -52,6 +52,10 @@ struct search_run {
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
 	const struct filter_virtual *provider;
+	/* referral objects in the scope and what lies below them (no
+	 * ManageDsaIT); has_referrals false: none, nothing to look up */
+	bool has_referrals;
+	struct idl *referrals, *below_referrals;
 };
 
 /* -------------------------------------------------------------- cookies */
@@ -206,6 +210,26 @@ static int plan(struct search_run *r)
 	return LUMEN_OK;
 }
 
+/*
+ * Without ManageDsaIT, the referral objects in the scope are iterated
+ * too (whatever the filter's candidates: a reference is sent for each),
+ * and the entries below them are passed over.
+ */
+static int plan_referrals(struct search_run *r)
+{
+	r->referrals = &r->rd->scratch[BACKEND_SCRATCH_REFERRALS];
+	r->below_referrals = &r->rd->scratch[BACKEND_SCRATCH_BELOW_REFERRALS];
+	if (r->op->manage_dsa_it)
+		return LUMEN_OK;
+	int rc = referral_scope(r->be, r->rd->reader.txn, r->base_id, r->s->scope, r->referrals,
+				r->below_referrals);
+	if (rc != LUMEN_OK || idl_is_empty(r->referrals))
+		return rc;
+	r->has_referrals = true;
+	idl_union((struct idl *)r->ids, r->referrals);
+	return LUMEN_OK;
+}
+
 /* ------------------------------------------------------------------ run */
 
 /* Tell the server's timing what the time since its last mark went to. */
@@ -254,6 +278,33 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 	return 0;
 }
 
+/*
+ * A referral object in the scope: its continuation reference instead of
+ * the entry, whatever the filter. 1 = stop, 0 = go on, <0 error.
+ */
+static int send_reference(struct search_run *r, uint64_t id)
+{
+	struct entry_cache_handle *handle = NULL;
+	const struct entry *e;
+	char **urls;
+	size_t n = 0;
+
+	r->last_sent_id = id;
+	if (r->s->reference == NULL)
+		return 0;
+	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
+	if (rc == LUMEN_ENOTFOUND)
+		return 0;
+	if (rc == LUMEN_OK)
+		rc = referral_continuation(r->be, e, r->s->scope, &r->rd->entry_arena, &urls, &n);
+	if (rc == LUMEN_OK && n > 0 && r->s->reference(r->s->reference_ctx, e, urls, n) != 0) {
+		backend_result(r->op, LDAP_OTHER, "search stopped");
+		rc = 1;
+	}
+	backend_entry_put(r->be, handle);
+	return rc;
+}
+
 /* Tests one candidate. 1 = stop, 0 = go on, <0 error. */
 static int test_candidate(struct search_run *r, uint64_t id)
 {
@@ -266,6 +317,10 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		if (in <= 0)
 			return in;
 	}
+	if (r->has_referrals && idl_contains(r->below_referrals, id))
+		return 0;
+	if (r->has_referrals && idl_contains(r->referrals, id))
+		return send_reference(r, id);
 	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
 	mark(r->op, BACKEND_STAGE_ENTRIES);
 	if (rc == LUMEN_ENOTFOUND)
@@ -331,6 +386,23 @@ static int iterate(struct search_run *r)
 	return LUMEN_OK;
 }
 
+/*
+ * Without ManageDsaIT a base at or below a referral object (id: the base,
+ * or its closest existing ancestor) is answered with a referral for the
+ * search's scope (BACKEND_ANSWERED).
+ */
+static int base_referral(struct search_run *r, uint64_t id)
+{
+	uint64_t ref_id = 0;
+	if (r->op->manage_dsa_it || r->s->resume.active)
+		return LUMEN_OK;
+	int rc = referral_above(r->be, r->rd->reader.txn, id, &ref_id);
+	if (rc != LUMEN_OK || ref_id == 0)
+		return rc;
+	return referral_answer(r->be, r->op, r->rd->reader.txn, ref_id, r->op->target_dn,
+			       r->s->base_ndn, (int)r->s->scope);
+}
+
 /* Looks up the base and applies the assertion control to it. */
 static int check_base(struct search_run *r)
 {
@@ -341,6 +413,12 @@ static int check_base(struct search_run *r)
 
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
 			      &match);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
+		int found = rc;
+		rc = base_referral(r, found == LUMEN_OK ? r->base_id : match.id);
+		if (rc == LUMEN_OK)
+			rc = found;
+	}
 	if (rc == LUMEN_ENOTFOUND)
 		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
 	/* A resumed search tested its assertion when it started. */
@@ -417,6 +495,8 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	rc = check_base(&r);
 	if (rc == LUMEN_OK)
 		rc = plan(&r);
+	if (rc == LUMEN_OK)
+		rc = plan_referrals(&r);
 	mark(op, BACKEND_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK)
 		rc = iterate(&r);
@@ -424,7 +504,9 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	backend_reader_release(be, r.rd);
 	if (rc == LUMEN_OK && r.paused)
 		save_position(&r);
-	/* noSuchObject and assertionFailed are answers, not failures */
+	/* noSuchObject, a referral and assertionFailed are answers, not failures */
+	if (rc == BACKEND_ANSWERED)
+		return LUMEN_OK;
 	if (rc == LUMEN_ENOTFOUND && op->result_code == LDAP_NO_SUCH_OBJECT)
 		return LUMEN_OK;
 	if (rc == LUMEN_EINVAL && op->result_code == LDAP_ASSERTION_FAILED)

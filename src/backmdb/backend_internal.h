@@ -210,9 +210,11 @@ int referral_answer(struct backend *be, struct backend_op *op, MDB_txn *txn, uin
 		    struct ber_view target_dn, struct ber_view target_ndn, int scope);
 /*
  * The target ndn of a non-search operation, found (id set) or not (m the
- * closest ancestor): when it is at or below a referral object and op does
- * not ask for ManageDsaIT, answer with referral_answer (no scope) and
- * return BACKEND_ANSWERED; else LUMEN_OK. Storage errors as they come.
+ * closest ancestor): when it is at or below a referral object, answer
+ * with referral_answer (no scope) and return BACKEND_ANSWERED; else
+ * LUMEN_OK. With ManageDsaIT an existing target is itself, while a
+ * missing one below a referral object is still referred (as slapd: what
+ * is not here lives where the URLs say). Storage errors as they come.
  */
 int referral_check_target(struct backend *be, struct backend_op *op, MDB_txn *txn,
 			  uint64_t id, const struct dn2id_match *m, struct ber_view ndn);

@@ -215,7 +215,7 @@ int referral_check_target(struct backend *be, struct backend_op *op, MDB_txn *tx
 			  uint64_t id, const struct dn2id_match *m, struct ber_view ndn)
 {
 	uint64_t ref_id = 0;
-	if (op->manage_dsa_it || op->replica)
+	if (op->replica || (id != 0 && op->manage_dsa_it))
 		return LUMEN_OK;
 	int rc = referral_above(be, txn, id != 0 ? id : (m != NULL ? m->id : 0), &ref_id);
 	if (rc != LUMEN_OK || ref_id == 0)

@@ -387,14 +387,15 @@ static int iterate(struct search_run *r)
 }
 
 /*
- * Without ManageDsaIT a base at or below a referral object (id: the base,
- * or its closest existing ancestor) is answered with a referral for the
- * search's scope (BACKEND_ANSWERED).
+ * A base at or below a referral object is answered with a referral for
+ * the search's scope (BACKEND_ANSWERED): without ManageDsaIT, or with it
+ * when the base is missing (found false; id its closest ancestor), as
+ * slapd (referral_check_target).
  */
-static int base_referral(struct search_run *r, uint64_t id)
+static int base_referral(struct search_run *r, uint64_t id, bool found)
 {
 	uint64_t ref_id = 0;
-	if (r->op->manage_dsa_it || r->s->resume.active)
+	if ((found && r->op->manage_dsa_it) || r->op->replica || r->s->resume.active)
 		return LUMEN_OK;
 	int rc = referral_above(r->be, r->rd->reader.txn, id, &ref_id);
 	if (rc != LUMEN_OK || ref_id == 0)
@@ -415,7 +416,7 @@ static int check_base(struct search_run *r)
 			      &match);
 	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
 		int found = rc;
-		rc = base_referral(r, found == LUMEN_OK ? r->base_id : match.id);
+		rc = base_referral(r, found == LUMEN_OK ? r->base_id : match.id, found == LUMEN_OK);
 		if (rc == LUMEN_OK)
 			rc = found;
 	}

@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lumen_harness as h  # noqa: E402
@@ -302,6 +303,85 @@ def compare_with_slapd(with_global):
                 f"lumend: {lumen.get(key)!r}\n       slapd:  {slapd[key]!r}")
 
 
+def snapshot(conn):
+    """{dn: sorted user attributes and entryUUID} under ManageDsaIT."""
+    out = {}
+    for dn, attrs in conn.search_ext_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)",
+                                       ["*", "ref", "entryUUID"], serverctrls=MDSA):
+        out[dn.lower()] = {k.lower(): sorted(v) for k, v in attrs.items()}
+    return out
+
+
+def converge(provider, consumer, label, seconds=30):
+    deadline = time.time() + seconds
+    want = got = None
+    while time.time() < deadline:
+        want, got = snapshot(provider), snapshot(consumer)
+        if want == got:
+            break
+        time.sleep(0.3)
+    R.check(label, want == got and REMOTE.lower() in got,
+            f"provider: {sorted(want or {})}\n       consumer: {sorted(got or {})}")
+
+
+def replication(provider_kind):
+    """Referral objects replicate as the entries they are: the consumer asks
+    its provider for ManageDsaIT and writes them as ordinary entries."""
+    label = f"replication from {provider_kind}"
+    if provider_kind == "slapd" and sh.slapd_missing():
+        print(f"  skip t_referrals.py: {label} ({sh.slapd_missing()})")
+        return
+    provider = sh.make_server(
+        provider_kind, global_lines=["moduleload syncprov"] if provider_kind == "slapd" else [],
+        db_lines=["index objectClass,entryUUID,entryCSN eq", "overlay syncprov"])
+    provider.start()
+    consumer = None
+    try:
+        path = os.path.join(provider.tmp, "data.ldif")
+        with open(path, "w") as f:
+            f.write(LDIF)
+        rc, out = provider.ldapadd(path)
+        R.check(f"{label}: provider loaded", rc == 0, out)
+        consumer = sh.make_server("lumend", db_lines=[
+            "index objectClass,entryUUID,entryCSN eq", "dbnosync",
+            f'syncrepl rid=007 provider={provider.uri} bindmethod=simple '
+            f'binddn="{sh.ROOTDN}" credentials={sh.ROOTPW} searchbase="{B}" '
+            'type=refreshAndPersist retry="1 +" timeout=5 network-timeout=5 '
+            'attrs="*,+" schemachecking=off'])
+        consumer.start()
+        p, c = sh.bind(provider), sh.bind(consumer)
+        converge(p, c, f"{label}: the referral objects are copied")
+        p.modify_ext_s(REMOTE, [(ldap.MOD_REPLACE, "ref", [b"ldap://new.example/o=n"])],
+                       serverctrls=MDSA)
+        p.delete_ext_s(NODN, serverctrls=MDSA)
+        converge(p, c, f"{label}: a change and a delete of referral objects follow")
+        R.check(f"{label}: the consumer refers as its provider does",
+                outcome(lambda: search(c, "uid=z," + REMOTE, ldap.SCOPE_BASE)) ==
+                referral(REMOTE, "ldap://new.example/uid=z,o=n??base"))
+    finally:
+        if consumer is not None:
+            consumer.stop(R)
+        provider.stop(R if provider_kind == "lumend" else None)
+
+
+def bulk_load():
+    """lumenadd lists the referral objects it loads like an add does."""
+    server = sh.make_server("lumend", db_lines=DB_LINES)
+    path = os.path.join(server.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(LDIF)
+    rc, out = server.tool("lumenadd", "-l", path)
+    R.check("lumenadd loads referral objects", rc == 0, out)
+    server.start()
+    try:
+        got = outcome(lambda: search(sh.bind(server), B, ldap.SCOPE_ONELEVEL))
+        R.check("after lumenadd, a search sends their references",
+                got == messages(("entry", [PEOPLE]), ("reference", [[
+                    "ldap://other.example:389/ou=branch,dc=other,dc=com??base"]])), repr(got))
+    finally:
+        server.stop(R)
+
+
 def config_errors():
     tmp = tempfile.mkdtemp(prefix="lumen-it-referrals-")
     head = [f"include {sh.ROOT}/schema/{n}.schema" for n in ("core", "cosine", "inetorgperson")]
@@ -323,5 +403,8 @@ def config_errors():
 
 compare_with_slapd(False)
 compare_with_slapd(True)
+replication("slapd")
+replication("lumend")
+bulk_load()
 config_errors()
 R.finish()

@@ -266,6 +266,15 @@ void backend_tool_load_end(struct backend_tool_load *load);
 /* ------------------------------------------------------- operations */
 
 /*
+ * Referral objects (RFC 3296; database.h's manage_dsa_it): search,
+ * compare, add, delete, modify and modrdn whose target is at or below one
+ * also answer referral (10) with op->referrals and matchedDN = the object
+ * (without ManageDsaIT; a missing target below one, and an add below one,
+ * with it too); a move below one is other ("new superior is a referral").
+ * A search meets the ones in its scope through search->reference.
+ */
+
+/*
  * Search (RFC 4511 §4.5). Result codes: success, noSuchObject (with
  * matchedDN), sizeLimitExceeded after exactly size_limit entries,
  * timeLimitExceeded, assertionFailed (the base entry), unwillingToPerform

@@ -9,6 +9,7 @@
  *   subcount  entry ID → number of descendants (dn2id.h)
  *   meta      "version" → format version, "next_id" → next entry ID
  *   journal   CSN → one change of the history (journal.h)
+ *   referrals entry ID → nothing: the referral objects (RFC 3296)
  *   index:<attribute>  one per indexed attribute (index_table.h)
  * The environment is opened with MDB_NOTLS so a worker's read transaction
  * (struct mdb_reader) can be reset, renewed and reused from any thread.

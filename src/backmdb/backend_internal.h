@@ -7,7 +7,8 @@
  * index_keys.c (which index keys an entry produces), write_job.c (group
  * commit plumbing), operational.c, virtual_attrs.c (computed attributes
  * for filters and compare), candidates.c, search.c, compare.c, add.c,
- * delete.c, modify.c, modrdn.c, index_check.c.
+ * delete.c, modify.c, modrdn.c, index_check.c, referral.c (referral
+ * objects: the referrals table, referral URLs, references).
  *
  * Memory: everything per operation comes from op->arena; readers and their
  * scratch ID lists belong to the backend's pool.

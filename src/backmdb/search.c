@@ -21,6 +21,11 @@
  * Pause: the same position lets a search stop when its client stops
  * reading (the sink says BACKEND_SINK_PAUSE), release its reader so no
  * snapshot stays pinned, and continue later from search->resume.
+ *
+ * Referrals (referral.c), kept to base_referral and plan_referrals: a
+ * base at or below a referral object is answered with a referral; the
+ * referral objects in the scope join the IDs to iterate and are sent as
+ * references, and what lies below them is passed over.
  */
 #include "backend_internal.h"
 

@@ -151,16 +151,24 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	return conn_output_full(ctx->conn) ? BACKEND_SINK_PAUSE : 0;
 }
 
-/*
- * A referral object met in the scope (RFC 4511 §4.5.3): its
- * SearchResultReference, when the requester may see the entry (as for an
- * entry: slapd asks for read on it and on ref).
- */
+/* May the requester see referral object e's reference? As slapd: the
+ * entry and its ref values must be readable. */
+static bool may_refer(struct search_sink *sink, const struct entry *e)
+{
+	const struct schema *schema = sink->ctx->server->config->schema;
+	if (sink->access == NULL)
+		return true;
+	return access_search_entry(sink->access, e) &&
+	       access_search_may_read(sink->access, schema_attribute_type(schema, "ref", 3));
+}
+
+/* A referral object met in the scope (RFC 4511 §4.5.3): its
+ * SearchResultReference, when the requester may see it. */
 static int send_reference(void *arg, const struct entry *e, char *const *urls, size_t n)
 {
 	struct search_sink *sink = arg;
 	struct op_context *ctx = sink->ctx;
-	if (sink->access != NULL && !access_search_entry(sink->access, e))
+	if (!may_refer(sink, e))
 		return 0;
 	struct ber_view *views = arena_calloc(ctx->arena, n, sizeof(*views));
 	if (views == NULL)

@@ -280,6 +280,32 @@ static void free_reads(struct backend_op *bop)
 	bop->pre_read = bop->post_read = NULL;
 }
 
+static bool may_disclose(struct acl_target *at, void *arg)
+{
+	(void)arg;
+	return acl_may_disclose(at);
+}
+
+/*
+ * Under access control a referral names its object (matchedDN, URLs) only
+ * to a requester who may know the object exists: `disclose` on it, as
+ * slapd; the others get noSuchObject.
+ */
+static bool referral_disclosed(struct op_context *ctx, const struct op_target *t)
+{
+	struct access_op a;
+	struct ber_view ndn;
+	enum access_verdict v;
+	if (!t->hide_matched)
+		return true;
+	if (server_normalize_dn(ctx->server, t->bop.matched_dn, ctx->arena, &ndn) != LUMEN_OK)
+		return false;
+	access_op_init(&a, ctx->server, t->db, t->bop.requester_ndn, t->bop.is_root, ctx->arena,
+		       &ctx->op->abandoned);
+	return access_decide(&a, t->db, ndn, may_disclose, NULL, &v) == LUMEN_OK &&
+	       v == ACCESS_ALLOWED;
+}
+
 void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 {
 	struct backend_op *bop = &t->bop;
@@ -313,8 +339,13 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 	for (size_t i = 0; i < bop->n_response_controls; i++)
 		controls[n++] = bop->response_controls[i];
 	const char *matched = NULL;
-	/* A referral names its object whatever the ACLs: its URLs tell as much. */
 	bool referral = bop->result_code == LDAP_REFERRAL && bop->n_referrals > 0;
+	if (referral && !referral_disclosed(ctx, t)) {
+		referral = false;
+		bop->result_code = LDAP_NO_SUCH_OBJECT;
+		bop->diagnostic = NULL;
+	}
+	/* A referral names its object: its URLs tell as much. */
 	if (bop->matched_dn.len > 0 && (!t->hide_matched || referral))
 		matched = arena_strndup(ctx->arena, (const char *)bop->matched_dn.ptr,
 					bop->matched_dn.len);

@@ -303,6 +303,45 @@ def compare_with_slapd(with_global):
                 f"lumend: {lumen.get(key)!r}\n       slapd:  {slapd[key]!r}")
 
 
+def access_control():
+    """A reference is sent only to who may read the object and its ref
+    values (as slapd); the same answers from both servers, anonymously."""
+    rules = {
+        "no access to the object": [f'access to dn.subtree="{REMOTE}" by * none',
+                                    "access to * by * read"],
+        "no access to ref": ["access to attrs=ref by * none", "access to * by * read"],
+    }
+    results = {}
+    for kind in ("lumend", "slapd"):
+        if kind == "slapd" and sh.slapd_missing():
+            print(f"  skip t_referrals.py: access control on slapd ({sh.slapd_missing()})")
+            return
+        for name, lines in rules.items():
+            server = sh.make_server(kind, db_lines=DB_LINES + lines)
+            server.start()
+            try:
+                path = os.path.join(server.tmp, "data.ldif")
+                with open(path, "w") as f:
+                    f.write(LDIF)
+                rc, out = server.ldapadd(path)
+                R.check(f"access control, {name}: {kind} loaded", rc == 0, out)
+                anon = ldap.initialize(server.uri)
+                for base, scope in ((B, ldap.SCOPE_SUBTREE), (B, ldap.SCOPE_ONELEVEL),
+                                    ("uid=x," + REMOTE, ldap.SCOPE_BASE)):
+                    results[(kind, name, base, scope)] = outcome(
+                        lambda: search(anon, base, scope))
+            finally:
+                server.stop(R if kind == "lumend" else None)
+    for (kind, name, base, scope), got in results.items():
+        if kind == "lumend":
+            want = results[("slapd", name, base, scope)]
+            R.check(f"access control, {name}: search {base} scope {scope} as slapd",
+                    got == want, f"lumend: {got!r}\n       slapd:  {want!r}")
+    R.check("access control: no reference for an object the requester may not read",
+            not any("other.example" in repr(got) for (k, n, b, sc), got in results.items()
+                    if k == "lumend" and b == B))
+
+
 def snapshot(conn):
     """{dn: sorted user attributes and entryUUID} under ManageDsaIT."""
     out = {}
@@ -403,6 +442,7 @@ def config_errors():
 
 compare_with_slapd(False)
 compare_with_slapd(True)
+access_control()
 replication("slapd")
 replication("lumend")
 bulk_load()

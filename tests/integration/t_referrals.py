@@ -343,10 +343,15 @@ def access_control():
 
 
 def snapshot(conn):
-    """{dn: sorted user attributes and entryUUID} under ManageDsaIT."""
+    """{dn: sorted user attributes and entryUUID} under ManageDsaIT ({}
+    while a consumer has not received its suffix entry yet)."""
     out = {}
-    for dn, attrs in conn.search_ext_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)",
-                                       ["*", "ref", "entryUUID"], serverctrls=MDSA):
+    try:
+        found = conn.search_ext_s(B, ldap.SCOPE_SUBTREE, "(objectClass=*)",
+                                  ["*", "ref", "entryUUID"], serverctrls=MDSA)
+    except ldap.NO_SUCH_OBJECT:
+        return out
+    for dn, attrs in found:
         out[dn.lower()] = {k.lower(): sorted(v) for k, v in attrs.items()}
     return out
 

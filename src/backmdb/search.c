@@ -310,6 +310,24 @@ static int send_reference(struct search_run *r, uint64_t id)
 	return rc;
 }
 
+/* 1 if id lies below a referral object of the scope, 0 if not, or an
+ * error. The list of those entries is exact unless it grew into a range
+ * (a huge subtree): then each referral object is asked. */
+static int below_referral(struct search_run *r, uint64_t id)
+{
+	struct idl_iter it;
+	uint64_t ref;
+	if (!r->below_referrals->is_range || !idl_contains(r->below_referrals, id))
+		return idl_contains(r->below_referrals, id);
+	idl_iter_init(r->referrals, &it);
+	while ((ref = idl_iter_next(r->referrals, &it)) != 0) {
+		int rc = ref == id ? 0 : dn2id_is_within(r->be->store, r->rd->reader.txn, id, ref);
+		if (rc != 0)
+			return rc == LUMEN_ENOTFOUND ? 0 : rc;
+	}
+	return 0;
+}
+
 /* Tests one candidate. 1 = stop, 0 = go on, <0 error. */
 static int test_candidate(struct search_run *r, uint64_t id)
 {
@@ -322,10 +340,13 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		if (in <= 0)
 			return in;
 	}
-	if (r->has_referrals && idl_contains(r->below_referrals, id))
-		return 0;
-	if (r->has_referrals && idl_contains(r->referrals, id))
-		return send_reference(r, id);
+	if (r->has_referrals) {
+		int below = below_referral(r, id);
+		if (below != 0)
+			return below == 1 ? 0 : below;
+		if (idl_contains(r->referrals, id))
+			return send_reference(r, id);
+	}
 	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
 	mark(r->op, BACKEND_STAGE_ENTRIES);
 	if (rc == LUMEN_ENOTFOUND)

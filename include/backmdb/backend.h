@@ -228,6 +228,13 @@ int backend_tool_prepare(struct backend *be, struct backend_op *op, struct entry
 int backend_tool_entry_keys(const struct backend *be, size_t table, const struct entry *e,
 			    struct arena *arena, const struct index_key **keys, size_t *n);
 
+/* Thread-safe. True if e is a referral object (RFC 3296): the load
+ * lists its ID with backend_tool_store_referral once it is stored. */
+bool backend_tool_is_referral(const struct backend *be, const struct entry *e);
+/* Lists stored entry id among the referral objects. Errors: LUMEN_EFULL,
+ * LUMEN_EIO, LUMEN_EPOISONED. */
+int backend_tool_store_referral(struct backend_tool_load *load, uint64_t id);
+
 /* Starts a load. Errors: LUMEN_EINVAL (not tool mode, or read-only), LUMEN_ENOMEM. */
 int backend_tool_load_begin(struct backend *be, struct backend_tool_load **out);
 /*
@@ -264,6 +271,15 @@ int backend_tool_index_postings(struct backend_tool_load *load, struct postings 
 void backend_tool_load_end(struct backend_tool_load *load);
 
 /* ------------------------------------------------------- operations */
+
+/*
+ * Referral objects (RFC 3296; database.h's manage_dsa_it): search,
+ * compare, add, delete, modify and modrdn whose target is at or below one
+ * also answer referral (10) with op->referrals and matchedDN = the object
+ * (without ManageDsaIT; a missing target below one, and an add below one,
+ * with it too); a move below one is other ("new superior is a referral").
+ * A search meets the ones in its scope through search->reference.
+ */
 
 /*
  * Search (RFC 4511 §4.5). Result codes: success, noSuchObject (with

@@ -116,7 +116,15 @@ struct backend_op {
 	const struct ldap_sync_request *sync;
 	bool want_pre_read;            /* RFC 4527: fill pre_read */
 	bool want_post_read;           /* RFC 4527: fill post_read */
-	bool manage_dsa_it;            /* accepted; no referral objects exist yet */
+	/* RFC 3296 ManageDsaIT: referral objects are ordinary entries. Without
+	 * it an operation whose target is at or below one gets a referral
+	 * (result_code LDAP_REFERRAL, referrals, matched_dn: the object), and
+	 * a search sends a reference for each one in its scope (reference
+	 * below). Consumer writes (replica) act as if it were set. */
+	bool manage_dsa_it;
+	/* The target DN as the client spelled it (a search's base), for the
+	 * URLs of a referral; empty: the normalized DN is used. */
+	struct ber_view target_dn;
 	/* Tools path (bulk load), and an overlay's internal writes (ppolicy's
 	 * lockout state, lastbind's authTimestamp): NO-USER-MODIFICATION
 	 * attributes supplied by the caller are kept instead of refused;
@@ -147,6 +155,9 @@ struct backend_op {
 	int result_code;               /* enum ldap_result_code */
 	const char *diagnostic;        /* static or arena text; NULL = none */
 	struct ber_view matched_dn;    /* user form, arena; empty = none */
+	/* result_code LDAP_REFERRAL: the URLs (NUL-terminated, arena). */
+	char **referrals;
+	size_t n_referrals;
 	struct entry *pre_read;        /* caller frees (entry_free); NULL = none */
 	struct entry *post_read;       /* caller frees (entry_free); NULL = none */
 	/* Search: an item could not use an index and the scope was walked. */
@@ -205,6 +216,15 @@ struct backend_entry_info {
 #define BACKEND_SINK_PAUSE 3
 typedef int (*backend_entry_fn)(void *ctx, const struct entry *e,
 				const struct backend_entry_info *info);
+/*
+ * Receives a referral object met in a search's scope without ManageDsaIT
+ * (entry borrowed for the call) with its continuation URLs (RFC 4511
+ * §4.5.3, arena memory); neither it nor anything below it goes to the
+ * entry sink, whatever the filter. Returns as a sink does; references
+ * count toward no limit.
+ */
+typedef int (*backend_reference_fn)(void *ctx, const struct entry *e, char *const *urls,
+				    size_t n);
 
 /*
  * Where a paused search stands (opaque to the caller, who keeps it
@@ -244,6 +264,10 @@ struct backend_search {
 	bool want_counts;              /* fill num/hasSubordinates in info */
 	backend_entry_fn sink;
 	void *sink_ctx;
+	/* Referral objects in the scope; NULL: passed over in silence, with
+	 * what lies below them. Overlays that wrap the sink leave it alone. */
+	backend_reference_fn reference;
+	void *reference_ctx;
 	/*
 	 * Simple Paged Results (RFC 2696). paged: the control was sent;
 	 * page_size 0 abandons the paged search (returns at once, success);

@@ -9,6 +9,7 @@
  *   subcount  entry ID → number of descendants (dn2id.h)
  *   meta      "version" → format version, "next_id" → next entry ID
  *   journal   CSN → one change of the history (journal.h)
+ *   referrals entry ID → nothing: the referral objects (RFC 3296)
  *   index:<attribute>  one per indexed attribute (index_table.h)
  * The environment is opened with MDB_NOTLS so a worker's read transaction
  * (struct mdb_reader) can be reset, renewed and reused from any thread.
@@ -73,6 +74,10 @@ struct mdb_store {
 	MDB_env *env;
 	MDB_dbi id2entry, dn2id, id2name, subcount, meta, journal;
 	bool has_journal;        /* false: read-only, and the table was never made */
+	/* The IDs of the entries of class referral (RFC 3296), so that the
+	 * many databases without one learn it from one lookup (referral.c). */
+	MDB_dbi referrals;
+	bool has_referrals;      /* false: read-only, and the table was never made */
 	char *directory;
 	size_t maxsize;
 	bool dbnosync;

@@ -303,6 +303,11 @@ struct config {
 	unsigned sort_max;          /* sortvlv-max: entries one
 				       sorted search (RFC 2891, VLV) may collect */
 	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
+	/* `referral URL` lines (OpenLDAP's default referral): operations on
+	 * names outside every suffix are referred there. ldap[s|i]://host[:port]
+	 * URLs without a DN or any field after it. */
+	char **referrals;
+	size_t n_referrals;
 	struct config_tls tls;
 	struct config_security security;
 	bool password_allow_cleartext;  /* password-allow-cleartext (default on) */

@@ -2,8 +2,8 @@
  * controls.h — the request controls Lumen honours and the response
  * controls it sends (server layer), one table row per control OID.
  *
- * Supported: ManageDsaIT (RFC 3296; accepted, there are no referral
- * objects), Assertion (RFC 4528), Pre-Read and Post-Read (RFC 4527),
+ * Supported: ManageDsaIT (RFC 3296: referral objects are ordinary
+ * entries, database.h), Assertion (RFC 4528), Pre-Read and Post-Read (RFC 4527),
  * Simple Paged Results (RFC 2696, search only), Server Side Sort (RFC 2891)
  * and Virtual List View (draft-ietf-ldapext-ldapv3-vlv-09), search only,
  * parsed here and answered by op_search with search_sort.h, the Password Policy

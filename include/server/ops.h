@@ -112,6 +112,7 @@ struct op_context {
 	struct ber_writer *scratch;    /* for values encoded apart from out */
 	struct timespec started_at;
 	unsigned long n_entries;       /* search entries sent */
+	unsigned long n_references;    /* search result references sent */
 	const char *log_name;          /* "SRCH", "BIND", ... */
 	struct stats_thread *stats;    /* the worker's counters */
 	struct op_timing timing;       /* stages since the op was queued */
@@ -174,6 +175,10 @@ void op_send_extended_controls(struct op_context *ctx, int code, const char *dia
 void op_finish_sent(struct op_context *ctx, int code, const char *diagnostic);
 /* op_send_result for a referral (10) to urls[0..n). */
 void op_send_referral(struct op_context *ctx, char *const *urls, size_t n);
+/* op_send_referral with a matchedDN (NULL: none) and response controls. */
+void op_send_referral_controls(struct op_context *ctx, const char *matched,
+			       char *const *urls, size_t n,
+			       const struct ldap_control *controls, size_t n_controls);
 
 /*
  * A printable, quote-safe copy of v for log lines (non-printables and '"'

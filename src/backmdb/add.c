@@ -10,6 +10,7 @@
 
 #include "dn.h"
 #include "ldap_result_codes.h"
+#include "ldap_url.h"
 
 struct add_state {
 	struct entry *entry;      /* owned by backend_add_owned */
@@ -21,6 +22,28 @@ static void refuse_violation(struct backend_op *op, const struct schema_violatio
 	char *text = arena_strndup(op->arena, v->message, strnlen(v->message,
 								   sizeof(v->message)));
 	backend_result(op, v->ldap_code, text);
+}
+
+/*
+ * Nothing is added below a referral object, ManageDsaIT or not: the
+ * subtree lives where its URLs say (slapd answers a referral there too).
+ * id: the parent, or its closest existing ancestor. A consumer mirrors
+ * its provider.
+ */
+static int parent_referral(struct write_job *job, MDB_txn *txn, uint64_t id,
+			   const struct entry *e)
+{
+	uint64_t ref_id = 0;
+	if (job->op->replica)
+		return LUMEN_OK;
+	int rc = referral_above(job->be, txn, id, &ref_id);
+	if (rc != LUMEN_OK || ref_id == 0)
+		return rc;
+	rc = referral_answer(job->be, job->op, txn, ref_id, e->dn, e->ndn, LDAP_URL_SCOPE_ABSENT);
+	if (rc != BACKEND_ANSWERED)
+		return rc;
+	job->decided = true;
+	return LUMEN_EINVAL;
 }
 
 static int find_parent(struct write_job *job, MDB_txn *txn, const struct entry *e,
@@ -39,6 +62,11 @@ static int find_parent(struct write_job *job, MDB_txn *txn, const struct entry *
 		return write_job_refuse(job, LUMEN_EINVAL, LDAP_UNWILLING_TO_PERFORM,
 					"only the suffix entry may be added without a parent");
 	int rc = dn2id_lookup(be->store, txn, parent_ndn, parent_id, &match);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
+		int answered = parent_referral(job, txn, rc == LUMEN_OK ? *parent_id : match.id, e);
+		if (answered != LUMEN_OK)
+			return answered;
+	}
 	if (rc == LUMEN_ENOTFOUND)
 		return write_job_no_such_object(job, txn, &match);
 	return rc;

@@ -499,6 +499,11 @@ static int resolve_operational(struct backend *be, char *errbuf, size_t errlen)
 	be->aliased_object_name = schema_attribute_type(be->schema, "aliasedObjectName", 17);
 	if (be->alias_class == NULL || be->aliased_object_name == NULL)
 		be->alias_class = NULL;   /* without both, nothing is an alias */
+	/* Both or neither: a schema without them has no referral objects. */
+	be->referral_class = schema_object_class(be->schema, "referral", strlen("referral"));
+	be->ref_type = schema_attribute_type(be->schema, "ref", strlen("ref"));
+	if (be->ref_type == NULL)
+		be->referral_class = NULL;
 	return LUMEN_OK;
 }
 

@@ -8,7 +8,8 @@
  * commit plumbing), operational.c, virtual_attrs.c (computed attributes
  * for filters and compare), candidates.c, search.c, search_alias.c
  * (dereferencing aliases for search), compare.c, add.c,
- * delete.c, modify.c, modrdn.c, index_check.c.
+ * delete.c, modify.c, modrdn.c, index_check.c, referral.c (referral
+ * objects: the referrals table, referral URLs, references).
  *
  * Memory: everything per operation comes from op->arena; readers and their
  * scratch ID lists belong to the backend's pool.
@@ -33,17 +34,19 @@
 #include "mdb_store.h"
 #include "write_batch.h"
 
-/* Scratch ID lists per reader: search uses the first two, filters nest below. */
-#define BACKEND_SCRATCH_IDLS 40
+/* Scratch ID lists per reader: search uses the first four, filters nest below. */
+#define BACKEND_SCRATCH_IDLS 42
 #define BACKEND_SCRATCH_CANDIDATES 0
 #define BACKEND_SCRATCH_SCOPE 1
-#define BACKEND_SCRATCH_FIRST_FREE 2
+#define BACKEND_SCRATCH_REFERRALS 2         /* referral objects in the scope */
+#define BACKEND_SCRATCH_BELOW_REFERRALS 3   /* entries below them */
+#define BACKEND_SCRATCH_FIRST_FREE 4
 /* Once the candidates are computed, alias dereferencing (search_alias.c)
  * reuses the filter's slots: the alias entries, one root's scope, and the
  * aliases already dereferenced. */
-#define BACKEND_SCRATCH_ALIASES 2
-#define BACKEND_SCRATCH_ALIAS_SCOPE 3
-#define BACKEND_SCRATCH_ALIASES_DONE 4
+#define BACKEND_SCRATCH_ALIASES (BACKEND_SCRATCH_FIRST_FREE + 0)
+#define BACKEND_SCRATCH_ALIAS_SCOPE (BACKEND_SCRATCH_FIRST_FREE + 1)
+#define BACKEND_SCRATCH_ALIASES_DONE (BACKEND_SCRATCH_FIRST_FREE + 2)
 
 /* One indexed attribute type: its kinds and table. */
 #define BACKEND_MAX_UNBUILT 64
@@ -71,6 +74,10 @@ struct backend_operational {
 
 struct backend {
 	const struct schema *schema;
+	/* RFC 3296's referral class and ref type; NULL when the schema lacks
+	 * them (then no entry is a referral object). */
+	const struct object_class *referral_class;
+	const struct attribute_type *ref_type;
 	struct mdb_store *store;
 	char *name;
 	struct ber_view suffix_ndn[BACKEND_MAX_SUFFIXES];
@@ -173,6 +180,72 @@ int index_keys_of_entry(const struct backend *be, const struct backend_index *ix
 /* True if the equality rule's approx form is the phonetic key (filter.h). */
 bool index_approx_uses_key(const struct attribute_type *type);
 
+/* ------------------------------------------------------- referral.c */
+
+/*
+ * Referral objects (RFC 3296): entries of class referral whose ref
+ * values name where their subtree really lives. Without ManageDsaIT an
+ * operation whose target is at or below one is answered with a referral
+ * (10) to its URLs, and a search that meets one in its scope sends a
+ * SearchResultReference instead of it and of what lies below it.
+ *
+ * The store's referrals table lists their IDs, written with the entry in
+ * the same transaction, so the common database without one finds that
+ * out from one lookup and pays nothing else.
+ */
+
+/* Positive: the operation's LDAP answer is set (a referral); callers
+ * stop and report LUMEN_OK. */
+#define BACKEND_ANSWERED 1
+
+/* True if e is of class referral. */
+bool referral_entry_is(const struct backend *be, const struct entry *e);
+/* Keeps the referrals table in step with entry id changing from before
+ * to after (NULL: added / deleted). Errors: LUMEN_EFULL, LUMEN_EIO. */
+int referral_note_change(struct backend *be, MDB_txn *txn, uint64_t id,
+			 const struct entry *before, const struct entry *after);
+/* Lists id among the referral objects (is) or takes it off. Errors as
+ * referral_note_change. */
+int referral_list(struct backend *be, MDB_txn *txn, uint64_t id, bool is);
+/* The nearest referral object at or above id (*ref_id 0: none; id 0:
+ * none). Errors: LUMEN_EIO. */
+int referral_above(struct backend *be, MDB_txn *txn, uint64_t id, uint64_t *ref_id);
+/*
+ * op's result: referral (10) to the URLs of referral object ref_id with
+ * the DN of target_dn (user form; empty: target_ndn) and, scope not
+ * LDAP_URL_SCOPE_ABSENT, the scope; matchedDN the object's DN. When no
+ * URL is left (none is usable), noSuchObject with that matchedDN, as
+ * slapd. Returns BACKEND_ANSWERED, or a storage error.
+ */
+int referral_answer(struct backend *be, struct backend_op *op, MDB_txn *txn, uint64_t ref_id,
+		    struct ber_view target_dn, struct ber_view target_ndn, int scope);
+/*
+ * The target ndn of a non-search operation, found (id set) or not (m the
+ * closest ancestor): when it is at or below a referral object, answer
+ * with referral_answer (no scope) and return BACKEND_ANSWERED; else
+ * LUMEN_OK. With ManageDsaIT an existing target is itself, while a
+ * missing one below a referral object is still referred (as slapd: what
+ * is not here lives where the URLs say). Storage errors as they come.
+ */
+int referral_check_target(struct backend *be, struct backend_op *op, MDB_txn *txn,
+			  uint64_t id, const struct dn2id_match *m, struct ber_view ndn);
+/*
+ * The referral objects in the scope of a subtree or one-level search from
+ * base_id into refs (not base_id itself: the base was checked), and the
+ * entries below them into below (empty when they have none, the normal
+ * case). Errors: LUMEN_ENOMEM, LUMEN_EIO.
+ */
+int referral_scope(struct backend *be, MDB_txn *txn, uint64_t base_id, enum ldap_scope scope,
+		   struct idl *refs, struct idl *below);
+/*
+ * The continuation reference URLs of referral object e for a search of
+ * scope (RFC 4511 §4.5.3: the object's DN when a URL has none; sub, or
+ * base for a one-level search, when it names no scope), in arena.
+ * *n may be 0 (no usable URL). Errors: LUMEN_ENOMEM.
+ */
+int referral_continuation(const struct backend *be, const struct entry *e,
+			  enum ldap_scope scope, struct arena *arena, char ***urls, size_t *n);
+
 /* ---------------------------------------------------- entry_store.c */
 
 /* Keys of one index table a write touched, for IDL cache invalidation. */
@@ -247,6 +320,11 @@ struct write_job {
 int write_job_run(struct write_job *job);
 /* In apply: decide an LDAP error result; returns err (non-OK) so the txn aborts. */
 int write_job_refuse(struct write_job *job, int err, int code, const char *diagnostic);
+/* In apply: referral_check_target for the target ndn (id 0: missing, m
+ * its closest ancestor); when it answered, the referral is decided and
+ * LUMEN_EINVAL returned. */
+int write_job_referral(struct write_job *job, MDB_txn *txn, uint64_t id,
+		       const struct dn2id_match *m, struct ber_view ndn);
 /* In apply: LDAP noSuchObject with matchedDN; returns LUMEN_ENOTFOUND. */
 int write_job_no_such_object(struct write_job *job, MDB_txn *txn, const struct dn2id_match *m);
 /* In apply: evaluate op->assertion on e (under op->filter_access); non-OK

@@ -15,15 +15,26 @@
 
 #include "ldap_result_codes.h"
 
-/* The target entry (handle held) or noSuchObject with matchedDN. */
+/*
+ * The target entry (handle held) or noSuchObject with matchedDN; with
+ * referrals (a Compare, not the server's own reads), a referral when the
+ * target is at or below a referral object (BACKEND_ANSWERED).
+ */
 static int find_entry(struct backend *be, struct backend_op *op, struct backend_reader *rd,
-		      struct ber_view ndn, uint64_t *id_out, struct entry_cache_handle **handle,
-		      const struct entry **e)
+		      struct ber_view ndn, bool referrals, uint64_t *id_out,
+		      struct entry_cache_handle **handle, const struct entry **e)
 {
 	struct dn2id_match match = { 0 };
-	uint64_t id;
+	uint64_t id = 0;
 
 	int rc = dn2id_lookup(be->store, rd->reader.txn, ndn, &id, &match);
+	if (referrals && (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND)) {
+		int answered = referral_check_target(be, op, rd->reader.txn,
+						     rc == LUMEN_OK ? id : 0, &match, ndn);
+		if (answered != LUMEN_OK)
+			return answered == BACKEND_ANSWERED ? LUMEN_ENOTFOUND
+							    : backend_fail(be, op, answered);
+	}
 	if (rc == LUMEN_ENOTFOUND) {
 		rc = backend_no_such_object(be, op, rd->reader.txn, &match);
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : rc;
@@ -164,7 +175,7 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 	rc = backend_reader_acquire(be, &rd);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
-	rc = find_entry(be, op, rd, ndn, &id, &handle, &e);
+	rc = find_entry(be, op, rd, ndn, true, &id, &handle, &e);
 	if (rc == LUMEN_OK) {
 		const struct filter_virtual *av = backend_virtual_for_filter(
 			&assertion_virt, be, rd, op->assertion, op->arena);
@@ -199,7 +210,7 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
 	struct backend_entry_info info = { 0 };
-	rc = find_entry(be, op, rd, ndn, &info.id, &handle, &e);
+	rc = find_entry(be, op, rd, ndn, false, &info.id, &handle, &e);
 	if (rc == LUMEN_OK) {
 		backend_result(op, LDAP_SUCCESS, NULL);
 		info.dn = e->dn;

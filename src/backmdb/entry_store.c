@@ -172,6 +172,8 @@ int entry_store_add(struct backend *be, MDB_txn *txn, uint64_t parent_id,
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, NULL, e, arena, changes);
 	if (rc == LUMEN_OK)
+		rc = referral_note_change(be, txn, id, NULL, e);
+	if (rc == LUMEN_OK)
 		rc = note_id(changes, arena, id);
 	if (rc == LUMEN_OK && id_out != NULL)
 		*id_out = id;
@@ -186,6 +188,8 @@ int entry_store_replace(struct backend *be, MDB_txn *txn, uint64_t id,
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, before, after, arena, changes);
 	if (rc == LUMEN_OK)
+		rc = referral_note_change(be, txn, id, before, after);
+	if (rc == LUMEN_OK)
 		rc = note_id(changes, arena, id);
 	return rc;
 }
@@ -198,6 +202,8 @@ int entry_store_delete(struct backend *be, MDB_txn *txn, uint64_t id, const stru
 		rc = id2entry_delete(be->store, txn, id);
 	if (rc == LUMEN_OK)
 		rc = update_indexes(be, txn, id, e, NULL, arena, changes);
+	if (rc == LUMEN_OK)
+		rc = referral_note_change(be, txn, id, e, NULL);
 	if (rc == LUMEN_OK)
 		rc = note_id(changes, arena, id);
 	return rc;

@@ -15,7 +15,7 @@
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "entry IDs need a 64-bit size_t");
 
 /* The fixed tables; index tables come on top of these. */
-#define FIXED_TABLES 6
+#define FIXED_TABLES 7
 #define INDEX_TABLE_PREFIX "index:"
 
 static const char meta_version_key[] = "version";
@@ -133,6 +133,15 @@ static int open_journal(struct mdb_store *store, MDB_txn *txn, unsigned create)
 	return mrc == MDB_NOTFOUND && create == 0 ? MDB_SUCCESS : mrc;
 }
 
+/* The referral objects' IDs; a read-only open of an older database has
+ * none (and so no referral object: the schema had no such class). */
+static int open_referrals(struct mdb_store *store, MDB_txn *txn, unsigned create)
+{
+	int mrc = mdb_dbi_open(txn, "referrals", create | MDB_INTEGERKEY, &store->referrals);
+	store->has_referrals = mrc == MDB_SUCCESS;
+	return mrc == MDB_NOTFOUND && create == 0 ? MDB_SUCCESS : mrc;
+}
+
 static int open_fixed_tables(struct mdb_store *store, bool read_only, char *errbuf, size_t errlen)
 {
 	MDB_txn *txn = NULL;
@@ -152,6 +161,8 @@ static int open_fixed_tables(struct mdb_store *store, bool read_only, char *errb
 		mrc = mdb_dbi_open(txn, "meta", create, &store->meta);
 	if (mrc == MDB_SUCCESS)
 		mrc = open_journal(store, txn, create);
+	if (mrc == MDB_SUCCESS)
+		mrc = open_referrals(store, txn, create);
 	if (mrc != MDB_SUCCESS) {
 		rc = mdb_store_map_error(mrc);
 		set_error(errbuf, errlen, "database %s: cannot open tables: %s", store->directory,

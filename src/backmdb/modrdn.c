@@ -65,6 +65,19 @@ static int change_rdn_values(struct write_job *job, const struct modrdn_state *s
 	return rc;
 }
 
+/* Nothing may move below a referral object, ManageDsaIT or not (slapd:
+ * other, "new superior is a referral"); a consumer mirrors its provider. */
+static int refuse_referral_superior(struct write_job *job, MDB_txn *txn, uint64_t parent_id)
+{
+	uint64_t ref_id = 0;
+	if (job->op->replica)
+		return LUMEN_OK;
+	int rc = referral_above(job->be, txn, parent_id, &ref_id);
+	if (rc != LUMEN_OK || ref_id == 0)
+		return rc;
+	return write_job_refuse(job, LUMEN_EINVAL, LDAP_OTHER, "new superior is a referral");
+}
+
 /* The new parent's ID, refusing moves out of the database or below itself. */
 static int find_new_parent(struct write_job *job, MDB_txn *txn, const struct modrdn_state *st,
 			   uint64_t id, uint64_t *parent_id)
@@ -80,6 +93,9 @@ static int find_new_parent(struct write_job *job, MDB_txn *txn, const struct mod
 	int rc = dn2id_lookup(be->store, txn, st->new_superior_ndn, parent_id, &match);
 	if (rc == LUMEN_ENOTFOUND)
 		return write_job_no_such_object(job, txn, &match);
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = refuse_referral_superior(job, txn, *parent_id);
 	if (rc != LUMEN_OK)
 		return rc;
 	rc = dn2id_is_within(be->store, txn, *parent_id, id);

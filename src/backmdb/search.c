@@ -21,6 +21,11 @@
  * Pause: the same position lets a search stop when its client stops
  * reading (the sink says BACKEND_SINK_PAUSE), release its reader so no
  * snapshot stays pinned, and continue later from search->resume.
+ *
+ * Referrals (referral.c), kept to base_referral and plan_referrals: a
+ * base at or below a referral object is answered with a referral; the
+ * referral objects in the scope join the IDs to iterate and are sent as
+ * references, and what lies below them is passed over.
  */
 #include "backend_internal.h"
 
@@ -53,6 +58,10 @@ struct search_run {
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
 	const struct filter_virtual *provider;
+	/* referral objects in the scope and what lies below them (no
+	 * ManageDsaIT); has_referrals false: none, nothing to look up */
+	bool has_referrals;
+	struct idl *referrals, *below_referrals;
 };
 
 /* -------------------------------------------------------------- cookies */
@@ -242,6 +251,26 @@ static int plan(struct search_run *r)
 	return LUMEN_OK;
 }
 
+/*
+ * Without ManageDsaIT, the referral objects in the scope are iterated
+ * too (whatever the filter's candidates: a reference is sent for each),
+ * and the entries below them are passed over.
+ */
+static int plan_referrals(struct search_run *r)
+{
+	r->referrals = &r->rd->scratch[BACKEND_SCRATCH_REFERRALS];
+	r->below_referrals = &r->rd->scratch[BACKEND_SCRATCH_BELOW_REFERRALS];
+	if (r->op->manage_dsa_it)
+		return LUMEN_OK;
+	int rc = referral_scope(r->be, r->rd->reader.txn, r->base_id, r->s->scope, r->referrals,
+				r->below_referrals);
+	if (rc != LUMEN_OK || idl_is_empty(r->referrals))
+		return rc;
+	r->has_referrals = true;
+	idl_union((struct idl *)r->ids, r->referrals);
+	return LUMEN_OK;
+}
+
 /* ------------------------------------------------------------------ run */
 
 /* Tell the server's timing what the time since its last mark went to. */
@@ -290,6 +319,51 @@ static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 	return 0;
 }
 
+/*
+ * A referral object in the scope: its continuation reference instead of
+ * the entry, whatever the filter. 1 = stop, 0 = go on, <0 error.
+ */
+static int send_reference(struct search_run *r, uint64_t id)
+{
+	struct entry_cache_handle *handle = NULL;
+	const struct entry *e;
+	char **urls;
+	size_t n = 0;
+
+	r->last_sent_id = id;
+	if (r->s->reference == NULL)
+		return 0;
+	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
+	if (rc == LUMEN_ENOTFOUND)
+		return 0;
+	if (rc == LUMEN_OK)
+		rc = referral_continuation(r->be, e, r->s->scope, &r->rd->entry_arena, &urls, &n);
+	if (rc == LUMEN_OK && n > 0 && r->s->reference(r->s->reference_ctx, e, urls, n) != 0) {
+		backend_result(r->op, LDAP_OTHER, "search stopped");
+		rc = 1;
+	}
+	backend_entry_put(r->be, handle);
+	return rc;
+}
+
+/* 1 if id lies below a referral object of the scope, 0 if not, or an
+ * error. The list of those entries is exact unless it grew into a range
+ * (a huge subtree): then each referral object is asked. */
+static int below_referral(struct search_run *r, uint64_t id)
+{
+	struct idl_iter it;
+	uint64_t ref;
+	if (!r->below_referrals->is_range || !idl_contains(r->below_referrals, id))
+		return idl_contains(r->below_referrals, id);
+	idl_iter_init(r->referrals, &it);
+	while ((ref = idl_iter_next(r->referrals, &it)) != 0) {
+		int rc = ref == id ? 0 : dn2id_is_within(r->be->store, r->rd->reader.txn, id, ref);
+		if (rc != 0)
+			return rc == LUMEN_ENOTFOUND ? 0 : rc;
+	}
+	return 0;
+}
+
 /* Tests one candidate. 1 = stop, 0 = go on, <0 error. */
 static int test_candidate(struct search_run *r, uint64_t id)
 {
@@ -301,6 +375,13 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		int in = in_scope(r, id);
 		if (in <= 0)
 			return in;
+	}
+	if (r->has_referrals) {
+		int below = below_referral(r, id);
+		if (below != 0)
+			return below == 1 ? 0 : below;
+		if (idl_contains(r->referrals, id))
+			return send_reference(r, id);
 	}
 	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
 	mark(r->op, BACKEND_STAGE_ENTRIES);
@@ -371,15 +452,43 @@ static int iterate(struct search_run *r)
 	return LUMEN_OK;
 }
 
-/* The base's ID (through aliases when derefFindingBaseObj asks), or noSuchObject. */
+/*
+ * A base at or below a referral object is answered with a referral for
+ * the search's scope (BACKEND_ANSWERED): without ManageDsaIT, or with it
+ * when the base is missing (found false; id its closest ancestor), as
+ * slapd (referral_check_target).
+ */
+static int base_referral(struct search_run *r, uint64_t id, bool found)
+{
+	uint64_t ref_id = 0;
+	if ((found && r->op->manage_dsa_it) || r->op->replica || r->s->resume.active)
+		return LUMEN_OK;
+	int rc = referral_above(r->be, r->rd->reader.txn, id, &ref_id);
+	if (rc != LUMEN_OK || ref_id == 0)
+		return rc;
+	return referral_answer(r->be, r->op, r->rd->reader.txn, ref_id, r->op->target_dn,
+			       r->s->base_ndn, (int)r->s->scope);
+}
+
+/* The base's ID (through aliases when derefFindingBaseObj asks), or
+ * noSuchObject; a base at or below a referral object is answered with a
+ * referral (BACKEND_ANSWERED). */
 static int find_base(struct search_run *r)
 {
 	struct dn2id_match match = { 0 };
 
-	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL)
-		return alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
+	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL) {
+		int rc = alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
+		return rc == LUMEN_OK ? base_referral(r, r->base_id, true) : rc;
+	}
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
 			      &match);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
+		int found = rc;
+		rc = base_referral(r, found == LUMEN_OK ? r->base_id : match.id, found == LUMEN_OK);
+		if (rc == LUMEN_OK)
+			rc = found;
+	}
 	if (rc == LUMEN_ENOTFOUND)
 		return backend_no_such_object(r->be, r->op, r->rd->reader.txn, &match);
 	return rc;
@@ -467,6 +576,8 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	rc = check_base(&r);
 	if (rc == LUMEN_OK)
 		rc = plan(&r);
+	if (rc == LUMEN_OK)
+		rc = plan_referrals(&r);
 	mark(op, BACKEND_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK)
 		rc = iterate(&r);
@@ -474,7 +585,10 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	backend_reader_release(be, r.rd);
 	if (rc == LUMEN_OK && r.paused)
 		save_position(&r);
-	/* noSuchObject, alias problems and assertionFailed are answers, not failures */
+	/* noSuchObject, alias problems, a referral and assertionFailed are
+	 * answers, not failures */
+	if (rc == BACKEND_ANSWERED)
+		return LUMEN_OK;
 	if (rc == LUMEN_ENOTFOUND && (op->result_code == LDAP_NO_SUCH_OBJECT ||
 				      op->result_code == LDAP_ALIAS_PROBLEM ||
 				      op->result_code == LDAP_ALIAS_DEREFERENCING_PROBLEM))

@@ -244,6 +244,20 @@ int backend_tool_store(struct backend_tool_load *load, struct backend_op *op,
 	return LUMEN_OK;
 }
 
+bool backend_tool_is_referral(const struct backend *be, const struct entry *e)
+{
+	return referral_entry_is(be, e);
+}
+
+int backend_tool_store_referral(struct backend_tool_load *load, uint64_t id)
+{
+	MDB_txn *txn = NULL;
+	int rc = write_bulk_txn(&load->be->bulk, &txn);
+	if (rc == LUMEN_OK)
+		rc = referral_list(load->be, txn, id, true);
+	return rc;
+}
+
 /* The run writer of table, opened in the current large transaction. */
 static int writer_for(struct backend_tool_load *load, size_t table)
 {

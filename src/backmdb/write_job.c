@@ -106,6 +106,16 @@ int write_job_run(struct write_job *job)
 	return backend_fail(be, op, rc);
 }
 
+int write_job_referral(struct write_job *job, MDB_txn *txn, uint64_t id,
+		       const struct dn2id_match *m, struct ber_view ndn)
+{
+	int rc = referral_check_target(job->be, job->op, txn, id, m, ndn);
+	if (rc != BACKEND_ANSWERED)
+		return rc;
+	job->decided = true;
+	return LUMEN_EINVAL;   /* aborts the transaction: nothing was written */
+}
+
 int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view ndn,
 			  uint64_t *id, struct entry **out)
 {
@@ -113,6 +123,11 @@ int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view n
 
 	*out = NULL;
 	int rc = dn2id_lookup(job->be->store, txn, ndn, id, &match);
+	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
+		int answered = write_job_referral(job, txn, rc == LUMEN_OK ? *id : 0, &match, ndn);
+		if (answered != LUMEN_OK)
+			return answered;
+	}
 	if (rc == LUMEN_ENOTFOUND)
 		return write_job_no_such_object(job, txn, &match);
 	if (rc == LUMEN_OK)

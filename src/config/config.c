@@ -447,6 +447,7 @@ void config_free(struct config *cfg)
 	free(cfg->pidfile);
 	free(cfg->argsfile);
 	config_free_modules(cfg);
+	config_free_strings(cfg->referrals, cfg->n_referrals);
 	config_free_server_ids(cfg);
 	free(cfg->metrics_address);
 	free(cfg->logfile);

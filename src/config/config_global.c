@@ -12,6 +12,7 @@
 
 #include "array.h"
 #include "config_internal.h"
+#include "ldap_url.h"
 #include "lumen_error.h"
 
 static int apply_loglevel(struct parse_state *st, size_t argc, char **argv)
@@ -99,6 +100,30 @@ static int apply_slowop_threshold(struct parse_state *st, size_t argc, char **ar
 	return LUMEN_OK;
 }
 
+/*
+ * The default referral (slapd's `referral`): an LDAP URL naming a server
+ * only, the DN and scope being the operation's. slapd also takes any
+ * non-LDAP text; a URL a client cannot follow is refused here.
+ */
+static int apply_referral(struct parse_state *st, size_t argc, char **argv)
+{
+	struct ldap_url url;
+	(void)argc;
+	struct ber_view text = { (const uint8_t *)argv[1], strlen(argv[1]) };
+	int rc = ldap_url_parse(text, &url);
+	if (rc == LUMEN_OK && (url.dn.len > 0 || url.attributes.len > 0 ||
+			       url.scope != LDAP_URL_SCOPE_ABSENT || url.filter.len > 0 ||
+			       url.extensions.len > 0))
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "referral: the URL names a server only (the DN and scope "
+				      "are the operation's), got \"%s\"", argv[1]);
+	if (rc != LUMEN_OK)
+		return config_fail_at(st, LUMEN_EMALFORMED,
+				      "referral: expected ldap://HOST[:PORT]/, ldaps://... or "
+				      "ldapi://..., got \"%s\"", argv[1]);
+	return config_push_string(&st->cfg->referrals, &st->cfg->n_referrals, argv[1]);
+}
+
 /* "dir/refint.la" -> "refint" */
 static char *module_name(const char *word)
 {
@@ -159,6 +184,7 @@ static const struct directive rows[] = {
 	{ "moduleload", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "moduleload <module> [args]",
 	  apply_moduleload, NULL },
 	{ "modulepath", SECTION_GLOBAL, 1, 1, "modulepath <directory>", apply_modulepath, NULL },
+	{ "referral", SECTION_GLOBAL, 1, 1, "referral <ldap://host[:port]/>", apply_referral, NULL },
 	{ "argsfile", SECTION_GLOBAL, 1, 1, "argsfile <file>", NULL, GLOBAL_STRING(argsfile) },
 	{ "threads", SECTION_GLOBAL, 1, 1, "threads <count>", NULL,
 	  GLOBAL_NUMBER(threads, 1, 1024, false) },

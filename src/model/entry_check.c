@@ -366,6 +366,17 @@ static bool attribute_allowed(const struct entry *e, const struct attribute_type
 	return false;
 }
 
+/* RFC 3296's ref is operational yet belongs to referral objects only. */
+#define REF_OID "2.16.840.1.113730.3.1.34"
+
+static bool misplaced_ref(const struct entry *e, const struct attribute_type *t)
+{
+	if (strcmp(t->oid, REF_OID) != 0)
+		return false;
+	const struct object_class *referral = schema_object_class(e->schema, "referral", 8);
+	return referral == NULL || !entry_is_instance_of(e, referral);
+}
+
 static int check_attributes(const struct entry *e, bool check_syntax, struct schema_violation *v)
 {
 	const struct object_class *extensible =
@@ -379,6 +390,9 @@ static int check_attributes(const struct entry *e, bool check_syntax, struct sch
 		if (!operational && !any_allowed && !attribute_allowed(e, t))
 			return violation(v, SCHEMA_VIOLATION_NOT_ALLOWED,
 					 "attribute '%s' not allowed", name);
+		if (operational && misplaced_ref(e, t))   /* slapd's words */
+			return violation(v, SCHEMA_VIOLATION_NOT_ALLOWED,
+					 "attribute \"%s\" only allowed in the referral", name);
 		if (t->single_value && a->n_values > 1)
 			return violation(v, SCHEMA_VIOLATION_SINGLE_VALUE,
 					 "attribute '%s' cannot have multiple values", name);

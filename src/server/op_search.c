@@ -151,6 +151,38 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	return conn_output_full(ctx->conn) ? BACKEND_SINK_PAUSE : 0;
 }
 
+/* May the requester see referral object e's reference? As slapd: the
+ * entry and its ref values must be readable. */
+static bool may_refer(struct search_sink *sink, const struct entry *e)
+{
+	const struct schema *schema = sink->ctx->server->config->schema;
+	if (sink->access == NULL)
+		return true;
+	return access_search_entry(sink->access, e) &&
+	       access_search_may_read(sink->access, schema_attribute_type(schema, "ref", 3));
+}
+
+/* A referral object met in the scope (RFC 4511 §4.5.3): its
+ * SearchResultReference, when the requester may see it. */
+static int send_reference(void *arg, const struct entry *e, char *const *urls, size_t n)
+{
+	struct search_sink *sink = arg;
+	struct op_context *ctx = sink->ctx;
+	if (!may_refer(sink, e))
+		return 0;
+	struct ber_view *views = arena_calloc(ctx->arena, n, sizeof(*views));
+	if (views == NULL)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		views[i] = (struct ber_view){ (const uint8_t *)urls[i], strlen(urls[i]) };
+	struct ldap_message m = { .message_id = ctx->op->message_id,
+				  .op = LDAP_OP_SEARCH_REFERENCE };
+	m.u.reference = (struct ldap_search_reference){ views, n };
+	ldap_message_encode(ctx->out, &m);
+	ctx->n_references++;
+	return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
+}
+
 /* An IntermediateResponse among the results (syncprov's Sync Info). */
 static int send_intermediate(void *arg, const char *oid, struct ber_view value)
 {
@@ -527,7 +559,8 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	struct backend_search search = {
 		.base_ndn = t->ndn, .scope = req->scope, .deref = req->deref, .filter = &filter,
 		.want_counts = attribute_selection_wants_counts(&sel),
-		.sink = send_entry, .sink_ctx = &sink,
+		.sink = send_entry, .sink_ctx = &sink, .reference = send_reference,
+		.reference_ctx = &sink,
 		.paged = t->controls.paged, .page_size = t->controls.page_size,
 		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,

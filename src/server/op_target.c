@@ -10,6 +10,7 @@
 #include "config.h"
 #include "conn.h"
 #include "entry.h"
+#include "ldap_url.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -133,6 +134,57 @@ bool op_target_fetch(struct op_context *ctx, const struct op_target *t, struct b
 	return false;
 }
 
+static bool is_update(int tag)
+{
+	return tag == LDAP_OP_ADD_REQUEST || tag == LDAP_OP_DELETE_REQUEST ||
+	       tag == LDAP_OP_MODIFY_REQUEST || tag == LDAP_OP_MODDN_REQUEST;
+}
+
+/*
+ * A name outside every suffix: the `referral` URLs with the name as their
+ * DN (and a search's scope), as slapd; without them noSuchObject, or for
+ * an update unwillingToPerform (slapd's "no global superior knowledge").
+ */
+static void answer_outside(struct op_context *ctx, struct ber_view dn)
+{
+	const struct config *cfg = ctx->server->config;
+	struct ldap_url url;
+	int scope = LDAP_URL_SCOPE_ABSENT;
+	if (cfg->n_referrals == 0) {
+		if (is_update(ctx->op->tag))
+			op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+				       "no global superior knowledge");
+		else
+			op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
+		return;
+	}
+	if (ctx->op->tag == LDAP_OP_SEARCH_REQUEST)
+		scope = (int)ctx->msg->u.search.scope;
+	char **urls = arena_calloc(ctx->arena, cfg->n_referrals, sizeof(*urls));
+	int rc = urls != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+	for (size_t i = 0; i < cfg->n_referrals && rc == LUMEN_OK; i++) {
+		struct ber_view text = { (const uint8_t *)cfg->referrals[i],
+					 strlen(cfg->referrals[i]) };
+		rc = ldap_url_parse(text, &url);   /* checked when the file was read */
+		if (rc == LUMEN_OK)
+			rc = ldap_url_write(&url, dn, (enum ldap_url_scope)scope, ctx->arena,
+					    &urls[i]);
+	}
+	if (rc != LUMEN_OK)
+		op_send_result(ctx, LDAP_OTHER, NULL, "cannot write the referral");
+	else
+		op_send_referral(ctx, urls, cfg->n_referrals);
+}
+
+/* A search below the root DSE (base "", scope not base) with `referral`
+ * lines: slapd refers it (without them the root DSE answers noSuchObject). */
+static bool beyond_root_dse(struct op_context *ctx, struct ber_view ndn)
+{
+	return ndn.len == 0 && ctx->op->tag == LDAP_OP_SEARCH_REQUEST &&
+	       ctx->msg->u.search.scope != LDAP_SCOPE_BASE &&
+	       ctx->server->config->n_referrals > 0;
+}
+
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
 	bool normalized = server_normalize_dn(ctx->server, dn, ctx->arena, &t->ndn) == LUMEN_OK;
@@ -145,14 +197,15 @@ bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_tar
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return false;
 	}
-	if (t->db == NULL || t->db->database == NULL) {
-		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, "", NULL);
+	if (t->db == NULL || t->db->database == NULL || beyond_root_dse(ctx, t->ndn)) {
+		answer_outside(ctx, dn);
 		return false;
 	}
 	if (fill_backend_op(ctx, t) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
 		return false;
 	}
+	t->bop.target_dn = dn;
 	return true;
 }
 
@@ -227,6 +280,32 @@ static void free_reads(struct backend_op *bop)
 	bop->pre_read = bop->post_read = NULL;
 }
 
+static bool may_disclose(struct acl_target *at, void *arg)
+{
+	(void)arg;
+	return acl_may_disclose(at);
+}
+
+/*
+ * Under access control a referral names its object (matchedDN, URLs) only
+ * to a requester who may know the object exists: `disclose` on it, as
+ * slapd; the others get noSuchObject.
+ */
+static bool referral_disclosed(struct op_context *ctx, const struct op_target *t)
+{
+	struct access_op a;
+	struct ber_view ndn;
+	enum access_verdict v;
+	if (!t->hide_matched)
+		return true;
+	if (server_normalize_dn(ctx->server, t->bop.matched_dn, ctx->arena, &ndn) != LUMEN_OK)
+		return false;
+	access_op_init(&a, ctx->server, t->db, t->bop.requester_ndn, t->bop.is_root, ctx->arena,
+		       &ctx->op->abandoned);
+	return access_decide(&a, t->db, ndn, may_disclose, NULL, &v) == LUMEN_OK &&
+	       v == ACCESS_ALLOWED;
+}
+
 void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 {
 	struct backend_op *bop = &t->bop;
@@ -260,9 +339,21 @@ void op_target_answer(struct op_context *ctx, struct op_target *t, int rc)
 	for (size_t i = 0; i < bop->n_response_controls; i++)
 		controls[n++] = bop->response_controls[i];
 	const char *matched = NULL;
-	if (bop->matched_dn.len > 0 && !t->hide_matched)
+	bool referral = bop->result_code == LDAP_REFERRAL && bop->n_referrals > 0;
+	if (referral && !referral_disclosed(ctx, t)) {
+		referral = false;
+		bop->result_code = LDAP_NO_SUCH_OBJECT;
+		bop->diagnostic = NULL;
+	}
+	/* A referral names its object: its URLs tell as much. */
+	if (bop->matched_dn.len > 0 && (!t->hide_matched || referral))
 		matched = arena_strndup(ctx->arena, (const char *)bop->matched_dn.ptr,
 					bop->matched_dn.len);
-	op_send_result_controls(ctx, bop->result_code, matched, bop->diagnostic, controls, n);
+	if (referral)
+		op_send_referral_controls(ctx, matched, bop->referrals, bop->n_referrals,
+					  controls, n);
+	else
+		op_send_result_controls(ctx, bop->result_code, matched, bop->diagnostic,
+					controls, n);
 	free_reads(bop);
 }

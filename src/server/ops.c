@@ -180,8 +180,8 @@ static bool count_completion(struct op_context *ctx, int code)
 		return false;
 	ctx->recorded = true;
 	stats_record_completion(ctx->stats, op_type(ctx), code);
-	stats_count_entries_sent(ctx->stats, ctx->n_entries, 0);
-	stats_count_sent(ctx->stats, 0, ctx->n_entries + 1);
+	stats_count_entries_sent(ctx->stats, ctx->n_entries, ctx->n_references);
+	stats_count_sent(ctx->stats, 0, ctx->n_entries + ctx->n_references + 1);
 	return true;
 }
 
@@ -252,6 +252,13 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 
 void op_send_referral(struct op_context *ctx, char *const *urls, size_t n)
 {
+	op_send_referral_controls(ctx, NULL, urls, n, NULL, 0);
+}
+
+void op_send_referral_controls(struct op_context *ctx, const char *matched,
+			       char *const *urls, size_t n,
+			       const struct ldap_control *controls, size_t n_controls)
+{
 	struct ber_view *views = arena_calloc(ctx->arena, n + 1, sizeof(*views));
 	if (views == NULL) {
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
@@ -260,9 +267,14 @@ void op_send_referral(struct op_context *ctx, char *const *urls, size_t n)
 	for (size_t i = 0; i < n; i++)
 		views[i] = (struct ber_view){ (const uint8_t *)urls[i], strlen(urls[i]) };
 	struct ldap_message m = { .message_id = ctx->op->message_id,
-				  .op = ops_response_tag(ctx->op->tag) };
+				  .op = ops_response_tag(ctx->op->tag),
+				  .controls = (struct ldap_control *)controls,
+				  .n_controls = n_controls };
 	m.u.result = (struct ldap_result){ .code = LDAP_REFERRAL, .referrals = views,
 					   .n_referrals = n };
+	if (matched != NULL)
+		m.u.result.matched_dn = (struct ber_view){ (const uint8_t *)matched,
+							   strlen(matched) };
 	op_mark(ctx, STATS_STAGE_ENTRIES);
 	ldap_message_encode(ctx->out, &m);
 	finish_op(ctx, LDAP_REFERRAL, NULL);

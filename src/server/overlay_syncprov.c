@@ -248,7 +248,8 @@ static int recover(struct syncprov *sp, const struct overlay_request *req)
 		recovered(sp, &n.csns, "session log");
 		return LUMEN_OK;
 	}
-	struct backend_op op = { .arena = req->op->arena, .is_root = true };
+	struct backend_op op = { .arena = req->op->arena, .is_root = true,
+				 .manage_dsa_it = true };
 	struct backend_search s = { .base_ndn = sp->suffix_ndn, .scope = LDAP_SCOPE_SUBTREE,
 				    .sink = note_newest, .sink_ctx = &n };
 	int rc = database_search(req->database, &op, &s);

@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "config.h"
 #include "config_syncrepl.h"
+#include "controls.h"
 #include "ldap_filter_text.h"
 #include "ldap_message.h"
 #include "ldap_result_codes.h"
@@ -196,7 +197,9 @@ static int send_search(struct consumer *c, char *why, size_t whylen)
 	const struct config_syncrepl *cfg = c->cfg;
 	struct ldap_message m = { .message_id = c->next_id++, .op = LDAP_OP_SEARCH_REQUEST };
 	struct ldap_search_request *s = &m.u.search;
-	struct ldap_control *control = arena_calloc(&c->arena, 1, sizeof(*control));
+	/* the Sync Request, and ManageDsaIT: referral objects replicate as
+	 * the entries they are, not as references */
+	struct ldap_control *control = arena_calloc(&c->arena, 2, sizeof(*control));
 	s->attributes = arena_calloc(&c->arena, cfg->n_attrs + 1, sizeof(*s->attributes));
 	if (control == NULL || s->attributes == NULL)
 		return LUMEN_ENOMEM;
@@ -211,8 +214,12 @@ static int send_search(struct consumer *c, char *why, size_t whylen)
 	s->deref = LDAP_DEREF_NEVER;
 	for (size_t i = 0; i < cfg->n_attrs; i++)
 		s->attributes[s->n_attributes++] = view_of(cfg->attrs[i]);
+	control[1] = (struct ldap_control){
+		.oid = { (const uint8_t *)CONTROL_MANAGE_DSA_IT, strlen(CONTROL_MANAGE_DSA_IT) },
+		.critical = true,
+	};
 	m.controls = control;
-	m.n_controls = 1;
+	m.n_controls = 2;
 	c->search_id = m.message_id;
 	return send_message(c, &m, why, whylen);
 }

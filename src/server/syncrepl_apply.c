@@ -97,6 +97,7 @@ static void write_op(struct syncrepl_apply *a, struct backend_op *op)
 	op->is_root = true;
 	op->from_tool = true;
 	op->replica = true;
+	op->manage_dsa_it = true;   /* referral objects are entries to copy */
 }
 
 /* --------------------------------------------------------- uuid sets */

@@ -42,6 +42,7 @@ struct load_record {
 	size_t *n_keys;
 	const char *error;           /* slot-arena text when the record is bad */
 	bool fatal;                  /* the load cannot go on after this one */
+	bool referral;               /* a referral object (RFC 3296) */
 };
 
 struct load_slot {
@@ -235,6 +236,7 @@ static int keep_for_store(struct pipeline *p, struct load_slot *slot, struct loa
 	if (r->encoded == NULL || r->entry_dn.ptr == NULL || r->entry_ndn.ptr == NULL ||
 	    r->keys == NULL || r->n_keys == NULL)
 		return LUMEN_ENOMEM;
+	r->referral = backend_tool_is_referral(p->be, e);
 	for (size_t t = 0; t < p->n_tables && rc == LUMEN_OK; t++)
 		rc = backend_tool_entry_keys(p->be, t, e, a, &r->keys[t], &r->n_keys[t]);
 	return rc;
@@ -422,6 +424,13 @@ static int store_record(struct writer *w, struct load_slot *slot, struct load_re
 		snprintf(w->err, w->errlen, "line %zu: %.*s: %s", r->line, (int)r->dn.len,
 			 (const char *)r->dn.ptr,
 			 op.diagnostic != NULL ? op.diagnostic : lumen_strerror(rc));
+		return rc;
+	}
+	if (op.result_code == LDAP_SUCCESS && r->referral)
+		rc = backend_tool_store_referral(w->load, id);
+	if (rc != LUMEN_OK) {
+		snprintf(w->err, w->errlen, "line %zu: %.*s: %s", r->line, (int)r->dn.len,
+			 (const char *)r->dn.ptr, lumen_strerror(rc));
 		return rc;
 	}
 	if (op.result_code == LDAP_SUCCESS)

@@ -200,6 +200,23 @@ START_TEST(test_include_relative_to_working_directory)
 }
 END_TEST
 
+/* `referral` lines (slapd's default referral), kept in order. */
+START_TEST(test_referral_lines)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	make_dir();
+	const char *path = write_file("slapd.conf", "referral ldap://a.example/\n"
+				      "referral LDAPS://b.example:636\n");
+	ck_assert_msg(config_load(path, &cfg, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(cfg->n_referrals, 2);
+	ck_assert_str_eq(cfg->referrals[0], "ldap://a.example/");
+	ck_assert_str_eq(cfg->referrals[1], "LDAPS://b.example:636");
+	config_free(cfg);
+	remove_dir();
+}
+END_TEST
+
 struct bad_config {
 	const char *name;
 	const char *text;
@@ -208,6 +225,14 @@ struct bad_config {
 };
 
 static const struct bad_config bad_configs[] = {
+	{ "referral with a DN", "referral ldap://h.example/o=up\n", LUMEN_EMALFORMED,
+	  "main.conf:1: referral: the URL names a server only" },
+	{ "referral with a scope", "referral ldap://h.example/??one\n", LUMEN_EMALFORMED,
+	  "main.conf:1: referral: the URL names a server only" },
+	{ "referral that is no LDAP URL", "referral http://h.example/\n", LUMEN_EMALFORMED,
+	  "main.conf:1: referral: expected ldap://HOST[:PORT]/" },
+	{ "referral in a database", "database mdb\nreferral ldap://h.example/\n",
+	  LUMEN_EMALFORMED, "main.conf:2: referral" },
 	{ "unknown directive", "threads 2\nfrobnicate 1\n", LUMEN_EMALFORMED,
 	  "main.conf:2: unknown directive \"frobnicate\"" },
 	{ "bad number", "threads lots\n", LUMEN_EMALFORMED,
@@ -445,6 +470,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_include_relative_to_including_file);
 	tcase_add_test(tc, test_include_relative_to_working_directory);
 	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, test_referral_lines);
 	tcase_add_test(tc, test_overlay_lines);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_continuation_and_comments);

@@ -126,6 +126,20 @@ static const struct {
 	  LDAP_CONSTRAINT_VIOLATION, SCHEMA_VIOLATION_NO_USER_MODIFICATION },
 	{ "no values", NULL, "objectClass: person\ncn: Babs Jensen\nsn: J\n",
 	  LDAP_SUCCESS, SCHEMA_VIOLATION_NONE },
+	/* RFC 3296: ref is operational, yet only referral objects hold it
+	 * (slapd: objectClassViolation) */
+	{ "referral object", NULL,
+	  "objectClass: referral\nobjectClass: extensibleObject\ncn: Babs Jensen\n"
+	  "ref: ldap://h.example/o=x\n", LDAP_SUCCESS, SCHEMA_VIOLATION_NONE },
+	{ "referral without ref", NULL,
+	  "objectClass: referral\nobjectClass: extensibleObject\ncn: Babs Jensen\n",
+	  LDAP_OBJECT_CLASS_VIOLATION, SCHEMA_VIOLATION_MISSING_MUST },
+	{ "ref outside a referral object", NULL,
+	  "objectClass: person\ncn: Babs Jensen\nsn: J\nref: ldap://h.example/\n",
+	  LDAP_OBJECT_CLASS_VIOLATION, SCHEMA_VIOLATION_NOT_ALLOWED },
+	{ "ref outside a referral object, extensibleObject", NULL,
+	  "objectClass: person\nobjectClass: extensibleObject\ncn: Babs Jensen\nsn: J\n"
+	  "ref: ldap://h.example/\n", LDAP_OBJECT_CLASS_VIOLATION, SCHEMA_VIOLATION_NOT_ALLOWED },
 };
 
 START_TEST(add_violations)

@@ -163,6 +163,22 @@ enum conn_op_start conn_op_begin(struct conn *c, struct op *op, bool park_if_ful
 int conn_send_op(struct conn *c, const struct op *op, const void *data, size_t len);
 
 /*
+ * conn_send_op for op's final response: once sent, a Cancel naming op is
+ * tooLate. Same returns.
+ */
+int conn_send_final(struct conn *c, struct op *op, const void *data, size_t len);
+
+/*
+ * A write reached the point where it changes the database: true to go on
+ * (from now on a Cancel naming op is tooLate); false when op was abandoned
+ * or cancelled, or its connection is going (end without an answer).
+ */
+bool conn_op_commit(struct conn *c, struct op *op);
+
+/* Did a Cancel request name op (it then ends as canceled)? */
+bool conn_op_canceled(struct conn *c, const struct op *op);
+
+/*
  * Worker side of back-pressure for long results: true when c has
  * CONN_MAX_UNSENT bytes or more unsent, so a search should pause.
  */

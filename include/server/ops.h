@@ -72,6 +72,16 @@ struct op {
 	bool running;
 	bool abandoned;                /* queued: never answered; running: stop early */
 	bool parked;                   /* paused until its client reads (conn_park_op) */
+	bool answered;                 /* its final result went to the connection */
+	bool committing;               /* a write past conn_op_commit: too late to cancel */
+	/*
+	 * Cancel (RFC 3909, conn_cancel.c): a Cancel request named this op
+	 * (abandoned is set too); when it ends, it answers canceled and the
+	 * Cancel (cancel_message_id, op=cancel_number in the log) success.
+	 */
+	bool cancel_requested;
+	int32_t cancel_message_id;
+	unsigned cancel_number;
 	/*
 	 * A persistent search (database.h, struct backend_persist): the
 	 * database's handle, released when the op ends however it ends.
@@ -148,6 +158,13 @@ int ops_response_tag(int request_tag);
  */
 void op_send_result(struct op_context *ctx, int code, const char *matched,
 		    const char *diagnostic);
+/*
+ * A write is about to change its database (the call into it): true to go
+ * on, after which it can no longer be cancelled; false when it was
+ * abandoned or cancelled meanwhile: return without answering (a Cancel
+ * gets its canceled result from the connection).
+ */
+bool op_commit(struct op_context *ctx);
 /* op_send_result with response controls (controls may be NULL when n is 0). */
 void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
 			     const char *diagnostic, const struct ldap_control *controls,

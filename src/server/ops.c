@@ -161,7 +161,7 @@ static void send_batch(struct op_context *ctx)
 		return;
 	}
 	/* An operation abandoned while it ran is never answered (RFC 4511 §4.11). */
-	conn_send_op(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
+	conn_send_final(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 }
 
 static enum stats_op_type op_type(const struct op_context *ctx)
@@ -223,6 +223,11 @@ int op_flush(struct op_context *ctx)
 	rc = conn_send_op(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 	ber_writer_reset(ctx->out);
 	return rc;
+}
+
+bool op_commit(struct op_context *ctx)
+{
+	return conn_op_commit(ctx->conn, ctx->op);
 }
 
 void op_send_result(struct op_context *ctx, int code, const char *matched,
@@ -358,9 +363,10 @@ static bool run_op(struct op *op, struct worker_context *w, bool *wait)
 	*wait = ctx.waiting;
 	if (ctx.paused)
 		return true;
-	/* Ended without a result (abandoned while it ran): still completed. */
+	/* Ended without a result (abandoned or cancelled while it ran): still
+	 * completed. */
 	op_mark(&ctx, STATS_STAGE_ENTRIES);
-	record_op(&ctx, LDAP_OTHER);
+	record_op(&ctx, conn_op_canceled(op->conn, op) ? LDAP_CANCELED : LDAP_OTHER);
 	return false;
 }
 

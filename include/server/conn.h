@@ -81,10 +81,13 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "txn.h"
 
 struct conn;
 struct io_thread;
 struct op;
+struct server_database;
+
 
 /* Stop reading, and pause searches, once this much output waits. */
 #define CONN_MAX_UNSENT (1u << 20)
@@ -174,6 +177,20 @@ int conn_send_final(struct conn *c, struct op *op, const void *data, size_t len)
  * or cancelled, or its connection is going (end without an answer).
  */
 bool conn_op_commit(struct conn *c, struct op *op);
+
+/*
+ * The connection's RFC 5805 transaction (txn.h; at most one, discarded on
+ * Bind, Unbind and close). conn_txn_start: open one, its identifier in
+ * id; LUMEN_EBUSY when one is open, LUMEN_ENOMEM. conn_txn_add: queue a
+ * copy of op's PDU (an update for db) in the transaction named id;
+ * LUMEN_ENOTFOUND (no such open transaction), and txn_queue_add's errors.
+ * conn_txn_take: detach the transaction named id for its End (the caller
+ * frees it with txn_queue_free); NULL when none is open under that id.
+ */
+int conn_txn_start(struct conn *c, uint8_t id[TXN_ID_SIZE]);
+int conn_txn_add(struct conn *c, struct ber_view id, const struct server_database *db,
+		 const struct op *op);
+struct txn_queue *conn_txn_take(struct conn *c, struct ber_view id);
 
 /* Did a Cancel request name op (it then ends as canceled)? */
 bool conn_op_canceled(struct conn *c, const struct op *op);

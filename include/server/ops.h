@@ -112,6 +112,19 @@ struct worker_context {
 	struct stats_thread *stats;    /* this worker's counters (NULL: not counted) */
 };
 
+/*
+ * What an update replayed at a transaction's commit answered (op_txn.c):
+ * op_send_result and its kin fill it instead of sending when
+ * op_context.capture is set. diagnostic and controls live in the arena.
+ */
+struct op_capture {
+	bool answered;
+	int code;
+	const char *diagnostic;
+	struct ldap_control *controls;
+	size_t n_controls;
+};
+
 struct op_context {
 	struct server *server;
 	struct conn *conn;
@@ -128,6 +141,10 @@ struct op_context {
 	bool recorded;                 /* counted in the statistics already */
 	bool paused;                   /* the handler paused (op->resume): park the op */
 	bool waiting;                  /* paused until woken (a persistent search) */
+	/* An update replayed at its transaction's commit: its answer goes to
+	 * capture, its write into txn_group (both NULL otherwise). */
+	struct op_capture *capture;
+	struct database_group *txn_group;
 };
 
 /*
@@ -287,5 +304,11 @@ void sasl_external_bind(struct op_context *ctx, const struct ldap_bind_request *
 /* Extended operations with a file of their own (op_extended.c's table). */
 void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req);
 void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req);
+/* RFC 5805 (op_txn.c): Start and End Transaction, and an update with the
+ * Transaction Specification control, queued and answered at once
+ * (op_target_prepare_write calls it; the result was sent). */
+void op_txn_start(struct op_context *ctx, const struct ldap_extended_request *req);
+void op_txn_end(struct op_context *ctx, const struct ldap_extended_request *req);
+void op_txn_enqueue(struct op_context *ctx, const struct op_target *t);
 
 #endif

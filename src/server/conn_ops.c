@@ -211,6 +211,7 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 	stats_operation_initiated(st, type);
 	switch (tag) {
 	case LDAP_OP_UNBIND_REQUEST:
+		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
 		/* Answered here, never timed: counted complete at once. */
 		stats_record_operation(st, type, 0, NULL);
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u UNBIND", (unsigned long long)c->id,
@@ -225,6 +226,9 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 	case LDAP_OP_EXTENDED_REQUEST:
 		if (conn_cancel_locked(c, pdu, len, number))
 			return LUMEN_OK;
+		return queue_op(c, pdu, len, message_id, tag, number, batch);
+	case LDAP_OP_BIND_REQUEST:
+		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	default:
 		return queue_op(c, pdu, len, message_id, tag, number, batch);

@@ -83,6 +83,8 @@ static const struct extended_handler extended_handlers[] = {
 	{ LDAP_OID_WHOAMI, "WHOAMI", who_am_i },
 	{ LDAP_OID_PASSWORD_MODIFY, "PASSMOD", op_passwd },
 	{ LDAP_OID_STARTTLS, "STARTTLS", op_starttls },
+	{ LDAP_OID_TXN_START, "TXN START", op_txn_start },
+	{ LDAP_OID_TXN_END, "TXN END", op_txn_end },
 };
 
 void op_extended(struct op_context *ctx)

@@ -236,10 +236,28 @@ void op_send_result(struct op_context *ctx, int code, const char *matched,
 	op_send_result_controls(ctx, code, matched, diagnostic, NULL, 0);
 }
 
+/* An update replayed in a transaction: keep its answer for the End. */
+static void capture_result(struct op_context *ctx, int code, const char *diagnostic,
+			   const struct ldap_control *controls, size_t n_controls)
+{
+	struct op_capture *cap = ctx->capture;
+	*cap = (struct op_capture){ .answered = true, .code = code };
+	if (diagnostic != NULL)
+		cap->diagnostic = arena_memdup(ctx->arena, diagnostic, strlen(diagnostic) + 1);
+	if (n_controls > 0) {
+		cap->controls = arena_memdup(ctx->arena, controls, n_controls * sizeof(*controls));
+		cap->n_controls = cap->controls != NULL ? n_controls : 0;
+	}
+}
+
 void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
 			     const char *diagnostic, const struct ldap_control *controls,
 			     size_t n_controls)
 {
+	if (ctx->capture != NULL) {
+		capture_result(ctx, code, diagnostic, controls, n_controls);
+		return;
+	}
 	int response = ops_response_tag(ctx->op->tag);
 	/* Whatever the handler (or backend) did since its last mark. */
 	op_mark(ctx, STATS_STAGE_ENTRIES);
@@ -257,6 +275,10 @@ void op_send_result_controls(struct op_context *ctx, int code, const char *match
 
 void op_send_referral(struct op_context *ctx, char *const *urls, size_t n)
 {
+	if (ctx->capture != NULL) {
+		capture_result(ctx, LDAP_REFERRAL, "referral in a transaction", NULL, 0);
+		return;
+	}
 	struct ber_view *views = arena_calloc(ctx->arena, n + 1, sizeof(*views));
 	if (views == NULL) {
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");

@@ -12,7 +12,8 @@ matters, on a raw socket:
   leaves nothing of the first two, and the End names the 3rd's message ID;
 - End with commit FALSE applies nothing;
 - overlays inside the transaction (refint, memberof): the group that named
-  a deleted member loses it, a new group's member gets memberOf;
+  a deleted member loses it, a new group's member gets memberOf; syncprov:
+  a persistent search hears the transaction's adds at the commit only;
 - Pre-/Post-Read controls of the updates come back in updatesControls;
 - malformed requests: Start with a value, End without or with a bad value,
   a non-critical or value-less control, the control on a search, an unknown
@@ -55,10 +56,11 @@ def base_ldif():
     return "\n".join(out) + "\n"
 
 
-def start(kind):
-    db_lines = ["dbnosync", "index member,memberOf eq", "overlay memberof", "overlay refint",
-                "refint_attributes member"]
-    global_lines = [] if kind == "lumend" else ["moduleload memberof", "moduleload refint"]
+def start(kind, syncprov=True):
+    db_lines = ["dbnosync", "index member,memberOf eq"] + (["overlay syncprov"] if syncprov else [])
+    db_lines += ["overlay memberof", "overlay refint", "refint_attributes member"]
+    global_lines = [] if kind == "lumend" else ["moduleload syncprov", "moduleload memberof",
+                                                "moduleload refint"]
     server = sh.make_server(kind, db_lines=db_lines, global_lines=global_lines)
     server.start()
     path = os.path.join(server.tmp, "base.ldif")
@@ -146,9 +148,48 @@ def raw_bound(server):
     return s
 
 
-def scenarios(server):
+SYNC_REQUEST_OID = "1.3.6.1.4.1.4203.1.9.1.1"
+
+
+def persist_search(msgid):
+    """refreshAndPersist (mode 3) on the subtree, DNs only."""
+    control = h.tlv(0x30, h.octets(SYNC_REQUEST_OID) + h.tlv(0x01, b"\xff")
+                    + h.octets(b"\x30\x03\x0a\x01\x03"))
+    body = (h.octets(B) + h.integer(2, 0x0A) + h.integer(0, 0x0A) + h.integer(0)
+            + h.integer(0) + h.tlv(0x01, b"\x00") + h.octets("objectClass", 0x87)
+            + h.tlv(0x30, h.octets("1.1")))
+    return h.message(msgid, h.tlv(0x63, body), h.tlv(0xA0, control))
+
+
+def entry_dns(responses):
+    out = []
+    for r in responses:
+        if r.op == 0x64:
+            _, s, e = h.parse_tlv(r.body)
+            out.append(r.body[s:e].decode().lower())
+    return sorted(out)
+
+
+def syncprov_sees_commit(server):
+    """A persistent search hears a transaction's adds only once it commits:
+    (DNs before the End, DNs after it)."""
+    conn = sh.bind(server)
+    with raw_bound(server) as s:
+        s.sendall(persist_search(2))
+        h.read_responses(s, timeout=3)              # the refresh and its end
+        txid = txn_start(conn)
+        for name in ("p1", "p2"):
+            conn.add_ext_s(f"ou={name}," + B, ou(name), serverctrls=[spec(txid)])
+        before = entry_dns(h.read_responses(s, timeout=1)[0])
+        txn_end(conn, txid)
+        after = entry_dns(h.read_responses(s, count=2, timeout=5)[0])
+    conn.unbind_s()
+    return before, after
+
+
+def scenarios(server, syncprov=True):
     """{name: observation} for server."""
-    seen = {}
+    seen = {"syncprov": syncprov_sees_commit(server) if syncprov else None}
     conn, other = sh.bind(server), sh.bind(server)
     root = conn.search_s("", ldap.SCOPE_BASE, attrlist=["supportedExtension",
                                                         "supportedControl"])[0][1]
@@ -286,6 +327,8 @@ def check_lumend(seen, bound):
     R.check("refint and memberof run inside the transaction",
             seen["overlays"] == ([0, 0], 0, [f"uid=alice,{PEOPLE}"],
                                  [f"cn=new,{GROUPS}"]), seen["overlays"])
+    R.check("syncprov: a persistent search hears the adds at the commit, not before",
+            seen["syncprov"] == ([], [f"ou=p1,{B}", f"ou=p2,{B}"]), seen["syncprov"])
     R.check("Post-Read comes back in updatesControls", seen["post-read"] == (0, True),
             seen["post-read"])
     want = {"start with a value": 2, "end without a value": 2, "end with a bad value": 2,
@@ -306,6 +349,7 @@ def check_lumend(seen, bound):
 
 def check_parity(lumen, slapd):
     same = ["advertised", "updates answered", "invisible before the End", "commit", "overlays",
+            "syncprov",
             "committed", "atomic left nothing", "abort", "malformed", "bind discarded",
             "anonymous start", "independent"]
     for name in same:
@@ -331,9 +375,17 @@ def main():
     if why is not None:
         print(f"  skip t_transactions.py: slapd: {why}")
         R.finish()
+    # slapd 2.5.13 with syncprov dies on a transaction whose update fails
+    # (the atomicity scenario): compare without syncprov, then syncprov's
+    # part alone.
+    slapd = start("slapd", syncprov=False)
+    try:
+        slapd_seen = scenarios(slapd, syncprov=False)
+    finally:
+        slapd.stop()
     slapd = start("slapd")
     try:
-        slapd_seen = scenarios(slapd)
+        slapd_seen["syncprov"] = syncprov_sees_commit(slapd)
     finally:
         slapd.stop()
     for name in sorted(slapd_seen):

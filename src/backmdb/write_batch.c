@@ -215,7 +215,8 @@ static int serve_group(MDB_txn *txn, void *arg)
 	struct write_batch *batch = g->batch;
 	pthread_mutex_lock(&batch->lock);
 	g->open = true;
-	pthread_cond_broadcast(&g->turn);
+	/* The owner waits where it would learn of a failed batch as well. */
+	pthread_cond_broadcast(&batch->finished);
 	for (;;) {
 		while (g->member == NULL && !g->ending)
 			pthread_cond_wait(&g->turn, &batch->lock);
@@ -278,14 +279,11 @@ int write_batch_group_begin(struct write_batch *batch, struct write_group **out)
 		batch->head = &g->request;
 	batch->tail = &g->request;
 	pthread_cond_signal(&batch->work);
-	/* The batch's own transaction may fail before the group opens. */
+	/* The batch's own transaction may fail before the group opens: the
+	 * request is then done without its apply ever running. */
 	while (!g->open && !g->request.done)
-		pthread_cond_wait(&g->turn, &batch->lock);
+		pthread_cond_wait(&batch->finished, &batch->lock);
 	bool opened = g->open;
-	if (!opened) {
-		while (!g->request.done)
-			pthread_cond_wait(&batch->finished, &batch->lock);
-	}
 	pthread_mutex_unlock(&batch->lock);
 	if (!opened) {
 		int rc = g->request.result;

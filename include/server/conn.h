@@ -184,13 +184,17 @@ bool conn_op_commit(struct conn *c, struct op *op);
  * id; LUMEN_EBUSY when one is open, LUMEN_ENOMEM. conn_txn_add: queue a
  * copy of op's PDU (an update for db) in the transaction named id;
  * LUMEN_ENOTFOUND (no such open transaction), and txn_queue_add's errors.
- * conn_txn_take: detach the transaction named id for its End (the caller
- * frees it with txn_queue_free); NULL when none is open under that id.
+ * conn_txn_take: detach the transaction named id for its End (op end;
+ * the caller frees *out with txn_queue_free); LUMEN_ENOTFOUND when none is
+ * open under that id, LUMEN_EBUSY while an update sent before the End is
+ * still outstanding (it may be one of the transaction's: the End would
+ * miss it), the transaction staying open.
  */
 int conn_txn_start(struct conn *c, uint8_t id[TXN_ID_SIZE]);
 int conn_txn_add(struct conn *c, struct ber_view id, const struct server_database *db,
 		 const struct op *op);
-struct txn_queue *conn_txn_take(struct conn *c, struct ber_view id);
+int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
+		  struct txn_queue **out);
 
 /* Did a Cancel request name op (it then ends as canceled)? */
 bool conn_op_canceled(struct conn *c, const struct op *op);

@@ -45,17 +45,34 @@ int conn_txn_add(struct conn *c, struct ber_view id, const struct server_databas
 	return rc;
 }
 
-struct txn_queue *conn_txn_take(struct conn *c, struct ber_view id)
+/* An update that came before end is still queued or running: it may be
+ * one of the transaction's, not yet in the queue. */
+static bool earlier_update_outstanding(const struct conn *c, const struct op *end)
+{
+	for (const struct op *o = c->ops; o != NULL; o = o->next) {
+		bool update = o->tag == LDAP_OP_ADD_REQUEST || o->tag == LDAP_OP_DELETE_REQUEST ||
+			      o->tag == LDAP_OP_MODIFY_REQUEST || o->tag == LDAP_OP_MODDN_REQUEST;
+		if (o != end && update && o->number < end->number)
+			return true;
+	}
+	return false;
+}
+
+int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
+		  struct txn_queue **out)
 {
 	pthread_mutex_lock(&c->lock);
-	struct txn_queue *q = NULL;
-	if (txn_queue_is(c->txn, id)) {
-		q = c->txn;
+	int rc = LUMEN_ENOTFOUND;
+	*out = NULL;
+	if (txn_queue_is(c->txn, id))
+		rc = earlier_update_outstanding(c, end) ? LUMEN_EBUSY : LUMEN_OK;
+	if (rc == LUMEN_OK) {
+		*out = c->txn;
 		c->txn = NULL;
-		conn_account(c, q->bytes, 0);
+		conn_account(c, (*out)->bytes, 0);
 	}
 	pthread_mutex_unlock(&c->lock);
-	return q;
+	return rc;
 }
 
 void conn_txn_discard_locked(struct conn *c)

@@ -14,9 +14,9 @@
  * txnEndRes.updatesControls.
  *
  * Caveats:
- *  - Updates are queued by the workers that run them: a client that sends
- *    the End before it has the answers of its updates may end the
- *    transaction without the late ones (they then get txnIdInvalid).
+ *  - Updates are queued by the workers that run them: an End that arrives
+ *    while an update sent before it is still outstanding answers busy and
+ *    leaves the transaction open (it would miss that update otherwise).
  *  - While the commit runs, the database's other writers wait for it
  *    (bounded by TXN_MAX_UPDATES and TXN_MAX_BYTES, txn.h).
  */
@@ -232,8 +232,14 @@ void op_txn_end(struct op_context *ctx, const struct ldap_extended_request *req)
 		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, why, NULL, NULL);
 		return;
 	}
-	struct txn_queue *q = conn_txn_take(ctx->conn, end.identifier);
-	if (q == NULL) {
+	struct txn_queue *q = NULL;
+	int rc = conn_txn_take(ctx->conn, end.identifier, ctx->op, &q);
+	if (rc == LUMEN_EBUSY) {
+		op_send_extended(ctx, LDAP_BUSY, "updates sent before the End are still being "
+				 "queued: end the transaction once they are answered", NULL, NULL);
+		return;
+	}
+	if (rc != LUMEN_OK) {
 		op_send_extended(ctx, LDAP_TXN_ID_INVALID, "invalid transaction identifier", NULL,
 				 NULL);
 		return;

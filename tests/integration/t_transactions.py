@@ -280,6 +280,19 @@ def scenarios(server, syncprov=True):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         seen["anonymous start"] = one(s, h.extended(2, START)).code
 
+    # An End sent right behind its update (one segment): it commits the
+    # update, or answers busy while the update is still being queued and
+    # a retried End commits it; never commits without it.
+    with raw_bound(server) as s:
+        tid = one(s, h.extended(2, START)).value or b""
+        s.sendall(add_pdu(3, "ou=piped," + B, tid) + h.extended(4, END, end_value(tid)))
+        got = {r.msgid: r.code for r in h.read_responses(s, count=2)[0]}
+        retried = None
+        if got.get(4) == 51:
+            retried = one(s, h.extended(5, END, end_value(tid))).code
+        seen["pipelined end"] = (got.get(3), got.get(4), retried,
+                                 exists(other, "ou=piped," + B))
+
     # Closing the connection aborts; two connections commit independently.
     with raw_bound(server) as s:
         tid = one(s, h.extended(2, START)).value or b""
@@ -341,6 +354,9 @@ def check_lumend(seen, bound):
     R.check("a Bind discarded the transaction", seen["bind discarded"])
     R.check("anonymous Start: strongerAuthRequired", seen["anonymous start"] == 8,
             seen["anonymous start"])
+    piped = seen["pipelined end"]
+    R.check("an End right behind its update commits it (or is busy, then commits it)",
+            piped in ((0, 0, None, True), (0, 51, 0, True)), piped)
     R.check("close aborts; two connections commit independently",
             seen["independent"] == (0, 0, True, True, False), seen["independent"])
     R.check("bounds: 256 updates queue, the 257th and a 1.1 MB one adminLimitExceeded, "

@@ -6,10 +6,10 @@
  * Threads: a connection belongs to one I/O thread (its libevent base). That
  * thread reads, frames PDUs with ber_frame under the connection's PDU bound
  * (sockbuf_max_incoming before bind, _auth after), peeks each envelope and
- * queues one struct op per PDU on the work queue; it answers Abandon and
- * Unbind itself. Workers encode responses and call conn_send, which writes
- * at once when nothing is queued (non-blocking) and otherwise appends to the
- * output queue; EV_WRITE is armed only on EAGAIN. Only the I/O thread adds
+ * queues one struct op per PDU on the work queue; it answers Abandon,
+ * Unbind and Cancel (RFC 3909: conn_cancel.c) itself. Workers encode
+ * responses and call conn_send, which writes at once when nothing is
+ * queued (non-blocking) and otherwise appends to the output queue; EV_WRITE is armed only on EAGAIN. Only the I/O thread adds
  * or deletes the read event and tears the connection down; other threads
  * "kick" it (event_active) when something it waits for has changed.
  *

@@ -11,7 +11,8 @@
  * responses and call conn_send, which writes at once when nothing is
  * queued (non-blocking) and otherwise appends to the output queue; EV_WRITE
  * is armed only on EAGAIN. Only the I/O thread adds or deletes the read
- * event and tears the connection down; other threads "kick" it (event_active) when something it waits for has changed.
+ * event and tears the connection down; other threads "kick" it
+ * (event_active) when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
  * while the connection has max_pending outstanding operations, more than

@@ -12,7 +12,9 @@ matters, on a raw socket:
   leaves nothing of the first two, and the End names the 3rd's message ID;
 - End with commit FALSE applies nothing;
 - overlays inside the transaction (refint, memberof): the group that named
-  a deleted member loses it, a new group's member gets memberOf; syncprov:
+  a deleted member loses it, a new group's member gets memberOf; unique
+  sees the transaction's earlier updates (a duplicate mail fails the End
+  and nothing stays); syncprov:
   a persistent search hears the transaction's adds at the commit only;
 - Pre-/Post-Read controls of the updates come back in updatesControls;
 - malformed requests: Start with a value, End without or with a bad value,
@@ -56,11 +58,12 @@ def base_ldif():
     return "\n".join(out) + "\n"
 
 
-def start(kind, syncprov=True):
+def start(kind, syncprov=True, unique=True):
     db_lines = ["dbnosync", "index member,memberOf eq"] + (["overlay syncprov"] if syncprov else [])
     db_lines += ["overlay memberof", "overlay refint", "refint_attributes member"]
+    db_lines += ["overlay unique", "unique_uri ldap:///?mail?sub"] if unique else []
     global_lines = [] if kind == "lumend" else ["moduleload syncprov", "moduleload memberof",
-                                                "moduleload refint"]
+                                                "moduleload refint", "moduleload unique"]
     server = sh.make_server(kind, db_lines=db_lines, global_lines=global_lines)
     server.start()
     path = os.path.join(server.tmp, "base.ldif")
@@ -187,9 +190,50 @@ def syncprov_sees_commit(server):
     return before, after
 
 
+def unique_sees_earlier(server):
+    """unique sees the transaction's earlier updates: the second entry with
+    the same mail fails the End, and the first is not kept either."""
+    other = sh.bind(server)
+    seen = {}
+    with raw_bound(server) as s:
+        tid = one(s, h.extended(2, START)).value or b""
+        codes = []
+        for msgid, uid in ((3, "m1"), (4, "m2")):
+            attrs = b"".join(h.tlv(0x30, h.octets(a) + h.tlv(0x31, h.octets(v))) for a, v in (
+                ("objectClass", "inetOrgPerson"), ("uid", uid), ("cn", uid), ("sn", uid),
+                ("mail", "same@example.com")))
+            control = h.octets(SPEC) + h.tlv(0x01, b"\xff") + h.octets(tid)
+            codes.append(one(s, h.message(msgid, h.tlv(0x68, h.octets(f"uid={uid},{PEOPLE}")
+                                                       + h.tlv(0x30, attrs)),
+                                          h.tlv(0xA0, h.tlv(0x30, control)))).code)
+        r = one(s, h.extended(5, END, end_value(tid)))
+        seen["unique"] = (codes, r.code, r.value, exists(other, f"uid=m1,{PEOPLE}"))
+    other.unbind_s()
+    return seen["unique"]
+
+
+def pipelined_end(server):
+    """An End sent right behind its update (one segment): it commits the
+    update, or answers busy while the update is still being queued and a
+    retried End commits it; never commits without it. (Not run against
+    slapd 2.5.13: this kills it.)"""
+    other = sh.bind(server)
+    with raw_bound(server) as s:
+        tid = one(s, h.extended(2, START)).value or b""
+        s.sendall(add_pdu(3, "ou=piped," + B, tid) + h.extended(4, END, end_value(tid)))
+        got = {r.msgid: r.code for r in h.read_responses(s, count=2)[0]}
+        retried = None
+        if got.get(4) == 51:
+            retried = one(s, h.extended(5, END, end_value(tid))).code
+        result = (got.get(3), got.get(4), retried, exists(other, "ou=piped," + B))
+    other.unbind_s()
+    return result
+
+
 def scenarios(server, syncprov=True):
     """{name: observation} for server."""
-    seen = {"syncprov": syncprov_sees_commit(server) if syncprov else None}
+    seen = {"syncprov": syncprov_sees_commit(server) if syncprov else None,
+            "unique": None}
     conn, other = sh.bind(server), sh.bind(server)
     root = conn.search_s("", ldap.SCOPE_BASE, attrlist=["supportedExtension",
                                                         "supportedControl"])[0][1]
@@ -280,19 +324,6 @@ def scenarios(server, syncprov=True):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         seen["anonymous start"] = one(s, h.extended(2, START)).code
 
-    # An End sent right behind its update (one segment): it commits the
-    # update, or answers busy while the update is still being queued and
-    # a retried End commits it; never commits without it.
-    with raw_bound(server) as s:
-        tid = one(s, h.extended(2, START)).value or b""
-        s.sendall(add_pdu(3, "ou=piped," + B, tid) + h.extended(4, END, end_value(tid)))
-        got = {r.msgid: r.code for r in h.read_responses(s, count=2)[0]}
-        retried = None
-        if got.get(4) == 51:
-            retried = one(s, h.extended(5, END, end_value(tid))).code
-        seen["pipelined end"] = (got.get(3), got.get(4), retried,
-                                 exists(other, "ou=piped," + B))
-
     # Closing the connection aborts; two connections commit independently.
     with raw_bound(server) as s:
         tid = one(s, h.extended(2, START)).value or b""
@@ -323,7 +354,7 @@ def bounds(server):
     return codes[:256] == [0] * 256, codes[256], big, rc, n
 
 
-def check_lumend(seen, bound):
+def check_lumend(seen, bound, pipelined):
     R.check("root DSE: Start and End Transaction, Transaction Specification",
             seen["advertised"] == (True, True, True), seen["advertised"])
     R.check("each update answers success at once", seen["updates answered"] == [0] * 6,
@@ -342,6 +373,8 @@ def check_lumend(seen, bound):
                                  [f"cn=new,{GROUPS}"]), seen["overlays"])
     R.check("syncprov: a persistent search hears the adds at the commit, not before",
             seen["syncprov"] == ([], [f"ou=p1,{B}", f"ou=p2,{B}"]), seen["syncprov"])
+    R.check("unique sees the earlier update: constraintViolation names the 2nd, nothing kept",
+            seen["unique"] == ([0, 0], 19, h.tlv(0x30, h.integer(4)), False), seen["unique"])
     R.check("Post-Read comes back in updatesControls", seen["post-read"] == (0, True),
             seen["post-read"])
     want = {"start with a value": 2, "end without a value": 2, "end with a bad value": 2,
@@ -354,7 +387,7 @@ def check_lumend(seen, bound):
     R.check("a Bind discarded the transaction", seen["bind discarded"])
     R.check("anonymous Start: strongerAuthRequired", seen["anonymous start"] == 8,
             seen["anonymous start"])
-    piped = seen["pipelined end"]
+    piped = pipelined
     R.check("an End right behind its update commits it (or is busy, then commits it)",
             piped in ((0, 0, None, True), (0, 51, 0, True)), piped)
     R.check("close aborts; two connections commit independently",
@@ -365,6 +398,7 @@ def check_lumend(seen, bound):
 
 def check_parity(lumen, slapd):
     same = ["advertised", "updates answered", "invisible before the End", "commit", "overlays",
+            "unique",
             "syncprov",
             "committed", "atomic left nothing", "abort", "malformed", "bind discarded",
             "anonymous start", "independent"]
@@ -382,26 +416,33 @@ def main():
     lumend = start("lumend")
     try:
         lumen_seen = scenarios(lumend)
+        lumen_seen["unique"] = unique_sees_earlier(lumend)
+        lumen_pipelined = pipelined_end(lumend)
         lumen_bounds = bounds(lumend)
         R.check("lumend still alive", lumend.alive())
     finally:
         lumend.stop(R)
-    check_lumend(lumen_seen, lumen_bounds)
+    check_lumend(lumen_seen, lumen_bounds, lumen_pipelined)
     why = sh.slapd_missing()
     if why is not None:
         print(f"  skip t_transactions.py: slapd: {why}")
         R.finish()
-    # slapd 2.5.13 with syncprov dies on a transaction whose update fails
-    # (the atomicity scenario): compare without syncprov, then syncprov's
-    # part alone.
-    slapd = start("slapd", syncprov=False)
+    # slapd 2.5.13 dies on a transaction whose update fails with syncprov
+    # loaded (the atomicity scenario), and after unique failed one: compare
+    # without either, then each of their parts on a server of its own.
+    slapd = start("slapd", syncprov=False, unique=False)
     try:
         slapd_seen = scenarios(slapd, syncprov=False)
     finally:
         slapd.stop()
-    slapd = start("slapd")
+    slapd = start("slapd", unique=False)
     try:
         slapd_seen["syncprov"] = syncprov_sees_commit(slapd)
+    finally:
+        slapd.stop()
+    slapd = start("slapd", syncprov=False)
+    try:
+        slapd_seen["unique"] = unique_sees_earlier(slapd)
     finally:
         slapd.stop()
     for name in sorted(slapd_seen):

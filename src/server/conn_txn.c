@@ -45,14 +45,16 @@ int conn_txn_add(struct conn *c, struct ber_view id, const struct server_databas
 	return rc;
 }
 
-/* An update that came before end is still queued or running: it may be
- * one of the transaction's, not yet in the queue. */
+/* An update that came before end is still queued or running and not yet
+ * answered: it may be one of the transaction's, not yet in the queue (an
+ * update is queued before it is answered; an answered one may still be
+ * finishing). */
 static bool earlier_update_outstanding(const struct conn *c, const struct op *end)
 {
 	for (const struct op *o = c->ops; o != NULL; o = o->next) {
 		bool update = o->tag == LDAP_OP_ADD_REQUEST || o->tag == LDAP_OP_DELETE_REQUEST ||
 			      o->tag == LDAP_OP_MODIFY_REQUEST || o->tag == LDAP_OP_MODDN_REQUEST;
-		if (o != end && update && o->number < end->number)
+		if (o != end && update && !o->answered && o->number < end->number)
 			return true;
 	}
 	return false;

@@ -398,18 +398,19 @@ def check_lumend(seen, bound, pipelined):
 
 def check_parity(lumen, slapd):
     same = ["advertised", "updates answered", "invisible before the End", "commit", "overlays",
-            "unique",
-            "syncprov",
-            "committed", "atomic left nothing", "abort", "malformed", "bind discarded",
-            "anonymous start", "independent"]
+            "unique", "syncprov", "committed", "atomic left nothing", "abort", "malformed",
+            "bind discarded", "anonymous start", "independent"]
     for name in same:
+        if slapd.get(name) is None:      # not run, or slapd died before it
+            continue
         got, want = lumen[name], slapd[name]
         if name == "advertised":   # slapd does not list the control
             got, want = got[:2], want[:2]
         R.check(f"same as slapd: {name}", got == want, f"lumend {got} slapd {want}")
-    R.check("same as slapd: atomicity (codes and the failing message ID)",
-            lumen["atomic"][1:] == slapd["atomic"][1:], f"lumend {lumen['atomic']} "
-            f"slapd {slapd['atomic']}")
+    if "atomic" in slapd:
+        R.check("same as slapd: atomicity (codes and the failing message ID)",
+                lumen["atomic"][1:] == slapd["atomic"][1:], f"lumend {lumen['atomic']} "
+                f"slapd {slapd['atomic']}")
 
 
 def main():
@@ -430,21 +431,23 @@ def main():
     # slapd 2.5.13 dies on a transaction whose update fails with syncprov
     # loaded (the atomicity scenario), and after unique failed one: compare
     # without either, then each of their parts on a server of its own.
-    slapd = start("slapd", syncprov=False, unique=False)
-    try:
-        slapd_seen = scenarios(slapd, syncprov=False)
-    finally:
-        slapd.stop()
-    slapd = start("slapd", unique=False)
-    try:
-        slapd_seen["syncprov"] = syncprov_sees_commit(slapd)
-    finally:
-        slapd.stop()
-    slapd = start("slapd", syncprov=False)
-    try:
-        slapd_seen["unique"] = unique_sees_earlier(slapd)
-    finally:
-        slapd.stop()
+    slapd_seen = {}
+    for name, options, run in (
+            ("main", {"syncprov": False, "unique": False},
+             lambda srv: slapd_seen.update(scenarios(srv, syncprov=False))),
+            ("syncprov", {"unique": False},
+             lambda srv: slapd_seen.update(syncprov=syncprov_sees_commit(srv))),
+            ("unique", {"syncprov": False},
+             lambda srv: slapd_seen.update(unique=unique_sees_earlier(srv)))):
+        slapd = start("slapd", **options)
+        try:
+            run(slapd)
+        except ldap.SERVER_DOWN:
+            # A crash of the reference server is its bug, not Lumen's: say
+            # so and compare what it answered before.
+            print(f"  note t_transactions.py: slapd died in its {name} scenarios")
+        finally:
+            slapd.stop()
     for name in sorted(slapd_seen):
         print(f"  slapd {name}: {slapd_seen[name]}  (lumend: {lumen_seen[name]})")
     check_parity(lumen_seen, slapd_seen)

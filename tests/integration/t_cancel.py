@@ -6,7 +6,8 @@ deterministically not yet running when its Cancel is read):
 - an unknown message ID: noSuchOperation (119);
 - malformed request values and a missing value: protocolError, and the
   connection stays usable;
-- a queued Add: answered canceled (118), the Cancel success, nothing added;
+- a queued Add, Modify and extended operation: answered canceled (118), the
+  Cancel success, nothing written;
 - a second Cancel of the same operation: operationsError; a Cancel naming a
   Cancel that waits for its target: cannotCancel (121);
 - an abandoned operation: tooLate (120), and it stays unanswered;
@@ -147,6 +148,12 @@ def run_scenarios(server):
         s.sendall(add(30, "ou=cancelled," + sh.SUFFIX) + cancel(31, 30))
         seen["queued add"] = summary(h.read_responses(s, count=2, timeout=5)[0])
 
+        change = h.tlv(0x30, h.integer(2, 0x0A) + h.tlv(0x30, h.octets("description")
+                                                         + h.tlv(0x31, h.octets("changed"))))
+        s.sendall(h.message(32, h.tlv(0x66, h.octets(PEOPLE) + h.tlv(0x30, change)))
+                  + cancel(33, 32) + h.extended(34, WHOAMI) + cancel(35, 34))
+        seen["queued modify and extended"] = summary(h.read_responses(s, count=4, timeout=5)[0])
+
         s.sendall(h.search(40, sh.SUFFIX, attrs=("1.1",)) + cancel(41, 40) + cancel(42, 40)
                   + cancel(43, 41))
         seen["cancel twice"] = summary(h.read_responses(s, count=4, timeout=5)[0])
@@ -154,6 +161,10 @@ def run_scenarios(server):
         s.sendall(h.search(50, sh.SUFFIX, attrs=("1.1",)) + h.abandon(51, 50) + cancel(52, 50))
         seen["abandoned"] = summary(h.read_responses(s, count=2, timeout=3)[0])
     seen["queued add left nothing"] = not exists(server, "ou=cancelled," + sh.SUFFIX)
+    conn = sh.bind(server)
+    seen["queued modify left nothing"] = "description" not in conn.search_s(
+        PEOPLE, ldap.SCOPE_BASE, attrlist=["description"])[0][1]
+    conn.unbind_s()
 
     with bound_socket(server, rcvbuf=65536) as s:
         s.sendall(subtree_search(60, PEOPLE))
@@ -223,6 +234,12 @@ def check_lumend(seen, pyldap):
             seen["queued add"] == [(30, ADD_RESPONSE, 118), (31, EXT_RESPONSE, 0)],
             seen["queued add"])
     R.check("the cancelled Add left nothing", seen["queued add left nothing"])
+    R.check("a queued Modify and a queued extended operation answer canceled",
+            seen["queued modify and extended"] == [(32, 0x67, 118), (33, EXT_RESPONSE, 0),
+                                                   (34, EXT_RESPONSE, 118),
+                                                   (35, EXT_RESPONSE, 0)],
+            seen["queued modify and extended"])
+    R.check("the cancelled Modify changed nothing", seen["queued modify left nothing"])
     R.check("second Cancel: operationsError; Cancel of a waiting Cancel: cannotCancel",
             seen["cancel twice"] == [(42, EXT_RESPONSE, 1), (43, EXT_RESPONSE, 121),
                                      (40, SEARCH_DONE, 118), (41, EXT_RESPONSE, 0)],

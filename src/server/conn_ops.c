@@ -1,10 +1,10 @@
 /*
  * conn_ops.c — a connection's operations: the pool of recycled op objects,
  * the list of outstanding ones, Abandon and Unbind (answered on the I/O
- * thread, as Cancel is in conn_cancel.c), the final send and the commit
- * point that make an op too late to cancel
- * thread), the hand-off to the work queue (busy when it is full), and the
- * worker side: starting, parking, sending for and ending an op.
+ * thread, as Cancel is in conn_cancel.c), the hand-off to the work queue
+ * (busy when it is full), and the worker side: starting, parking, sending
+ * for and ending an op, and the final send and commit point after which
+ * a Cancel is too late.
  */
 #include "conn_internal.h"
 

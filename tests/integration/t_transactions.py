@@ -140,8 +140,10 @@ def add_pdu(msgid, dn, txid, critical=True, with_value=True):
 
 def one(sock, pdu):
     sock.sendall(pdu)
-    responses, _ = h.read_responses(sock, count=1)
-    return responses[0] if responses else None
+    responses, closed = h.read_responses(sock, count=1)
+    if not responses:
+        raise ConnectionError("the server closed the connection" if closed else "no answer")
+    return responses[0]
 
 
 def raw_bound(server):
@@ -442,10 +444,11 @@ def main():
         slapd = start("slapd", **options)
         try:
             run(slapd)
-        except ldap.SERVER_DOWN:
+        except (ldap.SERVER_DOWN, ConnectionError) as e:
             # A crash of the reference server is its bug, not Lumen's: say
             # so and compare what it answered before.
-            print(f"  note t_transactions.py: slapd died in its {name} scenarios")
+            print(f"  note t_transactions.py: slapd died in its {name} scenarios ({e}), "
+                  f"alive afterwards: {slapd.alive()}")
         finally:
             slapd.stop()
     for name in sorted(slapd_seen):

@@ -150,6 +150,12 @@ struct backend_op {
 	 * transaction handle (see "Write hooks" below). NULL: none.
 	 */
 	const struct database_write_hook *write_hook;
+	/*
+	 * A write that is part of a group (RFC 5805 transaction, see
+	 * database_group_begin): applied inside the group's transaction and
+	 * durable only when the group commits. NULL: a write of its own.
+	 */
+	struct database_group *group;
 
 	/* --- outputs --- */
 	int result_code;               /* enum ldap_result_code */
@@ -502,6 +508,14 @@ struct database_ops {
 	/* The change history (see "Change history"); NULL: none kept. */
 	int (*journal_read)(struct database *db, struct ber_view after_csn,
 			    database_journal_fn fn, void *ctx);
+	/*
+	 * Groups of writes applied atomically (RFC 5805): begin one, run
+	 * writes with op->group set to it, end it committing all of them or
+	 * none. NULL: the database has no groups (database_group_begin
+	 * answers LUMEN_EUNSUPPORTED).
+	 */
+	int (*group_begin)(struct database *db, struct database_group **out);
+	int (*group_end)(struct database *db, struct database_group *group, bool commit);
 	/* Finish queued writes and free everything (db included). */
 	void (*close)(struct database *db);
 };
@@ -579,6 +593,39 @@ static inline int database_modify(struct database *db, struct backend_op *op,
 				  struct ber_view ndn, const struct ldap_change *changes, size_t n)
 {
 	return db->ops->modify != NULL ? db->ops->modify(db, op, ndn, changes, n) : database_refuse_change(op);
+}
+
+/*
+ * Groups (RFC 5805 transactions). database_group_begin: a group whose
+ * writes (op->group) are applied in one transaction, in the order made;
+ * each write answers at once as if alone, but nothing is durable or
+ * visible to readers before database_group_end commits, and ending with
+ * commit false (or a failed commit) leaves nothing of any of them. While
+ * a group is open other writers of the database wait: the caller keeps it
+ * short and ends it on every path. The thread that began it must end it,
+ * and may not run writes of its own on the database outside the group
+ * meanwhile (they fail busy).
+ * Errors: LUMEN_EUNSUPPORTED (no groups: read-only or in-memory database,
+ * tool mode), LUMEN_EBUSY (stopping), LUMEN_ENOMEM, LUMEN_EIO; the end:
+ * LUMEN_OK or the commit's error (LUMEN_EFULL, LUMEN_EIO).
+ */
+static inline bool database_has_groups(const struct database *db)
+{
+	return db->ops->group_begin != NULL;
+}
+
+static inline int database_group_begin(struct database *db, struct database_group **out)
+{
+	*out = NULL;
+	if (db->ops->group_begin == NULL)
+		return LUMEN_EUNSUPPORTED;
+	return db->ops->group_begin(db, out);
+}
+
+static inline int database_group_end(struct database *db, struct database_group *group,
+				     bool commit)
+{
+	return db->ops->group_end(db, group, commit);
 }
 
 static inline int database_modrdn(struct database *db, struct backend_op *op,

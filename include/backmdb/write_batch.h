@@ -13,6 +13,17 @@
  * are visible before the client hears back. Readers never wait: LMDB gives
  * them the last committed snapshot.
  *
+ * Groups (RFC 5805 transactions): write_batch_group_begin queues a group
+ * like a request; once the committer reaches it, it holds a nested
+ * transaction open for the group while the group's owner hands it writes
+ * one at a time (write_group_apply: each in a nested transaction of its
+ * own below the group's, its result returned at once so the owner can go
+ * on or give up), then write_group_end commits the group's transaction
+ * (all of its writes) or aborts it (none), and waits for the batch's
+ * commit. Members' after_commit hooks run at that commit, with the
+ * group's final result. While a group is open the committer serves only
+ * it: other writers wait, so a group must be short (bounded by its owner).
+ *
  * Bulk mode (write_bulk_*): for lumenadd/lumenindex with the daemon
  * stopped. Operations run in nested transactions inside large transactions
  * committed every ops_per_txn operations without sync; one sync at the end.
@@ -91,6 +102,34 @@ void write_batch_stop(struct write_batch *batch);
 int write_batch_submit(struct write_batch *batch, struct write_request *request);
 
 void write_batch_get_stats(struct write_batch *batch, struct write_batch_stats *out);
+
+/* ------------------------------------------------------------ groups */
+
+struct write_group;
+
+/*
+ * Queue a group and wait until the committer has opened its transaction.
+ * The calling thread owns the group until write_group_end; its own
+ * write_batch_submit calls on this batch meanwhile fail with LUMEN_EBUSY
+ * (the committer is serving the group: waiting would never end).
+ * Errors: LUMEN_ENOMEM, LUMEN_EBUSY (stopping), the batch transaction's
+ * LMDB error.
+ */
+int write_batch_group_begin(struct write_batch *batch, struct write_group **out);
+/*
+ * Apply member inside the group (its own nested transaction: a failed
+ * member leaves the group as it was). Returns at once with the member's
+ * result; after_commit runs at write_group_end's commit, so member (and
+ * what its arg points to) must live until then. Errors: as apply.
+ */
+int write_group_apply(struct write_group *group, struct write_request *member);
+/*
+ * Commit (every member applied stays) or abort (nothing of the group
+ * stays), wait for the batch's commit, run the members' after_commit,
+ * and free the group. Returns LUMEN_OK, or the commit's error (then
+ * nothing of the group was written).
+ */
+int write_group_end(struct write_group *group, bool commit);
 
 /* ------------------------------------------------------------ bulk mode */
 

@@ -358,5 +358,8 @@ void ldap_encode_entry_end(struct ber_writer *w, const struct ldap_control *cont
 #define LDAP_OID_STARTTLS                "1.3.6.1.4.1.1466.20037"
 #define LDAP_OID_PASSWORD_MODIFY         "1.3.6.1.4.1.4203.1.11.1"
 #define LDAP_OID_CANCEL                  "1.3.6.1.1.8"
+#define LDAP_OID_TXN_START               "1.3.6.1.1.21.1"
+#define LDAP_OID_TXN_SPECIFICATION       "1.3.6.1.1.21.2"
+#define LDAP_OID_TXN_END                 "1.3.6.1.1.21.3"
 
 #endif

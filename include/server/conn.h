@@ -6,12 +6,13 @@
  * Threads: a connection belongs to one I/O thread (its libevent base). That
  * thread reads, frames PDUs with ber_frame under the connection's PDU bound
  * (sockbuf_max_incoming before bind, _auth after), peeks each envelope and
- * queues one struct op per PDU on the work queue; it answers Abandon and
- * Unbind itself. Workers encode responses and call conn_send, which writes
- * at once when nothing is queued (non-blocking) and otherwise appends to the
- * output queue; EV_WRITE is armed only on EAGAIN. Only the I/O thread adds
- * or deletes the read event and tears the connection down; other threads
- * "kick" it (event_active) when something it waits for has changed.
+ * queues one struct op per PDU on the work queue; it answers Abandon,
+ * Unbind and Cancel (RFC 3909: conn_cancel.c) itself. Workers encode
+ * responses and call conn_send, which writes at once when nothing is
+ * queued (non-blocking) and otherwise appends to the output queue; EV_WRITE
+ * is armed only on EAGAIN. Only the I/O thread adds or deletes the read
+ * event and tears the connection down; other threads "kick" it
+ * (event_active) when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
  * while the connection has max_pending outstanding operations, more than
@@ -81,10 +82,13 @@
 
 #include "arena.h"
 #include "ber.h"
+#include "txn.h"
 
 struct conn;
 struct io_thread;
 struct op;
+struct server_database;
+
 
 /* Stop reading, and pause searches, once this much output waits. */
 #define CONN_MAX_UNSENT (1u << 20)
@@ -161,6 +165,40 @@ enum conn_op_start conn_op_begin(struct conn *c, struct op *op, bool park_if_ful
  * not grow: the connection is aborted).
  */
 int conn_send_op(struct conn *c, const struct op *op, const void *data, size_t len);
+
+/*
+ * conn_send_op for op's final response: once sent, a Cancel naming op is
+ * tooLate. Same returns.
+ */
+int conn_send_final(struct conn *c, struct op *op, const void *data, size_t len);
+
+/*
+ * A write reached the point where it changes the database: true to go on
+ * (from now on a Cancel naming op is tooLate); false when op was abandoned
+ * or cancelled, or its connection is going (end without an answer).
+ */
+bool conn_op_commit(struct conn *c, struct op *op);
+
+/*
+ * The connection's RFC 5805 transaction (txn.h; at most one, discarded on
+ * Bind, Unbind and close). conn_txn_start: open one, its identifier in
+ * id; LUMEN_EBUSY when one is open, LUMEN_ENOMEM. conn_txn_add: queue a
+ * copy of op's PDU (an update for db) in the transaction named id;
+ * LUMEN_ENOTFOUND (no such open transaction), and txn_queue_add's errors.
+ * conn_txn_take: detach the transaction named id for its End (op end;
+ * the caller frees *out with txn_queue_free); LUMEN_ENOTFOUND when none is
+ * open under that id, LUMEN_EBUSY while an update sent before the End is
+ * still outstanding (it may be one of the transaction's: the End would
+ * miss it), the transaction staying open.
+ */
+int conn_txn_start(struct conn *c, uint8_t id[TXN_ID_SIZE]);
+int conn_txn_add(struct conn *c, struct ber_view id, const struct server_database *db,
+		 const struct op *op);
+int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
+		  struct txn_queue **out);
+
+/* Did a Cancel request name op (it then ends as canceled)? */
+bool conn_op_canceled(struct conn *c, const struct op *op);
 
 /*
  * Worker side of back-pressure for long results: true when c has

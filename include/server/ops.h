@@ -72,6 +72,16 @@ struct op {
 	bool running;
 	bool abandoned;                /* queued: never answered; running: stop early */
 	bool parked;                   /* paused until its client reads (conn_park_op) */
+	bool answered;                 /* its final result went to the connection */
+	bool committing;               /* a write past conn_op_commit: too late to cancel */
+	/*
+	 * Cancel (RFC 3909, conn_cancel.c): a Cancel request named this op
+	 * (abandoned is set too); when it ends, it answers canceled and the
+	 * Cancel (cancel_message_id, op=cancel_number in the log) success.
+	 */
+	bool cancel_requested;
+	int32_t cancel_message_id;
+	unsigned cancel_number;
 	/*
 	 * A persistent search (database.h, struct backend_persist): the
 	 * database's handle, released when the op ends however it ends.
@@ -102,6 +112,19 @@ struct worker_context {
 	struct stats_thread *stats;    /* this worker's counters (NULL: not counted) */
 };
 
+/*
+ * What an update replayed at a transaction's commit answered (op_txn.c):
+ * op_send_result and its kin fill it instead of sending when
+ * op_context.capture is set. diagnostic and controls live in the arena.
+ */
+struct op_capture {
+	bool answered;
+	int code;
+	const char *diagnostic;
+	struct ldap_control *controls;
+	size_t n_controls;
+};
+
 struct op_context {
 	struct server *server;
 	struct conn *conn;
@@ -119,6 +142,10 @@ struct op_context {
 	bool recorded;                 /* counted in the statistics already */
 	bool paused;                   /* the handler paused (op->resume): park the op */
 	bool waiting;                  /* paused until woken (a persistent search) */
+	/* An update replayed at its transaction's commit: its answer goes to
+	 * capture, its write into txn_group (both NULL otherwise). */
+	struct op_capture *capture;
+	struct database_group *txn_group;
 };
 
 /*
@@ -149,6 +176,13 @@ int ops_response_tag(int request_tag);
  */
 void op_send_result(struct op_context *ctx, int code, const char *matched,
 		    const char *diagnostic);
+/*
+ * A write is about to change its database (the call into it): true to go
+ * on, after which it can no longer be cancelled; false when it was
+ * abandoned or cancelled meanwhile: return without answering (a Cancel
+ * gets its canceled result from the connection).
+ */
+bool op_commit(struct op_context *ctx);
 /* op_send_result with response controls (controls may be NULL when n is 0). */
 void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
 			     const char *diagnostic, const struct ldap_control *controls,
@@ -275,5 +309,11 @@ void sasl_external_bind(struct op_context *ctx, const struct ldap_bind_request *
 /* Extended operations with a file of their own (op_extended.c's table). */
 void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req);
 void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req);
+/* RFC 5805 (op_txn.c): Start and End Transaction, and an update with the
+ * Transaction Specification control, queued and answered at once
+ * (op_target_prepare_write calls it; the result was sent). */
+void op_txn_start(struct op_context *ctx, const struct ldap_extended_request *req);
+void op_txn_end(struct op_context *ctx, const struct ldap_extended_request *req);
+void op_txn_enqueue(struct op_context *ctx, const struct op_target *t);
 
 #endif

@@ -144,6 +144,25 @@ static int mdb_db_journal_read(struct database *db, struct ber_view after_csn,
 	return rc;
 }
 
+/* A database_group is back-mdb's write_group. */
+static int mdb_db_group_begin(struct database *db, struct database_group **out)
+{
+	struct backend *be = backend_of(db);
+	*out = NULL;
+	if (be->tool_mode || be->read_only || be->batch == NULL)
+		return LUMEN_EUNSUPPORTED;
+	struct write_group *g = NULL;
+	int rc = write_batch_group_begin(be->batch, &g);
+	*out = (struct database_group *)g;
+	return rc;
+}
+
+static int mdb_db_group_end(struct database *db, struct database_group *group, bool commit)
+{
+	(void)db;
+	return write_group_end((struct write_group *)group, commit);
+}
+
 static void mdb_db_close(struct database *db)
 {
 	backend_close(backend_of(db));
@@ -161,6 +180,8 @@ static const struct database_ops mdb_db_ops = {
 	.figures = mdb_db_figures,
 	.unbuilt_indexes = mdb_db_unbuilt_indexes,
 	.journal_read = mdb_db_journal_read,
+	.group_begin = mdb_db_group_begin,
+	.group_end = mdb_db_group_end,
 	.close = mdb_db_close,
 };
 

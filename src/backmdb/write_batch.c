@@ -7,6 +7,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/* The batch whose group this thread holds open (its own submits would
+ * wait for the committer forever). */
+static __thread struct write_batch *group_owner_of;
+
 struct write_batch {
 	struct mdb_store *store;
 	pthread_t thread;
@@ -161,6 +165,8 @@ int write_batch_submit(struct write_batch *batch, struct write_request *request)
 {
 	if (request->apply == NULL)
 		return request->result = LUMEN_EINVAL;
+	if (group_owner_of == batch)
+		return request->result = LUMEN_EBUSY;
 	request->done = false;
 	request->next = NULL;
 	pthread_mutex_lock(&batch->lock);
@@ -185,4 +191,139 @@ void write_batch_get_stats(struct write_batch *batch, struct write_batch_stats *
 	pthread_mutex_lock(&batch->lock);
 	*out = batch->stats;
 	pthread_mutex_unlock(&batch->lock);
+}
+
+/* ------------------------------------------------------------ groups */
+
+struct write_group {
+	struct write_batch *batch;
+	struct write_request request;       /* the group's place in the queue */
+	pthread_cond_t turn;                /* both sides wait here (batch->lock) */
+	bool open;                          /* the committer serves the group */
+	struct write_request *member;       /* handed over, not yet applied */
+	bool member_done;
+	struct write_request *applied;      /* for their after_commit, in order */
+	struct write_request **applied_tail;
+	bool ending, commit;
+};
+
+
+/* Committer: the group's apply, in the group's nested transaction. */
+static int serve_group(MDB_txn *txn, void *arg)
+{
+	struct write_group *g = arg;
+	struct write_batch *batch = g->batch;
+	pthread_mutex_lock(&batch->lock);
+	g->open = true;
+	/* The owner waits where it would learn of a failed batch as well. */
+	pthread_cond_broadcast(&batch->finished);
+	for (;;) {
+		while (g->member == NULL && !g->ending)
+			pthread_cond_wait(&g->turn, &batch->lock);
+		if (g->member == NULL)
+			break;
+		struct write_request *m = g->member;
+		g->member = NULL;
+		pthread_mutex_unlock(&batch->lock);
+		m->result = apply_nested(batch->store->env, txn, m);
+		pthread_mutex_lock(&batch->lock);
+		m->next = NULL;
+		*g->applied_tail = m;
+		g->applied_tail = &m->next;
+		g->member_done = true;
+		pthread_cond_broadcast(&g->turn);
+	}
+	bool commit = g->commit;
+	pthread_mutex_unlock(&batch->lock);
+	/* Not committing: a failure aborts the group's transaction whole. */
+	return commit ? LUMEN_OK : LUMEN_EPOISONED;
+}
+
+/* Committer, after the batch's commit: the members' own hooks. */
+static void group_committed(void *arg, int result, uint64_t txnid)
+{
+	struct write_group *g = arg;
+	for (struct write_request *m = g->applied; m != NULL; m = m->next) {
+		int final = m->result != LUMEN_OK ? m->result : result;
+		if (m->after_commit != NULL)
+			m->after_commit(m->arg, final, txnid);
+	}
+}
+
+static void group_free(struct write_group *g)
+{
+	pthread_cond_destroy(&g->turn);
+	free(g);
+}
+
+int write_batch_group_begin(struct write_batch *batch, struct write_group **out)
+{
+	struct write_group *g = calloc(1, sizeof(*g));
+	*out = NULL;
+	if (g == NULL)
+		return LUMEN_ENOMEM;
+	g->batch = batch;
+	g->applied_tail = &g->applied;
+	g->request = (struct write_request){ .apply = serve_group,
+					     .after_commit = group_committed, .arg = g };
+	pthread_cond_init(&g->turn, NULL);
+	pthread_mutex_lock(&batch->lock);
+	if (batch->stopping) {
+		pthread_mutex_unlock(&batch->lock);
+		group_free(g);
+		return LUMEN_EBUSY;
+	}
+	if (batch->tail != NULL)
+		batch->tail->next = &g->request;
+	else
+		batch->head = &g->request;
+	batch->tail = &g->request;
+	pthread_cond_signal(&batch->work);
+	/* The batch's own transaction may fail before the group opens: the
+	 * request is then done without its apply ever running. */
+	while (!g->open && !g->request.done)
+		pthread_cond_wait(&batch->finished, &batch->lock);
+	bool opened = g->open;
+	pthread_mutex_unlock(&batch->lock);
+	if (!opened) {
+		int rc = g->request.result;
+		group_free(g);
+		return rc != LUMEN_OK ? rc : LUMEN_EIO;
+	}
+	group_owner_of = batch;
+	*out = g;
+	return LUMEN_OK;
+}
+
+int write_group_apply(struct write_group *g, struct write_request *member)
+{
+	struct write_batch *batch = g->batch;
+	if (member->apply == NULL)
+		return member->result = LUMEN_EINVAL;
+	pthread_mutex_lock(&batch->lock);
+	g->member = member;
+	g->member_done = false;
+	pthread_cond_broadcast(&g->turn);
+	while (!g->member_done)
+		pthread_cond_wait(&g->turn, &batch->lock);
+	pthread_mutex_unlock(&batch->lock);
+	return member->result;
+}
+
+int write_group_end(struct write_group *g, bool commit)
+{
+	struct write_batch *batch = g->batch;
+	pthread_mutex_lock(&batch->lock);
+	g->ending = true;
+	g->commit = commit;
+	pthread_cond_broadcast(&g->turn);
+	while (!g->request.done)
+		pthread_cond_wait(&batch->finished, &batch->lock);
+	pthread_mutex_unlock(&batch->lock);
+	group_owner_of = NULL;
+	int rc = g->request.result;
+	group_free(g);
+	if (!commit)
+		return LUMEN_OK;
+	return rc;
 }

@@ -75,6 +75,31 @@ static void drop_reads(struct backend_op *op)
 	op->pre_read = op->post_read = NULL;
 }
 
+/*
+ * A write in a group: applied at once in the group's transaction; its
+ * after_commit runs when the group ends, after this call has returned, so
+ * the job and a snapshot of op move to op's arena (which lives as long as
+ * the group: database.h).
+ */
+static int run_in_group(struct write_job *job)
+{
+	struct backend_op *op = job->op;
+	struct write_job *kept = arena_alloc(op->arena, sizeof(*kept));
+	struct write_request *request = arena_alloc(op->arena, sizeof(*request));
+	struct backend_op *op_after = arena_alloc(op->arena, sizeof(*op_after));
+	if (kept == NULL || request == NULL || op_after == NULL)
+		return LUMEN_ENOMEM;
+	*kept = *job;
+	*request = (struct write_request){
+		.apply = apply_trampoline, .after_commit = after_commit, .arg = kept,
+	};
+	int rc = write_group_apply((struct write_group *)op->group, request);
+	*job = *kept;                  /* what apply decided and noted */
+	*op_after = *op;
+	kept->op = op_after;
+	return rc;
+}
+
 int write_job_run(struct write_job *job)
 {
 	struct backend *be = job->be;
@@ -87,6 +112,8 @@ int write_job_run(struct write_job *job)
 	}
 	if (be->tool_mode) {
 		rc = write_bulk_apply(&be->bulk, apply_trampoline, job);
+	} else if (op->group != NULL) {
+		rc = run_in_group(job);
 	} else {
 		struct write_request request = {
 			.apply = apply_trampoline, .after_commit = after_commit, .arg = job,

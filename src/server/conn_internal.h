@@ -39,6 +39,7 @@
 struct op;
 struct workq_job;
 struct tls_session;
+struct txn_queue;
 
 /* Where a connection stands with TLS (tls.h). */
 enum conn_tls_state {
@@ -114,6 +115,7 @@ struct conn {
 	bool mem_wait;                   /* no memory room for the next request */
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
+	struct txn_queue *txn;           /* the open RFC 5805 transaction, or NULL */
 };
 
 static inline const struct config *conn_config(const struct conn *c)
@@ -220,6 +222,24 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch);
 /* One framed PDU: answer it here (Abandon, Unbind) or add it to batch. */
 int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len,
 			     int32_t message_id, int tag, struct op_batch *batch);
+/* --- conn_cancel.c: Cancel (RFC 3909) --- */
+
+/*
+ * An ExtendedRequest PDU: when it is a Cancel, handle it (answer it now, or
+ * mark its target so that conn_cancel_answer_locked answers both when the
+ * target ends) and return true; false for any other extended operation
+ * and for a PDU that does not decode (queued as usual).
+ */
+bool conn_cancel_locked(struct conn *c, const uint8_t *pdu, size_t len, unsigned number);
+/* op ends (lock held): if a Cancel named it, send op's canceled result and
+ * the Cancel's success (nothing once the connection is going). */
+void conn_cancel_answer_locked(struct conn *c, const struct op *op);
+
+/* --- conn_txn.c: the open transaction --- */
+
+/* Drop the open transaction, if any (Bind, Unbind, close). */
+void conn_txn_discard_locked(struct conn *c);
+
 /* Mark queued operations so workers drop them unanswered. */
 void conn_abandon_queued_locked(struct conn *c);
 /* Lock released: hand the batch to the workers (busy for those refused). */

@@ -1,8 +1,10 @@
 /*
  * conn_ops.c — a connection's operations: the pool of recycled op objects,
  * the list of outstanding ones, Abandon and Unbind (answered on the I/O
- * thread), the hand-off to the work queue (busy when it is full), and the
- * worker side: starting, parking, sending for and ending an op.
+ * thread, as Cancel is in conn_cancel.c), the hand-off to the work queue
+ * (busy when it is full), and the worker side: starting, parking, sending
+ * for and ending an op, and the final send and commit point after which
+ * a Cancel is too late.
  */
 #include "conn_internal.h"
 
@@ -121,6 +123,7 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 	op->running = false;
 	op->abandoned = false;
 	op->parked = false;
+	op->answered = op->committing = op->cancel_requested = false;
 	op->persist = NULL;
 	op->waiting = op->woken = false;
 	op->resume = (struct backend_search_resume){ 0 };
@@ -156,6 +159,7 @@ static void refuse_op(struct conn *c, struct op *op)
 		c->bind_in_progress = false;
 	if (!op->abandoned)
 		answer_busy_locked(c, op->message_id, op->tag);
+	conn_cancel_answer_locked(c, op);
 	stats_record_operation(stats_current(), (enum stats_op_type)stats_op_type_of_tag(op->tag),
 			       LDAP_BUSY, NULL);
 	recycle_op(c, op);
@@ -196,7 +200,7 @@ static void handle_abandon(struct conn *c, const uint8_t *pdu, size_t len, unsig
 			op->abandoned = true;
 }
 
-/* One framed PDU: answer it here (Abandon, Unbind) or queue it. */
+/* One framed PDU: answer it here (Abandon, Unbind, Cancel) or queue it. */
 int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
 			int tag, struct op_batch *batch)
 {
@@ -207,6 +211,7 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 	stats_operation_initiated(st, type);
 	switch (tag) {
 	case LDAP_OP_UNBIND_REQUEST:
+		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
 		/* Answered here, never timed: counted complete at once. */
 		stats_record_operation(st, type, 0, NULL);
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u UNBIND", (unsigned long long)c->id,
@@ -218,6 +223,13 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 		stats_record_operation(st, type, 0, NULL);
 		handle_abandon(c, pdu, len, number);
 		return LUMEN_OK;
+	case LDAP_OP_EXTENDED_REQUEST:
+		if (conn_cancel_locked(c, pdu, len, number))
+			return LUMEN_OK;
+		return queue_op(c, pdu, len, message_id, tag, number, batch);
+	case LDAP_OP_BIND_REQUEST:
+		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
+		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	default:
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	}
@@ -291,6 +303,7 @@ void conn_op_done(struct conn *c, struct op *op)
 	release_persist(op);
 	pthread_mutex_lock(&c->lock);
 	unlink_op(c, op);
+	conn_cancel_answer_locked(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)
 		c->bind_in_progress = false;
 	if (op->tag == LDAP_OP_EXTENDED_REQUEST && c->starttls_in_progress &&
@@ -337,4 +350,31 @@ int conn_send_op(struct conn *c, const struct op *op, const void *data, size_t l
 	int rc = op->abandoned ? LUMEN_EIO : conn_send_locked(c, data, len);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+int conn_send_final(struct conn *c, struct op *op, const void *data, size_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = op->abandoned ? LUMEN_EIO : conn_send_locked(c, data, len);
+	if (rc == LUMEN_OK)
+		op->answered = true;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+bool conn_op_commit(struct conn *c, struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	bool go = !op->abandoned && !c->closed && !c->aborting;
+	op->committing = go;
+	pthread_mutex_unlock(&c->lock);
+	return go;
+}
+
+bool conn_op_canceled(struct conn *c, const struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	bool canceled = op->cancel_requested;
+	pthread_mutex_unlock(&c->lock);
+	return canceled;
 }

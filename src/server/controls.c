@@ -229,6 +229,18 @@ static int parse_password_policy(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 5805 §2.2: critical, the value is the transaction identifier. */
+static int parse_txn_spec(const struct control_parse *p)
+{
+	if (!p->control->critical)
+		return fail(p, LUMEN_EMALFORMED, "txnSpec control must be marked critical");
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "txnSpec control has no transaction identifier");
+	p->out->has_txn = true;
+	p->out->txn_id = p->control->value;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -249,13 +261,14 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_SYNC_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sync_request },
 	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },
 	{ CONTROL_VLV_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_vlv_request },
+	{ CONTROL_TXN_SPEC, UPDATE_OPS, parse_txn_spec },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
-	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST,
+	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_TXN_SPEC,
 };
 
 size_t controls_supported(const char *const **oids)

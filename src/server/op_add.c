@@ -83,7 +83,7 @@ void op_add(struct op_context *ctx)
 	if (!op_target_prepare_write(ctx, req->entry, &t))
 		return;
 	op_target_access(ctx, &t, &a);
-	if (!add_allowed(ctx, &t, &a))
+	if (!add_allowed(ctx, &t, &a) || !op_commit(ctx))
 		return;
 	int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
 			     req->n_attributes);

@@ -44,7 +44,7 @@ void op_delete(struct op_context *ctx)
 	if (!op_target_prepare_write(ctx, dn, &t))
 		return;
 	op_target_access(ctx, &t, &a);
-	if (!delete_allowed(ctx, &t, &a))
+	if (!delete_allowed(ctx, &t, &a) || !op_commit(ctx))
 		return;
 	int rc = database_delete(t.db->database, &t.bop, t.ndn);
 	op_target_answer(ctx, &t, rc);

@@ -77,11 +77,14 @@ void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req
 	op_send_extended(ctx, LDAP_OPERATIONS_ERROR, why, NULL, NULL);
 }
 
-/* Each supported OID is a row; advertise it in rootdse.c as well. */
+/* Each supported OID is a row; advertise it in rootdse.c as well. Cancel
+ * (RFC 3909) is answered on the I/O thread (conn_cancel.c), not here. */
 static const struct extended_handler extended_handlers[] = {
 	{ LDAP_OID_WHOAMI, "WHOAMI", who_am_i },
 	{ LDAP_OID_PASSWORD_MODIFY, "PASSMOD", op_passwd },
 	{ LDAP_OID_STARTTLS, "STARTTLS", op_starttls },
+	{ LDAP_OID_TXN_START, "TXN START", op_txn_start },
+	{ LDAP_OID_TXN_END, "TXN END", op_txn_end },
 };
 
 void op_extended(struct op_context *ctx)

@@ -78,7 +78,7 @@ void op_moddn(struct op_context *ctx)
 		return;
 	}
 	op_target_access(ctx, &t, &a);
-	if (!rename_allowed(ctx, &t, &a, superior_ndn))
+	if (!rename_allowed(ctx, &t, &a, superior_ndn) || !op_commit(ctx))
 		return;
 	int rc = database_modrdn(t.db->database, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);

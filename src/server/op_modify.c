@@ -59,6 +59,8 @@ void op_modify(struct op_context *ctx)
 	struct modify_rights rights = { req, &a };
 	if (!t.bop.is_root && !op_target_decide(ctx, &t, &a, may_modify, &rights))
 		return;
+	if (!op_commit(ctx))
+		return;
 	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
 	op_target_answer(ctx, &t, rc);
 }

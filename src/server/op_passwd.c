@@ -263,6 +263,11 @@ void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 				 NULL, NULL);
 		return;
 	}
+	if (!op_commit(ctx)) {
+		explicit_bzero(hashed, sizeof(hashed));
+		explicit_bzero(generated, sizeof(generated));
+		return;
+	}
 	struct backend_op bop = { 0 };
 	rc = store_password(ctx, &pc, hashed, pw, &bop);
 	explicit_bzero(hashed, sizeof(hashed));

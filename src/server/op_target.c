@@ -231,11 +231,20 @@ bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct 
 {
 	if (!op_target_prepare(ctx, dn, t) || op_refuse_replica_write(ctx, t->db))
 		return false;
-	if (!t->db->read_only)
+	if (t->db->read_only) {
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+			       "the server's own entries cannot be changed");
+		return false;
+	}
+	if (!t->controls.has_txn)
 		return true;
-	op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
-		       "the server's own entries cannot be changed");
-	return false;
+	/* RFC 5805: queued and answered now, applied when its End commits. */
+	if (ctx->txn_group == NULL) {
+		op_txn_enqueue(ctx, t);
+		return false;
+	}
+	t->bop.group = ctx->txn_group;
+	return true;
 }
 
 /*

@@ -161,7 +161,7 @@ static void send_batch(struct op_context *ctx)
 		return;
 	}
 	/* An operation abandoned while it ran is never answered (RFC 4511 §4.11). */
-	conn_send_op(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
+	conn_send_final(ctx->conn, ctx->op, ctx->out->buf, ctx->out->len);
 }
 
 static enum stats_op_type op_type(const struct op_context *ctx)
@@ -225,16 +225,39 @@ int op_flush(struct op_context *ctx)
 	return rc;
 }
 
+bool op_commit(struct op_context *ctx)
+{
+	return conn_op_commit(ctx->conn, ctx->op);
+}
+
 void op_send_result(struct op_context *ctx, int code, const char *matched,
 		    const char *diagnostic)
 {
 	op_send_result_controls(ctx, code, matched, diagnostic, NULL, 0);
 }
 
+/* An update replayed in a transaction: keep its answer for the End. */
+static void capture_result(struct op_context *ctx, int code, const char *diagnostic,
+			   const struct ldap_control *controls, size_t n_controls)
+{
+	struct op_capture *cap = ctx->capture;
+	*cap = (struct op_capture){ .answered = true, .code = code };
+	if (diagnostic != NULL)
+		cap->diagnostic = arena_memdup(ctx->arena, diagnostic, strlen(diagnostic) + 1);
+	if (n_controls > 0) {
+		cap->controls = arena_memdup(ctx->arena, controls, n_controls * sizeof(*controls));
+		cap->n_controls = cap->controls != NULL ? n_controls : 0;
+	}
+}
+
 void op_send_result_controls(struct op_context *ctx, int code, const char *matched,
 			     const char *diagnostic, const struct ldap_control *controls,
 			     size_t n_controls)
 {
+	if (ctx->capture != NULL) {
+		capture_result(ctx, code, diagnostic, controls, n_controls);
+		return;
+	}
 	int response = ops_response_tag(ctx->op->tag);
 	/* Whatever the handler (or backend) did since its last mark. */
 	op_mark(ctx, STATS_STAGE_ENTRIES);
@@ -259,6 +282,10 @@ void op_send_referral_controls(struct op_context *ctx, const char *matched,
 			       char *const *urls, size_t n,
 			       const struct ldap_control *controls, size_t n_controls)
 {
+	if (ctx->capture != NULL) {
+		capture_result(ctx, LDAP_REFERRAL, "referral in a transaction", NULL, 0);
+		return;
+	}
 	struct ber_view *views = arena_calloc(ctx->arena, n + 1, sizeof(*views));
 	if (views == NULL) {
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
@@ -370,9 +397,10 @@ static bool run_op(struct op *op, struct worker_context *w, bool *wait)
 	*wait = ctx.waiting;
 	if (ctx.paused)
 		return true;
-	/* Ended without a result (abandoned while it ran): still completed. */
+	/* Ended without a result (abandoned or cancelled while it ran): still
+	 * completed. */
 	op_mark(&ctx, STATS_STAGE_ENTRIES);
-	record_op(&ctx, LDAP_OTHER);
+	record_op(&ctx, conn_op_canceled(op->conn, op) ? LDAP_CANCELED : LDAP_OTHER);
 	return false;
 }
 

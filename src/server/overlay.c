@@ -314,6 +314,16 @@ static int chain_journal_read(struct database *db, struct ber_view after_csn,
 	return database_journal_read(chain_of(db)->below, after_csn, fn, ctx);
 }
 
+static int chain_group_begin(struct database *db, struct database_group **out)
+{
+	return database_group_begin(chain_of(db)->below, out);
+}
+
+static int chain_group_end(struct database *db, struct database_group *group, bool commit)
+{
+	return database_group_end(chain_of(db)->below, group, commit);
+}
+
 static void chain_close(struct database *db)
 {
 	struct overlay_chain *chain = chain_of(db);
@@ -333,6 +343,8 @@ static const struct database_ops chain_ops = {
 	.figures = chain_figures,
 	.unbuilt_indexes = chain_unbuilt_indexes,
 	.journal_read = chain_journal_read,
+	.group_begin = chain_group_begin,
+	.group_end = chain_group_end,
 	.close = chain_close,
 };
 

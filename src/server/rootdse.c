@@ -38,7 +38,8 @@ struct rootdse {
 /* Only what is actually implemented is advertised; StartTLS (the last)
  * only when TLS is configured. */
 static const char *const extensions[] = {
-	LDAP_OID_WHOAMI, LDAP_OID_PASSWORD_MODIFY, LDAP_OID_STARTTLS,
+	LDAP_OID_WHOAMI, LDAP_OID_PASSWORD_MODIFY, LDAP_OID_CANCEL, LDAP_OID_TXN_START,
+	LDAP_OID_TXN_END, LDAP_OID_STARTTLS,
 };
 static const char *const sasl_mechanisms[] = { "EXTERNAL" };
 static const char *const features[] = {

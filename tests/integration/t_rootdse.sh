@@ -19,8 +19,12 @@ supportedControl: 1.3.6.1.1.13.2
 supportedControl: 1.2.840.113556.1.4.319
 supportedControl: 1.2.840.113556.1.4.473
 supportedControl: 2.16.840.1.113730.3.4.9
+supportedControl: 1.3.6.1.1.21.2
 supportedExtension: 1.3.6.1.4.1.4203.1.11.3
 supportedExtension: 1.3.6.1.4.1.4203.1.11.1
+supportedExtension: 1.3.6.1.1.8
+supportedExtension: 1.3.6.1.1.21.1
+supportedExtension: 1.3.6.1.1.21.3
 supportedFeatures: 1.3.6.1.1.14
 supportedFeatures: 1.3.6.1.4.1.4203.1.5.1
 supportedFeatures: 1.3.6.1.4.1.4203.1.5.2

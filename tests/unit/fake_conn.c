@@ -227,3 +227,24 @@ int conn_authz_dn(struct conn *c, struct arena *arena, struct ber_view *dn)
 {
 	return copy_out(c->dn, arena, dn);
 }
+
+int conn_send_final(struct conn *c, struct op *op, const void *data, size_t len)
+{
+	int rc = conn_send_op(c, op, data, len);
+	if (rc == LUMEN_OK)
+		op->answered = true;
+	return rc;
+}
+
+bool conn_op_commit(struct conn *c, struct op *op)
+{
+	bool go = !op->abandoned && !c->aborted;
+	op->committing = go;
+	return go;
+}
+
+bool conn_op_canceled(struct conn *c, const struct op *op)
+{
+	(void)c;
+	return op->cancel_requested;
+}

@@ -261,6 +261,97 @@ START_TEST(bulk_mode)
 }
 END_TEST
 
+
+static bool stored(const char *name)
+{
+	char ndn[64];
+	uint64_t id;
+	snprintf(ndn, sizeof(ndn), "%s,o=test", name);
+	MDB_txn *r = test_read_txn(&t);
+	int rc = dn2id_lookup(t.store, r, TEST_VIEW(ndn), &id, NULL);
+	mdb_txn_abort(r);
+	return rc == LUMEN_OK;
+}
+
+/* A group's writes: each answers at once; visible (and their after_commit
+ * run) only at a committing end; a failed member leaves the others. */
+START_TEST(group_commits_all_at_once)
+{
+	struct write_batch *batch;
+	struct write_group *g;
+	struct add_op ops[3] = { { .store = t.store, .name = "cn=g1" },
+				 { .store = t.store, .name = "cn=g2" },
+				 { .store = t.store, .name = "cn=g1" } };   /* taken by the first */
+	struct write_request reqs[3];
+	ck_assert_int_eq(write_batch_start(t.store, NULL, &batch), LUMEN_OK);
+	ck_assert_int_eq(write_batch_group_begin(batch, &g), LUMEN_OK);
+	for (int i = 0; i < 3; i++)
+		reqs[i] = (struct write_request){ .apply = apply_add, .after_commit = after_add,
+						  .arg = &ops[i] };
+	ck_assert_int_eq(write_group_apply(g, &reqs[0]), LUMEN_OK);
+	ck_assert_int_eq(write_group_apply(g, &reqs[1]), LUMEN_OK);
+	ck_assert_int_eq(write_group_apply(g, &reqs[2]), LUMEN_EEXIST);
+	ck_assert(!stored("cn=g1") && !stored("cn=g2"));      /* not before the end */
+	ck_assert_int_eq(ops[0].hook_calls, 0);
+	/* the owner's own submit would wait for the group forever: busy */
+	struct add_op lone = { .store = t.store, .name = "cn=lone" };
+	struct write_request own = { .apply = apply_add, .arg = &lone };
+	ck_assert_int_eq(write_batch_submit(batch, &own), LUMEN_EBUSY);
+	ck_assert_int_eq(write_group_end(g, true), LUMEN_OK);
+	ck_assert(stored("cn=g1") && stored("cn=g2"));
+	ck_assert_int_eq(ops[0].hook_calls, 1);
+	ck_assert_int_eq(ops[0].hook_result, LUMEN_OK);
+	ck_assert_uint_gt(ops[0].hook_txnid, 0);
+	ck_assert_int_eq(ops[2].hook_result, LUMEN_EEXIST);
+	/* after the end, the thread submits as any other */
+	ck_assert_int_eq(write_batch_submit(batch, &own), LUMEN_OK);
+	write_batch_stop(batch);
+}
+END_TEST
+
+/* Ending without commit leaves nothing of any member; a writer that
+ * came meanwhile goes on after it. */
+struct waiting_writer {
+	struct write_batch *batch;
+	struct add_op op;
+	int result;
+};
+
+static void *write_one(void *arg)
+{
+	struct waiting_writer *w = arg;
+	struct write_request req = { .apply = apply_add, .arg = &w->op };
+	w->result = write_batch_submit(w->batch, &req);
+	return NULL;
+}
+
+START_TEST(group_abort_leaves_nothing)
+{
+	struct write_batch *batch;
+	struct write_group *g;
+	struct add_op a = { .store = t.store, .name = "cn=a1" };
+	struct add_op b = { .store = t.store, .name = "cn=a2" };
+	struct write_request ra = { .apply = apply_add, .after_commit = after_add, .arg = &a };
+	struct write_request rb = { .apply = apply_add, .after_commit = after_add, .arg = &b };
+	struct waiting_writer other = { .op = { .store = t.store, .name = "cn=other" } };
+	pthread_t thread;
+	ck_assert_int_eq(write_batch_start(t.store, NULL, &batch), LUMEN_OK);
+	other.batch = batch;
+	ck_assert_int_eq(write_batch_group_begin(batch, &g), LUMEN_OK);
+	ck_assert_int_eq(write_group_apply(g, &ra), LUMEN_OK);
+	ck_assert_int_eq(pthread_create(&thread, NULL, write_one, &other), 0);
+	ck_assert_int_eq(write_group_apply(g, &rb), LUMEN_OK);
+	ck_assert_int_eq(write_group_end(g, false), LUMEN_OK);
+	pthread_join(thread, NULL);
+	ck_assert_int_eq(other.result, LUMEN_OK);
+	ck_assert(!stored("cn=a1") && !stored("cn=a2") && stored("cn=other"));
+	ck_assert_int_eq(a.hook_calls, 1);
+	ck_assert_int_ne(a.hook_result, LUMEN_OK);
+	ck_assert_int_ne(b.hook_result, LUMEN_OK);
+	write_batch_stop(batch);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("write_batch");
@@ -271,6 +362,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, request_errors);
 	tcase_add_test(tc, map_full_through_batch);
 	tcase_add_test(tc, bulk_mode);
+	tcase_add_test(tc, group_commits_all_at_once);
+	tcase_add_test(tc, group_abort_leaves_nothing);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

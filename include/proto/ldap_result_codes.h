@@ -54,6 +54,7 @@ enum ldap_result_code {
 	LDAP_TOO_LATE = 120,
 	LDAP_CANNOT_CANCEL = 121,
 	LDAP_ASSERTION_FAILED = 122,
+	LDAP_PROXIED_AUTHORIZATION_DENIED = 123,   /* RFC 4370 */
 };
 
 /* "noSuchObject" etc.; "unknown" for codes not in the table. Never NULL. */

@@ -8,7 +8,10 @@
  * and Virtual List View (draft-ietf-ldapext-ldapv3-vlv-09), search only,
  * parsed here and answered by op_search with search_sort.h, the Password Policy
  * request (draft-behera-ldap-password-policy-10 §6.1: Bind, Modify and
- * Password Modify; no value; the ppolicy overlay answers it). A control that the table
+ * Password Modify; no value; the ppolicy overlay answers it), Proxied
+ * Authorization (RFC 4370: the authzId is kept here, decided by
+ * proxy_authz.h; criticality FALSE is accepted as slapd accepts it; not on
+ * a Bind, where slapd refuses it). A control that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
  *
@@ -49,6 +52,7 @@
 #define CONTROL_SORT_RESPONSE "1.2.840.113556.1.4.474"
 #define CONTROL_VLV_REQUEST   "2.16.840.1.113730.3.4.9"
 #define CONTROL_VLV_RESPONSE  "2.16.840.1.113730.3.4.10"
+#define CONTROL_PROXY_AUTHZ   "2.16.840.1.113730.3.4.18"
 
 /* Sort keys one request may carry (more: protocolError). */
 #define CONTROLS_MAX_SORT_KEYS 8
@@ -91,6 +95,8 @@ struct request_controls {
 	size_t n_sort_keys;
 	bool vlv;                      /* Virtual List View */
 	struct vlv_request vlv_request;
+	bool proxy_authz;              /* RFC 4370 Proxied Authorization */
+	struct ber_view authzid;       /* its value (empty: anonymous) */
 };
 
 /*

@@ -191,12 +191,16 @@ struct op_target {
 	struct ber_view next_cookie;         /* search: the paged-results answer */
 	bool hide_matched;                   /* ACLs apply: never name a matchedDN */
 	struct access_values assertion_access; /* bop.filter_access of non-searches */
+	bool proxied;                        /* Proxied Authorization: runs as */
+	struct ber_view proxied_ndn;         /* this identity (empty: anonymous) */
 };
 
 /*
- * Parse the request's controls into t->controls. On failure the result
- * (protocolError, unavailableCriticalExtension, other) was sent and false
- * is returned.
+ * Parse the request's controls into t->controls and decide a Proxied
+ * Authorization control (proxy_authz.h: t->proxied, t->proxied_ndn, the
+ * PROXYAUTHZ log line). On failure the result (protocolError,
+ * unavailableCriticalExtension, authorizationDenied, other) was sent and
+ * false is returned.
  */
 bool op_parse_controls(struct op_context *ctx, struct op_target *t);
 /*
@@ -206,6 +210,9 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t);
  * returned.
  */
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/* The identity t's operation runs as: the proxied one, else the
+ * connection's (normalized, arena copy). LUMEN_ENOMEM. */
+int op_requester(struct op_context *ctx, const struct op_target *t, struct ber_view *ndn);
 /* Both of the above, in that order. */
 bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t);
 /* op_target_prepare for a write: a read-only database (the server's own,

@@ -229,6 +229,17 @@ static int parse_password_policy(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 4370 §3: the value is an authzId, possibly empty; whether it may be
+ * assumed is proxy_authz_decide's question. */
+static int parse_proxy_authz(const struct control_parse *p)
+{
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "proxy authorization control value absent");
+	p->out->proxy_authz = true;
+	p->out->authzid = p->control->value;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -249,13 +260,14 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_SYNC_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sync_request },
 	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },
 	{ CONTROL_VLV_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_vlv_request },
+	{ CONTROL_PROXY_AUTHZ, ENTRY_OPS | OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_proxy_authz },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
-	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST,
+	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_PROXY_AUTHZ,
 };
 
 size_t controls_supported(const char *const **oids)

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "proxy_authz.h"
 #include "server.h"
 
 long op_combine_limit(long requested, long configured)
@@ -22,6 +23,43 @@ long op_combine_limit(long requested, long configured)
 	return requested > 0 && requested < configured ? requested : configured;
 }
 
+/* RFC 4370: decide whether the connection's identity may act as the
+ * control's authzId for this one operation. */
+static bool apply_proxy_authz(struct op_context *ctx, struct op_target *t)
+{
+	struct ber_view authc;
+	const char *why = NULL;
+	int rc = conn_identity(ctx->conn, ctx->arena, &authc);
+	if (rc == LUMEN_OK)
+		rc = proxy_authz_decide(ctx->server, ctx->arena, &ctx->op->abandoned, authc,
+					t->controls.authzid, &t->proxied_ndn, &why);
+	if (rc == LUMEN_ENOMEM) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	if (rc != LUMEN_OK) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PROXYAUTHZ denied authcDN=\"%s\" "
+			   "authzid=\"%s\": %s", (unsigned long long)conn_number(ctx->conn),
+			   ctx->op->number, op_log_string(ctx, authc),
+			   op_log_string(ctx, t->controls.authzid), why);
+		op_send_result(ctx, LDAP_PROXIED_AUTHORIZATION_DENIED, NULL, why);
+		return false;
+	}
+	t->proxied = true;
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PROXYAUTHZ dn=\"%s\" authcDN=\"%s\"",
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+		   op_log_string(ctx, t->proxied_ndn), op_log_string(ctx, authc));
+	return true;
+}
+
+int op_requester(struct op_context *ctx, const struct op_target *t, struct ber_view *ndn)
+{
+	if (!t->proxied)
+		return conn_identity(ctx->conn, ctx->arena, ndn);
+	*ndn = t->proxied_ndn;
+	return LUMEN_OK;
+}
+
 bool op_parse_controls(struct op_context *ctx, struct op_target *t)
 {
 	const char *why = "cannot parse the controls";
@@ -29,7 +67,7 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t)
 	int rc = controls_parse(ctx->msg, ctx->server->config->schema, &ctx->server->limits,
 				ctx->arena, &t->controls, &why);
 	if (rc == LUMEN_OK)
-		return true;
+		return !t->controls.proxy_authz || apply_proxy_authz(ctx, t);
 	if (rc == LUMEN_EUNSUPPORTED)
 		op_send_result(ctx, LDAP_UNAVAILABLE_CRITICAL_EXTENSION, NULL, why);
 	else if (rc == LUMEN_ENOMEM)
@@ -48,7 +86,7 @@ static bool same_dn(struct ber_view a, struct ber_view b)
 static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 {
 	struct backend_op *bop = &t->bop;
-	int rc = conn_identity(ctx->conn, ctx->arena, &bop->requester_ndn);
+	int rc = op_requester(ctx, t, &bop->requester_ndn);
 	if (rc != LUMEN_OK)
 		return rc;
 	bop->arena = ctx->arena;

@@ -15,10 +15,13 @@ Debian's slapd 2.5 on the same data, ACLs and policy.
     anonymous client never proxies; criticality FALSE is accepted; a
     control without value is a protocolError; on a Bind it is an
     unavailable critical extension; `auth` access to authzTo is needed.
-  - Lumen's log names both identities on the PROXYAUTHZ line.
+  - Lumen's log names both identities on the PROXYAUTHZ line; a bad
+    authz-policy stops `lumend -T` naming file, line and reason.
 """
 import os
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lumen_harness as h  # noqa: E402
@@ -205,7 +208,20 @@ def scenarios(server):
     return got
 
 
+def config_errors():
+    tmp = tempfile.mkdtemp(prefix="lumen-it-proxyauthz-")
+    head = h.config_head(tmp)[:3]
+    h.check_config_errors(R, tmp, head, [
+        ("unknown authz-policy", ["authz-policy sometimes"], 4,
+         'authz-policy: expected none, to, from, any or all, got "sometimes"'),
+        ("authz-policy without a value", ["authz-policy"], 4, "authz-policy"),
+        ("authz-policy twice the words", ["authz-policy to from"], 4, "authz-policy"),
+    ])
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    config_errors()
     missing = sh.slapd_missing()
     if missing:
         R.check("slapd available", False, missing)

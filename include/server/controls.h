@@ -11,7 +11,9 @@
  * Password Modify; no value; the ppolicy overlay answers it), Proxied
  * Authorization (RFC 4370: the authzId is kept here, decided by
  * proxy_authz.h; criticality FALSE is accepted as slapd accepts it; not on
- * a Bind, where slapd refuses it). A control that the table
+ * a Bind, where slapd refuses it), Don't Use Copy (RFC 6171, search and
+ * compare, no value; a replica answers it in op_refuse_copy). A control
+ * that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
  *
@@ -53,6 +55,7 @@
 #define CONTROL_VLV_REQUEST   "2.16.840.1.113730.3.4.9"
 #define CONTROL_VLV_RESPONSE  "2.16.840.1.113730.3.4.10"
 #define CONTROL_PROXY_AUTHZ   "2.16.840.1.113730.3.4.18"
+#define CONTROL_DONT_USE_COPY "1.3.6.1.1.22"
 
 /* Sort keys one request may carry (more: protocolError). */
 #define CONTROLS_MAX_SORT_KEYS 8
@@ -97,6 +100,7 @@ struct request_controls {
 	struct vlv_request vlv_request;
 	bool proxy_authz;              /* RFC 4370 Proxied Authorization */
 	struct ber_view authzid;       /* its value (empty: anonymous) */
+	bool dont_use_copy;            /* RFC 6171 Don't Use Copy */
 };
 
 /*

@@ -240,6 +240,15 @@ static int parse_proxy_authz(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 6171 §3: no value. Criticality FALSE is accepted, as by slapd. */
+static int parse_dont_use_copy(const struct control_parse *p)
+{
+	if (p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "dontUseCopy control value not absent");
+	p->out->dont_use_copy = true;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -261,13 +270,15 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },
 	{ CONTROL_VLV_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_vlv_request },
 	{ CONTROL_PROXY_AUTHZ, ENTRY_OPS | OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_proxy_authz },
+	{ CONTROL_DONT_USE_COPY, OP_BIT(LDAP_OP_SEARCH_REQUEST) | OP_BIT(LDAP_OP_COMPARE_REQUEST),
+	  parse_dont_use_copy },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
-	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_PROXY_AUTHZ,
+	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_PROXY_AUTHZ, CONTROL_DONT_USE_COPY,
 };
 
 size_t controls_supported(const char *const **oids)

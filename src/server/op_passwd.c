@@ -121,7 +121,7 @@ static bool resolve_target(struct op_context *ctx, const struct op_target *t,
 		op_send_extended(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
 		return false;
 	}
-	if (op_refuse_replica_write(ctx, pc->db))
+	if (op_refuse_replica_write(ctx, pc->db, (struct ber_view){ 0 }))
 		return false;
 	struct ber_view rootdn = pc->db->rootdn;
 	pc->is_root = rootdn.ptr != NULL && pc->requester_ndn.len == rootdn.len &&

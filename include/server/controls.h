@@ -12,7 +12,8 @@
  * Authorization (RFC 4370: the authzId is kept here, decided by
  * proxy_authz.h; criticality FALSE is accepted as slapd accepts it; not on
  * a Bind, where slapd refuses it), Don't Use Copy (RFC 6171, search and
- * compare, no value; a replica answers it in op_refuse_copy). A control
+ * compare, no value; a replica answers it in op_refuse_copy), Subentries
+ * (RFC 3672, search only, a BOOLEAN; op_search applies it). A control
  * that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
@@ -56,6 +57,7 @@
 #define CONTROL_VLV_RESPONSE  "2.16.840.1.113730.3.4.10"
 #define CONTROL_PROXY_AUTHZ   "2.16.840.1.113730.3.4.18"
 #define CONTROL_DONT_USE_COPY "1.3.6.1.1.22"
+#define CONTROL_SUBENTRIES    "1.3.6.1.4.1.4203.1.10.1"
 
 /* Sort keys one request may carry (more: protocolError). */
 #define CONTROLS_MAX_SORT_KEYS 8
@@ -101,6 +103,8 @@ struct request_controls {
 	bool proxy_authz;              /* RFC 4370 Proxied Authorization */
 	struct ber_view authzid;       /* its value (empty: anonymous) */
 	bool dont_use_copy;            /* RFC 6171 Don't Use Copy */
+	bool subentries;               /* RFC 3672 Subentries, search only: */
+	bool subentries_visibility;    /* TRUE only subentries, FALSE none */
 };
 
 /*

@@ -249,6 +249,19 @@ static int parse_dont_use_copy(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 3672 §3: visibility BOOLEAN, nothing else. */
+static int parse_subentries(const struct control_parse *p)
+{
+	struct ber_reader r;
+	ber_reader_init(&r, p->control->value.ptr, p->control->value.len);
+	if (!p->control->has_value ||
+	    ber_read_boolean(&r, BER_TAG_BOOLEAN, &p->out->subentries_visibility) != LUMEN_OK ||
+	    !ber_reader_at_end(&r))
+		return fail(p, LUMEN_EMALFORMED, "subentries control value encoding is bogus");
+	p->out->subentries = true;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -272,6 +285,7 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_PROXY_AUTHZ, ENTRY_OPS | OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_proxy_authz },
 	{ CONTROL_DONT_USE_COPY, OP_BIT(LDAP_OP_SEARCH_REQUEST) | OP_BIT(LDAP_OP_COMPARE_REQUEST),
 	  parse_dont_use_copy },
+	{ CONTROL_SUBENTRIES, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_subentries },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
@@ -279,6 +293,7 @@ static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
 	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_PROXY_AUTHZ, CONTROL_DONT_USE_COPY,
+	CONTROL_SUBENTRIES,
 };
 
 size_t controls_supported(const char *const **oids)

@@ -19,6 +19,7 @@ supportedControl: 1.2.840.113556.1.4.473
 supportedControl: 2.16.840.1.113730.3.4.9
 supportedControl: 2.16.840.1.113730.3.4.18
 supportedControl: 1.3.6.1.1.22
+supportedControl: 1.3.6.1.4.1.4203.1.10.1
 supportedExtension: 1.3.6.1.4.1.4203.1.11.3
 supportedExtension: 1.3.6.1.4.1.4203.1.11.1
 supportedFeatures: 1.3.6.1.1.14

@@ -13,7 +13,8 @@
  * proxy_authz.h; criticality FALSE is accepted as slapd accepts it; not on
  * a Bind, where slapd refuses it), Don't Use Copy (RFC 6171, search and
  * compare, no value; a replica answers it in op_refuse_copy), Subentries
- * (RFC 3672, search only, a BOOLEAN; op_search applies it). A control
+ * (RFC 3672, search only, a BOOLEAN; op_search applies it), Matched
+ * Values (RFC 3876, search only, matched_values.h). A control
  * that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
@@ -42,6 +43,7 @@
 #include "entry_send.h"
 #include "filter.h"
 #include "ldap_message.h"
+#include "matched_values.h"
 #include "schema.h"
 
 #define CONTROL_MANAGE_DSA_IT "2.16.840.1.113730.3.4.2"
@@ -58,6 +60,7 @@
 #define CONTROL_PROXY_AUTHZ   "2.16.840.1.113730.3.4.18"
 #define CONTROL_DONT_USE_COPY "1.3.6.1.1.22"
 #define CONTROL_SUBENTRIES    "1.3.6.1.4.1.4203.1.10.1"
+#define CONTROL_MATCHED_VALUES "1.2.826.0.1.3344810.2.3"
 
 /* Sort keys one request may carry (more: protocolError). */
 #define CONTROLS_MAX_SORT_KEYS 8
@@ -105,6 +108,8 @@ struct request_controls {
 	bool dont_use_copy;            /* RFC 6171 Don't Use Copy */
 	bool subentries;               /* RFC 3672 Subentries, search only: */
 	bool subentries_visibility;    /* TRUE only subentries, FALSE none */
+	bool matched_values;           /* RFC 3876 Matched Values, search only */
+	struct values_return_filter values_return;
 };
 
 /*

@@ -262,6 +262,21 @@ static int parse_subentries(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 3876 §2; slapd's diagnostics. */
+static int parse_matched_values(const struct control_parse *p)
+{
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "valuesReturnFilter control value is absent");
+	int rc = values_return_filter_decode(p->control->value, p->schema, p->limits, p->arena,
+					     &p->out->values_return);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	if (rc != LUMEN_OK)
+		return fail(p, LUMEN_EMALFORMED, "error decoding vrFilter");
+	p->out->matched_values = true;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -286,6 +301,7 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_DONT_USE_COPY, OP_BIT(LDAP_OP_SEARCH_REQUEST) | OP_BIT(LDAP_OP_COMPARE_REQUEST),
 	  parse_dont_use_copy },
 	{ CONTROL_SUBENTRIES, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_subentries },
+	{ CONTROL_MATCHED_VALUES, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_matched_values },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
@@ -293,7 +309,7 @@ static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
 	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_PROXY_AUTHZ, CONTROL_DONT_USE_COPY,
-	CONTROL_SUBENTRIES,
+	CONTROL_SUBENTRIES, CONTROL_MATCHED_VALUES,
 };
 
 size_t controls_supported(const char *const **oids)

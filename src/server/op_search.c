@@ -541,8 +541,8 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	sort_collection_free(&run.coll);
 }
 
-static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
-			    struct op_target *t)
+static void search_with(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, struct matched_values *mv)
 {
 	struct filter filter;
 	struct attribute_selection sel;
@@ -552,6 +552,7 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	if (!sync_answered_here(ctx, t) || !compile_filter(ctx, req, &filter) ||
 	    !prepare_selection(ctx, req, &sel) || !open_cookie(ctx, req, t, &position, &returned))
 		return;
+	matched_values_select(mv, &sel);
 	struct subentry_rule subentries;
 	subentry_rule_init(&subentries, ctx, t, req);
 	struct search_sink sink = { ctx, &subentries, &sel, NULL, 0, returned, false };
@@ -603,6 +604,16 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	log_unindexed(ctx, &t->bop);
 	seal_cookie(ctx, req, t, &search, returned + ctx->n_entries, &rc);
 	op_target_answer(ctx, t, rc);
+}
+
+/* The search with its Matched Values scratch around it. */
+static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
+			    struct op_target *t)
+{
+	struct matched_values mv;
+	matched_values_begin(&mv, t->controls.matched_values ? &t->controls.values_return : NULL);
+	search_with(ctx, req, t, &mv);
+	matched_values_end(&mv);
 }
 
 void op_search(struct op_context *ctx)

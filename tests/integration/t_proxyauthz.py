@@ -9,8 +9,9 @@ Debian's slapd 2.5 on the same data, ACLs and policy.
     a DN outside every database) under each policy (none, to, from, any,
     all): the WhoAmI answer or the result code is the same as slapd's.
   - The operation runs as the proxied identity: access control (a subtree
-    only alice may read), `limits`, a write's modifiersName; the
-    connection's own identity is back on the next operation.
+    only alice may read), `limits`, a write's modifiersName, Password
+    Modify's target, `ldapwhoami -e '!authzid=dn:…'`; the connection's own
+    identity is back on the next operation.
   - The rootdn may act as any DN of its database, not outside it; an
     anonymous client never proxies; criticality FALSE is accepted; a
     control without value is a protocolError; on a Bind it is an
@@ -20,6 +21,7 @@ Debian's slapd 2.5 on the same data, ACLs and policy.
 """
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -184,6 +186,10 @@ def scenarios(server):
         serverctrls=[proxy(f"dn:{ALICE}")]))
     got["modify as self"] = outcome(lambda: conn.modify_ext_s(
         ALICE, [(ldap.MOD_REPLACE, "description", [b"changed by p-exact"])]))
+    got["password modify as alice"] = outcome(lambda: conn.passwd_s(
+        None, "pw", "newpw", serverctrls=[proxy(f"dn:{ALICE}")]) and "changed")
+    got["alice's new password"] = outcome(lambda: connect(server).simple_bind_s(
+        ALICE, "newpw") and "bound")
     got["modifiersName"] = outcome(lambda: connect(server, sh.ROOTDN).search_s(
         ALICE, ldap.SCOPE_BASE, attrlist=["modifiersName", "description"])[0][1])
     conn.unbind_s()
@@ -202,6 +208,10 @@ def scenarios(server):
     for value in SYNTAX_CASES:
         got[f"add authzTo {value!r}"] = outcome(lambda: root.modify_s(
             person("carol"), [(ldap.MOD_REPLACE, "authzTo", [value.encode()])]) or "stored")
+    cli = subprocess.run(["ldapwhoami", "-x", "-H", server.uri, "-D",
+                          person("p-subtree", PROXIES), "-w", "pw", "-e",
+                          f"!authzid=dn:{BOB}"], capture_output=True, text=True)
+    got["ldapwhoami -e '!authzid=dn:bob'"] = (cli.returncode, cli.stdout.strip())
     bind = connect(server)
     got["bind with control"] = outcome(lambda: bind.simple_bind_s(
         ALICE, "pw", serverctrls=[proxy(f"dn:{BOB}")]))

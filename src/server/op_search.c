@@ -117,7 +117,8 @@ static uint64_t paged_fingerprint(const struct ldap_search_request *req, struct 
  * RFC 3672 as back-mdb answers it: a subentry (objectClass subentry) is
  * returned by a one-level or subtree search only with the Subentries
  * control TRUE, by a base search unless the control says FALSE; with the
- * control TRUE nothing else is returned.
+ * control TRUE nothing else is returned. A replication search (Sync
+ * Request) sees every entry: a replica must be whole.
  */
 struct subentry_rule {
 	const struct object_class *subentry;   /* NULL: the schema has none */
@@ -128,9 +129,11 @@ struct subentry_rule {
 static void subentry_rule_init(struct subentry_rule *r, const struct op_context *ctx,
 			       const struct op_target *t, const struct ldap_search_request *req)
 {
-	r->subentry = schema_object_class(ctx->server->config->schema, "subentry", 8);
+	bool replication = t->controls.has_sync;
+	r->subentry = replication ? NULL
+				  : schema_object_class(ctx->server->config->schema, "subentry", 8);
 	r->base_scope = req->scope == LDAP_SCOPE_BASE;
-	r->control = t->controls.subentries;
+	r->control = t->controls.subentries && !replication;
 	r->visibility = t->controls.subentries_visibility;
 }
 

@@ -6,13 +6,16 @@
     base search returns it; with TRUE only subentries come back (a base
     search of a normal entry returns nothing); with FALSE only normal
     entries (a base search of a subentry returns nothing).
-  - Sorted and paged searches leave out the same entries.
+  - Sorted and paged searches leave out the same entries; a replication
+    (Sync) search returns them all, so replicas are whole (slapd's syncprov
+    leaves them out of a refresh: its replicas lack them).
   - Criticality FALSE is taken; no value, another type, a longer BOOLEAN
     or trailing bytes are a protocolError; on a compare the critical
     control is an unavailable critical extension.
 Same entries and result codes as slapd on the same tree.
 """
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -108,6 +111,24 @@ def run(server):
     return got
 
 
+def sync_refresh():
+    """A refreshOnly Sync search (ldapsearch -E sync=ro) of the tree on a
+    lumend with syncprov: the DNs it returns."""
+    server = sh.make_server("lumend", db_lines=["overlay syncprov"])
+    server.start()
+    try:
+        path = os.path.join(server.tmp, "data.ldif")
+        with open(path, "w") as f:
+            f.write(LDIF)
+        server.ldapadd(path)
+        p = subprocess.run(["ldapsearch", "-x", "-LLL", "-H", server.uri, "-D", sh.ROOTDN,
+                            "-w", sh.ROOTPW, "-b", B, "-E", "!sync=ro", "1.1"],
+                           capture_output=True, text=True, timeout=60)
+        return sorted(line[4:] for line in p.stdout.splitlines() if line.startswith("dn: "))
+    finally:
+        server.stop(R)
+
+
 def main():
     missing = sh.slapd_missing()
     if missing:
@@ -128,6 +149,11 @@ def main():
     R.check("subtree: no subentry without the control",
             lumen["subtree, no control"] == ("ok", sorted([B, PEOPLE, "uid=alice," + PEOPLE])))
     R.check("subtree with TRUE: only subentries", lumen["subtree, TRUE"] == ("ok", sorted([SUB, SUB2])))
+    # slapd's syncprov leaves them out of a refresh too, so its replicas
+    # lack them; a Lumen replica stays whole (and so did it before RFC 3672).
+    lumen_sync = sync_refresh()
+    R.check("a replication (Sync) search returns the subentries too",
+            lumen_sync == sorted([B, PEOPLE, "uid=alice," + PEOPLE, SUB, SUB2]), str(lumen_sync))
     R.check("a bogus value is a protocolError",
             lumen["subtree, trailing bytes"] == (2, "subentries control value encoding is bogus"))
     R.finish()

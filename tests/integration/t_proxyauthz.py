@@ -241,17 +241,24 @@ def main():
         for kind in ("lumend", "slapd"):
             server = start(kind, policy)
             try:
-                runs[kind] = (matrix(server), scenarios(server) if policy == "to" else None,
+                runs[kind] = (matrix(server),
+                              scenarios(server) if policy in ("to", "none") else None,
                               server.log_text())
             finally:
                 server.stop(R if kind == "lumend" else None)
         compare_matrices(policy, runs["lumend"][0], runs["slapd"][0])
-        if policy != "to":
+        if policy not in ("to", "none"):
             continue
         lumen, slapd = runs["lumend"][1], runs["slapd"][1]
         for label in lumen:
-            R.check(f"{label}: as slapd ({lumen[label]})", lumen[label] == slapd[label],
-                    f"lumen {lumen[label]} slapd {slapd[label]}")
+            R.check(f"{policy}: {label}: as slapd ({lumen[label]})",
+                    lumen[label] == slapd[label], f"lumen {lumen[label]} slapd {slapd[label]}")
+        if policy == "none":
+            R.check("policy none: the rootdn still acts as any DN of its database",
+                    lumen["rootdn as nobody"] == ("ok", "dn:" + NOBODY))
+            R.check("policy none: p-exact may not be alice",
+                    lumen["secret as alice"][0] == 123, str(lumen["secret as alice"]))
+            continue
         m = runs["lumend"][0]
         R.check("p-exact may be alice", m[("p-exact", f"dn:{ALICE}")] == ("ok", "dn:" + ALICE))
         R.check("p-exact may not be bob", m[("p-exact", f"dn:{BOB}")][0] == 123,

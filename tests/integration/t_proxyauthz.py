@@ -20,6 +20,7 @@ Debian's slapd 2.5 on the same data, ACLs and policy.
     authz-policy stops `lumend -T` naming file, line and reason.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,8 +71,8 @@ SYNTAX_CASES = [f"dn:{ALICE}", f"dn.base:{ALICE}", f"dn.exact:{ALICE}", f"dn.sub
                 f"ldap:///{B}??sub?(cn=alice)", f"ldap:///{B}??one", f"ldap:///{B}",
                 "ldap:///??sub?(cn=alice)", f"ldap://host/{B}??sub?(cn=a)",
                 f"ldap:///{B}?cn?sub?(cn=a)", f"ldap:///{B}??sub?(cn=a", f"ldap:///{B}??base?(cn=a)?x",
-                f"ldap:///{B}??children?(cn=a)", f"ldap:///{B}??nowhere", "u.EXTERNAL:bob",
-                "group/groupOfNames/member:cn=x," + B, "", "x:y"]
+                f"ldap:///{B}??children?(cn=a)", f"ldap:///{B}??nowhere", "u.EXTERNAL:bob", "",
+                "group/groupOfNames/member:cn=x," + B, f"dn.subtree:{PEOPLE}", "x:y"]
 
 
 def ldif():
@@ -208,6 +209,11 @@ def scenarios(server):
     for value in SYNTAX_CASES:
         got[f"add authzTo {value!r}"] = outcome(lambda: root.modify_s(
             person("carol"), [(ldap.MOD_REPLACE, "authzTo", [value.encode()])]) or "stored")
+    # a refused value leaves the last accepted one (slapd numbers its
+    # X-ORDERED values "{0}...": compared without the prefix)
+    got["authzTo after the refused values"] = outcome(lambda: sorted(
+        re.sub(rb"^\{\d+\}", b"", v) for v in root.search_s(
+            person("carol"), ldap.SCOPE_BASE, attrlist=["authzTo"])[0][1].get("authzTo", [])))
     cli = subprocess.run(["ldapwhoami", "-x", "-H", server.uri, "-D",
                           person("p-subtree", PROXIES), "-w", "pw", "-e",
                           f"!authzid=dn:{BOB}"], capture_output=True, text=True)

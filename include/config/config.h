@@ -136,6 +136,20 @@ struct config_authz_regexp {
 	char *origin;
 };
 
+/*
+ * `authz-policy`: which rules let an identity act as another through the
+ * Proxied Authorization control (RFC 4370): none, the authenticated
+ * entry's authzTo (to), the target entry's authzFrom (from), either (any)
+ * or both (all). OpenLDAP's names and meaning.
+ */
+enum config_authz_policy {
+	CONFIG_AUTHZ_NONE = 0,
+	CONFIG_AUTHZ_TO = 1,
+	CONFIG_AUTHZ_FROM = 2,
+	CONFIG_AUTHZ_ANY = CONFIG_AUTHZ_TO | CONFIG_AUTHZ_FROM,
+	CONFIG_AUTHZ_ALL = 4 | CONFIG_AUTHZ_ANY,
+};
+
 /* TLSVerifyClient. */
 enum config_tls_verify {
 	CONFIG_TLS_VERIFY_NEVER = 0,
@@ -314,6 +328,7 @@ struct config {
 	char *password_hash;        /* password-hash scheme, "{SSHA512}" by default */
 	struct config_authz_regexp *authz_regexps;
 	size_t n_authz_regexps;
+	enum config_authz_policy authz_policy;  /* authz-policy (default none) */
 	struct access_rules access; /* global `access` lines */
 	struct config_limit *limits;/* global `limits` lines */
 	size_t n_limits;

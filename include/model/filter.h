@@ -165,6 +165,19 @@ struct filter_evaluation {
 int filter_test(const struct filter *f, const struct entry *e,
 		const struct filter_evaluation *how, enum filter_result *out);
 
+/*
+ * RFC 3876 (matched values): does value i of attribute a satisfy item, a
+ * node of f that is not AND, OR or NOT? An item that does not name a's
+ * type (its type or a supertype, with its options; an extensible match
+ * without a type: a's syntax) keeps nothing; (objectClass=C) keeps the
+ * values naming C or a subclass of it. Values are normalized into scratch
+ * (NULL: f's arena) when the rule needs it. LUMEN_OK with *keep set, or
+ * LUMEN_ENOMEM (the scratch ran out).
+ */
+int filter_item_keeps_value(const struct filter *f, const struct filter_node *item,
+			    const struct entry_attribute *a, size_t i, struct arena *scratch,
+			    bool *keep);
+
 /* filter_test without access control, computed attributes or scratch;
  * a failure reads as FILTER_UNDEFINED (tools and tests only). */
 enum filter_result filter_evaluate(const struct filter *f, const struct entry *e);

@@ -54,6 +54,7 @@ enum ldap_result_code {
 	LDAP_TOO_LATE = 120,
 	LDAP_CANNOT_CANCEL = 121,
 	LDAP_ASSERTION_FAILED = 122,
+	LDAP_PROXIED_AUTHORIZATION_DENIED = 123,   /* RFC 4370 */
 	/* OpenLDAP's private code for an unknown RFC 5805 transaction ID
 	 * (LDAP_X_TXN_ID_INVALID), answered as slapd answers it. */
 	LDAP_TXN_ID_INVALID = 0x4121,

@@ -10,7 +10,13 @@
  * request (draft-behera-ldap-password-policy-10 §6.1: Bind, Modify and
  * Password Modify; no value; the ppolicy overlay answers it), the
  * Transaction Specification (RFC 5805, updates only: critical, its value
- * the identifier; op_txn.c queues the update). A control that the table
+ * the identifier; op_txn.c queues the update), Proxied
+ * Authorization (RFC 4370: the authzId is kept here, decided by
+ * proxy_authz.h; criticality FALSE is accepted as slapd accepts it; not on
+ * a Bind, where slapd refuses it), Don't Use Copy (RFC 6171, search and
+ * compare, no value; a replica answers it in op_refuse_copy), Subentries
+ * (RFC 3672, search only, a BOOLEAN; op_search applies it), Matched
+ * Values (RFC 3876, search only, matched_values.h). A control that the table
  * does not know, or knows but not for this operation, is ignored when
  * non-critical and refused with unavailableCriticalExtension when critical.
  *
@@ -38,6 +44,7 @@
 #include "entry_send.h"
 #include "filter.h"
 #include "ldap_message.h"
+#include "matched_values.h"
 #include "schema.h"
 
 #define CONTROL_MANAGE_DSA_IT "2.16.840.1.113730.3.4.2"
@@ -52,6 +59,10 @@
 #define CONTROL_VLV_REQUEST   "2.16.840.1.113730.3.4.9"
 #define CONTROL_VLV_RESPONSE  "2.16.840.1.113730.3.4.10"
 #define CONTROL_TXN_SPEC      LDAP_OID_TXN_SPECIFICATION
+#define CONTROL_PROXY_AUTHZ   "2.16.840.1.113730.3.4.18"
+#define CONTROL_DONT_USE_COPY "1.3.6.1.1.22"
+#define CONTROL_SUBENTRIES    "1.3.6.1.4.1.4203.1.10.1"
+#define CONTROL_MATCHED_VALUES "1.2.826.0.1.3344810.2.3"
 
 /* Sort keys one request may carry (more: protocolError). */
 #define CONTROLS_MAX_SORT_KEYS 8
@@ -96,6 +107,13 @@ struct request_controls {
 	struct vlv_request vlv_request;
 	bool has_txn;                  /* RFC 5805 Transaction Specification */
 	struct ber_view txn_id;        /* its transaction identifier */
+	bool proxy_authz;              /* RFC 4370 Proxied Authorization */
+	struct ber_view authzid;       /* its value (empty: anonymous) */
+	bool dont_use_copy;            /* RFC 6171 Don't Use Copy */
+	bool subentries;               /* RFC 3672 Subentries, search only: */
+	bool subentries_visibility;    /* TRUE only subentries, FALSE none */
+	bool matched_values;           /* RFC 3876 Matched Values, search only */
+	struct values_return_filter values_return;
 };
 
 /*

@@ -29,6 +29,8 @@
  *  - The DN written is the backend's current DN (info->dn) when info is
  *    given, else e->dn.
  *  - A type both stored and computed (none today) would be sent twice.
+ *  - keep_value (matched values) costs a per-value test and re-encodes the
+ *    attributes it filters instead of copying them.
  *  - Access control: when may_read is set (the search's ACL check for the
  *    entry being encoded), attributes it refuses are left out, computed
  *    ones included.
@@ -65,6 +67,10 @@ struct attribute_selection {
 	bool computed[COMPUTED_ATTRIBUTE_COUNT];                             /* selected */
 	bool (*may_read)(void *arg, const struct attribute_type *type);      /* NULL: all */
 	void *may_read_arg;
+	/* RFC 3876 (matched_values.h): send value i of a? NULL: every value.
+	 * An attribute with no value kept is left out. */
+	bool (*keep_value)(void *arg, const struct entry_attribute *a, size_t i);
+	void *keep_value_arg;
 };
 
 /*

@@ -230,12 +230,16 @@ struct op_target {
 	struct ber_view next_cookie;         /* search: the paged-results answer */
 	bool hide_matched;                   /* ACLs apply: never name a matchedDN */
 	struct access_values assertion_access; /* bop.filter_access of non-searches */
+	bool proxied;                        /* Proxied Authorization: runs as */
+	struct ber_view proxied_ndn;         /* this identity (empty: anonymous) */
 };
 
 /*
- * Parse the request's controls into t->controls. On failure the result
- * (protocolError, unavailableCriticalExtension, other) was sent and false
- * is returned.
+ * Parse the request's controls into t->controls and decide a Proxied
+ * Authorization control (proxy_authz.h: t->proxied, t->proxied_ndn, the
+ * PROXYAUTHZ log line). On failure the result (protocolError,
+ * unavailableCriticalExtension, authorizationDenied, other) was sent and
+ * false is returned.
  */
 bool op_parse_controls(struct op_context *ctx, struct op_target *t);
 /*
@@ -245,8 +249,21 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t);
  * returned.
  */
 bool op_target_resolve(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/* The identity t's operation runs as: the proxied one, else the
+ * connection's (normalized, arena copy). LUMEN_ENOMEM. */
+int op_requester(struct op_context *ctx, const struct op_target *t, struct ber_view *ndn);
 /* Both of the above, in that order. */
 bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_target *t);
+/*
+ * RFC 6171 Don't Use Copy on a replica (a database with `syncrepl` lines
+ * and not `multiprovider on`), answered as slapd does: a search gets a
+ * referral to each `updateref` URL with its base and scope
+ * (URL/base??scope), or unwillingToPerform without one; a compare
+ * unwillingToPerform. dn: the request's DN as sent; scope: the search's,
+ * or -1 for a compare. True when it answered.
+ */
+bool op_refuse_copy(struct op_context *ctx, const struct op_target *t, struct ber_view dn,
+		    int scope);
 /* op_target_prepare for a write: a read-only database (the server's own,
  * own_databases.h) answers unwillingToPerform before any access check, as
  * slapd does. */
@@ -254,12 +271,14 @@ bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct 
 /*
  * A replica (a database with `syncrepl` lines) is written only by its
  * consumers: anyone else's write is answered here with a referral to its
- * `updateref` URLs, or unwillingToPerform without one (slapd's "shadow
+ * `updateref` URLs with the target DN dn appended as slapd does (URL/dn;
+ * the URL alone for an empty dn), or unwillingToPerform without one (slapd's "shadow
  * context; no update referral"), the rootdn's too — unless the database is
  * `multiprovider on`, which takes every client's writes. True when it
  * answered.
  */
-bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db);
+bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db,
+			     struct ber_view dn);
 /*
  * Send the backend's answer (rc: its return value, logged when not
  * LUMEN_OK) with the response controls asked for (Pre-/Post-Read from

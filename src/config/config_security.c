@@ -159,6 +159,25 @@ static int apply_authz_regexp(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+static int apply_authz_policy(struct parse_state *st, size_t argc, char **argv)
+{
+	static const struct { const char *name; enum config_authz_policy policy; } names[] = {
+		{ "none", CONFIG_AUTHZ_NONE }, { "to", CONFIG_AUTHZ_TO },
+		{ "from", CONFIG_AUTHZ_FROM }, { "any", CONFIG_AUTHZ_ANY },
+		{ "all", CONFIG_AUTHZ_ALL },
+	};
+	(void)argc;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcasecmp(argv[1], names[i].name) == 0) {
+			st->cfg->authz_policy = names[i].policy;
+			return LUMEN_OK;
+		}
+	}
+	return config_fail_at(st, LUMEN_EMALFORMED,
+			      "authz-policy: expected none, to, from, any or all, got \"%s\"",
+			      argv[1]);
+}
+
 /* `limits WHO LIMIT...`: WHO as slapd.conf(5) (a subset), LIMIT size=/time=. */
 static int limit_who(struct parse_state *st, const char *text, struct config_limit *l)
 {
@@ -242,6 +261,8 @@ static const struct directive rows[] = {
 	  apply_password_cleartext, NULL },
 	{ "authz-regexp", SECTION_GLOBAL, 2, 2, "authz-regexp <pattern> <replacement>",
 	  apply_authz_regexp, NULL },
+	{ "authz-policy", SECTION_GLOBAL, 1, 1, "authz-policy none|from|to|any|all",
+	  apply_authz_policy, NULL },
 	{ "TLSCertificateFile", SECTION_GLOBAL, 1, 1, "TLSCertificateFile <file>", apply_tls_file,
 	  NULL },
 	{ "TLSCertificateKeyFile", SECTION_GLOBAL, 1, 1, "TLSCertificateKeyFile <file>",

@@ -484,6 +484,45 @@ static enum filter_result item_matches(struct eval_state *st, const struct filte
 	return result;
 }
 
+/* (objectClass=C) on one value: the value names C or a subclass of C. */
+static bool class_value_matches(const struct filter *f, const struct filter_node *item,
+				struct ber_view value)
+{
+	const struct object_class *oc = schema_object_class(f->schema, (const char *)value.ptr,
+							    value.len);
+	return oc != NULL && object_class_is_subclass(oc, item->object_class);
+}
+
+/* Does the item name a's type (or, extensible without a type, its syntax)? */
+static bool item_names_attribute(const struct filter_node *item, const struct entry_attribute *a)
+{
+	if (item->type == LDAP_FILTER_EXTENSIBLE)
+		return item->rule != NULL && extensible_applies(item, a);
+	return item->desc.type != NULL && attribute_description_matches(&item->desc, &a->desc);
+}
+
+int filter_item_keeps_value(const struct filter *f, const struct filter_node *item,
+			    const struct entry_attribute *a, size_t i, struct arena *scratch,
+			    bool *keep)
+{
+	struct eval_state st = { .scratch = scratch != NULL ? scratch : f->arena };
+	*keep = false;
+	if (item->undefined || i >= a->n_values || !item_names_attribute(item, a))
+		return LUMEN_OK;
+	if (item->type == LDAP_FILTER_PRESENT) {
+		*keep = true;
+		return LUMEN_OK;
+	}
+	if (item->object_class != NULL) {
+		*keep = class_value_matches(f, item, a->values[i].value);
+		return LUMEN_OK;
+	}
+	bool stored = shares_equality_normalizer(a->desc.type, item->rule) &&
+		      (item->type == LDAP_FILTER_EXTENSIBLE || item->uses_stored_normalized);
+	*keep = value_item(&st, item, stored, &a->values[i]) == FILTER_TRUE;
+	return st.error != 0 ? st.error : LUMEN_OK;
+}
+
 static enum filter_result node_evaluate(struct eval_state *st, const struct filter_node *node);
 
 /*

@@ -71,6 +71,8 @@ static const struct matching_rule rules[] = {
 	EQUALITY("1.3.6.1.1.16.2", "uuidMatch", "1.3.6.1.1.16.1", norm_uuid),
 	ORDERING("1.3.6.1.1.16.3", "uuidOrderingMatch", "1.3.6.1.1.16.1", norm_uuid,
 		 matching_compare_bytes),
+	EQUALITY("1.3.6.1.4.1.4203.666.4.1", "authzMatch", "1.3.6.1.4.1.4203.666.2.7",
+		 norm_octet_string),
 	EQUALITY("1.3.6.1.4.1.4203.666.11.2.2", "CSNMatch", "1.3.6.1.4.1.4203.666.11.2.1",
 		 norm_csn),
 	ORDERING("1.3.6.1.4.1.4203.666.11.2.3", "CSNOrderingMatch", "1.3.6.1.4.1.4203.666.11.2.1",

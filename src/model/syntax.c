@@ -1,6 +1,6 @@
 /*
  * syntax.c — the table of built-in LDAP syntaxes (RFC 4517, RFC 4523 for
- * certificates, RFC 4530 UUID, RFC 2307 NIS, OpenLDAP's CSN) and their value
+ * certificates, RFC 4530 UUID, RFC 2307 NIS, OpenLDAP's CSN and authz) and their value
  * validators. Contract: include/schema.h.
  *
  * Validators are strict where the RFC grammar is short and clients get it
@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "arena.h"
+#include "ldap_filter_text.h"
 #include "lumen_error.h"
 #include "matching_rules.h"
 #include "schema.h"
@@ -145,6 +147,97 @@ static int validate_name_and_uid(const uint8_t *v, size_t len)
 		break;
 	}
 	return validate_dn(v, len);
+}
+
+/* If v starts with prefix (any case), *rest and rest_len are what follows. */
+static bool authz_prefix(const uint8_t *v, size_t len, const char *prefix,
+			 const uint8_t **rest, size_t *rest_len)
+{
+	size_t n = strlen(prefix);
+	if (len < n || strncasecmp((const char *)v, prefix, n) != 0)
+		return false;
+	*rest = v + n;
+	*rest_len = len - n;
+	return true;
+}
+
+/* The part of an authz URL before its next '?' (*more: one was there). */
+static size_t url_part(const uint8_t **v, size_t *len, bool *more)
+{
+	const uint8_t *q = memchr(*v, '?', *len);
+	size_t n = q != NULL ? (size_t)(q - *v) : *len;
+	*more = q != NULL;
+	*v += q != NULL ? n + 1 : n;
+	*len -= q != NULL ? n + 1 : n;
+	return n;
+}
+
+/* An ldap: URL after "ldap://" as slapd stores it: no host, no
+ * attributes, no extensions, a known scope, a filter that parses. */
+static int validate_authz_url(const uint8_t *v, size_t len)
+{
+	static const char *const scopes[] = { "", "base", "one", "onelevel", "sub", "subtree",
+					      "children", "subord", "subordinate" };
+	bool more;
+	if (len == 0 || v[0] != '/')
+		return LUMEN_EMALFORMED;
+	v++, len--;
+	url_part(&v, &len, &more);
+	if (more && url_part(&v, &len, &more) > 0)
+		return LUMEN_EMALFORMED;
+	const uint8_t *scope = v;
+	size_t scope_len = more ? url_part(&v, &len, &more) : 0;
+	bool known = false;
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
+		known |= strlen(scopes[i]) == scope_len &&
+			 strncasecmp(scopes[i], (const char *)scope, scope_len) == 0;
+	const uint8_t *filter = v;
+	size_t filter_len = more ? url_part(&v, &len, &more) : 0;
+	if (!known || (more && len > 0))
+		return LUMEN_EMALFORMED;
+	if (filter_len == 0)
+		return LUMEN_OK;
+	struct arena arena;
+	struct ldap_decode_limits limits;
+	struct ldap_filter *parsed;
+	size_t at;
+	arena_init(&arena, 64u * 1024u);
+	ldap_decode_limits_default(&limits);
+	int rc = ldap_filter_text_parse((const char *)filter, filter_len, &arena, &limits,
+					&parsed, &at);
+	arena_free(&arena);
+	return rc == LUMEN_OK ? LUMEN_OK : LUMEN_EMALFORMED;
+}
+
+/*
+ * OpenLDAP's authz syntax (authzTo/authzFrom): the forms slapd accepts in
+ * a value — dn[.exact|.subtree|.children|.onelevel]:DN, dn.regex:RE,
+ * u[.mech[/realm]]:user, group[/class[/attr]]:DN, *, ldap:/// URLs.
+ */
+static int validate_authz(const uint8_t *v, size_t len)
+{
+	static const char *const dn_forms[] = { "dn:", "dn.exact:", "dn.subtree:",
+						"dn.children:", "dn.onelevel:" };
+	const uint8_t *rest;
+	size_t n;
+	if (utf8_validate(v, len) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	if (len == 0 || (len == 1 && v[0] == '*'))   /* slapd takes an empty value */
+		return LUMEN_OK;
+	for (size_t i = 0; i < sizeof(dn_forms) / sizeof(dn_forms[0]); i++)
+		if (authz_prefix(v, len, dn_forms[i], &rest, &n))
+			return n == 1 && rest[0] == '*' ? LUMEN_OK : validate_dn(rest, n);
+	if (authz_prefix(v, len, "dn.regex:", &rest, &n))
+		return LUMEN_OK;
+	if (authz_prefix(v, len, "ldap://", &rest, &n))
+		return validate_authz_url(rest, n);
+	if (authz_prefix(v, len, "group", &rest, &n) && n > 0 && (rest[0] == ':' || rest[0] == '/')) {
+		const uint8_t *colon = memchr(rest, ':', n);
+		return colon != NULL ? validate_dn(colon + 1, n - (size_t)(colon + 1 - rest))
+				     : LUMEN_EMALFORMED;
+	}
+	return VALID(len >= 2 && (v[0] | 0x20) == 'u' && (v[1] == ':' || v[1] == '.') &&
+		     memchr(v, ':', len) != NULL);
 }
 
 /* numericoid or descr (RFC 4512 §1.4 oid). */
@@ -321,6 +414,9 @@ static const struct syntax syntaxes[] = {
 	{ "1.3.6.1.1.1.0.0", "RFC2307 NIS Netgroup Triple", false, validate_ia5 },
 	{ "1.3.6.1.1.1.0.1", "RFC2307 Boot Parameter", false, validate_ia5 },
 	{ "1.3.6.1.4.1.4203.666.11.2.1", "CSN", false, validate_csn },
+	/* authzTo/authzFrom rules; the server reads them (an unknown form
+	 * never matches, as in slapd). */
+	{ "1.3.6.1.4.1.4203.666.2.7", "OpenLDAP authz", false, validate_authz },
 };
 
 #define N_SYNTAXES (sizeof(syntaxes) / sizeof(syntaxes[0]))

@@ -56,6 +56,7 @@ static const struct result_name result_names[] = {
 	{ LDAP_TOO_LATE, "tooLate" },
 	{ LDAP_CANNOT_CANCEL, "cannotCancel" },
 	{ LDAP_ASSERTION_FAILED, "assertionFailed" },
+	{ LDAP_PROXIED_AUTHORIZATION_DENIED, "authorizationDenied" },
 	{ LDAP_TXN_ID_INVALID, "txnIdInvalid" },
 };
 

@@ -241,6 +241,54 @@ static int parse_txn_spec(const struct control_parse *p)
 	return LUMEN_OK;
 }
 
+/* RFC 4370 §3: the value is an authzId, possibly empty; whether it may be
+ * assumed is proxy_authz_decide's question. */
+static int parse_proxy_authz(const struct control_parse *p)
+{
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "proxy authorization control value absent");
+	p->out->proxy_authz = true;
+	p->out->authzid = p->control->value;
+	return LUMEN_OK;
+}
+
+/* RFC 6171 §3: no value. Criticality FALSE is accepted, as by slapd. */
+static int parse_dont_use_copy(const struct control_parse *p)
+{
+	if (p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "dontUseCopy control value not absent");
+	p->out->dont_use_copy = true;
+	return LUMEN_OK;
+}
+
+/* RFC 3672 §3: visibility BOOLEAN, nothing else. */
+static int parse_subentries(const struct control_parse *p)
+{
+	struct ber_reader r;
+	ber_reader_init(&r, p->control->value.ptr, p->control->value.len);
+	if (!p->control->has_value ||
+	    ber_read_boolean(&r, BER_TAG_BOOLEAN, &p->out->subentries_visibility) != LUMEN_OK ||
+	    !ber_reader_at_end(&r))
+		return fail(p, LUMEN_EMALFORMED, "subentries control value encoding is bogus");
+	p->out->subentries = true;
+	return LUMEN_OK;
+}
+
+/* RFC 3876 §2; slapd's diagnostics. */
+static int parse_matched_values(const struct control_parse *p)
+{
+	if (!p->control->has_value)
+		return fail(p, LUMEN_EMALFORMED, "valuesReturnFilter control value is absent");
+	int rc = values_return_filter_decode(p->control->value, p->schema, p->limits, p->arena,
+					     &p->out->values_return);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	if (rc != LUMEN_OK)
+		return fail(p, LUMEN_EMALFORMED, "error decoding vrFilter");
+	p->out->matched_values = true;
+	return LUMEN_OK;
+}
+
 struct control_handler {
 	const char *oid;
 	unsigned ops;                  /* OP_BIT of the requests it applies to */
@@ -262,13 +310,19 @@ static const struct control_handler handlers[] = {
 	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },
 	{ CONTROL_VLV_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_vlv_request },
 	{ CONTROL_TXN_SPEC, UPDATE_OPS, parse_txn_spec },
+	{ CONTROL_PROXY_AUTHZ, ENTRY_OPS | OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_proxy_authz },
+	{ CONTROL_DONT_USE_COPY, OP_BIT(LDAP_OP_SEARCH_REQUEST) | OP_BIT(LDAP_OP_COMPARE_REQUEST),
+	  parse_dont_use_copy },
+	{ CONTROL_SUBENTRIES, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_subentries },
+	{ CONTROL_MATCHED_VALUES, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_matched_values },
 };
 #define N_HANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static const char *const supported[N_HANDLERS] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
 	CONTROL_PAGED_RESULTS, CONTROL_PASSWORD_POLICY, CONTROL_SYNC_REQUEST,
-	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_TXN_SPEC,
+	CONTROL_SORT_REQUEST, CONTROL_VLV_REQUEST, CONTROL_TXN_SPEC, CONTROL_PROXY_AUTHZ,
+	CONTROL_DONT_USE_COPY, CONTROL_SUBENTRIES, CONTROL_MATCHED_VALUES,
 };
 
 size_t controls_supported(const char *const **oids)

@@ -153,9 +153,33 @@ static void write_computed(const struct attribute_selection *sel, struct ber_vie
 	}
 }
 
+/* The values of a that sel->keep_value keeps; nothing when none is. */
+static void write_kept_values(const struct attribute_selection *sel,
+			      const struct entry_attribute *a, struct ber_writer *w)
+{
+	size_t first = 0;
+	while (first < a->n_values && !sel->keep_value(sel->keep_value_arg, a, first))
+		first++;
+	if (first == a->n_values)
+		return;
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, a->name.ptr, a->name.len);
+	ber_begin(w, BER_TAG_SET);
+	for (size_t i = first; i < a->n_values; i++)
+		if (i == first || sel->keep_value(sel->keep_value_arg, a, i))
+			ber_write_octets(w, BER_TAG_OCTET_STRING, a->values[i].value.ptr,
+					 a->values[i].value.len);
+	ber_end(w);
+	ber_end(w);
+}
+
 static void write_attribute(const struct attribute_selection *sel,
 			    const struct entry_attribute *a, struct ber_writer *w)
 {
+	if (!sel->types_only && sel->keep_value != NULL) {
+		write_kept_values(sel, a, w);
+		return;
+	}
 	if (!sel->types_only) {
 		entry_attribute_write(a, w);   /* a memcpy when `encoded` is fresh */
 		return;

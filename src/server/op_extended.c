@@ -17,16 +17,30 @@ struct extended_handler {
 	void (*run)(struct op_context *ctx, const struct ldap_extended_request *req);
 };
 
+/* The DN WhoAmI names: the proxied identity (normalized, as slapd
+ * answers it) or the connection's authorization DN. */
+static int who_am_i_dn(struct op_context *ctx, const struct op_target *t, struct ber_view *dn)
+{
+	if (t->proxied) {
+		*dn = t->proxied_ndn;
+		return LUMEN_OK;
+	}
+	return conn_authz_dn(ctx->conn, ctx->arena, dn);
+}
+
 /* RFC 4532: the authorization identity, "" when anonymous. */
 static void who_am_i(struct op_context *ctx, const struct ldap_extended_request *req)
 {
 	struct ber_view ndn;
+	struct op_target t;
 	if (req->has_value) {
 		op_send_extended(ctx, LDAP_PROTOCOL_ERROR, "WhoAmI takes no request value",
 				 NULL, NULL);
 		return;
 	}
-	if (conn_authz_dn(ctx->conn, ctx->arena, &ndn) != LUMEN_OK) {
+	if (!op_parse_controls(ctx, &t))
+		return;
+	if (who_am_i_dn(ctx, &t, &ndn) != LUMEN_OK) {
 		op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
 		return;
 	}

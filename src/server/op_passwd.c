@@ -94,10 +94,12 @@ struct passwd_change {
 	bool want_password_policy;
 };
 
-/* The target's identity: userIdentity, or the bound user. False: answered. */
-static bool resolve_target(struct op_context *ctx, struct passwd_change *pc)
+/* The target's identity: userIdentity, or the requester (the bound user,
+ * or whom it proxies as). False: answered. */
+static bool resolve_target(struct op_context *ctx, const struct op_target *t,
+			   struct passwd_change *pc)
 {
-	if (conn_identity(ctx->conn, ctx->arena, &pc->requester_ndn) != LUMEN_OK) {
+	if (op_requester(ctx, t, &pc->requester_ndn) != LUMEN_OK) {
 		op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
 		return false;
 	}
@@ -119,7 +121,7 @@ static bool resolve_target(struct op_context *ctx, struct passwd_change *pc)
 		op_send_extended(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
 		return false;
 	}
-	if (op_refuse_replica_write(ctx, pc->db))
+	if (op_refuse_replica_write(ctx, pc->db, (struct ber_view){ 0 }))
 		return false;
 	struct ber_view rootdn = pc->db->rootdn;
 	pc->is_root = rootdn.ptr != NULL && pc->requester_ndn.len == rootdn.len &&
@@ -246,7 +248,7 @@ void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 		return;
 	}
 	pc.password_type = schema_attribute_type(cfg->schema, "userPassword", 12);
-	if (pc.password_type == NULL || !resolve_target(ctx, &pc) || !change_allowed(ctx, &pc))
+	if (pc.password_type == NULL || !resolve_target(ctx, &t, &pc) || !change_allowed(ctx, &pc))
 		return;
 	struct ber_view pw = pc.req.new_password;
 	bool generate = !pc.req.has_new || pw.len == 0;

@@ -113,8 +113,43 @@ static uint64_t paged_fingerprint(const struct ldap_search_request *req, struct 
 	return h;
 }
 
+/*
+ * RFC 3672 as back-mdb answers it: a subentry (objectClass subentry) is
+ * returned by a one-level or subtree search only with the Subentries
+ * control TRUE, by a base search unless the control says FALSE; with the
+ * control TRUE nothing else is returned. A replication search (Sync
+ * Request) sees every entry: a replica must be whole.
+ */
+struct subentry_rule {
+	const struct object_class *subentry;   /* NULL: the schema has none */
+	bool base_scope;
+	bool control, visibility;
+};
+
+static void subentry_rule_init(struct subentry_rule *r, const struct op_context *ctx,
+			       const struct op_target *t, const struct ldap_search_request *req)
+{
+	bool replication = t->controls.has_sync;
+	r->subentry = replication ? NULL
+				  : schema_object_class(ctx->server->config->schema, "subentry", 8);
+	r->base_scope = req->scope == LDAP_SCOPE_BASE;
+	r->control = t->controls.subentries && !replication;
+	r->visibility = t->controls.subentries_visibility;
+}
+
+static bool subentry_rule_hides(const struct subentry_rule *r, const struct entry *e)
+{
+	bool is_subentry = r->subentry != NULL && entry_is_instance_of(e, r->subentry);
+	if (!is_subentry)
+		return r->control && r->visibility;
+	if (!r->base_scope)
+		return !(r->control && r->visibility);
+	return r->control && !r->visibility;
+}
+
 struct search_sink {
 	struct op_context *ctx;
+	const struct subentry_rule *subentries;
 	struct attribute_selection *sel;
 	/* Under access control (NULL otherwise): entries are decided here, and
 	 * the size limit is counted here since skipped entries do not count. */
@@ -128,6 +163,8 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 {
 	struct search_sink *sink = arg;
 	struct op_context *ctx = sink->ctx;
+	if (subentry_rule_hides(sink->subentries, e))
+		return BACKEND_SINK_SKIPPED;
 	if (sink->access != NULL) {
 		if (!access_search_entry(sink->access, e))
 			return BACKEND_SINK_SKIPPED;
@@ -329,6 +366,7 @@ static bool sync_answered_here(struct op_context *ctx, struct op_target *t)
 
 struct sort_run {
 	struct sort_collection coll;
+	const struct subentry_rule *subentries;
 	struct access_search *access;
 	int rc;                             /* sort_collection_add's */
 };
@@ -338,7 +376,8 @@ static int collect_entry(void *arg, const struct entry *e, const struct backend_
 {
 	struct sort_run *run = arg;
 	(void)info;
-	if (run->access != NULL && !access_search_entry(run->access, e))
+	if (subentry_rule_hides(run->subentries, e) ||
+	    (run->access != NULL && !access_search_entry(run->access, e)))
 		return BACKEND_SINK_SKIPPED;
 	run->rc = sort_collection_add(&run->coll, e,
 				      run->access != NULL ? access_search_may_read : NULL,
@@ -505,7 +544,8 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 			  struct backend_search *search, uint64_t returned)
 {
 	struct sort_spec spec;
-	struct sort_run run = { .access = sink->access, .rc = LUMEN_OK };
+	struct sort_run run = { .subentries = sink->subentries, .access = sink->access,
+				.rc = LUMEN_OK };
 	struct sort_window w;
 	if (sink->access == NULL)
 		sink->size_limit = t->bop.size_limit > 0 ? (unsigned long)t->bop.size_limit : 0;
@@ -536,8 +576,8 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	sort_collection_free(&run.coll);
 }
 
-static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
-			    struct op_target *t)
+static void search_with(struct op_context *ctx, const struct ldap_search_request *req,
+			struct op_target *t, struct matched_values *mv)
 {
 	struct filter filter;
 	struct attribute_selection sel;
@@ -547,7 +587,10 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	if (!sync_answered_here(ctx, t) || !compile_filter(ctx, req, &filter) ||
 	    !prepare_selection(ctx, req, &sel) || !open_cookie(ctx, req, t, &position, &returned))
 		return;
-	struct search_sink sink = { ctx, &sel, NULL, 0, returned, false };
+	matched_values_select(mv, &sel);
+	struct subentry_rule subentries;
+	subentry_rule_init(&subentries, ctx, t, req);
+	struct search_sink sink = { ctx, &subentries, &sel, NULL, 0, returned, false };
 	apply_limits(ctx, req, t);
 	bool checks = !t->bop.is_root && (ctx->server->config->access.n_rules > 0 ||
 					  t->db->config->access.n_rules > 0);
@@ -599,6 +642,16 @@ static void search_database(struct op_context *ctx, const struct ldap_search_req
 	op_target_answer(ctx, t, rc);
 }
 
+/* The search with its Matched Values scratch around it. */
+static void search_database(struct op_context *ctx, const struct ldap_search_request *req,
+			    struct op_target *t)
+{
+	struct matched_values mv;
+	matched_values_begin(&mv, t->controls.matched_values ? &t->controls.values_return : NULL);
+	search_with(ctx, req, t, &mv);
+	matched_values_end(&mv);
+}
+
 void op_search(struct op_context *ctx)
 {
 	const struct ldap_search_request *req = &ctx->msg->u.search;
@@ -607,6 +660,7 @@ void op_search(struct op_context *ctx)
 		log_request(ctx, req);
 	if (!op_parse_controls(ctx, &t))
 		return;
-	if (op_target_resolve(ctx, req->base, &t))
+	if (op_target_resolve(ctx, req->base, &t) &&
+	    !op_refuse_copy(ctx, &t, req->base, (int)req->scope))
 		search_database(ctx, req, &t);
 }

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "proxy_authz.h"
 #include "server.h"
 
 long op_combine_limit(long requested, long configured)
@@ -23,6 +24,43 @@ long op_combine_limit(long requested, long configured)
 	return requested > 0 && requested < configured ? requested : configured;
 }
 
+/* RFC 4370: decide whether the connection's identity may act as the
+ * control's authzId for this one operation. */
+static bool apply_proxy_authz(struct op_context *ctx, struct op_target *t)
+{
+	struct ber_view authc;
+	const char *why = NULL;
+	int rc = conn_identity(ctx->conn, ctx->arena, &authc);
+	if (rc == LUMEN_OK)
+		rc = proxy_authz_decide(ctx->server, ctx->arena, &ctx->op->abandoned, authc,
+					t->controls.authzid, &t->proxied_ndn, &why);
+	if (rc == LUMEN_ENOMEM) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	if (rc != LUMEN_OK) {
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PROXYAUTHZ denied authcDN=\"%s\" "
+			   "authzid=\"%s\": %s", (unsigned long long)conn_number(ctx->conn),
+			   ctx->op->number, op_log_string(ctx, authc),
+			   op_log_string(ctx, t->controls.authzid), why);
+		op_send_result(ctx, LDAP_PROXIED_AUTHORIZATION_DENIED, NULL, why);
+		return false;
+	}
+	t->proxied = true;
+	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PROXYAUTHZ dn=\"%s\" authcDN=\"%s\"",
+		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+		   op_log_string(ctx, t->proxied_ndn), op_log_string(ctx, authc));
+	return true;
+}
+
+int op_requester(struct op_context *ctx, const struct op_target *t, struct ber_view *ndn)
+{
+	if (!t->proxied)
+		return conn_identity(ctx->conn, ctx->arena, ndn);
+	*ndn = t->proxied_ndn;
+	return LUMEN_OK;
+}
+
 bool op_parse_controls(struct op_context *ctx, struct op_target *t)
 {
 	const char *why = "cannot parse the controls";
@@ -30,7 +68,7 @@ bool op_parse_controls(struct op_context *ctx, struct op_target *t)
 	int rc = controls_parse(ctx->msg, ctx->server->config->schema, &ctx->server->limits,
 				ctx->arena, &t->controls, &why);
 	if (rc == LUMEN_OK)
-		return true;
+		return !t->controls.proxy_authz || apply_proxy_authz(ctx, t);
 	if (rc == LUMEN_EUNSUPPORTED)
 		op_send_result(ctx, LDAP_UNAVAILABLE_CRITICAL_EXTENSION, NULL, why);
 	else if (rc == LUMEN_ENOMEM)
@@ -49,7 +87,7 @@ static bool same_dn(struct ber_view a, struct ber_view b)
 static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 {
 	struct backend_op *bop = &t->bop;
-	int rc = conn_identity(ctx->conn, ctx->arena, &bop->requester_ndn);
+	int rc = op_requester(ctx, t, &bop->requester_ndn);
 	if (rc != LUMEN_OK)
 		return rc;
 	bop->arena = ctx->arena;
@@ -214,22 +252,77 @@ bool op_target_prepare(struct op_context *ctx, struct ber_view dn, struct op_tar
 	return op_parse_controls(ctx, t) && op_target_resolve(ctx, dn, t);
 }
 
-bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db)
+/* url/dn (a write), url/dn??scope (a search; scope >= 0), as slapd
+ * rewrites an updateref; url itself when dn is empty. */
+static char *referral_for(struct op_context *ctx, const char *url, struct ber_view dn,
+			  int scope)
+{
+	static const char *const scopes[] = { "base", "one", "sub", "subordinate" };
+	const char *scope_name = scope >= 0 ? scopes[scope] : NULL;
+	size_t len = strlen(url);
+	if (dn.len == 0)
+		return arena_strndup(ctx->arena, url, len);
+	while (len > 0 && url[len - 1] == '/')
+		len--;
+	size_t size = len + 1 + dn.len + 2 + (scope_name ? strlen(scope_name) : 0) + 1;
+	char *out = arena_alloc(ctx->arena, size);
+	if (out != NULL)
+		snprintf(out, size, "%.*s/%.*s%s%s", (int)len, url, (int)dn.len,
+			 (const char *)dn.ptr, scope_name ? "??" : "", scope_name ? scope_name : "");
+	return out;
+}
+
+/* A referral to the database's updateref URLs rewritten for dn and scope. */
+static void send_update_referral(struct op_context *ctx, const struct config_database *cfg,
+				 struct ber_view dn, int scope)
+{
+	char **urls = arena_calloc(ctx->arena, cfg->n_updaterefs, sizeof(*urls));
+	for (size_t i = 0; urls != NULL && i < cfg->n_updaterefs; i++)
+		if ((urls[i] = referral_for(ctx, cfg->updaterefs[i], dn, scope)) == NULL)
+			urls = NULL;
+	if (urls == NULL)
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+	else
+		op_send_referral(ctx, urls, cfg->n_updaterefs);
+}
+
+bool op_refuse_replica_write(struct op_context *ctx, const struct server_database *db,
+			     struct ber_view dn)
 {
 	const struct config_database *cfg = db->config;
 	if (cfg == NULL || cfg->n_syncrepl == 0 || cfg->multiprovider)
 		return false;
 	if (cfg->n_updaterefs > 0)
-		op_send_referral(ctx, cfg->updaterefs, cfg->n_updaterefs);
+		send_update_referral(ctx, cfg, dn, -1);
 	else
 		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
 			       "shadow context; no update referral");
 	return true;
 }
 
+bool op_refuse_copy(struct op_context *ctx, const struct op_target *t, struct ber_view dn,
+		    int scope)
+{
+	const struct config_database *cfg = t->db->config;
+	if (!t->controls.dont_use_copy || cfg == NULL || cfg->n_syncrepl == 0 ||
+	    cfg->multiprovider)
+		return false;
+	if (scope < LDAP_SCOPE_BASE || scope > LDAP_SCOPE_CHILDREN) {
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL, "copy not used");
+		return true;
+	}
+	if (cfg->n_updaterefs == 0) {
+		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,
+			       "copy not used; no referral information available");
+		return true;
+	}
+	send_update_referral(ctx, cfg, dn, scope);
+	return true;
+}
+
 bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct op_target *t)
 {
-	if (!op_target_prepare(ctx, dn, t) || op_refuse_replica_write(ctx, t->db))
+	if (!op_target_prepare(ctx, dn, t) || op_refuse_replica_write(ctx, t->db, dn))
 		return false;
 	if (t->db->read_only) {
 		op_send_result(ctx, LDAP_UNWILLING_TO_PERFORM, NULL,

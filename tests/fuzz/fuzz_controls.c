@@ -8,8 +8,9 @@
  *
  * Input, structured mode (first byte < 0x80): byte 0 picks the operation;
  * then each control is a header byte h and a value:
- *   h & 7   OID: 0..4 the supported ones (controls.h), 5 an unknown OID,
- *           6 the value bytes are the OID (no value), 7 an empty OID
+ *   h & 7   OID: 0..4 the supported ones (controls.h), 5 Matched Values,
+ *           6 the value bytes are the OID (no value; an unknown one, or
+ *           any other supported OID), 7 an empty OID
  *   h & 8   critical          h & 16  has a value
  *   h & 32  two length bytes (big-endian) follow instead of one
  * and the value is the next length bytes (fewer at the end of the input).
@@ -23,7 +24,8 @@
  * a page size within 0..2^31-1); an assertion filter evaluates on a sample
  * entry; a Pre-/Post-Read selection encodes the sample entry into a
  * response control that decodes as a SearchResultEntry; a paged cookie
- * comes back unchanged from the response control.
+ * comes back unchanged from the response control; every item of a
+ * ValuesReturnFilter is applied to every value of the sample entry.
  * Seeds: tests/fuzz/corpus/fuzz_controls/.
  */
 #include <stdint.h>
@@ -33,6 +35,7 @@
 
 #include "controls.h"
 #include "lumen_error.h"
+#include "matched_values.h"
 #include "schema.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -46,7 +49,7 @@ static struct ber_writer scratch;
 
 static const char *const oids[] = {
 	CONTROL_MANAGE_DSA_IT, CONTROL_ASSERTION, CONTROL_PRE_READ, CONTROL_POST_READ,
-	CONTROL_PAGED_RESULTS, "1.3.6.1.4.1.4203.1.10.1" /* subentries: unknown here */,
+	CONTROL_PAGED_RESULTS, CONTROL_MATCHED_VALUES,
 };
 
 static const enum ldap_op ops[] = {
@@ -207,6 +210,17 @@ static void check_paged_response(struct ber_view cookie, struct arena *arena)
 		abort();
 }
 
+/* Every value of the sample entry through the ValuesReturnFilter. */
+static void check_matched_values(const struct values_return_filter *vrf)
+{
+	struct matched_values mv;
+	matched_values_begin(&mv, vrf);
+	for (size_t i = 0; i < sample->n_attributes; i++)
+		for (size_t j = 0; j < sample->attributes[i].n_values; j++)
+			(void)matched_values_keep(&mv, &sample->attributes[i], j);
+	matched_values_end(&mv);
+}
+
 /* A flag may only be set by a supported control that applies to the op. */
 static void check_flag(bool set, const struct ldap_message *msg, const char *oid, unsigned ops_mask)
 {
@@ -254,6 +268,9 @@ static void check(const struct ldap_message *msg, struct arena *arena)
 	check_flag(out.post_read, msg, CONTROL_POST_READ,
 		   BIT(LDAP_OP_ADD_REQUEST) | BIT(LDAP_OP_MODIFY_REQUEST) | BIT(LDAP_OP_MODDN_REQUEST));
 	check_flag(out.paged, msg, CONTROL_PAGED_RESULTS, BIT(LDAP_OP_SEARCH_REQUEST));
+	check_flag(out.matched_values, msg, CONTROL_MATCHED_VALUES, BIT(LDAP_OP_SEARCH_REQUEST));
+	if (out.matched_values)
+		check_matched_values(&out.values_return);
 
 	if (out.has_assertion) {
 		enum filter_result result;

@@ -20,6 +20,10 @@ supportedControl: 1.2.840.113556.1.4.319
 supportedControl: 1.2.840.113556.1.4.473
 supportedControl: 2.16.840.1.113730.3.4.9
 supportedControl: 1.3.6.1.1.21.2
+supportedControl: 2.16.840.1.113730.3.4.18
+supportedControl: 1.3.6.1.1.22
+supportedControl: 1.3.6.1.4.1.4203.1.10.1
+supportedControl: 1.2.826.0.1.3344810.2.3
 supportedExtension: 1.3.6.1.4.1.4203.1.11.3
 supportedExtension: 1.3.6.1.4.1.4203.1.11.1
 supportedExtension: 1.3.6.1.1.8

@@ -38,6 +38,7 @@ static const char full_config[] =
 	"metrics-max-connections 4\n"
 	"metrics-timeout 3\n"
 	"allow bind_anon_dn\n"
+	"authz-policy ALL\n"
 	"debug-nagle on\n"
 	"\n"
 	"database mdb\n"
@@ -85,6 +86,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(cfg->metrics_max_connections, 4);
 	ck_assert_uint_eq(cfg->metrics_timeout, 3);
 	ck_assert(cfg->allow_bind_anon_dn);
+	ck_assert_int_eq(cfg->authz_policy, CONFIG_AUTHZ_ALL);
 	ck_assert(cfg->debug_nagle);
 	ck_assert_uint_eq(cfg->n_databases, 1);
 	const struct config_database *db = &cfg->databases[0];
@@ -107,8 +109,8 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(db->indexes[1].kinds, INDEX_KIND_PRESENT | INDEX_KIND_EQUALITY |
 						INDEX_KIND_SUBSTRING | INDEX_KIND_APPROX);
 	ck_assert_uint_eq(db->indexes[2].kinds, INDEX_KIND_EQUALITY);
-	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:34"));
-	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:24"));
+	ck_assert_ptr_nonnull(strstr(db->indexes[1].origin, "slapd.conf:35"));
+	ck_assert_ptr_nonnull(strstr(db->origin, "slapd.conf:25"));
 	ck_assert_uint_eq(db->cachesize, 5000);
 	ck_assert(db->idlcachesize == CONFIG_CACHE_OFF);
 	ck_assert_int_eq(config_database_sizelimit(cfg, db), 10);
@@ -138,6 +140,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->conn_total_memory, 1ull << 30);
 	ck_assert_uint_eq(cfg->first_pdu_timeout, 60);
 	ck_assert(!cfg->allow_bind_anon_dn);
+	ck_assert_int_eq(cfg->authz_policy, CONFIG_AUTHZ_NONE);
 	ck_assert(!cfg->debug_nagle);
 	ck_assert_ptr_null(cfg->pidfile);
 	ck_assert_uint_eq(cfg->n_databases, 0);
@@ -299,6 +302,10 @@ static const struct bad_config bad_configs[] = {
 	  "main.conf:1: metrics-max-connections: expected an integer between 1 and 4096" },
 	{ "metrics-timeout not seconds", "metrics-timeout soon\n", LUMEN_EMALFORMED,
 	  "main.conf:1: metrics-timeout: expected an integer between 1 and 3600" },
+	{ "authz-policy unknown", "authz-policy some\n", LUMEN_EMALFORMED,
+	  "main.conf:1: authz-policy: expected none, to, from, any or all, got \"some\"" },
+	{ "authz-policy in a database", "database mdb\nauthz-policy to\n", LUMEN_EMALFORMED,
+	  "main.conf:2: authz-policy" },
 	{ "include loop", "include loop.conf\n", LUMEN_ELIMIT, "include: nested more than 16" },
 	{ "maxfilterdepth zero", "maxfilterdepth 0\n", LUMEN_EMALFORMED,
 	  "main.conf:1: maxfilterdepth: expected an integer between 1 and 4096" },

@@ -6,7 +6,9 @@
  * value, the response's value is draft-behera-10 §6.2's BER byte for byte;
  * the Server Side Sort and VLV requests (keys, ordering rule, reverse;
  * byOffset, greaterThanOrEqual, contextID; malformed ones) and their
- * response values byte for byte.
+ * response values byte for byte; Proxied Authorization, Don't Use Copy,
+ * Subentries and Matched Values: what they set, their bad values and the
+ * operations they do not apply to.
  */
 #include <check.h>
 #include <string.h>
@@ -86,6 +88,61 @@ START_TEST(undecodable_value_is_malformed)
 	struct request_controls rc;
 	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_PAGED_RESULTS "' 04( 0500 ) )"), &rc),
 			 LUMEN_EMALFORMED);
+}
+END_TEST
+
+#define BIND_WITH(controls) "30( 020101 60( 020103 04'' 80'' ) a0( " controls " ) )"
+#define COMPARE_WITH(controls) "30( 020101 6e( 04'cn=a' 30( 04'cn' 04'a' ) ) a0( " controls " ) )"
+
+START_TEST(proxy_authz_and_dont_use_copy)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_PROXY_AUTHZ "' 0101ff 04'dn:cn=x' )"),
+			       &rc), LUMEN_OK);
+	ck_assert(rc.proxy_authz);
+	ck_assert(ber_view_eq_str(rc.authzid, "dn:cn=x"));
+	/* criticality FALSE and an empty authzId (anonymous) are taken */
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'" CONTROL_PROXY_AUTHZ "' 04'' )"), &rc), LUMEN_OK);
+	ck_assert(rc.proxy_authz && rc.authzid.len == 0);
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'" CONTROL_PROXY_AUTHZ "' 0101ff )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(BIND_WITH("30( 04'" CONTROL_PROXY_AUTHZ "' 0101ff 04'dn:' )"), &rc),
+			 LUMEN_EUNSUPPORTED);
+	ck_assert_int_eq(parse(COMPARE_WITH("30( 04'" CONTROL_DONT_USE_COPY "' 0101ff )"), &rc),
+			 LUMEN_OK);
+	ck_assert(rc.dont_use_copy);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_DONT_USE_COPY "' 04'' )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(DELETE_WITH("30( 04'" CONTROL_DONT_USE_COPY "' 0101ff )"), &rc),
+			 LUMEN_EUNSUPPORTED);
+}
+END_TEST
+
+START_TEST(subentries_and_matched_values)
+{
+	struct request_controls rc;
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_SUBENTRIES "' 04( 010101 ) )"), &rc),
+			 LUMEN_OK);
+	ck_assert(rc.subentries && rc.subentries_visibility);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_SUBENTRIES "' 04( 010100 ) )"), &rc),
+			 LUMEN_OK);
+	ck_assert(rc.subentries && !rc.subentries_visibility);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_SUBENTRIES "' 04( 010100 00 ) )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_SUBENTRIES "' 04( 0401ff ) )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_SUBENTRIES "' )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_MATCHED_VALUES "' "
+					   "04( 30( a3( 04'cn' 04'a' ) ) ) )"), &rc), LUMEN_OK);
+	ck_assert(rc.matched_values);
+	ck_assert_uint_eq(rc.values_return.n_items, 1);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_MATCHED_VALUES "' )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(SEARCH_WITH("30( 04'" CONTROL_MATCHED_VALUES "' 04( 0500 ) )"), &rc),
+			 LUMEN_EMALFORMED);
+	ck_assert_int_eq(parse(COMPARE_WITH("30( 04'" CONTROL_MATCHED_VALUES "' 0101ff "
+					    "04( 30( ) ) )"), &rc), LUMEN_EUNSUPPORTED);
 }
 END_TEST
 
@@ -293,6 +350,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, paged_results_size_and_cookie);
 	tcase_add_test(tc, unknown_control_ignored_unless_critical);
 	tcase_add_test(tc, undecodable_value_is_malformed);
+	tcase_add_test(tc, proxy_authz_and_dont_use_copy);
+	tcase_add_test(tc, subentries_and_matched_values);
 	tcase_add_test(tc, paged_response_value);
 	tcase_add_test(tc, response_empty);
 	tcase_add_test(tc, response_error);

@@ -11,7 +11,7 @@ import os
 
 OUT = "tests/fuzz/corpus/fuzz_controls"
 SEARCH, ADD, MODIFY, DELETE, MODDN, COMPARE, BIND = range(7)
-MANAGE, ASSERTION, PRE, POST, PAGED, UNKNOWN, OID_IS_VALUE, EMPTY = range(8)
+MANAGE, ASSERTION, PRE, POST, PAGED, MATCHED, OID_IS_VALUE, EMPTY = range(8)
 CRIT, VALUE = 8, 16
 
 
@@ -84,8 +84,16 @@ seeds = {
     "paged-max": bytes([SEARCH]) + control(PAGED, paged(2**31 - 1, b"x" * 300)),
     "paged-negative": bytes([SEARCH]) + control(PAGED, paged(-1)),
     "paged-wrong-op": bytes([ADD]) + control(PAGED, paged(5), True),
-    "unknown-critical": bytes([SEARCH]) + control(UNKNOWN, b"\x30\x00", True),
-    "unknown-noncritical": bytes([SEARCH]) + control(UNKNOWN, b"\x30\x00") + control(MANAGE),
+    "unknown-critical": bytes([SEARCH]) + bytes([OID_IS_VALUE | CRIT, 7]) + b"1.2.3.4",
+    "unknown-noncritical": bytes([SEARCH]) + bytes([OID_IS_VALUE, 7]) + b"1.2.3.4" + control(MANAGE),
+    "vrf-items": bytes([SEARCH]) + control(MATCHED, seq(eq("cn", "fuzz ee"), present("mail"), substrings,
+                                                        ge, le, approx, ext, eq("objectClass", "person")), True),
+    "vrf-empty": bytes([SEARCH]) + control(MATCHED, seq()),
+    "vrf-unknown-choice": bytes([SEARCH]) + control(MATCHED, seq(and_, octets("x"), eq("name", "Ee")), True),
+    "vrf-no-value": bytes([SEARCH]) + control(MATCHED, critical=True),
+    "vrf-not-a-list": bytes([SEARCH]) + control(MATCHED, eq("cn", "x"), True),
+    "vrf-trailing": bytes([SEARCH]) + control(MATCHED, seq(present("cn")) + b"\x00"),
+    "vrf-wrong-op": bytes([COMPARE]) + control(MATCHED, seq(present("cn")), True),
     "oid-from-value": bytes([SEARCH]) + bytes([OID_IS_VALUE | CRIT, 13]) + b"1.2.840.11355",
     "empty-oid": bytes([BIND]) + control(EMPTY, b"", True),
     "twice": bytes([SEARCH]) + control(PAGED, paged(1)) + control(PAGED, paged(2)),

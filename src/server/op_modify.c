@@ -60,5 +60,7 @@ void op_modify(struct op_context *ctx)
 	if (!t.bop.is_root && !op_target_decide(ctx, &t, &a, may_modify, &rights))
 		return;
 	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
+	if (t.bop.password_change_done)   /* a password policy's must-change is met */
+		conn_set_password_change_only(ctx->conn, false);
 	op_target_answer(ctx, &t, rc);
 }

@@ -59,6 +59,7 @@ static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 	bop->want_post_read = t->controls.post_read;
 	bop->manage_dsa_it = t->controls.manage_dsa_it;
 	bop->want_password_policy = t->controls.password_policy;
+	bop->password_change_only = conn_password_change_only(ctx->conn);
 	bop->sync = t->controls.has_sync ? &t->controls.sync : NULL;
 	return LUMEN_OK;
 }

@@ -574,6 +574,7 @@ void op_search(struct op_context *ctx)
 		log_request(ctx, req);
 	if (!op_parse_controls(ctx, &t))
 		return;
-	if (op_target_resolve(ctx, req->base, &t))
+	if (op_target_resolve(ctx, req->base, &t) &&
+	    (ctx->op->resume.active || op_target_unrestricted(ctx, &t, false)))
 		search_database(ctx, req, &t);
 }

@@ -66,8 +66,6 @@ static const char *const attr_names[A_COUNT] = {
 	"pwdEndTime", "pwdAccountTmpLockoutEnd", "pwdLastSuccess",
 };
 
-/* The refusal of every operation but a password change after a reset. */
-#define RESTRICTED_TEXT "Operations are restricted to bind/unbind/abandon/StartTLS/modify password"
 
 struct ppolicy_overlay {
 	const struct schema *schema;
@@ -616,49 +614,10 @@ static int answer(struct overlay_request *req, int code, const char *text,
 	return OVERLAY_ANSWERED;
 }
 
-/* Does a Modify change nothing a user sees but userPassword? (OpenLDAP's) */
-static bool password_only(const struct ppolicy_overlay *pp, const struct overlay_request *req)
-{
-	for (size_t i = 0; i < req->u.modify.n; i++) {
-		struct ber_view type = req->u.modify.changes[i].modification.type;
-		struct attribute_description ad;
-		if (attribute_description_parse(pp->schema, (const char *)type.ptr, type.len, &ad) !=
-			    LUMEN_OK ||
-		    (ad.type != pp->types[A_PASSWORD] && !attribute_type_is_operational(ad.type)))
-			return false;
-	}
-	return true;
-}
-
-/*
- * After a bind that must change its password (pwdMustChange, pwdReset),
- * the connection may only do that on this database: the other operations
- * are refused as OpenLDAP refuses them (modrdn is let through, as there).
- */
-static bool restricted(const struct ppolicy_overlay *pp, const struct overlay_request *req)
-{
-	if (!req->op->password_change_only || req->op->from_tool)
-		return false;
-	switch (req->operation) {
-	case OVERLAY_SEARCH:
-	case OVERLAY_COMPARE:
-	case OVERLAY_ADD:
-	case OVERLAY_DELETE:
-		return true;
-	case OVERLAY_MODIFY:
-		return !password_only(pp, req);
-	default:
-		return false;
-	}
-}
-
 static int ppolicy_before(void *state, struct overlay_request *req)
 {
 	struct ppolicy_overlay *pp = state;
 	struct password_change pc;
-	if (restricted(pp, req))
-		return answer(req, LDAP_INSUFFICIENT_ACCESS_RIGHTS, RESTRICTED_TEXT,
-			      PASSWORD_POLICY_CHANGE_AFTER_RESET);
 	if (req->operation != OVERLAY_MODIFY || req->op->from_tool || !find_change(pp, req, &pc))
 		return OVERLAY_CONTINUE;
 	struct modify_check mc = { pp, req, &pc, false, { 0 } };

@@ -1,9 +1,13 @@
 /*
  * overlay_ppolicy.c — password policy (draft-behera-ldap-password-policy-10
  * as OpenLDAP 2.5's ppolicy overlay implements it, with its directives):
- * lockout after failed binds, password expiry with warnings and grace
- * binds, must-change after an administrator's reset, quality, minimum age
- * and history of new passwords, and the Password Policy control on Bind,
+ * lockout after failed binds (and pwdMinDelay's growing waits), password
+ * expiry with warnings, grace binds and pwdGraceExpiry, pwdMaxIdle, the
+ * pwdStartTime/pwdEndTime window, must-change after an administrator's
+ * reset (the connection restricted to the change: op_target_unrestricted
+ * refuses the rest before access control, this overlay says when the
+ * change is made), quality (pwdMinLength, pwdMaxLength), minimum age and
+ * history of new passwords, and the Password Policy control on Bind, Add,
  * Modify and Password Modify.
  *
  * Directives (after `overlay ppolicy`):
@@ -17,12 +21,17 @@
  *
  * Where the work happens:
  *  - Bind (overlay.h, Bind): before the password check, whether the
- *    account is locked (then refused, at the pace of every failure);
- *    after it, the state: a failure adds pwdFailureTime and may lock
- *    (pwdAccountLockedTime), a success clears them, spends a grace bind
+ *    account may bind (validity window, pwdMinDelay wait, pwdMaxIdle,
+ *    lock; else refused, at the pace of every failure, recording
+ *    nothing); after it, the state: a failure adds pwdFailureTime and may
+ *    lock (pwdAccountLockedTime) or make the account wait
+ *    (pwdAccountTmpLockoutEnd), a success clears them, spends a grace bind
  *    or refuses an expired password, and warns. The state is written by an
  *    internal modify through the chain (group commit), not under a lock
- *    of its own.
+ *    of its own; a success with no failure state writes nothing.
+ *  - The policy a bind needs comes from a cache of parsed policies
+ *    (ppolicy_cache.h), which the write hook and on_commit refresh when a
+ *    pwdPolicy entry changes: a bind reads only its own entry.
  *  - Modify of userPassword, and the Password Modify extended operation's
  *    (the cleartexts come in backend_op.password_change): the checks
  *    before, which refuse with constraintViolation (or

@@ -75,7 +75,6 @@ static const char *const attr_names[A_COUNT] = {
 	"pwdEndTime", "pwdAccountTmpLockoutEnd", "pwdLastSuccess",
 };
 
-
 struct ppolicy_overlay {
 	const struct schema *schema;
 	const struct attribute_type *types[A_COUNT];

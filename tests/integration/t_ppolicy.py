@@ -300,11 +300,12 @@ def expiry(server, seen):
     seen["expiry: grace state"] = state(server, "exp")["pwdGraceUseTime"]
 
 
-def outcome(call):
-    """(result code, diagnostic, decoded control) of conn's operation."""
+def outcome(conn, call):
+    """(result code, diagnostic, decoded control) of the operation call()
+    starts on conn."""
     try:
         msgid = call()
-        _, _, _, ctrls = call.__self__.result3(msgid, resp_ctrl_classes=RAW)
+        _, _, _, ctrls = conn.result3(msgid, resp_ctrl_classes=RAW)
         return 0, None, decode(ctrls)
     except ldap.LDAPError as e:
         info = e.args[0] if e.args and isinstance(e.args[0], dict) else {}
@@ -334,26 +335,16 @@ def restriction(server, seen):
         # Password Modify only: the search, compare and delete refusals
         # carry none.
         for name, call in ops.items():
-            seen[f"restrict: {name}"] = outcome(_Bound(conn, call))
+            seen[f"restrict: {name}"] = outcome(conn, call)
         seen["restrict: ldapsearch -e ppolicy"] = run_tool(
             server, ["ldapsearch", "-x", "-D", dn, "-w", "reset-pw", "-e", "ppolicy", "-b", dn,
                      "-s", "base", "1.1"])
-        seen["restrict: own password change"] = outcome(_Bound(conn, lambda: conn.modify_ext(
-            dn, [(ldap.MOD_REPLACE, "userPassword", [b"chosen-pw"])], serverctrls=ctl)))
-        seen["restrict: lifted"] = outcome(_Bound(conn, lambda: conn.search_ext(
-            dn, ldap.SCOPE_BASE, "(objectClass=*)", ["uid"], serverctrls=ctl)))
+        seen["restrict: own password change"] = outcome(conn, lambda: conn.modify_ext(
+            dn, [(ldap.MOD_REPLACE, "userPassword", [b"chosen-pw"])], serverctrls=ctl))
+        seen["restrict: lifted"] = outcome(conn, lambda: conn.search_ext(
+            dn, ldap.SCOPE_BASE, "(objectClass=*)", ["uid"], serverctrls=ctl))
     finally:
         conn.unbind_s()
-
-
-class _Bound:
-    """A call on conn, as outcome() wants it (conn reachable as __self__)."""
-
-    def __init__(self, conn, call):
-        self.__self__, self.call = conn, call
-
-    def __call__(self):
-        return self.call()
 
 
 def max_length(server, seen):
@@ -452,12 +443,7 @@ def no_write(server, seen):
     policy has lockout on) leave LMDB's last transaction ID as it was."""
     dn = user("quiet")
     before = last_txn(server)
-    codes = set()
-    for _ in range(100):
-        conn = ldap.initialize(server.uri)
-        conn.simple_bind_s(dn, "secret-quiet")
-        codes.add(0)
-        conn.unbind_s()
+    codes = {bind(server, dn, "secret-quiet") for _ in range(100)}
     after = last_txn(server)
     seen["no write: 100 binds"] = (codes, isinstance(before, int) and before == after)
 
@@ -500,7 +486,7 @@ EXPECTED = {
     "validity: after pwdEndTime": (49, (None, 1)),
     "validity: inside the window": (0, (None, None)),
     "validity: refusals record nothing": 0,
-    "no write: 100 binds": ({0}, True),
+    "no write: 100 binds": ({(0, (None, None))}, True),
     "policy change: applies at once": (0, 49, (49, (None, 1))),
     "idle: used": (0, (None, None)),
     "idle: used again within pwdMaxIdle": (0, (None, None)),

@@ -138,6 +138,14 @@ struct backend_op {
 	/* The Password Policy request control (draft-behera) was sent. */
 	bool want_password_policy;
 	/*
+	 * The requester bound with a password it must change (ppolicy's
+	 * pwdMustChange after a reset): a password policy refuses it anything
+	 * else. Output: password_change_done, set when this operation changed
+	 * the password, so that the server lifts the restriction.
+	 */
+	bool password_change_only;
+	bool password_change_done;
+	/*
 	 * Set by the Password Modify extended operation on the modify that
 	 * stores the new (already hashed) value: the cleartexts it was given,
 	 * for a password policy's checks. NULL on every other operation.

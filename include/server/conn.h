@@ -282,6 +282,14 @@ unsigned conn_ssf(struct conn *c);
  */
 int conn_set_identity(struct conn *c, struct ber_view ndn, struct ber_view dn, bool bound);
 
+/*
+ * After a bind whose password must be changed (ppolicy): the operations of
+ * the connection carry backend_op.password_change_only until the next Bind
+ * (conn_set_identity lifts it) or a password change (on false).
+ */
+void conn_set_password_change_only(struct conn *c, bool on);
+bool conn_password_change_only(struct conn *c);
+
 /* Copy the bound identity into the arena (empty view when anonymous). */
 int conn_identity(struct conn *c, struct arena *arena, struct ber_view *ndn);
 /* As conn_identity, for the reported form of the DN. LUMEN_ENOMEM. */

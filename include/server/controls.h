@@ -182,6 +182,7 @@ enum password_policy_error {
 	PASSWORD_POLICY_TOO_SHORT = 6,
 	PASSWORD_POLICY_TOO_YOUNG = 7,
 	PASSWORD_POLICY_IN_HISTORY = 8,
+	PASSWORD_POLICY_TOO_LONG = 9,        /* OpenLDAP 2.5, draft-behera-11 */
 	PASSWORD_POLICY_NO_ERROR = -1,
 };
 

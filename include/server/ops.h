@@ -287,6 +287,18 @@ bool op_refuse_replica_write(struct op_context *ctx, const struct server_databas
  * Paged Results with t->next_cookie), and free the read entries.
  */
 void op_target_answer(struct op_context *ctx, struct op_target *t, int rc);
+/*
+ * A connection that bound with a password it must change (ppolicy's
+ * pwdMustChange after a reset: t->bop.password_change_only) may do nothing
+ * else on a database with `overlay ppolicy`, and is refused before any
+ * access check, as OpenLDAP's ppolicy refuses it: insufficientAccessRights,
+ * "Operations are restricted to bind/unbind/abandon/StartTLS/modify
+ * password", and the Password Policy control's changeAfterReset when it
+ * was asked for. password_change: the operation is a Modify of
+ * userPassword (and operational attributes) only. False when it answered.
+ */
+bool op_target_unrestricted(struct op_context *ctx, const struct op_target *t,
+			    bool password_change);
 /* The effective limit of a request's value and a configured one (0 = none). */
 long op_combine_limit(long requested, long configured);
 

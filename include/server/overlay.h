@@ -84,6 +84,8 @@ struct overlay_bind {
 	bool refused;                      /* before: refuse whatever the password */
 	bool success;                      /* after: the bind succeeds (an after hook
 					      may clear it); op's result is then sent */
+	bool password_change_only;         /* after: the bound connection may only
+					      change its password (backend_op's) */
 };
 
 /*

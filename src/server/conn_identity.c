@@ -196,8 +196,24 @@ int conn_set_identity(struct conn *c, struct ber_view ndn, struct ber_view dn, b
 		bound = false;
 	}
 	c->bound = bound;
+	c->password_change_only = false;
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+void conn_set_password_change_only(struct conn *c, bool on)
+{
+	pthread_mutex_lock(&c->lock);
+	c->password_change_only = on;
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool conn_password_change_only(struct conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool on = c->password_change_only;
+	pthread_mutex_unlock(&c->lock);
+	return on;
 }
 
 /* Copy a connection-owned DN into the arena under the lock. */

@@ -96,6 +96,7 @@ struct conn {
 	unsigned next_op_number;         /* op=N (I/O thread) */
 
 	bool bound;                      /* authenticated as bind_dn */
+	bool password_change_only;       /* conn_set_password_change_only */
 	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */
 	size_t bind_dn_len, bind_dn_cap;
 	char *authz_dn;                  /* the same DN as stored/configured (WhoAmI) */

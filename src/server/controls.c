@@ -305,6 +305,7 @@ static const struct control_handler handlers[] = {
 				     OP_BIT(LDAP_OP_MODDN_REQUEST), parse_post_read },
 	{ CONTROL_PAGED_RESULTS, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_paged_results },
 	{ CONTROL_PASSWORD_POLICY, OP_BIT(LDAP_OP_BIND_REQUEST) | OP_BIT(LDAP_OP_MODIFY_REQUEST) |
+					   OP_BIT(LDAP_OP_ADD_REQUEST) |
 					   OP_BIT(LDAP_OP_EXTENDED_REQUEST), parse_password_policy },
 	{ CONTROL_SYNC_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sync_request },
 	{ CONTROL_SORT_REQUEST, OP_BIT(LDAP_OP_SEARCH_REQUEST), parse_sort_request },

@@ -80,7 +80,8 @@ void op_add(struct op_context *ctx)
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, "no values for attribute type");
 		return;
 	}
-	if (!op_target_prepare_write(ctx, req->entry, &t))
+	if (!op_target_prepare_write(ctx, req->entry, &t) ||
+	    !op_target_unrestricted(ctx, &t, false))
 		return;
 	op_target_access(ctx, &t, &a);
 	if (!add_allowed(ctx, &t, &a) || !op_commit(ctx))

@@ -273,6 +273,8 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
 		return;
 	}
+	if (hooks.bind.password_change_only)
+		conn_set_password_change_only(ctx->conn, true);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" mech=SIMPLE ssf=0",
 		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, ndn));

@@ -25,7 +25,8 @@ void op_compare(struct op_context *ctx)
 	unsigned long long conn_id = (unsigned long long)conn_number(ctx->conn);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u CMP dn=\"%s\" attr=\"%s\"", conn_id,
 		   ctx->op->number, op_log_string(ctx, req->entry), op_log_string(ctx, req->attr));
-	if (!op_target_prepare(ctx, req->entry, &t) || op_refuse_copy(ctx, &t, req->entry, -1))
+	if (!op_target_prepare(ctx, req->entry, &t) || !op_target_unrestricted(ctx, &t, false) ||
+	    op_refuse_copy(ctx, &t, req->entry, -1))
 		return;
 	op_target_access(ctx, &t, &a);
 	struct attribute_description ad;

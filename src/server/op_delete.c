@@ -41,7 +41,7 @@ void op_delete(struct op_context *ctx)
 	struct access_op a;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u DEL dn=\"%s\"",
 		   (unsigned long long)conn_number(ctx->conn), ctx->op->number, op_log_string(ctx, dn));
-	if (!op_target_prepare_write(ctx, dn, &t))
+	if (!op_target_prepare_write(ctx, dn, &t) || !op_target_unrestricted(ctx, &t, false))
 		return;
 	op_target_access(ctx, &t, &a);
 	if (!delete_allowed(ctx, &t, &a) || !op_commit(ctx))

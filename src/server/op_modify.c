@@ -42,6 +42,26 @@ static bool may_modify(struct acl_target *t, void *arg)
 			      m->req->n_changes);
 }
 
+/*
+ * Does the Modify change nothing a user sees but userPassword? (What a
+ * connection that must change its password may do, op_target_unrestricted;
+ * OpenLDAP's test.)
+ */
+static bool password_only(struct op_context *ctx, const struct ldap_modify_request *req)
+{
+	const struct schema *schema = ctx->server->config->schema;
+	const struct attribute_type *password = schema_attribute_type(schema, "userPassword", 12);
+	for (size_t i = 0; i < req->n_changes; i++) {
+		struct ber_view type = req->changes[i].modification.type;
+		struct attribute_description ad;
+		if (attribute_description_parse(schema, (const char *)type.ptr, type.len, &ad) !=
+			    LUMEN_OK ||
+		    (ad.type != password && !attribute_type_is_operational(ad.type)))
+			return false;
+	}
+	return true;
+}
+
 void op_modify(struct op_context *ctx)
 {
 	const struct ldap_modify_request *req = &ctx->msg->u.modify;
@@ -52,7 +72,8 @@ void op_modify(struct op_context *ctx)
 			   op_log_string(ctx, req->object));
 		log_changes(ctx, req);
 	}
-	if (!op_target_prepare_write(ctx, req->object, &t))
+	if (!op_target_prepare_write(ctx, req->object, &t) ||
+	    !op_target_unrestricted(ctx, &t, password_only(ctx, req)))
 		return;
 	struct access_op a;
 	op_target_access(ctx, &t, &a);
@@ -62,5 +83,7 @@ void op_modify(struct op_context *ctx)
 	if (!op_commit(ctx))
 		return;
 	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
+	if (t.bop.password_change_done)   /* a password policy's must-change is met */
+		conn_set_password_change_only(ctx->conn, false);
 	op_target_answer(ctx, &t, rc);
 }

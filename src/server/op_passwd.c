@@ -203,6 +203,7 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	bop->is_root = pc->is_root;
 	bop->abandoned = &ctx->op->abandoned;
 	bop->want_password_policy = pc->want_password_policy;
+	bop->password_change_only = conn_password_change_only(ctx->conn);
 	bop->password_change = given;
 	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
@@ -280,6 +281,8 @@ void op_passwd(struct op_context *ctx, const struct ldap_extended_request *req)
 					  bop.response_controls, bop.n_response_controls);
 		return;
 	}
+	if (bop.password_change_done)
+		conn_set_password_change_only(ctx->conn, false);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u PASSMOD id=\"%s\"%s",
 		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
 		   op_log_string(ctx, pc.target_ndn), generate ? " new" : "");

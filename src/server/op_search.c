@@ -661,6 +661,7 @@ void op_search(struct op_context *ctx)
 	if (!op_parse_controls(ctx, &t))
 		return;
 	if (op_target_resolve(ctx, req->base, &t) &&
+	    (ctx->op->resume.active || op_target_unrestricted(ctx, &t, false)) &&
 	    !op_refuse_copy(ctx, &t, req->base, (int)req->scope))
 		search_database(ctx, req, &t);
 }

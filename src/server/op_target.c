@@ -9,11 +9,13 @@
 #include "access_glue.h"
 #include "config.h"
 #include "conn.h"
+#include "controls.h"
 #include "entry.h"
 #include "ldap_url.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
+#include "overlay.h"
 #include "proxy_authz.h"
 #include "server.h"
 
@@ -98,8 +100,30 @@ static int fill_backend_op(struct op_context *ctx, struct op_target *t)
 	bop->want_post_read = t->controls.post_read;
 	bop->manage_dsa_it = t->controls.manage_dsa_it;
 	bop->want_password_policy = t->controls.password_policy;
+	bop->password_change_only = conn_password_change_only(ctx->conn);
 	bop->sync = t->controls.has_sync ? &t->controls.sync : NULL;
 	return LUMEN_OK;
+}
+
+bool op_target_unrestricted(struct op_context *ctx, const struct op_target *t,
+			    bool password_change)
+{
+	static const char text[] =
+		"Operations are restricted to bind/unbind/abandon/StartTLS/modify password";
+	struct password_policy_response r = { PASSWORD_POLICY_NO_WARNING, 0,
+					      PASSWORD_POLICY_CHANGE_AFTER_RESET };
+	struct ldap_control control;
+	bool with_control = t->bop.want_password_policy;
+	if (!t->bop.password_change_only || password_change ||
+	    !overlay_database_has(t->db->database, "ppolicy"))
+		return true;
+	if (with_control && controls_password_policy_response(&r, ctx->arena, &control) != LUMEN_OK) {
+		op_send_result(ctx, LDAP_OTHER, NULL, "out of memory");
+		return false;
+	}
+	op_send_result_controls(ctx, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL, text, &control,
+				with_control ? 1 : 0);
+	return false;
 }
 
 bool op_require_ssf(struct op_context *ctx, unsigned needed, const char *what)

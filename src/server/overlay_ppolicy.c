@@ -1,9 +1,13 @@
 /*
  * overlay_ppolicy.c — password policy (draft-behera-ldap-password-policy-10
  * as OpenLDAP 2.5's ppolicy overlay implements it, with its directives):
- * lockout after failed binds, password expiry with warnings and grace
- * binds, must-change after an administrator's reset, quality, minimum age
- * and history of new passwords, and the Password Policy control on Bind,
+ * lockout after failed binds (and pwdMinDelay's growing waits), password
+ * expiry with warnings, grace binds and pwdGraceExpiry, pwdMaxIdle, the
+ * pwdStartTime/pwdEndTime window, must-change after an administrator's
+ * reset (the connection restricted to the change: op_target_unrestricted
+ * refuses the rest before access control, this overlay says when the
+ * change is made), quality (pwdMinLength, pwdMaxLength), minimum age and
+ * history of new passwords, and the Password Policy control on Bind, Add,
  * Modify and Password Modify.
  *
  * Directives (after `overlay ppolicy`):
@@ -17,12 +21,17 @@
  *
  * Where the work happens:
  *  - Bind (overlay.h, Bind): before the password check, whether the
- *    account is locked (then refused, at the pace of every failure);
- *    after it, the state: a failure adds pwdFailureTime and may lock
- *    (pwdAccountLockedTime), a success clears them, spends a grace bind
+ *    account may bind (validity window, pwdMinDelay wait, pwdMaxIdle,
+ *    lock; else refused, at the pace of every failure, recording
+ *    nothing); after it, the state: a failure adds pwdFailureTime and may
+ *    lock (pwdAccountLockedTime) or make the account wait
+ *    (pwdAccountTmpLockoutEnd), a success clears them, spends a grace bind
  *    or refuses an expired password, and warns. The state is written by an
  *    internal modify through the chain (group commit), not under a lock
- *    of its own.
+ *    of its own; a success with no failure state writes nothing.
+ *  - The policy a bind needs comes from a cache of parsed policies
+ *    (ppolicy_cache.h), which the write hook and on_commit refresh when a
+ *    pwdPolicy entry changes: a bind reads only its own entry.
  *  - Modify of userPassword, and the Password Modify extended operation's
  *    (the cleartexts come in backend_op.password_change): the checks
  *    before, which refuse with constraintViolation (or
@@ -51,16 +60,19 @@
 #include "overlay_state.h"
 #include "password.h"
 #include "ppolicy.h"
+#include "ppolicy_cache.h"
 
 /* The types ppolicy reads and writes. */
 enum ppolicy_attr {
 	A_PASSWORD, A_SUBENTRY, A_FAILURE_TIME, A_LOCKED_TIME, A_CHANGED_TIME, A_HISTORY,
-	A_RESET, A_GRACE_USE_TIME, A_COUNT,
+	A_RESET, A_GRACE_USE_TIME, A_START_TIME, A_END_TIME, A_TMP_LOCKOUT_END, A_LAST_SUCCESS,
+	A_COUNT,
 };
 
 static const char *const attr_names[A_COUNT] = {
 	"userPassword", "pwdPolicySubentry", "pwdFailureTime", "pwdAccountLockedTime",
-	"pwdChangedTime", "pwdHistory", "pwdReset", "pwdGraceUseTime",
+	"pwdChangedTime", "pwdHistory", "pwdReset", "pwdGraceUseTime", "pwdStartTime",
+	"pwdEndTime", "pwdAccountTmpLockoutEnd", "pwdLastSuccess",
 };
 
 struct ppolicy_overlay {
@@ -70,6 +82,11 @@ struct ppolicy_overlay {
 	struct ber_view default_ndn;       /* empty: none */
 	bool use_lockout, hash_cleartext;
 	const char *password_hash;         /* the configured scheme (borrowed) */
+	/* The database keeps the time of the last bind (`overlay lastbind`):
+	 * its authTimestamp; NULL: pwdMaxIdle is not applied (OpenLDAP's
+	 * `lastbind off`). */
+	const struct attribute_type *last_bind;
+	struct ppolicy_cache cache;        /* the policies binds read */
 };
 
 /* ------------------------------------------------------------- configure */
@@ -103,6 +120,8 @@ static int ppolicy_prepare(void *state, const struct overlay_setup *setup, char 
 			   size_t errlen)
 {
 	struct ppolicy_overlay *pp = state;
+	if (ppolicy_cache_init(&pp->cache) != LUMEN_OK)
+		return overlay_config_fail(&overlay_ppolicy, setup, err, errlen, "out of memory");
 	pp->schema = setup->schema;
 	pp->password_hash = setup->password_hash != NULL ? setup->password_hash : "{SSHA512}";
 	for (size_t i = 0; i < A_COUNT; i++) {
@@ -111,6 +130,9 @@ static int ppolicy_prepare(void *state, const struct overlay_setup *setup, char 
 		if (pp->types[i] == NULL)
 			return LUMEN_EMALFORMED;
 	}
+	for (size_t i = 0; i < setup->database->n_overlays; i++)
+		if (strcasecmp(setup->database->overlays[i].name, "lastbind") == 0)
+			pp->last_bind = schema_attribute_type(setup->schema, "authTimestamp", 13);
 	pp->policy_class = schema_object_class(setup->schema, "pwdPolicy", 9);
 	if (pp->policy_class == NULL)
 		return overlay_config_fail(&overlay_ppolicy, setup, err, errlen,
@@ -170,16 +192,22 @@ static int take_in_txn(void *ctx, const struct entry *e)
 	return take_policy(ctx, e);
 }
 
-/* The policy of e read through the chain. False: none applies. */
-static bool policy_of(const struct ppolicy_overlay *pp, struct overlay_request *req,
+/* The policy of e: cached, else read through the chain. False: none applies. */
+static bool policy_of(struct ppolicy_overlay *pp, struct overlay_request *req,
 		      const struct entry *e, struct ppolicy *out)
 {
 	struct ber_view ndn = policy_ndn(pp, e);
 	struct policy_read r = { out, false };
 	struct backend_op bop = { .arena = req->op->arena, .is_root = true };
+	uint64_t generation;
 	if (ndn.len == 0)
 		return false;
-	database_fetch(req->database, &bop, ndn, take_fetched, &r);
+	if (ppolicy_cache_get(&pp->cache, ndn, out, &r.found, &generation))
+		return r.found;
+	int rc = database_fetch(req->database, &bop, ndn, take_fetched, &r);
+	/* A failed read is not an answer to keep; a missing entry is. */
+	if (rc == LUMEN_OK || bop.result_code == LDAP_NO_SUCH_OBJECT)
+		ppolicy_cache_put(&pp->cache, ndn, generation, out, r.found);
 	return r.found;
 }
 
@@ -211,13 +239,47 @@ static bool is_locked(const struct ppolicy_overlay *pp, const struct ppolicy *p,
 	return ppolicy_locked(p, first_value(pp, e, A_LOCKED_TIME), now);
 }
 
+/* When the account was last used: its last bind, else its password change. */
+static time_t last_use(const struct ppolicy_overlay *pp, const struct entry *e)
+{
+	const struct entry_attribute *a = attr(pp, e, A_LAST_SUCCESS);
+	time_t then;
+	if (a == NULL)
+		a = entry_find_type(e, pp->last_bind);
+	if (a == NULL)
+		a = attr(pp, e, A_CHANGED_TIME);
+	return a != NULL && overlay_parse_time(a->values[0].value, &then) ? then : (time_t)-1;
+}
+
+/*
+ * May the account not bind at all at now? OpenLDAP's order: outside its
+ * pwdStartTime..pwdEndTime; then, with pwdLockout only, a pwdMinDelay
+ * wait, pwdMaxIdle, and pwdAccountLockedTime.
+ */
+static bool account_unusable(const struct ppolicy_overlay *pp, const struct ppolicy *p,
+			     const struct entry *e, time_t now)
+{
+	time_t until;
+	if (ppolicy_outside_validity(first_value(pp, e, A_START_TIME),
+				     first_value(pp, e, A_END_TIME), now))
+		return true;
+	if (!p->lockout)
+		return false;
+	struct ber_view wait = first_value(pp, e, A_TMP_LOCKOUT_END);
+	if (wait.len > 0 && (!overlay_parse_time(wait, &until) || now < until))
+		return true;
+	if (pp->last_bind != NULL && ppolicy_idle(p, last_use(pp, e), now))
+		return true;
+	return is_locked(pp, p, e, now);
+}
+
 static void ppolicy_bind_before(void *state, struct overlay_request *req)
 {
-	const struct ppolicy_overlay *pp = state;
+	struct ppolicy_overlay *pp = state;
 	struct overlay_bind *b = req->u.bind;
 	struct ppolicy p;
 	if (b->entry != NULL && policy_of(pp, req, b->entry, &p) &&
-	    is_locked(pp, &p, b->entry, time(NULL)))
+	    account_unusable(pp, &p, b->entry, time(NULL)))
 		b->refused = true;
 }
 
@@ -253,16 +315,21 @@ static void record_failure(const struct ppolicy_overlay *pp, const struct ppolic
 		if (p->lockout_duration > 0)
 			locked = overlay_state_time(w, now, -1);
 		overlay_state_replace(w, pp->types[A_LOCKED_TIME], &locked, 1);
+	} else if (p->min_delay > 0) {
+		struct ber_view until =
+			overlay_state_time(w, now + ppolicy_failure_delay(p, counted), -1);
+		overlay_state_replace(w, pp->types[A_TMP_LOCKOUT_END], &until, 1);
 	}
 }
 
 /* A password past pwdMaxAge: a grace bind, or the refusal. */
 static void expired(const struct ppolicy_overlay *pp, const struct ppolicy *p,
-		    struct overlay_state_write *w, struct overlay_request *req, time_t now)
+		    struct overlay_state_write *w, struct overlay_request *req, time_t now,
+		    long age)
 {
 	const struct entry_attribute *a = attr(pp, req->u.bind->entry, A_GRACE_USE_TIME);
 	long used = a != NULL ? (long)a->n_values : 0;
-	if (used >= p->grace_authn_limit) {
+	if (ppolicy_grace_left(p, used, age - p->max_age) == 0) {
 		req->u.bind->success = false;
 		respond(req->op, PASSWORD_POLICY_NO_WARNING, 0, PASSWORD_POLICY_EXPIRED);
 		return;
@@ -284,6 +351,7 @@ static void bind_succeeded(const struct ppolicy_overlay *pp, const struct ppolic
 	if (attr(pp, e, A_LOCKED_TIME) != NULL)
 		overlay_state_replace(w, pp->types[A_LOCKED_TIME], NULL, 0);
 	if (p->must_change && ber_view_eq_str(first_value(pp, e, A_RESET), "TRUE")) {
+		req->u.bind->password_change_only = true;
 		respond(req->op, PASSWORD_POLICY_NO_WARNING, 0, PASSWORD_POLICY_CHANGE_AFTER_RESET);
 		return;
 	}
@@ -291,7 +359,7 @@ static void bind_succeeded(const struct ppolicy_overlay *pp, const struct ppolic
 	if (p->max_age > 0 && overlay_parse_time(first_value(pp, e, A_CHANGED_TIME), &changed))
 		age = (long)(now - changed);
 	if (age >= p->max_age && age >= 0)
-		expired(pp, p, w, req, now);
+		expired(pp, p, w, req, now, age);
 	else if (age >= 0 && p->expire_warning > 0 && p->max_age - age < p->expire_warning)
 		respond(req->op, PASSWORD_POLICY_TIME_BEFORE_EXPIRATION, p->max_age - age,
 			PASSWORD_POLICY_NO_ERROR);
@@ -301,7 +369,7 @@ static void bind_succeeded(const struct ppolicy_overlay *pp, const struct ppolic
 
 static void ppolicy_bind_after(void *state, struct overlay_request *req)
 {
-	const struct ppolicy_overlay *pp = state;
+	struct ppolicy_overlay *pp = state;
 	struct overlay_bind *b = req->u.bind;
 	struct ppolicy p;
 	struct overlay_state_write w;
@@ -309,7 +377,11 @@ static void ppolicy_bind_after(void *state, struct overlay_request *req)
 	if (b->entry == NULL || !policy_of(pp, req, b->entry, &p))
 		return;
 	overlay_state_begin(&w, req);
-	if (b->success) {
+	if (b->refused) {
+		/* As OpenLDAP: an account that may not bind records nothing. */
+		respond(req->op, PASSWORD_POLICY_NO_WARNING, 0,
+			pp->use_lockout ? PASSWORD_POLICY_ACCOUNT_LOCKED : PASSWORD_POLICY_NO_ERROR);
+	} else if (b->success) {
 		bind_succeeded(pp, &p, &w, req, now);
 	} else {
 		bool locked = is_locked(pp, &p, b->entry, now);
@@ -445,6 +517,18 @@ static bool refuse(struct refusal *r, int code, const char *text,
 	return false;
 }
 
+static enum password_policy_error quality_error(enum ppolicy_quality q)
+{
+	switch (q) {
+	case PPOLICY_QUALITY_TOO_SHORT:
+		return PASSWORD_POLICY_TOO_SHORT;
+	case PPOLICY_QUALITY_TOO_LONG:
+		return PASSWORD_POLICY_TOO_LONG;
+	default:
+		return PASSWORD_POLICY_INSUFFICIENT_QUALITY;
+	}
+}
+
 /* A user's own change against the policy (OpenLDAP's order of checks). */
 static bool change_allowed(const struct ppolicy_overlay *pp, const struct ppolicy *p,
 			   const struct entry *e, const struct password_change *pc,
@@ -472,9 +556,7 @@ static bool change_allowed(const struct ppolicy_overlay *pp, const struct ppolic
 	enum ppolicy_quality q = ppolicy_check_quality(p, pc->new_password, hashed);
 	if (q != PPOLICY_QUALITY_OK)
 		return refuse(r, LDAP_CONSTRAINT_VIOLATION, "Password fails quality checking policy",
-			      q == PPOLICY_QUALITY_TOO_SHORT
-				      ? PASSWORD_POLICY_TOO_SHORT
-				      : PASSWORD_POLICY_INSUFFICIENT_QUALITY);
+			      quality_error(q));
 	if (p->in_history > 0 && !hashed && in_history(pp, e, pc->new_password, &text))
 		return refuse(r, LDAP_CONSTRAINT_VIOLATION, text, PASSWORD_POLICY_IN_HISTORY);
 	return true;
@@ -482,7 +564,7 @@ static bool change_allowed(const struct ppolicy_overlay *pp, const struct ppolic
 
 /* What the check of a password change learns from the target entry. */
 struct modify_check {
-	const struct ppolicy_overlay *pp;
+	struct ppolicy_overlay *pp;
 	struct overlay_request *req;
 	const struct password_change *pc;
 	bool refused;
@@ -542,7 +624,7 @@ static int answer(struct overlay_request *req, int code, const char *text,
 
 static int ppolicy_before(void *state, struct overlay_request *req)
 {
-	const struct ppolicy_overlay *pp = state;
+	struct ppolicy_overlay *pp = state;
 	struct password_change pc;
 	if (req->operation != OVERLAY_MODIFY || req->op->from_tool || !find_change(pp, req, &pc))
 		return OVERLAY_CONTINUE;
@@ -657,13 +739,20 @@ static int check_policy_entry(struct backend_op *op, const struct entry *e)
 	return LUMEN_EINVAL;
 }
 
+static bool is_policy(const struct ppolicy_overlay *pp, const struct entry *e)
+{
+	return e != NULL && entry_is_instance_of(e, pp->policy_class);
+}
+
 static int ppolicy_on_write(void *state, struct database_txn *txn,
 			    const struct database_txn_ops *ops, struct backend_op *op,
 			    const struct database_write *w)
 {
-	const struct ppolicy_overlay *pp = state;
+	struct ppolicy_overlay *pp = state;
 	struct ppolicy p;
 	struct policy_read r = { &p, false };
+	if (is_policy(pp, w->before) || is_policy(pp, w->after))
+		ppolicy_cache_changing(&pp->cache);
 	if (w->after != NULL && w->kind != DATABASE_WRITE_DELETE && !op->from_tool &&
 	    entry_is_instance_of(w->after, pp->policy_class))
 		return check_policy_entry(op, w->after);
@@ -681,13 +770,45 @@ static int ppolicy_on_write(void *state, struct database_txn *txn,
 	return ops->edit(txn, w->after->ndn, (struct ber_view){ NULL, 0 }, bookkeep, &bk);
 }
 
+/* A restricted connection's password change went through: it is free. */
+static void ppolicy_after(void *state, struct overlay_request *req)
+{
+	struct ppolicy_overlay *pp = state;
+	struct password_change pc;
+	if (req->operation == OVERLAY_MODIFY && req->op->password_change_only &&
+	    req->rc == LUMEN_OK && req->op->result_code == LDAP_SUCCESS &&
+	    find_change(pp, req, &pc) && pc.has_new)
+		req->op->password_change_done = true;
+}
+
+/* A write that changed a pwdPolicy entry has committed: forget the old. */
+static void ppolicy_on_commit(void *state, struct backend_op *op,
+			      const struct database_change *changes, size_t n)
+{
+	struct ppolicy_overlay *pp = state;
+	(void)op;
+	(void)changes;
+	(void)n;
+	ppolicy_cache_committed(&pp->cache);
+}
+
+static void ppolicy_destroy(void *state)
+{
+	struct ppolicy_overlay *pp = state;
+	if (pp != NULL)
+		ppolicy_cache_destroy(&pp->cache);
+	free(pp);
+}
+
 const struct overlay_type overlay_ppolicy = {
 	.name = "ppolicy",
 	.steps = { .state_size = sizeof(struct ppolicy_overlay), .prepare = ppolicy_prepare,
 		    .apply = apply_line },
-	.destroy = free,
+	.destroy = ppolicy_destroy,
 	.before = ppolicy_before,
+	.after = ppolicy_after,
 	.on_write = ppolicy_on_write,
+	.on_commit = ppolicy_on_commit,
 	.bind_before = ppolicy_bind_before,
 	.bind_after = ppolicy_bind_after,
 };

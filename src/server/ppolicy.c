@@ -31,6 +31,11 @@ static const struct number_field numbers[] = {
 	FIELD("pwdMaxFailure", max_failure, PPOLICY_MAX_COUNT),
 	FIELD("pwdFailureCountInterval", failure_count_interval, PPOLICY_MAX_SECONDS),
 	FIELD("pwdMaxRecordedFailure", max_recorded_failure, PPOLICY_MAX_COUNT),
+	FIELD("pwdMaxLength", max_length, PPOLICY_MAX_COUNT),
+	FIELD("pwdGraceExpiry", grace_expiry, PPOLICY_MAX_SECONDS),
+	FIELD("pwdMinDelay", min_delay, PPOLICY_MAX_SECONDS),
+	FIELD("pwdMaxDelay", max_delay, PPOLICY_MAX_SECONDS),
+	FIELD("pwdMaxIdle", max_idle, PPOLICY_MAX_SECONDS),
 };
 
 struct flag_field {
@@ -127,6 +132,12 @@ int ppolicy_parse(const struct entry *e, struct ppolicy *out, char *why, size_t 
 		rc = parse_number(e, &numbers[i], out, why, whylen);
 	for (size_t i = 0; rc == LUMEN_OK && i < sizeof(flags) / sizeof(flags[0]); i++)
 		rc = parse_flag(e, &flags[i], out, why, whylen);
+	if (rc == LUMEN_OK && out->max_length > 0 && out->max_length < out->min_length)
+		rc = bad(why, whylen, "pwdMaxLength", "less than pwdMinLength");
+	if (rc == LUMEN_OK && out->max_delay > 0 && out->max_delay < out->min_delay)
+		rc = bad(why, whylen, "pwdMaxDelay", "less than pwdMinDelay");
+	if (out->max_delay == 0)
+		out->max_delay = out->min_delay;
 	/* OpenLDAP: at least pwdMaxFailure failures are kept, else 5 */
 	if (out->max_recorded_failure < out->max_failure)
 		out->max_recorded_failure = out->max_failure;
@@ -145,6 +156,44 @@ bool ppolicy_locked(const struct ppolicy *p, struct ber_view locked_time, time_t
 	if (!overlay_parse_time(locked_time, &then))
 		return false;
 	return now < then + p->lockout_duration;
+}
+
+/* A bound of the window: past (start) or not yet come (end). */
+static bool closed_by(struct ber_view v, time_t now, bool is_end)
+{
+	time_t then;
+	if (v.len == 0)
+		return false;
+	if (!overlay_parse_time(v, &then))
+		return true;
+	return is_end ? then <= now : now < then;
+}
+
+bool ppolicy_outside_validity(struct ber_view start, struct ber_view end, time_t now)
+{
+	return closed_by(start, now, false) || closed_by(end, now, true);
+}
+
+long ppolicy_failure_delay(const struct ppolicy *p, size_t counted)
+{
+	long delay = p->min_delay;
+	if (delay == 0)
+		return 0;
+	for (size_t i = 0; i < counted && delay < p->max_delay; i++)
+		delay *= 2;
+	return delay < p->max_delay ? delay : p->max_delay;
+}
+
+bool ppolicy_idle(const struct ppolicy *p, time_t last, time_t now)
+{
+	return p->max_idle > 0 && last != (time_t)-1 && now > last + p->max_idle;
+}
+
+long ppolicy_grace_left(const struct ppolicy *p, long used, long expired_for)
+{
+	if (p->grace_expiry > 0 && expired_for > p->grace_expiry)
+		return 0;
+	return used < p->grace_authn_limit ? p->grace_authn_limit - used : 0;
 }
 
 size_t ppolicy_counted_failures(const struct ppolicy *p, const struct ber_view *times,
@@ -173,5 +222,9 @@ enum ppolicy_quality ppolicy_check_quality(const struct ppolicy *p, struct ber_v
 	size_t chars = 0;
 	for (size_t i = 0; i < password.len; i++)
 		chars += (password.ptr[i] & 0xc0) != 0x80;
-	return (long)chars < p->min_length ? PPOLICY_QUALITY_TOO_SHORT : PPOLICY_QUALITY_OK;
+	if (chars == 0 || (long)chars < p->min_length)
+		return PPOLICY_QUALITY_TOO_SHORT;
+	if (p->max_length > 0 && (long)chars > p->max_length)
+		return PPOLICY_QUALITY_TOO_LONG;
+	return PPOLICY_QUALITY_OK;
 }

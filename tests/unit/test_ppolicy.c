@@ -1,7 +1,9 @@
 /*
  * test_ppolicy.c — pwdPolicy entries (src/server/ppolicy.c): defaults,
  * every value parsed, invalid values named, the lockout and failure-count
- * decisions, and the quality verdicts.
+ * decisions, the quality verdicts, and the newer ones (pwdMaxLength,
+ * pwdMinDelay/pwdMaxDelay, pwdMaxIdle, pwdGraceExpiry, the validity
+ * window).
  */
 #include <check.h>
 #include <string.h>
@@ -69,6 +71,98 @@ START_TEST(every_value)
 	ck_assert_int_eq(p.max_recorded_failure, 9);   /* at least pwdMaxFailure */
 	ck_assert(p.lockout && p.must_change && !p.allow_user_change && p.safe_modify);
 	entry_free(e);
+}
+END_TEST
+
+START_TEST(newer_values)
+{
+	const char *pairs[] = {
+		"pwdAttribute", "userPassword", "pwdMinLength", "4", "pwdMaxLength", "12",
+		"pwdGraceExpiry", "30", "pwdMinDelay", "5", "pwdMaxIdle", "600", NULL,
+	};
+	struct entry *e = policy_entry(pairs);
+	struct ppolicy p;
+	char why[128];
+	ck_assert_int_eq(ppolicy_parse(e, &p, why, sizeof(why)), LUMEN_OK);
+	ck_assert_int_eq(p.max_length, 12);
+	ck_assert_int_eq(p.grace_expiry, 30);
+	ck_assert_int_eq(p.min_delay, 5);
+	ck_assert_int_eq(p.max_delay, 5);   /* OpenLDAP: no pwdMaxDelay caps at pwdMinDelay */
+	ck_assert_int_eq(p.max_idle, 600);
+	entry_free(e);
+}
+END_TEST
+
+START_TEST(contradictions_named)
+{
+	static const char *const cases[][6] = {
+		{ "pwdMinLength", "8", "pwdMaxLength", "7", "pwdMaxLength" },
+		{ "pwdMinDelay", "10", "pwdMaxDelay", "9", "pwdMaxDelay" },
+		{ "pwdMaxIdle", "-1", "pwdLockout", "TRUE", "pwdMaxIdle" },
+		{ "pwdGraceExpiry", "99999999999", "pwdLockout", "TRUE", "pwdGraceExpiry" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *pairs[] = { "pwdAttribute", "userPassword", cases[i][0], cases[i][1],
+					cases[i][2], cases[i][3], NULL };
+		struct entry *e = policy_entry(pairs);
+		struct ppolicy p;
+		char why[128] = "";
+		ck_assert_int_eq(ppolicy_parse(e, &p, why, sizeof(why)), LUMEN_ESCHEMA);
+		ck_assert_msg(strncmp(why, cases[i][4], strlen(cases[i][4])) == 0, "%s", why);
+		entry_free(e);
+	}
+	/* Equal bounds are fine. */
+	const char *pairs[] = { "pwdAttribute", "userPassword", "pwdMinLength", "8",
+				"pwdMaxLength", "8", NULL };
+	struct entry *e = policy_entry(pairs);
+	struct ppolicy p;
+	char why[128];
+	ck_assert_int_eq(ppolicy_parse(e, &p, why, sizeof(why)), LUMEN_OK);
+	entry_free(e);
+}
+END_TEST
+
+START_TEST(validity_window)
+{
+	time_t now = 1700000000;   /* 20231114221320Z */
+	struct ber_view none = { NULL, 0 };
+	ck_assert(!ppolicy_outside_validity(none, none, now));
+	ck_assert(ppolicy_outside_validity(text("20231114221321Z"), none, now));
+	ck_assert(!ppolicy_outside_validity(text("20231114221320Z"), none, now));
+	ck_assert(ppolicy_outside_validity(none, text("20231114221320Z"), now));   /* ends at */
+	ck_assert(!ppolicy_outside_validity(none, text("20231114221321Z"), now));
+	ck_assert(ppolicy_outside_validity(text("garbage"), none, now));   /* as OpenLDAP */
+	ck_assert(ppolicy_outside_validity(none, text("garbage"), now));
+}
+END_TEST
+
+START_TEST(failure_delay)
+{
+	struct ppolicy p = { .min_delay = 3, .max_delay = 20 };
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 0), 3);
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 1), 6);
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 2), 12);
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 3), 20);         /* capped */
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 1000000), 20);   /* no overflow */
+	p.min_delay = 0;
+	ck_assert_int_eq(ppolicy_failure_delay(&p, 5), 0);
+}
+END_TEST
+
+START_TEST(idle_and_grace)
+{
+	struct ppolicy p = { .max_idle = 100, .grace_authn_limit = 3, .grace_expiry = 50 };
+	ck_assert(!ppolicy_idle(&p, 1000, 1100));
+	ck_assert(ppolicy_idle(&p, 1000, 1101));
+	ck_assert(!ppolicy_idle(&p, (time_t)-1, 999999));   /* never used: unknown */
+	p.max_idle = 0;
+	ck_assert(!ppolicy_idle(&p, 1000, 999999));
+	ck_assert_int_eq(ppolicy_grace_left(&p, 0, 10), 3);
+	ck_assert_int_eq(ppolicy_grace_left(&p, 2, 50), 1);
+	ck_assert_int_eq(ppolicy_grace_left(&p, 0, 51), 0);   /* pwdGraceExpiry passed */
+	ck_assert_int_eq(ppolicy_grace_left(&p, 3, 10), 0);
+	p.grace_expiry = 0;
+	ck_assert_int_eq(ppolicy_grace_left(&p, 1, 1000000), 2);
 }
 END_TEST
 
@@ -140,6 +234,12 @@ START_TEST(quality)
 	p.check_quality = 2;
 	ck_assert_int_eq(ppolicy_check_quality(&p, text("{SSHA}x"), true),
 			 PPOLICY_QUALITY_UNCHECKABLE);
+	p.check_quality = 1;
+	p.max_length = 8;
+	ck_assert_int_eq(ppolicy_check_quality(&p, text("eight-ch"), false), PPOLICY_QUALITY_OK);
+	ck_assert_int_eq(ppolicy_check_quality(&p, text("nine-char"), false),
+			 PPOLICY_QUALITY_TOO_LONG);
+	ck_assert_int_eq(ppolicy_check_quality(&p, text(""), false), PPOLICY_QUALITY_TOO_SHORT);
 	p.check_quality = 0;
 	ck_assert_int_eq(ppolicy_check_quality(&p, text("x"), false), PPOLICY_QUALITY_OK);
 }
@@ -157,6 +257,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, lockout);
 	tcase_add_test(tc, failure_interval);
 	tcase_add_test(tc, quality);
+	tcase_add_test(tc, newer_values);
+	tcase_add_test(tc, contradictions_named);
+	tcase_add_test(tc, validity_window);
+	tcase_add_test(tc, failure_delay);
+	tcase_add_test(tc, idle_and_grace);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,9 +43,11 @@
  * search's queue.
  *
  * Caveats:
- *  - Every refresh still walks the whole scope (a delete phase sends only
- *    the changed entries, but reads them all); syncprov-checkpoint changes
- *    nothing.
+ *  - A delete phase reads only the entries the log names as changed
+ *    (through the entryUUID index: without `index entryUUID eq` it walks
+ *    the scope), up to SYNCPROV_NARROW_MAX of them; past that, and in a
+ *    present phase, the refresh walks the whole scope.
+ *    syncprov-checkpoint changes nothing.
  *  - A delete phase names the entries deleted or renamed out of the scope;
  *    one that merely stopped matching the filter is not named (a later
  *    present phase removes it from the consumer), and of a subtree moved
@@ -422,6 +424,9 @@ static int syncprov_before(void *state, struct overlay_request *req)
 	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, &r->cookie);
 	if (verdict != OVERLAY_CONTINUE)
 		return verdict;
+	if (s->resume.overlay_state[STATE_DELETE_PHASE] != 0 &&
+	    syncprov_log_narrow(sp, req, &r->cookie) == LUMEN_ENOMEM)
+		return answer(req, LDAP_OTHER, "out of memory");
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
 			       .cookie = r->cookie,
 			       .delete_phase = s->resume.overlay_state[STATE_DELETE_PHASE] != 0 };

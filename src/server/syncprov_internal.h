@@ -35,7 +35,7 @@ struct syncprov {
 	struct psearch *persistent;       /* the persistent searches (lock) */
 	struct ber_view suffix_ndn;       /* the database's first suffix */
 	const struct schema *schema;
-	const struct attribute_type *entry_uuid, *entry_csn;
+	const struct attribute_type *entry_uuid, *entry_csn, *context_csn;
 	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
 	unsigned long persist_queue;      /* bytes (syncprov-persist-queue) */
 	bool nopresent, reloadhint;

@@ -164,8 +164,8 @@ static const struct bad_tree bad_trees[] = {
 	{ "two entries", "cn=config.ldif", "dn: cn=config\n\ndn: cn=other\n", LUMEN_EMALFORMED,
 	  "cn=config.ldif:3: a second entry" },
 	{ "attribute Lumen does not read", "cn=config.ldif",
-	  "dn: cn=config\nolcThreads: 4\nolcServerID: 1\n", LUMEN_EUNSUPPORTED,
-	  "cn=config.ldif:3: \"cn=config\", attribute olcServerID: not supported by Lumen" },
+	  "dn: cn=config\nolcThreads: 4\nolcPluginLogFile: plugin.log\n", LUMEN_EUNSUPPORTED,
+	  "cn=config.ldif:3: \"cn=config\", attribute olcPluginLogFile: not supported by Lumen" },
 	{ "ignorable only at its default", "cn=config/olcDatabase={-1}frontend.ldif",
 	  "dn: olcDatabase={-1}frontend,cn=config\nolcReadOnly: TRUE\n", LUMEN_EUNSUPPORTED,
 	  "frontend.ldif:2: \"olcDatabase={-1}frontend,cn=config\", attribute olcReadOnly: "

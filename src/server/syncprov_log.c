@@ -212,6 +212,8 @@ static int compare_uuids(const void *a, const void *b)
 static void unique_uuids(struct changed *c)
 {
 	size_t kept = 0;
+	if (c->n < 2)
+		return;
 	qsort(c->uuids, c->n, UUID_TEXT_LENGTH, compare_uuids);
 	for (size_t i = 0; i < c->n; i++) {
 		const char *u = c->uuids + i * UUID_TEXT_LENGTH;
@@ -223,23 +225,28 @@ static void unique_uuids(struct changed *c)
 	c->n = kept;
 }
 
-/* (|(entryUUID=u1)...), compiled into arena ((|) matches nothing). */
+/* No entry ever has the nil UUID: an index lookup that finds nothing. */
+static const char nil_uuid[UUID_TEXT_LENGTH + 1] = "00000000-0000-0000-0000-000000000000";
+
+/* (|(entryUUID=u1)...), compiled into arena; with nothing changed, the
+ * nil UUID's lookup (an empty OR is not RFC 4515 text). */
 static int uuid_filter(const struct syncprov *sp, const struct changed *c,
 		       struct arena *arena, struct filter *out)
 {
 	static const char item[] = "(entryUUID=)";
-	size_t len = 3 + c->n * (sizeof(item) - 1 + UUID_TEXT_LENGTH);
+	size_t n = c->n > 0 ? c->n : 1;
+	size_t len = 3 + n * (sizeof(item) - 1 + UUID_TEXT_LENGTH);
 	char *text = arena_alloc(arena, len + 1);
 	if (text == NULL)
 		return LUMEN_ENOMEM;
 	size_t at = 0;
 	text[at++] = '(';
 	text[at++] = '|';
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < n; i++)
 		at += (size_t)sprintf(text + at, "(entryUUID=%.*s)", UUID_TEXT_LENGTH,
-				      c->uuids + i * UUID_TEXT_LENGTH);
+				      c->n > 0 ? c->uuids + i * UUID_TEXT_LENGTH : nil_uuid);
 	text[at++] = ')';
-	const struct filter_limits limits = { .max_depth = 2, .max_nodes = c->n + 2 };
+	const struct filter_limits limits = { .max_depth = 2, .max_nodes = n + 2 };
 	struct ldap_filter *parsed;
 	size_t bad;
 	int rc = filter_text_parse(text, at, arena, &limits, &parsed, &bad);

@@ -284,13 +284,17 @@ def lag_writer(uri, dn, rate, seconds, path):
             f.write(f"{s} {t}\n")
 
 
-def lag_reader(uri, dn, seconds, gap, path):
-    """Polls dn's description on the consumer; writes "value first_seen_ns"."""
+def lag_reader(uri, dn, seconds, gap, path, writer_done):
+    """Polls dn's description on the consumer until 3 s after the writer
+    is done (writer_done exists; at most `seconds`); writes
+    "value first_seen_ns"."""
     conn = ldap.initialize(uri)
     conn.simple_bind_s(ROOTDN, ROOTPW)
     end = time.monotonic_ns() + int(seconds * 1e9)
-    last, seen, polls = 0, [], 0
-    while time.monotonic_ns() < end:
+    last, seen, polls, grace = 0, [], 0, None
+    while time.monotonic_ns() < end and (grace is None or time.monotonic_ns() < grace):
+        if grace is None and polls % 256 == 0 and os.path.exists(writer_done):
+            grace = time.monotonic_ns() + 3_000_000_000
         res = conn.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", ["description"])
         now = time.monotonic_ns()
         polls += 1
@@ -342,10 +346,14 @@ def measure_lag(args, provider, consumer, out, kind):
                                "before the lag run")
     wpath = os.path.join(out, "raw", f"{kind}-lag-acks.txt")
     rpath = os.path.join(out, "raw", f"{kind}-lag-seen.txt")
+    for stale in (wpath, rpath):
+        if os.path.exists(stale):
+            os.unlink(stale)
     reader = os.fork()
     if reader == 0:
         try:
-            lag_reader(consumer.uri, dn, args.lag_seconds + 2, args.poll_gap, rpath)
+            lag_reader(consumer.uri, dn, 3 * args.lag_seconds + 40, args.poll_gap, rpath,
+                       wpath)
         finally:
             os._exit(0)
     lag_writer(provider.uri, dn, args.lag_rate, args.lag_seconds, wpath)

@@ -3,7 +3,9 @@
 slapd, back-mdb, overlay syncprov), measured in the same run on the same
 data with the same clients. Each server kind replicates to its own kind.
 
-For each server kind, in this order:
+For each server kind, in this order (each phase runs for both kinds back
+to back before the next one starts, so that the machine's drifting load
+falls on both alike):
 
   1. the provider is bulk loaded (lumenadd -q / slapadd -q) with lumengen's
      --entries users and started; write throughput with no consumer:
@@ -23,6 +25,8 @@ For each server kind, in this order:
      records when each value first shows. A write's lag is the time from its
      acknowledgement to the first poll that shows it or a later write
      (0 when the consumer showed it before the acknowledgement arrived).
+     --lag-rounds rounds of --lag-seconds, alternating with the other
+     kind's; the percentiles are over all of them.
      Resolution: one poll (~0.2-0.5 ms here).
 
 Both servers get the same settings: indexes objectClass, entryUUID,
@@ -369,18 +373,29 @@ def measure_lag(args, provider, consumer, out, kind):
             unseen += 1
             continue
         lags.append(max(0, seen[j][1] - t_ack) / 1e6)
-    lags.sort()
     first, last = (acks[0][1], acks[-1][1]) if acks else (0, 1)
-    return {"writes": len(acks), "unseen": unseen,
+    return {"lags": lags, "writes": len(acks), "unseen": unseen,
             "rate": len(acks) / max(1e-9, (last - first) / 1e9),
+            "writer": whead.strip("# \n"), "reader": rhead.strip("# \n")}
+
+
+def merge_lag(rounds):
+    """The rounds' lags as one distribution (percentiles over all writes)."""
+    lags = sorted(x for r in rounds for x in r["lags"])
+    return {"rounds": len(rounds), "writes": sum(r["writes"] for r in rounds),
+            "unseen": sum(r["unseen"] for r in rounds),
+            "rate": sum(r["rate"] for r in rounds) / max(1, len(rounds)),
             "p50_ms": percentile(lags, 50), "p90_ms": percentile(lags, 90),
             "p99_ms": percentile(lags, 99), "max_ms": lags[-1] if lags else float("nan"),
-            "writer": whead.strip("# \n"), "reader": rhead.strip("# \n")}
+            "writer": "; ".join(r["writer"] for r in rounds),
+            "reader": "; ".join(r["reader"] for r in rounds)}
 
 
 # ------------------------------------------------------------- per kind
 def run_kind(kind, res, args, ldif, work, out):
-    """Fills res as it goes, so a failure keeps what was measured."""
+    """Fills res as it goes, so a failure keeps what was measured. A
+    generator: it pauses after each phase, so that main runs each phase
+    for both kinds back to back (the machine's load drifts)."""
     servers = []
     try:
         provider = Server(kind, "provider", work, args, provider_lines(kind))
@@ -390,8 +405,10 @@ def run_kind(kind, res, args, ldif, work, out):
         provider.start()
         pconn = provider.bound()
         res["provider_entries"] = count_entries(pconn)
+        yield
         res["tput_0"] = lumenbench(args, provider, "modify-0-consumers", out)
         log(out, f"{kind}: modify, no consumer: {res['tput_0']['ops_per_s']:.0f}/s")
+        yield
 
         want = marker(pconn)
         a = Server(kind, "consumer-a", work, args, consumer_lines(provider, 1))
@@ -406,19 +423,28 @@ def run_kind(kind, res, args, ldif, work, out):
         res["consumer_db_kib"] = int(subprocess.run(["du", "-sk", a.db], text=True,
                                                     stdout=subprocess.PIPE).stdout.split()[0])
         log(out, f"{kind}: initial refresh of {res['consumer_entries']} entries: {secs} s")
+        yield
 
         b = Server(kind, "consumer-b", work, args, consumer_lines(provider, 2))
         servers.append(b)
         b.start()
         res["refresh_b_s"] = wait_converged(want, b, args.refresh_timeout)
+        yield
         res["tput_2"] = lumenbench(args, provider, "modify-2-consumers", out)
         log(out, f"{kind}: modify, two consumers: {res['tput_2']['ops_per_s']:.0f}/s")
         want = marker(pconn)
         res["converged_after_tput_s"] = [wait_converged(want, c, 120) for c in (a, b)]
         b.stop()
-
-        res["lag"] = measure_lag(args, provider, a, out, kind)
-        log(out, f"{kind}: lag {res['lag']}")
+        yield
+        rounds = []
+        for i in range(args.lag_rounds):   # alternating with the other kind's
+            rounds.append(measure_lag(args, provider, a, out, f"{kind}-{i}"))
+            res["lag"] = merge_lag(rounds)
+            log(out, f"{kind}: lag round {i}: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in merge_lag(rounds[-1:]).items()
+                if k.endswith("_ms")))
+            if i + 1 < args.lag_rounds:
+                yield
     finally:
         for s in servers:
             s.stop()
@@ -521,7 +547,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--tput-connections", type=int, default=16)
     ap.add_argument("--lag-rate", type=int, default=1000)
-    ap.add_argument("--lag-seconds", type=int, default=20)
+    ap.add_argument("--lag-seconds", type=int, default=10)
+    ap.add_argument("--lag-rounds", type=int, default=3)
     ap.add_argument("--poll-gap", type=float, default=0.0002)
     ap.add_argument("--refresh-timeout", type=int, default=900)
     ap.add_argument("--sync", action="store_true")
@@ -540,15 +567,19 @@ def main():
             f.write(f"date={time.strftime('%Y-%m-%dT%H:%M:%S%z')}\nhost={socket.gethostname()}\n"
                     f"cpus={os.cpu_count()}\nentries={args.entries}\nargs={vars(args)}\n"
                     f"loadavg={open('/proc/loadavg').read().strip()}\n")
-        results = {}
-        for kind in args.servers.split():
-            log(args.out, f"{kind}: start")
-            results[kind] = {}
-            try:
-                run_kind(kind, results[kind], args, ldif, work, args.out)
-            except Exception as e:  # report what was measured, say what failed
-                log(args.out, f"{kind}: failed: {e!r}")
-                results.setdefault(kind, {})["error"] = repr(e)
+        results = {kind: {} for kind in args.servers.split()}
+        runs = {kind: run_kind(kind, results[kind], args, ldif, work, args.out)
+                for kind in results}
+        while runs:   # phase by phase, each kind in turn
+            for kind in list(runs):
+                try:
+                    next(runs[kind])
+                except StopIteration:
+                    del runs[kind]
+                except Exception as e:  # report what was measured, say what failed
+                    log(args.out, f"{kind}: failed: {e!r}")
+                    results[kind]["error"] = repr(e)
+                    del runs[kind]
         report(args, results, args.out)
         with open(os.path.join(args.out, "meta.txt"), "a") as f:
             f.write(f"loadavg_end={open('/proc/loadavg').read().strip()}\n")

@@ -12,6 +12,7 @@
  *            [tls_cacert=FILE] [tls_cert=FILE] [tls_key=FILE]
  *            [tls_reqcert=never|allow|try|demand] [timeout=SECONDS]
  *            [network-timeout=SECONDS] [schemachecking=on|off]
+ *            [keepalive=0:0:0] [tcp-user-timeout=0]
  *   updateref ldap[s]://HOST[:PORT]    (after a syncrepl line)
  *
  * Defaults are OpenLDAP's (slapd.conf(5)): type refreshOnly, interval one
@@ -21,7 +22,10 @@
  * defaults to 5 seconds as OpenLDAP's; network-timeout (connecting, and
  * any silence of the provider during a refresh) to 30 seconds where
  * OpenLDAP waits forever: a consumer thread must not hang on a provider
- * that stopped answering.
+ * that stopped answering. timeout=0 and network-timeout=0 (OpenLDAP's
+ * "forever", which slaptest writes into every olcSyncrepl of a slapd.d)
+ * keep these defaults; keepalive and tcp-user-timeout are accepted at
+ * slaptest's 0:0:0 and 0 (off) only.
  *
  * Ownership: config_syncrepl_parse fills a caller's struct whose strings
  * it allocates; config_syncrepl_free releases them. Thread-safety: plain

@@ -331,6 +331,7 @@ static const struct olc_row global_rows[] = {
 	{ "olcTLSCipherSuite", "TLSCipherSuite", OLC_QUOTED, NULL },
 	{ "olcTLSProtocolMin", "TLSProtocolMin", OLC_WORDS, "0.0" },
 	{ "olcTLSVerifyClient", "TLSVerifyClient", OLC_WORDS, NULL },
+	{ "olcServerID", "serverID", OLC_WORDS, NULL },
 	/* slapd's own files and tuning of its own index and thread design */
 	{ "olcConfigFile", NULL, 0, NULL },        { "olcConfigDir", NULL, 0, NULL },
 	{ "olcToolThreads", NULL, 0, NULL },       { "olcThreadQueues", NULL, 0, NULL },
@@ -372,6 +373,12 @@ static const struct olc_row mdb_rows[] = {
 	{ "olcDbMaxSize", "maxsize", OLC_WORDS, "10485760" },
 	{ "olcDbMaxReaders", "maxreaders", OLC_WORDS, "0" },
 	{ "olcDbNoSync", "dbnosync", OLC_FLAG, NULL },
+	/* a replica: slaptest writes olcSyncrepl before olcMultiProvider, the
+	 * order `multiprovider` needs */
+	{ "olcSyncrepl", "syncrepl", OLC_WORDS, NULL },
+	{ "olcUpdateRef", "updateref", OLC_WORDS, NULL },
+	{ "olcMultiProvider", "multiprovider", OLC_WORDS, "FALSE" },
+	{ "olcMirrorMode", "mirrormode", OLC_WORDS, "FALSE" },
 	/* LMDB file mode and slapd's own search and transaction tuning */
 	{ "olcDbMode", NULL, 0, NULL },            { "olcDbSearchStack", NULL, 0, NULL },
 	{ "olcDbRtxnSize", NULL, 0, NULL },        { "olcDbCheckpoint", NULL, 0, NULL },
@@ -382,6 +389,15 @@ static const struct olc_row refint_rows[] = {
 	{ "olcRefintAttribute", "refint_attributes", OLC_WORDS, NULL },
 	{ "olcRefintNothing", "refint_nothing", OLC_QUOTED, NULL },
 	{ "olcRefintModifiersName", "refint_modifiersName", OLC_QUOTED, NULL },
+};
+
+/* OpenLDAP's syncprov; olcSpSessionlogSource (a log kept in another
+ * database) has no row: Lumen keeps the log in the database itself. */
+static const struct olc_row syncprov_rows[] = {
+	{ "olcSpCheckpoint", "syncprov-checkpoint", OLC_WORDS, NULL },
+	{ "olcSpSessionlog", "syncprov-sessionlog", OLC_WORDS, NULL },
+	{ "olcSpNoPresent", "syncprov-nopresent", OLC_WORDS, "FALSE" },
+	{ "olcSpReloadHint", "syncprov-reloadhint", OLC_WORDS, "FALSE" },
 };
 
 /* Schema entries: definitions as slapd.conf spells them. */
@@ -588,15 +604,28 @@ static int translate_database(struct translation *tr, const struct olc_entry *e,
 	return rc == LUMEN_OK ? translate_entry(tr, e, mdb, 2) : rc;
 }
 
+/* The overlays Lumen reads from a slapd.d, with their attributes. */
+static const struct {
+	const char *type;
+	struct olc_table table;
+} overlay_tables[] = {
+	{ "refint", TABLE(refint_rows) },
+	{ "syncprov", TABLE(syncprov_rows) },
+};
+
 static int translate_overlay(struct translation *tr, const struct olc_entry *e, const char *type)
 {
-	const struct olc_table refint[] = { TABLE(refint_rows) };
-	if (strcasecmp(type, "refint") != 0)
-		return fail(tr->err, tr->errlen, LUMEN_EUNSUPPORTED,
-			    "%s: \"%s\": overlay %s is not supported by Lumen (it has refint)",
-			    e->path, e->dn, type);
-	int rc = emit_line(tr, e, 1, "overlay refint");
-	return rc == LUMEN_OK ? translate_entry(tr, e, refint, 1) : rc;
+	for (size_t i = 0; i < sizeof(overlay_tables) / sizeof(overlay_tables[0]); i++) {
+		if (strcasecmp(type, overlay_tables[i].type) != 0)
+			continue;
+		char line[64];
+		snprintf(line, sizeof(line), "overlay %s", overlay_tables[i].type);
+		int rc = emit_line(tr, e, 1, line);
+		return rc == LUMEN_OK ? translate_entry(tr, e, &overlay_tables[i].table, 1) : rc;
+	}
+	return fail(tr->err, tr->errlen, LUMEN_EUNSUPPORTED,
+		    "%s: \"%s\": overlay %s is not supported by Lumen here (it reads refint "
+		    "and syncprov)", e->path, e->dn, type);
 }
 
 /* --------------------------------------------------------- the tree */

@@ -366,15 +366,40 @@ static int seconds(const char *name, const char *value, unsigned *out, char *err
 	return LUMEN_OK;
 }
 
+/* 0 is what slaptest writes for OpenLDAP's "wait forever": Lumen's
+ * bounded default stays (a consumer thread must not hang). */
 static int kw_timeout(struct config_syncrepl *s, const char *value, char *err, size_t errlen)
 {
+	if (strcmp(value, "0") == 0)
+		return LUMEN_OK;
 	return seconds("timeout", value, &s->timeout, err, errlen);
 }
 
 static int kw_network_timeout(struct config_syncrepl *s, const char *value, char *err,
 			      size_t errlen)
 {
+	if (strcmp(value, "0") == 0)
+		return LUMEN_OK;
 	return seconds("network-timeout", value, &s->network_timeout, err, errlen);
+}
+
+/* keepalive=0:0:0 and tcp-user-timeout=0 are OpenLDAP's "off", written
+ * out by slaptest into every olcSyncrepl: accepted at that value only. */
+static int kw_keepalive(struct config_syncrepl *s, const char *value, char *err, size_t errlen)
+{
+	(void)s;
+	if (strcmp(value, "0:0:0") == 0)
+		return LUMEN_OK;
+	return fail(err, errlen, "keepalive", "supported only at 0:0:0 (off), got", value);
+}
+
+static int kw_tcp_user_timeout(struct config_syncrepl *s, const char *value, char *err,
+			       size_t errlen)
+{
+	(void)s;
+	if (strcmp(value, "0") == 0)
+		return LUMEN_OK;
+	return fail(err, errlen, "tcp-user-timeout", "supported only at 0 (off), got", value);
 }
 
 static int kw_schemachecking(struct config_syncrepl *s, const char *value, char *err,
@@ -409,6 +434,8 @@ static const struct keyword keywords[] = {
 	{ "tls_reqcert", kw_tls_reqcert },
 	{ "timeout", kw_timeout },
 	{ "network-timeout", kw_network_timeout },
+	{ "keepalive", kw_keepalive },
+	{ "tcp-user-timeout", kw_tcp_user_timeout },
 	{ "schemachecking", kw_schemachecking },
 };
 #define N_KEYWORDS (sizeof(keywords) / sizeof(keywords[0]))

@@ -38,14 +38,18 @@
  * Directives (after `overlay syncprov`), OpenLDAP's: syncprov-checkpoint
  * <ops> <minutes>, syncprov-sessionlog <size>, syncprov-nopresent
  * TRUE|FALSE, syncprov-reloadhint TRUE|FALSE, checked and kept (the
- * session log's size is used); and
+ * session log's size is used; see the Caveats for the checkpoint); and
  * Lumen's syncprov-persist-queue <bytes>, the bound of a persistent
  * search's queue.
  *
  * Caveats:
- *  - Every refresh still walks the whole scope (a delete phase sends only
- *    the changed entries, but reads them all); syncprov-checkpoint changes
- *    nothing.
+ *  - A delete phase reads only the entries the log names as changed
+ *    (through the entryUUID index: without `index entryUUID eq` it walks
+ *    the scope), up to SYNCPROV_NARROW_MAX of them; past that, and in a
+ *    present phase, the refresh walks the whole scope.
+ *  - syncprov-checkpoint writes nothing: a search that returns the suffix
+ *    entry shows the current context as its contextCSN (a replica's
+ *    stored cookie stays); a filter on contextCSN does not see it.
  *  - A delete phase names the entries deleted or renamed out of the scope;
  *    one that merely stopped matching the filter is not named (a later
  *    present phase removes it from the consumer), and of a subtree moved
@@ -146,8 +150,10 @@ static int find_schema(struct syncprov *sp, const struct overlay_setup *setup, c
 	const struct config_database *db = setup->database;
 	sp->entry_uuid = schema_attribute_type(setup->schema, "entryUUID", 9);
 	sp->entry_csn = schema_attribute_type(setup->schema, "entryCSN", 8);
-	if (sp->entry_uuid == NULL || sp->entry_csn == NULL) {
-		snprintf(err, errlen, "%s: overlay syncprov: the schema lacks entryUUID or entryCSN",
+	sp->context_csn = schema_attribute_type(setup->schema, "contextCSN", 10);
+	if (sp->entry_uuid == NULL || sp->entry_csn == NULL || sp->context_csn == NULL) {
+		snprintf(err, errlen, "%s: overlay syncprov: the schema lacks entryUUID, entryCSN "
+			 "or contextCSN",
 			 setup->overlay->origin);
 		return LUMEN_EMALFORMED;
 	}
@@ -407,11 +413,78 @@ static int start_refresh(struct syncprov *sp, struct overlay_request *req,
 	return OVERLAY_CONTINUE;
 }
 
+/* ------------------------------------------------ the suffix's contextCSN */
+
+/* A plain search that may return the suffix entry. */
+struct suffix_read {
+	struct syncprov *sp;
+	backend_entry_fn server_sink;
+	void *server_ctx;
+};
+
+static bool is_suffix(const struct syncprov *sp, struct ber_view ndn)
+{
+	return ndn.len == sp->suffix_ndn.len &&
+	       (ndn.len == 0 || memcmp(ndn.ptr, sp->suffix_ndn.ptr, ndn.len) == 0);
+}
+
+/*
+ * The suffix entry with the context's CSNs as its contextCSN, as
+ * OpenLDAP's checkpoints leave it (a replica's stored cookie stays).
+ * Lumen keeps the context current in memory and recoverable from the
+ * session log, so nothing is written: the value shown is never stale.
+ */
+static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct suffix_read *r = ctx;
+	if (!is_suffix(r->sp, e->ndn) || entry_find_type(e, r->sp->context_csn) != NULL)
+		return r->server_sink(r->server_ctx, e, info);
+	struct sync_cookie context;
+	pthread_mutex_lock(&r->sp->lock);
+	context = r->sp->context;
+	pthread_mutex_unlock(&r->sp->lock);
+	struct ber_view values[SYNC_COOKIE_MAX_CSNS];
+	for (size_t i = 0; i < context.n_csns; i++)
+		values[i] = (struct ber_view){ (const uint8_t *)context.csns[i].text, CSN_LENGTH };
+	struct attribute_description ad = { .type = r->sp->context_csn };
+	struct entry *shown = NULL;
+	if (context.n_csns == 0 || entry_dup(e, &shown) != LUMEN_OK ||
+	    entry_replace_values(shown, &ad, values, context.n_csns, NULL) != LUMEN_OK) {
+		entry_free(shown);   /* no memory: the entry as stored */
+		return r->server_sink(r->server_ctx, e, info);
+	}
+	int rc = r->server_sink(r->server_ctx, shown, info);
+	entry_free(shown);
+	return rc;
+}
+
+/* A search whose scope holds the suffix entry reads it through suffix_sink. */
+static int show_context(struct syncprov *sp, struct overlay_request *req)
+{
+	struct backend_search *s = req->u.search;
+	if (s->sink == note_newest)
+		return OVERLAY_CONTINUE;   /* recover's own walk, through the chain */
+	if (!is_suffix(sp, s->base_ndn) || (s->scope != LDAP_SCOPE_BASE &&
+					     s->scope != LDAP_SCOPE_SUBTREE))
+		return OVERLAY_CONTINUE;
+	if (recover(sp, req) != LUMEN_OK)
+		return answer(req, LDAP_OTHER, "cannot read the contextCSN");
+	struct suffix_read *r = arena_alloc(req->op->arena, sizeof(*r));
+	if (r == NULL)
+		return answer(req, LDAP_OTHER, "out of memory");
+	*r = (struct suffix_read){ sp, s->sink, s->sink_ctx };
+	s->sink = suffix_sink;
+	s->sink_ctx = r;
+	return OVERLAY_CONTINUE;
+}
+
 static int syncprov_before(void *state, struct overlay_request *req)
 {
 	struct syncprov *sp = state;
-	if (req->operation != OVERLAY_SEARCH || req->op->sync == NULL)
+	if (req->operation != OVERLAY_SEARCH)
 		return OVERLAY_CONTINUE;
+	if (req->op->sync == NULL)
+		return show_context(sp, req);
 	struct backend_search *s = req->u.search;
 	if (s->persist != NULL && !syncprov_persist_refreshing(s->persist))
 		return syncprov_persist_send(sp, req);
@@ -423,6 +496,9 @@ static int syncprov_before(void *state, struct overlay_request *req)
 	int verdict = s->resume.active ? OVERLAY_CONTINUE : start_refresh(sp, req, &r->cookie);
 	if (verdict != OVERLAY_CONTINUE)
 		return verdict;
+	if (s->resume.overlay_state[STATE_DELETE_PHASE] != 0 &&
+	    syncprov_log_narrow(sp, req, &r->cookie) == LUMEN_ENOMEM)
+		return answer(req, LDAP_OTHER, "out of memory");
 	*r = (struct refresh){ .sp = sp, .server_sink = s->sink, .server_ctx = s->sink_ctx,
 			       .cookie = r->cookie,
 			       .delete_phase = s->resume.overlay_state[STATE_DELETE_PHASE] != 0 };

@@ -35,7 +35,7 @@ struct syncprov {
 	struct psearch *persistent;       /* the persistent searches (lock) */
 	struct ber_view suffix_ndn;       /* the database's first suffix */
 	const struct schema *schema;
-	const struct attribute_type *entry_uuid, *entry_csn;
+	const struct attribute_type *entry_uuid, *entry_csn, *context_csn;
 	unsigned long checkpoint_ops, checkpoint_minutes, sessionlog;
 	unsigned long persist_queue;      /* bytes (syncprov-persist-queue) */
 	bool nopresent, reloadhint;
@@ -74,6 +74,20 @@ int syncprov_log_newest(struct syncprov *sp, struct database *db, char csn[CSN_L
  */
 int syncprov_log_deletes(struct syncprov *sp, struct overlay_request *req,
 			 const struct sync_cookie *cookie);
+/*
+ * A delete phase reads only what changed: req's search filter becomes
+ * (&(its filter)(|(entryUUID=u1)...)) over the entries the log names as
+ * added, modified or renamed since the cookie, so the search takes its
+ * candidates from the entryUUID index (when there is one) instead of
+ * walking its whole scope. Called on every call of the refresh (a paused
+ * one reads the log again; entries already sent stay behind its resume
+ * point). LUMEN_ENOTFOUND: the search is left as it was (no log, the log
+ * no longer reaches back, more than SYNCPROV_NARROW_MAX entries changed);
+ * LUMEN_ENOMEM.
+ */
+#define SYNCPROV_NARROW_MAX 1000
+int syncprov_log_narrow(struct syncprov *sp, struct overlay_request *req,
+			const struct sync_cookie *cookie);
 
 /* ------------------------------------------------- syncprov_persist.c */
 

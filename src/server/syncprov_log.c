@@ -4,14 +4,18 @@
  * "Change history"), written in each change's own transaction, so a
  * refresh whose cookie is still inside it gets RFC 4533's delete phase
  * (the changed entries and the entryUUIDs of the deleted ones) instead
- * of the present phase, also after a restart; and the contextCSN at start
- * from its newest record.
+ * of the present phase, also after a restart; the entries a delete phase
+ * reads (only those the log names as changed, through the entryUUID
+ * index); and the contextCSN at start from its newest record.
  */
 #include "syncprov_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dn.h"
+#include "filter.h"
 #include "ldap_result_codes.h"
 #include "ldap_sync.h"
 #include "log.h"
@@ -166,4 +170,130 @@ int syncprov_log_deletes(struct syncprov *sp, struct overlay_request *req,
 		return LUMEN_ENOTFOUND;
 	}
 	return d.n > 0 ? send_id_set(req, &d) : LUMEN_OK;
+}
+
+/* ------------------------------------------------------------ narrowing */
+
+#define UUID_TEXT_LENGTH 36   /* 8-4-4-4-12 hexadecimal digits */
+
+/* The entryUUIDs (text) of the entries added, modified or renamed. */
+struct changed {
+	struct arena *arena;
+	char *uuids;                  /* UUID_TEXT_LENGTH bytes each */
+	size_t n, cap;
+	bool too_many;
+};
+
+static int note_changed(void *ctx, const struct database_journal_record *r)
+{
+	struct changed *c = ctx;
+	if (r->kind == DATABASE_WRITE_DELETE || r->uuid.len != UUID_TEXT_LENGTH || c->too_many)
+		return 0;
+	if (c->n == SYNCPROV_NARROW_MAX) {
+		c->too_many = true;   /* keeps reading: the log's errors still count */
+		return 0;
+	}
+	char *grown = arena_reserve(c->arena, c->uuids, c->n, &c->cap, c->n + 1,
+				    UUID_TEXT_LENGTH, 64);
+	if (grown == NULL)
+		return LUMEN_ENOMEM;
+	c->uuids = grown;
+	memcpy(c->uuids + c->n * UUID_TEXT_LENGTH, r->uuid.ptr, UUID_TEXT_LENGTH);
+	c->n++;
+	return 0;
+}
+
+static int compare_uuids(const void *a, const void *b)
+{
+	return strncasecmp(a, b, UUID_TEXT_LENGTH);
+}
+
+/* Sorted, each once (an entry changed ten times is read once). */
+static void unique_uuids(struct changed *c)
+{
+	size_t kept = 0;
+	if (c->n < 2)
+		return;
+	qsort(c->uuids, c->n, UUID_TEXT_LENGTH, compare_uuids);
+	for (size_t i = 0; i < c->n; i++) {
+		const char *u = c->uuids + i * UUID_TEXT_LENGTH;
+		if (kept > 0 && compare_uuids(u, c->uuids + (kept - 1) * UUID_TEXT_LENGTH) == 0)
+			continue;
+		memmove(c->uuids + kept * UUID_TEXT_LENGTH, u, UUID_TEXT_LENGTH);
+		kept++;
+	}
+	c->n = kept;
+}
+
+/* No entry ever has the nil UUID: an index lookup that finds nothing. */
+static const char nil_uuid[UUID_TEXT_LENGTH + 1] = "00000000-0000-0000-0000-000000000000";
+
+/* (|(entryUUID=u1)...), compiled into arena; with nothing changed, the
+ * nil UUID's lookup (an empty OR is not RFC 4515 text). */
+static int uuid_filter(const struct syncprov *sp, const struct changed *c,
+		       struct arena *arena, struct filter *out)
+{
+	static const char item[] = "(entryUUID=)";
+	size_t n = c->n > 0 ? c->n : 1;
+	size_t len = 3 + n * (sizeof(item) - 1 + UUID_TEXT_LENGTH);
+	char *text = arena_alloc(arena, len + 1);
+	if (text == NULL)
+		return LUMEN_ENOMEM;
+	size_t at = 0;
+	text[at++] = '(';
+	text[at++] = '|';
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)sprintf(text + at, "(entryUUID=%.*s)", UUID_TEXT_LENGTH,
+				      c->n > 0 ? c->uuids + i * UUID_TEXT_LENGTH : nil_uuid);
+	text[at++] = ')';
+	const struct filter_limits limits = { .max_depth = 2, .max_nodes = n + 2 };
+	struct ldap_filter *parsed;
+	size_t bad;
+	int rc = filter_text_parse(text, at, arena, &limits, &parsed, &bad);
+	if (rc == LUMEN_OK)
+		rc = filter_compile(sp->schema, parsed, &limits, arena, out);
+	return rc == LUMEN_ENOMEM ? rc : (rc != LUMEN_OK ? LUMEN_ENOTFOUND : LUMEN_OK);
+}
+
+/* (&(search's filter)(uuids)); the search's own nodes are not changed. */
+static int narrowed(const struct backend_search *s, struct filter *uuids, struct arena *arena)
+{
+	if (s->filter == NULL || s->filter->root == NULL)
+		return LUMEN_OK;
+	struct filter_node *and = arena_calloc(arena, 1, sizeof(*and));
+	struct filter_node *first = arena_alloc(arena, sizeof(*first));
+	if (and == NULL || first == NULL)
+		return LUMEN_ENOMEM;
+	*first = *s->filter->root;
+	first->next = uuids->root;
+	and->type = LDAP_FILTER_AND;
+	and->children = first;
+	uuids->root = and;
+	uuids->n_nodes += s->filter->n_nodes + 1;
+	return LUMEN_OK;
+}
+
+int syncprov_log_narrow(struct syncprov *sp, struct overlay_request *req,
+			const struct sync_cookie *cookie)
+{
+	if (sp->sessionlog == 0 || cookie->n_csns == 0)
+		return LUMEN_ENOTFOUND;
+	struct backend_search *s = req->u.search;
+	struct arena *arena = req->op->arena;
+	struct changed c = { .arena = arena };
+	int rc = database_journal_read(req->database, oldest_csn(cookie), note_changed, &c);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	if (rc != LUMEN_OK || c.too_many)
+		return LUMEN_ENOTFOUND;
+	unique_uuids(&c);
+	struct filter *f = arena_alloc(arena, sizeof(*f));
+	if (f == NULL)
+		return LUMEN_ENOMEM;
+	rc = uuid_filter(sp, &c, arena, f);
+	if (rc == LUMEN_OK)
+		rc = narrowed(s, f, arena);
+	if (rc == LUMEN_OK)
+		s->filter = f;
+	return rc;
 }

@@ -131,6 +131,10 @@ static int bind(struct consumer *c, char *why, size_t whylen)
 	if (c->cfg->bindmethod == SYNCREPL_BIND_SASL_EXTERNAL) {
 		m.u.bind.auth = LDAP_AUTH_SASL;
 		m.u.bind.mechanism = view_of(SASL_EXTERNAL);
+		/* An empty initial response (no authzid), as libldap sends it:
+		 * without one, Cyrus SASL (slapd) answers saslBindInProgress. */
+		m.u.bind.has_credentials = true;
+		m.u.bind.credentials = (struct ber_view){ (const uint8_t *)"", 0 };
 	} else {
 		m.u.bind.auth = LDAP_AUTH_SIMPLE;
 		m.u.bind.name = view_of(c->cfg->binddn);

@@ -153,6 +153,12 @@ static int connect_tcp(struct syncrepl_conn *c, const struct config_syncrepl *cf
 
 /* --------------------------------------------------------------- TLS */
 
+static bool checks_certificate(const struct config_syncrepl *cfg)
+{
+	return cfg->tls_reqcert == SYNCREPL_REQCERT_DEMAND ||
+	       cfg->tls_reqcert == SYNCREPL_REQCERT_TRY;
+}
+
 static int tls_context(struct syncrepl_conn *c, const struct config_syncrepl *cfg, char *why,
 		       size_t whylen)
 {
@@ -173,9 +179,9 @@ static int tls_context(struct syncrepl_conn *c, const struct config_syncrepl *cf
 		tls_reason(why, whylen, cfg->tls_cert);
 		return LUMEN_EIO;
 	}
-	/* never/allow/try: the session goes on whatever the chain says */
-	SSL_CTX_set_verify(c->ctx, cfg->tls_reqcert == SYNCREPL_REQCERT_DEMAND ? SSL_VERIFY_PEER
-									      : SSL_VERIFY_NONE,
+	/* As libldap's TLS_REQCERT: demand and try end the session on a bad
+	 * certificate (and check the host name), never and allow go on. */
+	SSL_CTX_set_verify(c->ctx, checks_certificate(cfg) ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
 			   NULL);
 	return LUMEN_OK;
 }
@@ -190,7 +196,7 @@ static int tls_handshake(struct syncrepl_conn *c, const struct config_syncrepl *
 	if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
 		return LUMEN_ENOMEM;
 	SSL_set_tlsext_host_name(c->ssl, cfg->host);
-	if (cfg->tls_reqcert == SYNCREPL_REQCERT_DEMAND && SSL_set1_host(c->ssl, cfg->host) != 1)
+	if (checks_certificate(cfg) && SSL_set1_host(c->ssl, cfg->host) != 1)
 		return LUMEN_ENOMEM;
 	struct timeval tv = { .tv_sec = cfg->network_timeout };
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -12,6 +12,9 @@ refreshAndPersist:
     server and never on its origin, and a quiet period applies nothing;
   - the second provider stopped while the first takes writes, then
     restarted: it catches up, and keeps what was written on it meanwhile;
+  - deletes on one provider racing modifies of the same entries on the
+    other converge: each entry is gone from both, or on both with the
+    modify;
   - a multiprovider database takes client writes; serverID and
     multiprovider errors name the file and line (lumend -T).
 """
@@ -194,6 +197,44 @@ def restart(a, b):
             and f"uid=u9,{PEOPLE}".lower() not in snap)
 
 
+def delete_modify_race(a, b):
+    """Deletes on server 1 and modifies of the same entries on server 2 at
+    the same moment, each pair crossing in flight."""
+    targets = [f"uid=u{i},{PEOPLE}" for i in range(30, 40)]
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def deleter():
+        conn = bind(a)
+        for dn in targets:
+            barrier.wait()
+            conn.delete_s(dn)
+
+    def modifier():
+        conn = bind(b)
+        for dn in targets:
+            barrier.wait()
+            try:
+                conn.modify_s(dn, [(ldap.MOD_REPLACE, "cn", [b"Modified In The Race"])])
+            except ldap.NO_SUCH_OBJECT:
+                errors.append(dn)   # the delete arrived first: nothing to race
+
+    threads = [threading.Thread(target=f) for f in (deleter, modifier)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    snap = converge(a, b, "deletes on one provider racing modifies on the other")
+    if snap is None:
+        return
+    kept = [dn for dn in targets if dn.lower() in snap]
+    R.check(f"each raced entry is deleted on both or kept on both with the modify "
+            f"({len(targets) - len(kept)} deleted, {len(kept)} kept, {len(errors)} modifies "
+            "refused as the delete was already there)",
+            all(snap[dn.lower()].get("cn") == [b"Modified In The Race"] for dn in kept),
+            [snap[dn.lower()] for dn in kept][:2])
+
+
 def pair():
     a, b = make_pair()
     a.start()
@@ -210,6 +251,7 @@ def pair():
         deletes(a, b)
         no_bounce(a, b)
         restart(a, b)
+        delete_modify_race(a, b)
     finally:
         b.stop(R)
         a.stop(R)

@@ -238,10 +238,10 @@ bad_tree "database directory that does not exist" \
   "$TMP/bad.d/$mdb:"
 check "bad slapd.d: the directory's error names the attribute" \
   bash -c "'$LUMEND' -F '$TMP/bad.d' -T 2>&1 | grep -q 'olcDbDirectory: $TMP/nowhere: No such file or directory'"
-edit="sed -i 's/^olcThreads: 4/olcThreads: 4\nolcServerID: 1/' cn=config.ldif && $fix_crc cn=config.ldif"
+edit="sed -i 's/^olcThreads: 4/olcThreads: 4\nolcPluginLogFile: plugin.log/' cn=config.ldif && $fix_crc cn=config.ldif"
 bad_tree "an attribute Lumen does not read" "cn=config.ldif:"
 check "bad slapd.d: names the DN and the attribute" \
-  bash -c "'$LUMEND' -F '$TMP/bad.d' -T 2>&1 | grep -q '\"cn=config\", attribute olcServerID: not supported by Lumen'"
+  bash -c "'$LUMEND' -F '$TMP/bad.d' -T 2>&1 | grep -q '\"cn=config\", attribute olcPluginLogFile: not supported by Lumen'"
 
 reports=$(sanitizer_reports)
 if [ -z "$reports" ]; then ok "no sanitizer reports"; else fail "no sanitizer reports" "$reports"; fi

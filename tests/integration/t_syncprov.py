@@ -22,6 +22,11 @@ stall writes (every write of a steady writer succeeds) and, once its
 changes exceed syncprov-persist-queue, its search ends with
 e-syncRefreshRequired (4096), logged.
 
+The provider's suffix entry shows its contextCSN (the newest CSN, as
+OpenLDAP's syncprov-checkpoint writes it; here never stale): after a write
+it is that write's entryCSN, with `+` or by name, not with `*`; the same
+scenario against slapd with `syncprov-checkpoint 1 10` gives the same.
+
 Bad input: a malformed cookie is protocolError naming what is wrong; the
 Sync Request on a database without syncprov is unavailableCriticalExtension
 when critical (as slapd).
@@ -279,6 +284,44 @@ def slow_consumer_phase(provider):
     sock.close()
 
 
+def suffix_context(conn, attrs):
+    res = conn.search_s(B, ldap.SCOPE_BASE, "(objectClass=*)", attrs)
+    return res[0][1].get("contextCSN", [])
+
+
+def context_csn_shown(kind, server):
+    """After a modify the suffix's contextCSN is that modify's entryCSN."""
+    p = bind(server)
+    dn = f"uid=u70,{PEOPLE}"
+    p.modify_s(dn, [(ldap.MOD_REPLACE, "sn", [f"Checkpoint {kind}".encode()])])
+    csn = p.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", ["entryCSN"])[0][1]["entryCSN"]
+    R.check(f"{kind}: the suffix's contextCSN is the newest write's entryCSN",
+            suffix_context(p, ["contextCSN"]) == csn, f"{suffix_context(p, ['contextCSN'])} {csn}")
+    R.check(f"{kind}: contextCSN is operational: shown with +, not with *",
+            suffix_context(p, ["+"]) == csn and suffix_context(p, ["*"]) == [],
+            f"{suffix_context(p, ['+'])} {suffix_context(p, ['*'])}")
+    sub = p.search_s(B, ldap.SCOPE_SUBTREE, f"(entryDN={B})", ["contextCSN"])
+    R.check(f"{kind}: a subtree search shows it too", [v for _, a in sub
+                                                        for v in a.get("contextCSN", [])] == csn,
+            str(sub))
+
+
+def openldap_checkpoint():
+    server = sh.make_server("slapd", global_lines=["moduleload syncprov"],
+                            db_lines=["index objectClass eq", "overlay syncprov",
+                                      "syncprov-checkpoint 1 10"])
+    server.start()
+    try:
+        path = os.path.join(server.tmp, "data.ldif")
+        with open(path, "w") as f:
+            f.write(ldif())
+        rc, out = server.ldapadd(path)
+        R.check("slapd provider loaded", rc == 0, out)
+        context_csn_shown("slapd (syncprov-checkpoint 1 10)", server)
+    finally:
+        server.stop(R)
+
+
 def main():
     if sh.slapd_missing():
         R.check("slapd available to be the consumer", False, sh.slapd_missing())
@@ -310,6 +353,7 @@ def main():
         p.delete_s(f"uid=u60,{PEOPLE}")
         converge(p, bind(consumer), "provider restarted (contextCSN recovered), then a delete")
         bad_input(provider.uri)
+        context_csn_shown("lumend", provider)
         consumer.stop(R)
         persist_phase(provider)
         abandon_phase(provider)
@@ -320,6 +364,7 @@ def main():
         provider.stop(R)
         consumer.cleanup()
         provider.cleanup()
+    openldap_checkpoint()
     R.finish()
 
 

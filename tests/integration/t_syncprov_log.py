@@ -7,6 +7,9 @@ delete phase from a change history kept in LMDB.
     deleted entry, no entry in the present state, and a Sync Done with
     refreshDeletes TRUE;
   - the same refresh after lumend restarted (the history is in the database);
+  - that refresh reads only the entries the log names as changed (through
+    the entryUUID index): the entry cache's hits + misses in cn=Monitor grow
+    by a few, not by the size of the tree as a present phase's do;
   - a cookie older than the history (more than 100 changes since) gets the
     present phase, as without the log;
   - an unmodified slapd refreshOnly consumer still converges with the log on:
@@ -77,6 +80,21 @@ def delete_phase_checks(label, out, rc, modified, deleted_uuid):
             "SyncDone control refreshDeletes=1" in out, out[-600:])
 
 
+def entries_read(provider):
+    """The database's entry cache hits + misses (cn=Monitor): entries read."""
+    conn = bind(provider)
+    total = 0
+    for _, attrs in conn.search_s("cn=Monitor", ldap.SCOPE_SUBTREE, "(monitoredInfo=*)",
+                                  ["monitoredInfo"]):
+        values = [v.decode() for v in attrs.get("monitoredInfo", [])]
+        for v in values:
+            m = re.match(r"entryCache(Hits|Misses)=(\d+)$", v)
+            if m:
+                total += int(m.group(2))
+    conn.unbind_s()
+    return total
+
+
 def log_phase(provider):
     p = bind(provider)
     rc, out = refresh(provider.uri)
@@ -91,8 +109,12 @@ def log_phase(provider):
     p.delete_s(f"uid=u1,{PEOPLE}")
     modified = f"uid=u2,{PEOPLE}"
     p.modify_s(modified, [(ldap.MOD_REPLACE, "cn", [b"Renamed Two"])])
+    before = entries_read(provider)
     rc, out = refresh(provider.uri, cookie)
+    read = entries_read(provider) - before
     delete_phase_checks("cookie inside the log", out, rc, modified, uuid)
+    R.check("the delete phase reads only the entries the log names as changed "
+            f"(entries read: {read} of {COUNT + 1})", 0 < read <= 5, str(read))
     provider.terminate()
     provider.start()
     rc, out = refresh(provider.uri, cookie)
@@ -109,7 +131,11 @@ def log_phase(provider):
     p = bind(provider)
     for i in range(110):   # more changes than the log keeps
         p.modify_s(f"uid=u{10 + i % 10},{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [f"x{i}".encode()])])
+    before = entries_read(provider)
     rc, out = refresh(provider.uri, old)
+    read = entries_read(provider) - before
+    R.check(f"the present phase reads the whole tree (entries read: {read})",
+            read >= COUNT + 1, str(read))
     R.check("a cookie older than the log gets the present phase: every entry, the "
             "unchanged ones present", rc == 0 and len(dns(out)) == COUNT + 1
             and "present" in out.lower() and "SyncInfo" not in out,
@@ -156,7 +182,7 @@ def main():
     if sh.slapd_missing():
         R.check("slapd available to be the consumer", False, sh.slapd_missing())
         R.finish()
-    provider = sh.make_server("lumend", db_lines=["index objectClass eq", "overlay syncprov",
+    provider = sh.make_server("lumend", db_lines=["index objectClass,entryUUID eq", "overlay syncprov",
                                                   "syncprov-sessionlog 100"])
     provider.start()
     try:

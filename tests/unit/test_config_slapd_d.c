@@ -137,6 +137,44 @@ START_TEST(test_load)
 }
 END_TEST
 
+/* A replica's entries, as slaptest writes them: the syncrepl line with
+ * OpenLDAP's defaults spelled out, updateref, multiprovider off (left
+ * out), and the syncprov overlay with its defaults (left out). */
+START_TEST(test_replica_entries)
+{
+	make_dir();
+	write_tree("/nonexistent/db");
+	write_file("cn=config.ldif",
+		   "dn: cn=config\nolcThreads: 8\nolcServerID: 1 ldap://a.example/\n");
+	write_file("cn=config/olcDatabase={1}mdb.ldif",
+		   "dn: olcDatabase={1}mdb,cn=config\nolcDatabase: {1}mdb\nolcSuffix: o=test\n"
+		   "olcSyncrepl: {0}rid=001 provider=ldap://b.example timeout=0 network-timeout=0\n"
+		   "  keepalive=0:0:0 tcp-user-timeout=0 starttls=no searchbase=\"o=test\"\n"
+		   "olcUpdateRef: ldap://b.example\nolcMultiProvider: FALSE\n");
+	write_file("cn=config/olcDatabase={1}mdb/olcOverlay={1}syncprov.ldif",
+		   "dn: olcOverlay={1}syncprov,olcDatabase={1}mdb,cn=config\n"
+		   "olcOverlay: {1}syncprov\nolcSpCheckpoint: 100 10\nolcSpSessionlog: 500\n"
+		   "olcSpNoPresent: FALSE\nolcSpReloadHint: FALSE\n");
+	char err[512] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int rc = config_print_slapd_d(dir, out, err, sizeof(err));
+	fclose(out);
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_ptr_nonnull(strstr(text, "\nserverID 1 ldap://a.example/\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nsyncrepl rid=001 provider=ldap://b.example timeout=0 "
+					   "network-timeout=0 keepalive=0:0:0 tcp-user-timeout=0 "
+					   "starttls=no searchbase=\"o=test\"\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nupdateref ldap://b.example\n"));
+	ck_assert_ptr_null(strstr(text, "multiprovider"));
+	ck_assert_ptr_nonnull(strstr(text, "\noverlay syncprov\nsyncprov-checkpoint 100 10\n"
+					   "syncprov-sessionlog 500\n"));
+	ck_assert_ptr_null(strstr(text, "nopresent"));
+	free(text);
+	remove_dir();
+}
+END_TEST
+
 /* One file of the tree replaced (or added); the error load reports. */
 struct bad_tree {
 	const char *name;
@@ -164,8 +202,8 @@ static const struct bad_tree bad_trees[] = {
 	{ "two entries", "cn=config.ldif", "dn: cn=config\n\ndn: cn=other\n", LUMEN_EMALFORMED,
 	  "cn=config.ldif:3: a second entry" },
 	{ "attribute Lumen does not read", "cn=config.ldif",
-	  "dn: cn=config\nolcThreads: 4\nolcServerID: 1\n", LUMEN_EUNSUPPORTED,
-	  "cn=config.ldif:3: \"cn=config\", attribute olcServerID: not supported by Lumen" },
+	  "dn: cn=config\nolcThreads: 4\nolcPluginLogFile: plugin.log\n", LUMEN_EUNSUPPORTED,
+	  "cn=config.ldif:3: \"cn=config\", attribute olcPluginLogFile: not supported by Lumen" },
 	{ "ignorable only at its default", "cn=config/olcDatabase={-1}frontend.ldif",
 	  "dn: olcDatabase={-1}frontend,cn=config\nolcReadOnly: TRUE\n", LUMEN_EUNSUPPORTED,
 	  "frontend.ldif:2: \"olcDatabase={-1}frontend,cn=config\", attribute olcReadOnly: "
@@ -220,6 +258,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("config_slapd_d");
 	tcase_add_test(tc, test_print_order_and_forms);
 	tcase_add_test(tc, test_load);
+	tcase_add_test(tc, test_replica_entries);
 	tcase_add_loop_test(tc, test_bad_tree, 0, sizeof(bad_trees) / sizeof(bad_trees[0]));
 	suite_add_tcase(s, tc);
 	return s;

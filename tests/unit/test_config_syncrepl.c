@@ -164,7 +164,11 @@ START_TEST(errors_name_the_keyword)
 		{ "rid=1 provider=ldap://h searchbase=dc=e saslmech=DIGEST-MD5",
 		  "saslmech: only EXTERNAL" },
 		{ "rid=1 provider=ldap://h searchbase=dc=e tls_cert=/c", "tls_cert and tls_key" },
-		{ "rid=1 provider=ldap://h searchbase=dc=e timeout=0", "timeout: expected seconds" },
+		{ "rid=1 provider=ldap://h searchbase=dc=e timeout=x", "timeout: expected seconds" },
+		{ "rid=1 provider=ldap://h searchbase=dc=e keepalive=240:10:30",
+		  "keepalive: supported only at 0:0:0" },
+		{ "rid=1 provider=ldap://h searchbase=dc=e tcp-user-timeout=5",
+		  "tcp-user-timeout: supported only at 0" },
 		{ "rid=1 provider=ldap://h searchbase=dc=e filter=uid=x", "filter: expected" },
 		{ "rid=1 provider=ldap://h searchbase=dc=e junk", "expected keyword=value" },
 	};
@@ -175,6 +179,22 @@ START_TEST(errors_name_the_keyword)
 		ck_assert_msg(strstr(err, cases[i].want) != NULL, "%s: %s", cases[i].line, err);
 		ck_assert_ptr_null(s.provider);   /* freed on failure */
 	}
+}
+END_TEST
+
+/* What slaptest writes into every olcSyncrepl: OpenLDAP's "forever" and
+ * "off", which keep Lumen's bounded defaults. */
+START_TEST(slaptest_defaults)
+{
+	struct config_syncrepl s;
+	char err[256] = "";
+	ck_assert_int_eq(parse("rid=1 provider=ldap://h searchbase=dc=e timeout=0 "
+			       "network-timeout=0 keepalive=0:0:0 tcp-user-timeout=0 starttls=no",
+			       &s, err, sizeof(err)), LUMEN_OK);
+	ck_assert_uint_eq(s.timeout, SYNCREPL_DEFAULT_TIMEOUT);
+	ck_assert_uint_eq(s.network_timeout, SYNCREPL_DEFAULT_NETWORK_TIMEOUT);
+	ck_assert_int_eq(s.starttls, SYNCREPL_STARTTLS_NO);
+	config_syncrepl_free(&s);
 }
 END_TEST
 
@@ -237,6 +257,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, interval_and_retry_forms);
 	tcase_add_test(tc, urls);
 	tcase_add_test(tc, errors_name_the_keyword);
+	tcase_add_test(tc, slaptest_defaults);
 	tcase_add_test(tc, in_slapd_conf);
 	suite_add_tcase(s, tc);
 	return s;

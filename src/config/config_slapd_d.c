@@ -332,6 +332,8 @@ static const struct olc_row global_rows[] = {
 	{ "olcTLSProtocolMin", "TLSProtocolMin", OLC_WORDS, "0.0" },
 	{ "olcTLSVerifyClient", "TLSVerifyClient", OLC_WORDS, NULL },
 	{ "olcServerID", "serverID", OLC_WORDS, NULL },
+	{ "olcAuthzPolicy", "authz-policy", OLC_WORDS, "none" },
+	{ "olcReferral", "referral", OLC_WORDS, NULL },
 	/* slapd's own files and tuning of its own index and thread design */
 	{ "olcConfigFile", NULL, 0, NULL },        { "olcConfigDir", NULL, 0, NULL },
 	{ "olcToolThreads", NULL, 0, NULL },       { "olcThreadQueues", NULL, 0, NULL },
@@ -340,7 +342,7 @@ static const struct olc_row global_rows[] = {
 	{ "olcIndexSubstrAnyLen", NULL, 0, NULL }, { "olcIndexSubstrAnyStep", NULL, 0, NULL },
 	{ "olcIndexHash64", NULL, 0, NULL },       { "olcIndexIntLen", NULL, 0, NULL },
 	/* ignorable at the value that asks for nothing Lumen lacks */
-	{ "olcAttributeOptions", NULL, 0, "lang-" }, { "olcAuthzPolicy", NULL, 0, "none" },
+	{ "olcAttributeOptions", NULL, 0, "lang-" },
 	{ "olcGentleHUP", NULL, 0, "FALSE" },      { "olcLocalSSF", NULL, 0, "71" },
 	{ "olcReadOnly", NULL, 0, "FALSE" },       { "olcReverseLookup", NULL, 0, "FALSE" },
 	{ "olcSaslAuxpropsDontUseCopyIgnore", NULL, 0, "FALSE" },
@@ -398,6 +400,47 @@ static const struct olc_row syncprov_rows[] = {
 	{ "olcSpSessionlog", "syncprov-sessionlog", OLC_WORDS, NULL },
 	{ "olcSpNoPresent", "syncprov-nopresent", OLC_WORDS, "FALSE" },
 	{ "olcSpReloadHint", "syncprov-reloadhint", OLC_WORDS, "FALSE" },
+};
+
+static const struct olc_row memberof_rows[] = {
+	{ "olcMemberOfDN", "memberof-dn", OLC_QUOTED, NULL },
+	{ "olcMemberOfDangling", "memberof-dangling", OLC_WORDS, NULL },
+	{ "olcMemberOfDanglingError", "memberof-dangling-error", OLC_WORDS, NULL },
+	{ "olcMemberOfRefInt", "memberof-refint", OLC_WORDS, NULL },
+	{ "olcMemberOfGroupOC", "memberof-group-oc", OLC_WORDS, NULL },
+	{ "olcMemberOfMemberAD", "memberof-member-ad", OLC_WORDS, NULL },
+	{ "olcMemberOfMemberOfAD", "memberof-memberof-ad", OLC_WORDS, NULL },
+};
+
+/* The legacy unique_base/attributes/ignore/strict forms are passed on, so
+ * the overlay refuses them by name, as it does in a slapd.conf. */
+static const struct olc_row unique_rows[] = {
+	{ "olcUniqueURI", "unique_uri", OLC_WORDS, NULL },
+	{ "olcUniqueBase", "unique_base", OLC_WORDS, NULL },
+	{ "olcUniqueAttribute", "unique_attributes", OLC_WORDS, NULL },
+	{ "olcUniqueIgnore", "unique_ignore", OLC_WORDS, NULL },
+	{ "olcUniqueStrict", "unique_strict", OLC_WORDS, "FALSE" },
+};
+
+static const struct olc_row ppolicy_rows[] = {
+	{ "olcPPolicyDefault", "ppolicy_default", OLC_QUOTED, NULL },
+	{ "olcPPolicyUseLockout", "ppolicy_use_lockout", OLC_FLAG, NULL },
+	{ "olcPPolicyHashCleartext", "ppolicy_hash_cleartext", OLC_FLAG, NULL },
+	{ "olcPPolicyForwardUpdates", "ppolicy_forward_updates", OLC_FLAG, NULL },
+	/* ignorable at the value that asks for nothing Lumen lacks */
+	{ "olcPPolicySendNetscapeControls", NULL, 0, "FALSE" },
+	{ "olcPPolicyDisableWrite", NULL, 0, "FALSE" },
+};
+
+static const struct olc_row lastbind_rows[] = {
+	{ "olcLastBindPrecision", "lastbind-precision", OLC_WORDS, NULL },
+	{ "olcLastBindForwardUpdates", "lastbind_forward_updates", OLC_FLAG, NULL },
+};
+
+static const struct olc_row sssvlv_rows[] = {
+	{ "olcSssVlvMax", "sssvlv-max", OLC_WORDS, NULL },
+	{ "olcSssVlvMaxKeys", "sssvlv-maxkeys", OLC_WORDS, NULL },
+	{ "olcSssVlvMaxPerConn", "sssvlv-maxperconn", OLC_WORDS, NULL },
 };
 
 /* Schema entries: definitions as slapd.conf spells them. */
@@ -611,6 +654,11 @@ static const struct {
 } overlay_tables[] = {
 	{ "refint", TABLE(refint_rows) },
 	{ "syncprov", TABLE(syncprov_rows) },
+	{ "memberof", TABLE(memberof_rows) },
+	{ "unique", TABLE(unique_rows) },
+	{ "ppolicy", TABLE(ppolicy_rows) },
+	{ "lastbind", TABLE(lastbind_rows) },
+	{ "sssvlv", TABLE(sssvlv_rows) },
 };
 
 static int translate_overlay(struct translation *tr, const struct olc_entry *e, const char *type)
@@ -624,8 +672,9 @@ static int translate_overlay(struct translation *tr, const struct olc_entry *e, 
 		return rc == LUMEN_OK ? translate_entry(tr, e, &overlay_tables[i].table, 1) : rc;
 	}
 	return fail(tr->err, tr->errlen, LUMEN_EUNSUPPORTED,
-		    "%s: \"%s\": overlay %s is not supported by Lumen here (it reads refint "
-		    "and syncprov)", e->path, e->dn, type);
+		    "%s: \"%s\": overlay %s is not supported by Lumen (it reads refint, "
+		    "syncprov, memberof, unique, ppolicy, lastbind and sssvlv)", e->path, e->dn,
+		    type);
 }
 
 /* --------------------------------------------------------- the tree */

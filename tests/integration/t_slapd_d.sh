@@ -112,10 +112,11 @@ check_config() {
   else
     fail "$name: lumenconf translates it" "$out"; return
   fi
+  # The verdict is the last line (lines before it may log what a directive means).
   expect_eq "$name: lumend -F -T" "config file testing succeeded" \
-    "$("$LUMEND" -F "$TMP/$name.d" -T 2>&1)"
+    "$("$LUMEND" -F "$TMP/$name.d" -T 2>&1 | tail -1)"
   expect_eq "$name: the translation is a configuration lumend -f accepts" \
-    "config file testing succeeded" "$("$LUMEND" -f "$TMP/$name.translated.conf" -T 2>&1)"
+    "config file testing succeeded" "$("$LUMEND" -f "$TMP/$name.translated.conf" -T 2>&1 | tail -1)"
   expect_eq "$name: same indexes as the slapd.conf" \
     "$(index_kinds < "$TMP/$name.lumen.conf")" "$(index_kinds < "$TMP/$name.translated.conf")"
   expect_eq "$name: same suffixes" \
@@ -204,6 +205,44 @@ access to * by * read" "core cosine inetorgperson nis misc"
 check "b: misc.schema translated definition by definition" \
   grep -q "^attributetype ( 2.16.840.1.113730.3.1.13 NAME 'mailLocalAddress'" "$TMP/b.translated.conf"
 check "b: the database's own sizelimit" grep -qx 'sizelimit 3' "$TMP/b.translated.conf"
+
+# --- C: the other overlays Lumen has built in, authz-policy, a global referral
+mkdir -p "$TMP/c-db"
+check_config c "moduleload memberof
+moduleload unique
+moduleload ppolicy
+moduleload lastbind
+moduleload sssvlv
+authz-policy to
+referral ldap://elsewhere.example.com/
+database mdb
+suffix \"dc=example,dc=com\"
+rootdn \"cn=admin,dc=example,dc=com\"
+rootpw secret
+directory $TMP/c-db
+index objectClass eq
+index uid,mail eq
+index member eq
+overlay memberof
+memberof-refint TRUE
+memberof-dangling drop
+overlay unique
+unique_uri ldap:///?uid,mail?sub
+overlay ppolicy
+ppolicy_default \"cn=default,ou=policies,dc=example,dc=com\"
+ppolicy_use_lockout
+overlay lastbind
+lastbind-precision 60
+overlay sssvlv
+sssvlv-max 32
+sssvlv-maxkeys 4" "core cosine inetorgperson nis"
+for line in "authz-policy to" "referral ldap://elsewhere.example.com/" "memberof-refint TRUE" \
+    "memberof-dangling drop" "unique_uri ldap:///?uid,mail?sub" "ppolicy_use_lockout" \
+    "lastbind-precision 60" "sssvlv-max 32" "sssvlv-maxkeys 4"; do
+  check "c: $line read from the slapd.d" grep -qx "$line" "$TMP/c.translated.conf"
+done
+check "c: ppolicy_default read from the slapd.d" \
+  grep -qix 'ppolicy_default "cn=default,ou=policies,dc=example,dc=com"' "$TMP/c.translated.conf"
 
 # --- bad trees: each an error naming the file -----------------------------------
 # bad_tree NAME EXPECTED-IN-ERROR — copies a.d to bad.d, runs $edit in it,

@@ -211,9 +211,10 @@ static const struct bad_tree bad_trees[] = {
 	{ "database type Lumen lacks", "cn=config/olcDatabase={2}hdb.ldif",
 	  "dn: olcDatabase={2}hdb,cn=config\n", LUMEN_EUNSUPPORTED,
 	  "database type hdb is not supported by Lumen" },
-	{ "overlay Lumen lacks", "cn=config/olcDatabase={1}mdb/olcOverlay={1}memberof.ldif",
-	  "dn: olcOverlay={1}memberof,olcDatabase={1}mdb,cn=config\n", LUMEN_EUNSUPPORTED,
-	  "overlay memberof is not supported by Lumen" },
+	{ "overlay Lumen lacks", "cn=config/olcDatabase={1}mdb/olcOverlay={1}accesslog.ldif",
+	  "dn: olcOverlay={1}accesslog,olcDatabase={1}mdb,cn=config\n", LUMEN_EUNSUPPORTED,
+	  "overlay accesslog is not supported by Lumen" },
+
 	{ "entry Lumen does not know", "cn=config/olcBackend={0}mdb.ldif",
 	  "dn: olcBackend={0}mdb,cn=config\n", LUMEN_EUNSUPPORTED,
 	  "cn=config/olcBackend={0}mdb.ldif: not a cn=config entry Lumen reads" },

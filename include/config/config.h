@@ -303,6 +303,7 @@ struct config {
 	unsigned sort_max;          /* sortvlv-max (or sssvlv_max): entries one
 				       sorted search (RFC 2891, VLV) may collect */
 	bool debug_nagle;           /* debug-nagle: leave TCP_NODELAY unset (experiment) */
+	bool inline_reads;          /* inline-reads (default on): I/O threads run short reads */
 	struct config_tls tls;
 	struct config_security security;
 	bool password_allow_cleartext;  /* password-allow-cleartext (default on) */

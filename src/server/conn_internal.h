@@ -93,6 +93,7 @@ struct conn {
 	struct op *free_ops;             /* recycled op objects with buffers */
 	unsigned n_free_ops;
 	unsigned next_op_number;         /* op=N (I/O thread) */
+	unsigned inline_this_turn;       /* ops run inline since the read (I/O thread) */
 
 	bool bound;                      /* authenticated as bind_dn */
 	char *bind_dn;                   /* normalized DN; bind_dn_len 0 = anonymous */

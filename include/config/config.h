@@ -238,7 +238,10 @@ struct config_database {
 
 #define CONFIG_DEFAULT_THREADS 4
 #define CONFIG_MAX_FILTER_DEPTH 4096
-#define CONFIG_DEFAULT_LISTENER_THREADS 1
+/* listener-threads unset: one I/O thread per online CPU, at most the
+ * second figure (I/O threads run short reads themselves: inline_ops.h). */
+#define CONFIG_DEFAULT_LISTENER_THREADS 0
+#define CONFIG_AUTO_LISTENER_THREADS_MAX 8
 #define CONFIG_DEFAULT_SIZELIMIT 500L
 #define CONFIG_DEFAULT_TIMELIMIT 3600L
 #define CONFIG_DEFAULT_MAX_INCOMING (256u * 1024u)

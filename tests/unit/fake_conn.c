@@ -141,6 +141,12 @@ void conn_park_op(struct conn *c, struct op *op, bool wait)
 	c->n_parked++;
 }
 
+void conn_hand_off_op(struct conn *c, struct op *op)
+{
+	op->running = false;
+	c->n_handed_off++;
+}
+
 void conn_wake_op(struct conn *c, struct op *op)
 {
 	(void)c;

@@ -17,7 +17,9 @@
  *     a search with base scope or an equality term that can narrow it to
  *     a few candidates, and no control that can make it long (sort, VLV,
  *     sync, anything not known to be cheap); a bind whose password check
- *     is a fast digest and whose overlays write nothing. A handler that
+ *     is a fast digest (rootpw, the entry's values, or the pace's decoy)
+ *     on a database with no overlay acting on binds (ppolicy and lastbind
+ *     may write: the whole bind goes to a worker). A handler that
  *     finds its request too costly hands the op off (op_hand_off, ops.h)
  *     before it has sent or changed anything, and a worker runs it anew;
  *  3. the database (struct backend_search's examine_budget): a search
@@ -28,6 +30,11 @@
  * Everything else — writes, extended operations, large searches, costly
  * password hashes, binds whose overlays write (lastbind, ppolicy) — goes
  * through the work queue as before.
+ *
+ * LMDB on an I/O thread: the database's pool of read transactions serves
+ * it as it serves a worker (the environment is MDB_NOTLS; a transaction
+ * is reset when the operation lets it go, so no snapshot stays pinned
+ * between operations).
  *
  * Ownership: the functions below are pure; they keep no state.
  * Thread-safety: any thread.

@@ -238,7 +238,7 @@ struct config_database {
 
 #define CONFIG_DEFAULT_THREADS 4
 #define CONFIG_MAX_FILTER_DEPTH 4096
-/* listener-threads unset: one I/O thread per online CPU, at most the
+/* listener-threads unset: two I/O threads per online CPU, at most the
  * second figure (I/O threads run short reads themselves: inline_ops.h). */
 #define CONFIG_DEFAULT_LISTENER_THREADS 0
 #define CONFIG_AUTO_LISTENER_THREADS_MAX 8

@@ -441,17 +441,22 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
 	return LUMEN_OK;
 }
 
-/* listener-threads, or by default one per online CPU (they run short
- * reads to completion, so they are where most of the work is done). */
+/*
+ * listener-threads, or by default two per online CPU: they run short reads
+ * to completion, so they do most of the work, and as with workers a few
+ * more threads than cores hide a preempted or waking one (measured on 2
+ * cores under load: 4 I/O threads ahead of 2 in every row, 2 often behind
+ * the hand-off to 4 workers).
+ */
 static unsigned io_thread_count(const struct config *cfg)
 {
 	if (cfg->listener_threads > 0)
 		return cfg->listener_threads;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cpus < 1)
-		return 1;
-	return cpus > CONFIG_AUTO_LISTENER_THREADS_MAX ? CONFIG_AUTO_LISTENER_THREADS_MAX
-						       : (unsigned)cpus;
+		cpus = 1;
+	return 2 * cpus > CONFIG_AUTO_LISTENER_THREADS_MAX ? CONFIG_AUTO_LISTENER_THREADS_MAX
+							   : (unsigned)(2 * cpus);
 }
 
 static int start_threads(struct server *s, char *err, size_t errlen)

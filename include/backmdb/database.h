@@ -307,6 +307,15 @@ struct backend_search {
 	struct backend_search_resume resume;
 	bool paused;
 	/*
+	 * examine_budget: 0 = none; else the most candidates this call may
+	 * examine. A search whose candidates (or scope) would exceed it
+	 * pauses before its first entry, and one that reaches it pauses
+	 * there, as for BACKEND_SINK_PAUSE: called again with resume (and
+	 * another budget, or none), it goes on with nothing lost or repeated.
+	 * A database that cannot tell may ignore it.
+	 */
+	uint64_t examine_budget;
+	/*
 	 * Persistent searches (struct backend_persist). intermediate: sends an
 	 * IntermediateResponse among the results (Sync Info), returning as a
 	 * sink does; wake: has the search called again soon (any thread, may

@@ -252,7 +252,10 @@ struct config_database {
 
 #define CONFIG_DEFAULT_THREADS 4
 #define CONFIG_MAX_FILTER_DEPTH 4096
-#define CONFIG_DEFAULT_LISTENER_THREADS 1
+/* listener-threads unset: two I/O threads per online CPU, at most the
+ * second figure (I/O threads run short reads themselves: inline_ops.h). */
+#define CONFIG_DEFAULT_LISTENER_THREADS 0
+#define CONFIG_AUTO_LISTENER_THREADS_MAX 8
 #define CONFIG_DEFAULT_SIZELIMIT 500L
 #define CONFIG_DEFAULT_TIMELIMIT 3600L
 #define CONFIG_DEFAULT_MAX_INCOMING (256u * 1024u)
@@ -322,6 +325,7 @@ struct config {
 	 * URLs without a DN or any field after it. */
 	char **referrals;
 	size_t n_referrals;
+	bool inline_reads;          /* inline-reads (default on): I/O threads run short reads */
 	struct config_tls tls;
 	struct config_security security;
 	bool password_allow_cleartext;  /* password-allow-cleartext (default on) */

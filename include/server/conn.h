@@ -7,12 +7,14 @@
  * thread reads, frames PDUs with ber_frame under the connection's PDU bound
  * (sockbuf_max_incoming before bind, _auth after), peeks each envelope and
  * queues one struct op per PDU on the work queue; it answers Abandon,
- * Unbind and Cancel (RFC 3909: conn_cancel.c) itself. Workers encode
- * responses and call conn_send, which writes at once when nothing is
- * queued (non-blocking) and otherwise appends to the output queue; EV_WRITE
- * is armed only on EAGAIN. Only the I/O thread adds or deletes the read
- * event and tears the connection down; other threads "kick" it
- * (event_active) when something it waits for has changed.
+ * Unbind and Cancel (RFC 3909: conn_cancel.c) itself, and runs short
+ * reads to completion when nothing else of the connection is outstanding
+ * (inline_ops.h), with the lock released. Workers encode responses and
+ * call conn_send, which writes at once when nothing is queued
+ * (non-blocking) and otherwise appends to the output queue; EV_WRITE is
+ * armed only on EAGAIN. Only the I/O thread adds or deletes the read event
+ * and tears the connection down; other threads "kick" it (event_active)
+ * when something it waits for has changed.
  *
  * Back-pressure: no new operation is taken (and the socket is not read)
  * while the connection has max_pending outstanding operations, more than
@@ -213,6 +215,13 @@ bool conn_output_full(struct conn *c);
  * or whose connection is closing, ends here instead (conn_op_done).
  */
 void conn_park_op(struct conn *c, struct op *op, bool wait);
+
+/*
+ * The I/O thread ran op inline and its handler handed it off (op_hand_off,
+ * ops.h): queue it for a worker, which runs it anew from its PDU (busy
+ * when the work queue refuses it, as for any op).
+ */
+void conn_hand_off_op(struct conn *c, struct op *op);
 
 /*
  * A persistent search (op->persist) waits for its database: with wait

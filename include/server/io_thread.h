@@ -8,8 +8,10 @@
  * connection's events are only ever touched by that thread.
  *
  * Ownership: an io_thread owns its base, its connections (one reference
- * each), and a scratch arena and BER writer used for the answers the I/O
- * thread gives itself (busy, notices of disconnection).
+ * each), a scratch arena and BER writer used for the answers the I/O
+ * thread gives itself (busy, notices of disconnection), and the context it
+ * runs short reads with (ops.h, inline_ops.h: its own arena and writers,
+ * as a worker's; made on the thread when its loop starts).
  * Thread-safety: hand_off and request_stop from any thread; everything
  * else from the owning thread or the controlling main thread as noted.
  *
@@ -33,6 +35,7 @@ struct conn;
 struct event;
 struct event_base;
 struct accepted_socket;
+struct worker_context;
 
 struct io_thread {
 	struct server *server;
@@ -53,6 +56,7 @@ struct io_thread {
 	size_t n_conns;
 	struct arena arena;
 	struct ber_writer writer;
+	struct worker_context *ops_context;  /* inline reads; NULL: none (no memory) */
 };
 
 /* Create the base and control event. LUMEN_ENOMEM, LUMEN_EIO. */

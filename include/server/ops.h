@@ -35,6 +35,15 @@
  * PDU: the search continues where it stopped. A search that would start
  * while the output is full is parked before it starts.
  *
+ * Run to completion (inline_ops.h): an I/O thread runs short reads itself
+ * with ops_run_inline and its own context (ops_context_create), through
+ * the same handlers. A handler that finds its request too costly for an
+ * I/O thread calls op_hand_off before it has sent or changed anything; the
+ * op then goes to the work queue and a worker runs it anew from its PDU
+ * (op->handed_off set, so its request is not logged twice). A search
+ * started there gets a budget of candidates (op_search_budget) and pauses
+ * when it would exceed it; a worker continues it like any paused search.
+ *
  * Caveats:
  *  - A PDU that does not decode gets a Notice of Disconnection; a decode
  *    that exceeds a limit (LUMEN_ELIMIT) gets protocolError on the op.
@@ -82,6 +91,7 @@ struct op {
 	bool cancel_requested;
 	int32_t cancel_message_id;
 	unsigned cancel_number;
+	bool handed_off;               /* started on an I/O thread, runs anew on a worker */
 	/*
 	 * A persistent search (database.h, struct backend_persist): the
 	 * database's handle, released when the op ends however it ends.
@@ -146,6 +156,8 @@ struct op_context {
 	 * capture, its write into txn_group (both NULL otherwise). */
 	struct op_capture *capture;
 	struct database_group *txn_group;
+	bool on_io_thread;             /* run to completion by an I/O thread */
+	bool hand_off;                 /* op_hand_off: continue on a worker */
 };
 
 /*
@@ -161,9 +173,31 @@ void op_time_backend(struct op_context *ctx, struct backend_op *bop);
 /* workq_config hooks: per-worker scratch. NULL when it cannot be made. */
 void *ops_worker_start(void *server, unsigned index);
 void ops_worker_stop(void *server, void *worker_context);
+/*
+ * The same scratch for a thread that registered its counters itself (an
+ * I/O thread: stats may be NULL). NULL when out of memory. Freed with
+ * ops_worker_stop.
+ */
+struct worker_context *ops_context_create(struct server *server, unsigned index,
+					  struct stats_thread *stats);
 
 /* The job function of every queued op. */
 void ops_run_job(struct workq_job *job, void *worker_context);
+/*
+ * An I/O thread runs op (linked on its connection, no lock held) with its
+ * own context: to the end, or until it pauses (parked, then continued by a
+ * worker) or hands itself off (queued for a worker). Counts which.
+ */
+void ops_run_inline(struct op *op, struct worker_context *io_context);
+/*
+ * Inside a handler, before anything was sent or changed: on an I/O thread,
+ * mark the op to be run anew by a worker and return true (the handler
+ * returns at once); on a worker, false (go on).
+ */
+bool op_hand_off(struct op_context *ctx);
+/* Candidates a search may examine here: INLINE_SEARCH_BUDGET on an I/O
+ * thread, 0 (no budget) on a worker. */
+uint64_t op_search_budget(const struct op_context *ctx);
 
 /* The response protocolOp for a request (searchResDone for search), or -1
  * for requests without one (abandon, unbind) and for non-requests. */

@@ -84,6 +84,15 @@ enum stats_stage {
 	STATS_STAGE_COUNT
 };
 
+/* Where an operation ran (inline_ops.h): to the end on an I/O thread;
+ * started there and continued on a worker; queued for a worker at once. */
+enum stats_run {
+	STATS_RUN_INLINE,
+	STATS_RUN_DEFERRED,
+	STATS_RUN_QUEUED,
+	STATS_RUN_COUNT
+};
+
 /* Histogram buckets: [0] < 1 µs, then 9 per decade up to 100 s, then >= 100 s. */
 #define STATS_HISTOGRAM_DECADES 8
 #define STATS_HISTOGRAM_BUCKETS (1 + 9 * STATS_HISTOGRAM_DECADES + 1)
@@ -110,6 +119,7 @@ struct stats_thread {
 	_Atomic uint64_t pdus_sent, pdus_received;
 	_Atomic uint64_t entries_sent, referrals_sent;
 	_Atomic uint64_t connections_opened, connections_closed;
+	_Atomic uint64_t dispatched[STATS_RUN_COUNT];
 };
 
 struct stats;
@@ -133,6 +143,7 @@ struct stats_snapshot {
 	uint64_t entries_sent, referrals_sent;
 	uint64_t connections_total;     /* accepted since start */
 	uint64_t connections_current;   /* open now */
+	uint64_t dispatched[STATS_RUN_COUNT];   /* operations by where they ran */
 	time_t start_time;              /* wall clock at stats_create */
 };
 
@@ -221,6 +232,8 @@ void stats_record_timing(struct stats_thread *t, enum stats_op_type type,
 void stats_count_received(struct stats_thread *t, uint64_t bytes, uint64_t pdus);
 void stats_count_sent(struct stats_thread *t, uint64_t bytes, uint64_t pdus);
 void stats_count_entries_sent(struct stats_thread *t, uint64_t entries, uint64_t referrals);
+/* One operation ran (or was queued to run) as `run` says. */
+void stats_count_dispatch(struct stats_thread *t, enum stats_run run);
 void stats_connection_opened(struct stats_thread *t);
 void stats_connection_closed(struct stats_thread *t);
 

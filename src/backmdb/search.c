@@ -26,6 +26,11 @@
  * base at or below a referral object is answered with a referral; the
  * referral objects in the scope join the IDs to iterate and are sent as
  * references, and what lies below them is passed over.
+ *
+ * An examine budget (a search an I/O thread started) pauses as a stalled
+ * client does: before the first entry when the plan would iterate more
+ * IDs than the budget (decided before the scope walk, which can itself be
+ * long), or after the budget's last candidate.
  */
 #include "backend_internal.h"
 
@@ -52,8 +57,10 @@ struct search_run {
 	uint64_t sent_before;     /* paging: entries sent on earlier pages */
 	uint64_t sent;            /* this call */
 	uint64_t last_sent_id;
+	uint64_t last_tested_id;  /* the latest ID test_candidate saw */
 	struct database_clock clock;
-	bool paused;              /* the sink asked to pause */
+	bool paused;              /* the sink asked to pause, or the budget ran out */
+	bool over_budget;         /* the plan exceeds search->examine_budget */
 	struct alias_scope aliases;   /* derefInSearching with aliases in scope */
 	/* computed attributes the filter names; NULL for most filters */
 	struct backend_virtual virt;
@@ -207,6 +214,20 @@ static int plan_with_aliases(struct search_run *r, struct idl *cand)
 	return 1;
 }
 
+/*
+ * More to iterate than the budget allows, whatever the plan: then nothing
+ * is iterated (nor the scope walked) by this call.
+ */
+static bool exceeds_budget(struct search_run *r, const struct idl *cand, uint64_t scope_size)
+{
+	uint64_t budget = r->s->examine_budget;
+	if (budget == 0 || scope_size <= budget ||
+	    (!cand->is_range && idl_size(cand) <= budget))
+		return false;
+	r->over_budget = true;
+	return true;
+}
+
 /* Chooses what to iterate: the filter's candidates or the scope. */
 static int plan(struct search_run *r)
 {
@@ -218,6 +239,13 @@ static int plan(struct search_run *r)
 	if (r->s->scope == LDAP_SCOPE_BASE)
 		return scope_ids(r, (struct idl *)(r->ids = scope));
 	int rc = candidates_compute(r->be, r->rd, r->s->filter, r->op->arena, cand, &note);
+	/* Dereferencing aliases in the scope has no bound a budget can see:
+	 * a search an I/O thread started leaves it to a worker. */
+	if (rc == LUMEN_OK && r->s->examine_budget != 0 && (r->s->deref & LDAP_DEREF_SEARCHING) &&
+	    r->be->alias_class != NULL) {
+		r->over_budget = true;
+		return LUMEN_OK;
+	}
 	if (rc == LUMEN_OK)
 		rc = plan_with_aliases(r, cand);
 	if (rc != LUMEN_OK)
@@ -232,6 +260,8 @@ static int plan(struct search_run *r)
 	rc = scope_size(r, &size);
 	if (rc != LUMEN_OK)
 		return rc;
+	if (exceeds_budget(r, cand, size))
+		return LUMEN_OK;
 	if (is_all(cand)) {
 		r->op->unindexed = note.unindexed;
 		r->op->unindexed_attribute = note.attribute;
@@ -435,11 +465,18 @@ static int iterate(struct search_run *r)
 			backend_result(r->op, LDAP_OTHER, "abandoned");
 			return LUMEN_OK;
 		}
+		if (r->s->examine_budget > 0 && tested == r->s->examine_budget) {
+			/* Everything up to here was tested: go on after it. */
+			r->last_sent_id = r->last_tested_id;
+			r->paused = true;
+			return LUMEN_OK;
+		}
 		if (++tested % TIME_CHECK_EVERY == 0 && database_clock_expired(&r->clock)) {
 			backend_result(r->op, LDAP_TIME_LIMIT_EXCEEDED, NULL);
 			return LUMEN_OK;
 		}
 		int rc = test_candidate(r, id);
+		r->last_tested_id = id;
 		if (rc == 1)
 			return LUMEN_OK;
 		if (rc == LUMEN_OK)
@@ -579,7 +616,9 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	if (rc == LUMEN_OK)
 		rc = plan_referrals(&r);
 	mark(op, BACKEND_STAGE_CANDIDATES);
-	if (rc == LUMEN_OK)
+	if (rc == LUMEN_OK && r.over_budget)
+		r.paused = true;          /* before the first entry: nothing sent */
+	else if (rc == LUMEN_OK)
 		rc = iterate(&r);
 	/* Paused or not, the snapshot goes: a stalled client pins nothing. */
 	backend_reader_release(be, r.rd);

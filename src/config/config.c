@@ -342,6 +342,7 @@ static struct config *config_new(const char *path)
 	cfg->tls.protocol_min = CONFIG_TLS_1_2;
 	cfg->tls.handshake_timeout = CONFIG_DEFAULT_TLS_HANDSHAKE_TIMEOUT;
 	cfg->password_allow_cleartext = true;
+	cfg->inline_reads = true;
 	cfg->password_hash = strdup(CONFIG_DEFAULT_PASSWORD_HASH);
 	cfg->path = strdup(path);
 	if (cfg->path == NULL || cfg->password_hash == NULL ||

@@ -73,6 +73,21 @@ static int apply_debug_nagle(struct parse_state *st, size_t argc, char **argv)
 	return LUMEN_OK;
 }
 
+/* inline-reads on|off: let I/O threads run short, bounded reads themselves
+ * (run-to-completion); off sends every operation through the work queue. */
+static int apply_inline_reads(struct parse_state *st, size_t argc, char **argv)
+{
+	(void)argc;
+	if (strcasecmp(argv[1], "on") == 0)
+		st->cfg->inline_reads = true;
+	else if (strcasecmp(argv[1], "off") == 0)
+		st->cfg->inline_reads = false;
+	else
+		return config_fail_at(st, LUMEN_EMALFORMED, "inline-reads: expected on or off, got \"%s\"",
+				      argv[1]);
+	return LUMEN_OK;
+}
+
 static int apply_metrics_listen(struct parse_state *st, size_t argc, char **argv)
 {
 	(void)argc;
@@ -234,6 +249,7 @@ static const struct directive rows[] = {
 	{ "conn_max_per_ip", SECTION_GLOBAL, 1, 1, "conn_max_per_ip <connections>", NULL,
 	  GLOBAL_NUMBER(conn_max_per_ip, 0, 1u << 24, false) },
 	{ "debug-nagle", SECTION_GLOBAL, 1, 1, "debug-nagle on|off", apply_debug_nagle, NULL },
+	{ "inline-reads", SECTION_GLOBAL, 1, 1, "inline-reads on|off", apply_inline_reads, NULL },
 };
 
 /* The global directives (sizelimit and timelimit also in a database). */

@@ -303,6 +303,7 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 		conn_teardown_locked(c);             /* client went away */
 		return;
 	}
+	c->inline_this_turn = 0;
 	conn_process_input_locked(c, batch);
 	/* Parked ops that were abandoned, or all when closing, end (queued). */
 	struct workq_job *parked = conn_take_parked_locked(c, c->closing || c->aborting);

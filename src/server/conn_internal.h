@@ -94,6 +94,7 @@ struct conn {
 	struct op *free_ops;             /* recycled op objects with buffers */
 	unsigned n_free_ops;
 	unsigned next_op_number;         /* op=N (I/O thread) */
+	unsigned inline_this_turn;       /* ops run inline since the read (I/O thread) */
 
 	bool bound;                      /* authenticated as bind_dn */
 	bool password_change_only;       /* conn_set_password_change_only */

@@ -2,9 +2,10 @@
  * conn_ops.c — a connection's operations: the pool of recycled op objects,
  * the list of outstanding ones, Abandon and Unbind (answered on the I/O
  * thread, as Cancel is in conn_cancel.c), the hand-off to the work queue
- * (busy when it is full), and the worker side: starting, parking, sending
- * for and ending an op, and the final send and commit point after which
- * a Cancel is too late.
+ * (busy when it is full), short reads run to completion on the I/O thread
+ * (inline_ops.h), and the worker side: starting, parking, sending for and
+ * ending an op, and the final send and commit point after which a Cancel
+ * is too late.
  */
 #include "conn_internal.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dlist.h"
+#include "inline_ops.h"
 #include "ldap_message.h"
 #include "log.h"
 #include "lumen_error.h"
@@ -108,12 +110,13 @@ static void answer_busy_locked(struct conn *c, int32_t message_id, int tag)
 		conn_send_locked(c, w->buf, w->len);
 }
 
-static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
-		    int tag, unsigned number, struct op_batch *batch)
+/* A new outstanding op for one PDU, linked on c (lock held). */
+static struct op *start_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
+			   int tag, unsigned number)
 {
 	struct op *op = take_op(c, len);
 	if (op == NULL)
-		return LUMEN_ENOMEM;
+		return NULL;
 	memcpy(op->pdu, pdu, len);
 	op->pdu_len = len;
 	op->conn = c;
@@ -124,19 +127,60 @@ static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t mess
 	op->abandoned = false;
 	op->parked = false;
 	op->answered = op->committing = op->cancel_requested = false;
+	op->handed_off = false;
 	op->persist = NULL;
 	op->waiting = op->woken = false;
 	op->resume = (struct backend_search_resume){ 0 };
 	op->resume_entries = 0;
 	op->job.run = ops_run_job;
+	op->job.next = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &op->queued_at);
 	link_op(c, op);
 	c->refs++;
 	if (tag == LDAP_OP_BIND_REQUEST)
 		c->bind_in_progress = true;
-	op->job.next = NULL;
+	return op;
+}
+
+static int queue_op(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
+		    int tag, unsigned number, struct op_batch *batch)
+{
+	struct op *op = start_op(c, pdu, len, message_id, tag, number);
+	if (op == NULL)
+		return LUMEN_ENOMEM;
+	stats_count_dispatch(stats_current(), STATS_RUN_QUEUED);
 	*batch->tail = &op->job;
 	batch->tail = &op->job.next;
+	return LUMEN_OK;
+}
+
+/*
+ * May this PDU run to completion here? Only with nothing else of the
+ * connection outstanding (queued, running or parked: an op never
+ * overtakes an earlier one on a worker) and within the turn's share.
+ */
+static bool may_run_inline(const struct conn *c, int tag)
+{
+	return c->io->ops_context != NULL && conn_config(c)->inline_reads &&
+	       inline_may_start(tag) && c->n_pending == 0 &&
+	       c->inline_this_turn < INLINE_OPS_PER_TURN;
+}
+
+/*
+ * Run the op on this I/O thread (lock held on entry and on return; released
+ * meanwhile). Its output goes to the output queue as a worker's would; the
+ * input buffer is only ever touched by this thread, so pdu stays valid.
+ */
+static int run_inline_locked(struct conn *c, const uint8_t *pdu, size_t len,
+			     int32_t message_id, int tag, unsigned number)
+{
+	struct op *op = start_op(c, pdu, len, message_id, tag, number);
+	if (op == NULL)
+		return LUMEN_ENOMEM;
+	c->inline_this_turn++;
+	pthread_mutex_unlock(&c->lock);
+	ops_run_inline(op, c->io->ops_context);
+	pthread_mutex_lock(&c->lock);
 	return LUMEN_OK;
 }
 
@@ -200,7 +244,7 @@ static void handle_abandon(struct conn *c, const uint8_t *pdu, size_t len, unsig
 			op->abandoned = true;
 }
 
-/* One framed PDU: answer it here (Abandon, Unbind, Cancel) or queue it. */
+/* One framed PDU: answer it here (Abandon, Unbind, Cancel, short reads) or queue it. */
 int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int32_t message_id,
 			int tag, struct op_batch *batch)
 {
@@ -229,8 +273,12 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	case LDAP_OP_BIND_REQUEST:
 		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
+		if (may_run_inline(c, tag))
+			return run_inline_locked(c, pdu, len, message_id, tag, number);
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	default:
+		if (may_run_inline(c, tag))
+			return run_inline_locked(c, pdu, len, message_id, tag, number);
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	}
 }
@@ -289,6 +337,15 @@ void conn_park_op(struct conn *c, struct op *op, bool wait)
 	conn_requeue(c, chain);
 }
 
+void conn_hand_off_op(struct conn *c, struct op *op)
+{
+	pthread_mutex_lock(&c->lock);
+	op->running = false;
+	op->job.next = NULL;
+	pthread_mutex_unlock(&c->lock);
+	conn_requeue(c, &op->job);
+}
+
 void conn_wake_op(struct conn *c, struct op *op)
 {
 	pthread_mutex_lock(&c->lock);
@@ -313,8 +370,10 @@ void conn_op_done(struct conn *c, struct op *op)
 	c->mem_wait = false;                /* room may have come back: retry */
 	c->refs--;                          /* the op's reference */
 	bool last = c->refs == 0;           /* the I/O thread already let go */
-	/* Wake the I/O thread if it waits for ops to end or has input left. */
-	if (!last && (c->closing || c->aborting || !c->reading || c->in_len > c->in_start))
+	/* Wake the I/O thread if it waits for ops to end or has input left
+	 * (not when it ran the op itself: it looks at all that next). */
+	if (!last && (c->closing || c->aborting || !c->reading || c->in_len > c->in_start) &&
+	    !io_thread_is_current(c->io))
 		conn_kick_locked(c);
 	pthread_mutex_unlock(&c->lock);
 	if (last)

@@ -127,19 +127,34 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	return LUMEN_OK;
 }
 
-/* Count this thread's connections and bytes (stats_current from now on). */
-static void register_stats(struct io_thread *io)
+/*
+ * On the thread itself: count its connections and bytes (stats_current
+ * from now on) and make the context it runs short reads with. Without
+ * that context (out of memory) every operation goes to the workers.
+ */
+static void start_on_thread(struct io_thread *io)
 {
-	struct stats_thread *unused;
+	struct stats_thread *stats = NULL;
 	if (io->server->stats != NULL)
-		stats_thread_register(io->server->stats, &unused);
+		stats_thread_register(io->server->stats, &stats);
+	io->ops_context = ops_context_create(io->server, io->index, stats);
+	if (io->ops_context == NULL)
+		log_printf(0, "I/O thread %u: no memory for inline reads; all operations "
+			   "go to the workers", io->index);
+}
+
+static void run_loop(struct io_thread *io)
+{
+	start_on_thread(io);
+	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	if (io->ops_context != NULL)
+		ops_worker_stop(io->server, io->ops_context);
+	io->ops_context = NULL;
 }
 
 static void *io_thread_main(void *arg)
 {
-	struct io_thread *io = arg;
-	register_stats(io);
-	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	run_loop(arg);
 	return NULL;
 }
 
@@ -159,8 +174,7 @@ int io_thread_start(struct io_thread *io)
 void io_thread_run_here(struct io_thread *io)
 {
 	io->thread = pthread_self();
-	register_stats(io);
-	event_base_loop(io->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	run_loop(io);
 }
 
 int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer,

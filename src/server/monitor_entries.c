@@ -181,9 +181,22 @@ int monitor_build_threads(struct monitor_walk *w, const char *parent)
 		{ "Pending", t->pending },
 		{ "Backload", t->backload },
 	};
+	/* Where operations ran (inline_ops.h): to the end on an I/O thread,
+	 * started there and continued on a worker, or queued at once. */
+	const struct {
+		const char *cn;
+		uint64_t value;
+	} runs[] = {
+		{ "Inline", w->src->stats->dispatched[STATS_RUN_INLINE] },
+		{ "Deferred", w->src->stats->dispatched[STATS_RUN_DEFERRED] },
+		{ "Queued", w->src->stats->dispatched[STATS_RUN_QUEUED] },
+	};
 	for (size_t i = 0; rc == LUMEN_OK && descend && i < sizeof(leaves) / sizeof(leaves[0]); i++)
 		rc = number_leaf(w, node.dn, leaves[i].cn, "monitoredObject", "monitoredInfo",
 				 leaves[i].value);
+	for (size_t i = 0; rc == LUMEN_OK && descend && i < sizeof(runs) / sizeof(runs[0]); i++)
+		rc = number_leaf(w, node.dn, runs[i].cn, "monitorCounterObject", "monitorCounter",
+				 runs[i].value);
 	return rc;
 }
 

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "conn.h"
 #include "entry.h"
+#include "inline_ops.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -206,13 +207,36 @@ static bool hooks_after(struct bind_hooks *h, bool password_ok, bool success)
 	return h->bind.success;
 }
 
-/* Checks the password of the entry ndn (or the rootdn's rootpw). */
+/*
+ * On an I/O thread (inline_ops.h), a check that is costly — a KDF hash
+ * with a work factor, the decoy's included — goes to a worker.
+ */
+static bool costly_check(struct op_context *ctx, const struct bind_credentials *cred)
+{
+	bool checked = false;
+	for (size_t i = 0; i < cred->n_passwords; i++) {
+		if (!inline_password_cheap((const char *)cred->passwords[i].ptr,
+					   cred->passwords[i].len))
+			return true;
+		checked = true;
+	}
+	const char *decoy = bind_pace_decoy(ctx->server->bind_pace);
+	return !checked && !inline_password_cheap(decoy, strlen(decoy));
+}
+
+/* Checks the password of the entry ndn (or the rootdn's rootpw). On an
+ * I/O thread it may hand the op off instead (ctx->hand_off, false). */
 static bool check_bind(struct op_context *ctx, struct ber_view ndn, struct ber_view password,
 		       bool want_policy, struct bind_credentials *cred,
 		       struct bind_hooks *hooks, bool *password_ok)
 {
 	const struct server_database *db = find_rootdn(ctx->server, ndn);
+	*password_ok = false;
 	if (db != NULL && db->config->rootpw != NULL) {
+		const char *rootpw = db->config->rootpw;
+		if (ctx->on_io_thread && !inline_password_cheap(rootpw, strlen(rootpw)) &&
+		    op_hand_off(ctx))
+			return false;
 		cred->dn = (struct ber_view){ (const uint8_t *)db->config->rootdn,
 					      strlen(db->config->rootdn) };
 		*password_ok = check_rootpw(ctx, db, password);
@@ -220,8 +244,14 @@ static bool check_bind(struct op_context *ctx, struct ber_view ndn, struct ber_v
 	}
 	db = server_find_database(ctx->server, ndn);
 	hooks_init(hooks, ctx, db, want_policy);
+	/* Overlays that act on binds may write (lastbind, ppolicy): never
+	 * wait for a commit on an I/O thread. */
+	if (hooks->chain != NULL && op_hand_off(ctx))
+		return false;
 	cred->want_entry = hooks->chain != NULL;
 	fetch_credentials(ctx, db, ndn, cred);
+	if (ctx->on_io_thread && costly_check(ctx, cred) && op_hand_off(ctx))
+		return false;
 	bool allowed = hooks_before(hooks, cred, ndn);
 	*password_ok = any_password_matches(ctx, cred, password);
 	return *password_ok && allowed;
@@ -255,6 +285,10 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	memset(&hooks, 0, sizeof(hooks));
 	bool match = check_bind(ctx, ndn, req->password, want_policy, &cred, &hooks,
 				&password_ok);
+	if (ctx->hand_off) {
+		entry_free(cred.entry);
+		return;                    /* a worker binds */
+	}
 	bool checked_ok = match;
 	if (!match) {
 		struct timeval delay = bind_pace_remaining(ctx->server->bind_pace, started);
@@ -294,9 +328,10 @@ void op_bind(struct op_context *ctx)
 	const struct ldap_bind_request *req = &ctx->msg->u.bind;
 	bool sasl = req->auth == LDAP_AUTH_SASL;
 	struct op_target t;
-	log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" method=%d",
-		   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
-		   op_log_string(ctx, req->name), sasl ? 163 : 128);
+	if (!ctx->op->handed_off)   /* logged where it started */
+		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u BIND dn=\"%s\" method=%d",
+			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,
+			   op_log_string(ctx, req->name), sasl ? 163 : 128);
 	/* Whatever the outcome, the connection is anonymous until it succeeds. */
 	struct ber_view anonymous = { (const uint8_t *)"", 0 };
 	conn_set_identity(ctx->conn, anonymous, anonymous, false);

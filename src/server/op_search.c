@@ -17,6 +17,7 @@
 #include "conn.h"
 #include "entry_send.h"
 #include "filter.h"
+#include "inline_ops.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -607,7 +608,7 @@ static void search_with(struct op_context *ctx, const struct ldap_search_request
 		.paged = t->controls.paged, .page_size = t->controls.page_size,
 		.cookie = position,
 		.fingerprint = t->controls.paged ? paged_fingerprint(req, t->ndn) : 0,
-		.resume = ctx->op->resume,
+		.resume = ctx->op->resume, .examine_budget = op_search_budget(ctx),
 		.intermediate = send_intermediate, .intermediate_ctx = ctx,
 		.wake = wake_search, .wake_ctx = ctx->op, .persist = ctx->op->persist,
 	};
@@ -656,6 +657,9 @@ void op_search(struct op_context *ctx)
 {
 	const struct ldap_search_request *req = &ctx->msg->u.search;
 	struct op_target t;
+	/* Too long for an I/O thread (inline_ops.h): a worker runs it. */
+	if (ctx->on_io_thread && !inline_search_eligible(ctx->msg) && op_hand_off(ctx))
+		return;
 	if (!ctx->op->resume.active)
 		log_request(ctx, req);
 	if (!op_parse_controls(ctx, &t))

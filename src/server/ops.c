@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "inline_ops.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "server.h"
@@ -48,13 +49,15 @@ int ops_response_tag(int request_tag)
 	return h != NULL ? h->response : -1;
 }
 
-void *ops_worker_start(void *server, unsigned index)
+struct worker_context *ops_context_create(struct server *server, unsigned index,
+					  struct stats_thread *stats)
 {
 	struct worker_context *w = calloc(1, sizeof(*w));
 	if (w == NULL)
 		return NULL;
 	w->server = server;
 	w->index = index;
+	w->stats = stats;
 	arena_init(&w->arena, OPS_ARENA_MAX);
 	if (ber_writer_init(&w->writer, 4096, 0) != LUMEN_OK) {
 		free(w);
@@ -65,11 +68,18 @@ void *ops_worker_start(void *server, unsigned index)
 		free(w);
 		return NULL;
 	}
+	return w;
+}
+
+void *ops_worker_start(void *server, unsigned index)
+{
+	struct server *s = server;
+	struct stats_thread *stats = NULL;
 	/* Runs on the worker thread: the record becomes this thread's own.
 	 * Without one (out of memory) the worker serves, uncounted. */
-	if (w->server->stats != NULL)
-		stats_thread_register(w->server->stats, &w->stats);
-	return w;
+	if (s->stats != NULL)
+		stats_thread_register(s->stats, &stats);
+	return ops_context_create(s, index, stats);
 }
 
 void ops_worker_stop(void *server, void *worker_context)
@@ -356,16 +366,22 @@ static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
 		   rc == LUMEN_EUNSUPPORTED ? "unknown operation" : reason);
 }
 
-/* Runs op; true when it paused (ctx.paused) and must be parked (*wait:
- * until woken rather than until its client reads). */
-static bool run_op(struct op *op, struct worker_context *w, bool *wait)
+/* How run_op left an operation. */
+enum run_outcome {
+	RUN_ENDED,        /* answered (or dropped): conn_op_done */
+	RUN_PAUSED,       /* paused (op->resume): park it (wait: until woken) */
+	RUN_HANDED_OFF,   /* op_hand_off on an I/O thread: queue it for a worker */
+};
+
+static enum run_outcome run_op(struct op *op, struct worker_context *w, bool on_io_thread,
+			       bool *wait)
 {
 	struct ldap_message msg;
 	const char *diagnostic = NULL;
 	struct op_context ctx = {
 		.server = w->server, .conn = op->conn, .op = op, .msg = &msg,
 		.arena = &w->arena, .out = &w->writer, .scratch = &w->scratch,
-		.stats = w->stats,
+		.stats = w->stats, .on_io_thread = on_io_thread,
 		/* a resumed search goes on counting where it stopped */
 		.n_entries = op->resume.active ? op->resume_entries : 0,
 	};
@@ -390,18 +406,34 @@ static bool run_op(struct op *op, struct worker_context *w, bool *wait)
 	if (rc != LUMEN_OK) {
 		reject_pdu(&ctx, rc, diagnostic);
 		record_op(&ctx, LDAP_PROTOCOL_ERROR);
-		return false;
+		return RUN_ENDED;
 	}
 	ctx.log_name = h->log_name;
 	h->run(&ctx);
 	*wait = ctx.waiting;
+	if (ctx.hand_off)
+		return RUN_HANDED_OFF;
 	if (ctx.paused)
-		return true;
+		return RUN_PAUSED;
 	/* Ended without a result (abandoned or cancelled while it ran): still
 	 * completed. */
 	op_mark(&ctx, STATS_STAGE_ENTRIES);
 	record_op(&ctx, conn_op_canceled(op->conn, op) ? LDAP_CANCELED : LDAP_OTHER);
-	return false;
+	return RUN_ENDED;
+}
+
+bool op_hand_off(struct op_context *ctx)
+{
+	if (!ctx->on_io_thread)
+		return false;
+	ctx->hand_off = true;
+	ctx->op->handed_off = true;
+	return true;
+}
+
+uint64_t op_search_budget(const struct op_context *ctx)
+{
+	return ctx->on_io_thread ? INLINE_SEARCH_BUDGET : 0;
 }
 
 void ops_run_job(struct workq_job *job, void *worker_context)
@@ -412,8 +444,28 @@ void ops_run_job(struct workq_job *job, void *worker_context)
 	 * after its first batch: park it before it starts. */
 	bool wait = false;
 	enum conn_op_start start = conn_op_begin(c, op, op->tag == LDAP_OP_SEARCH_REQUEST);
-	if (start == CONN_OP_PARK || (start == CONN_OP_RUN && run_op(op, worker_context, &wait)))
+	if (start == CONN_OP_PARK ||
+	    (start == CONN_OP_RUN && run_op(op, worker_context, false, &wait) == RUN_PAUSED))
 		conn_park_op(c, op, wait);
+	else
+		conn_op_done(c, op);
+}
+
+void ops_run_inline(struct op *op, struct worker_context *io_context)
+{
+	struct conn *c = op->conn;
+	bool wait = false;
+	/* Nothing else of this connection is outstanding, so its output is
+	 * below the pause mark (the connection would not be read otherwise). */
+	enum conn_op_start start = conn_op_begin(c, op, false);
+	enum run_outcome outcome = start == CONN_OP_RUN ? run_op(op, io_context, true, &wait)
+							: RUN_ENDED;
+	stats_count_dispatch(io_context->stats, outcome == RUN_ENDED ? STATS_RUN_INLINE
+								    : STATS_RUN_DEFERRED);
+	if (outcome == RUN_HANDED_OFF)
+		conn_hand_off_op(c, op);
+	else if (outcome == RUN_PAUSED)
+		conn_park_op(c, op, wait);   /* a worker goes on from the pause */
 	else
 		conn_op_done(c, op);
 }

@@ -441,6 +441,24 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
 	return LUMEN_OK;
 }
 
+/*
+ * listener-threads, or by default two per online CPU: they run short reads
+ * to completion, so they do most of the work, and as with workers a few
+ * more threads than cores hide a preempted or waking one (measured on 2
+ * cores under load: 4 I/O threads ahead of 2 in every row, 2 often behind
+ * the hand-off to 4 workers).
+ */
+static unsigned io_thread_count(const struct config *cfg)
+{
+	if (cfg->listener_threads > 0)
+		return cfg->listener_threads;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	return 2 * cpus > CONFIG_AUTO_LISTENER_THREADS_MAX ? CONFIG_AUTO_LISTENER_THREADS_MAX
+							   : (unsigned)(2 * cpus);
+}
+
 static int start_threads(struct server *s, char *err, size_t errlen)
 {
 	const struct config *cfg = s->config;
@@ -454,12 +472,13 @@ static int start_threads(struct server *s, char *err, size_t errlen)
 			 lumen_strerror(rc));
 		return rc;
 	}
-	s->io_threads = calloc(cfg->listener_threads, sizeof(*s->io_threads));
+	unsigned n_io = io_thread_count(cfg);
+	s->io_threads = calloc(n_io, sizeof(*s->io_threads));
 	if (s->io_threads == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return LUMEN_ENOMEM;
 	}
-	for (unsigned i = 0; i < cfg->listener_threads; i++) {
+	for (unsigned i = 0; i < n_io; i++) {
 		rc = io_thread_init(&s->io_threads[i], s, i);
 		s->n_io_threads++;
 		if (rc != LUMEN_OK) {

@@ -121,6 +121,7 @@ static void merge_thread(struct stats_thread *t, struct stats_snapshot *out)
 	out->pdus_received += cell_read(&t->pdus_received);
 	out->entries_sent += cell_read(&t->entries_sent);
 	out->referrals_sent += cell_read(&t->referrals_sent);
+	merge_counters(t->dispatched, out->dispatched, STATS_RUN_COUNT);
 	out->connections_total += cell_read(&t->connections_opened);
 	/* closed counts are folded in by the caller: the sums must be complete first */
 }
@@ -369,6 +370,12 @@ void stats_count_entries_sent(struct stats_thread *t, uint64_t entries, uint64_t
 		return;
 	cell_add(&t->entries_sent, entries);
 	cell_add(&t->referrals_sent, referrals);
+}
+
+void stats_count_dispatch(struct stats_thread *t, enum stats_run run)
+{
+	if (t != NULL && run < STATS_RUN_COUNT)
+		cell_add(&t->dispatched[run], 1);
 }
 
 void stats_connection_opened(struct stats_thread *t)

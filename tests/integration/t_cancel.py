@@ -154,11 +154,14 @@ def run_scenarios(server):
                   + cancel(33, 32) + h.extended(34, WHOAMI) + cancel(35, 34))
         seen["queued modify and extended"] = summary(h.read_responses(s, count=4, timeout=5)[0])
 
-        s.sendall(h.search(40, sh.SUFFIX, attrs=("1.1",)) + cancel(41, 40) + cancel(42, 40)
+        # Subtree searches: a worker runs them (a base one would run to
+        # completion on the I/O thread before the Cancel is read).
+        s.sendall(h.search(40, sh.SUFFIX, scope=2, attrs=("1.1",)) + cancel(41, 40) + cancel(42, 40)
                   + cancel(43, 41))
         seen["cancel twice"] = summary(h.read_responses(s, count=4, timeout=5)[0])
 
-        s.sendall(h.search(50, sh.SUFFIX, attrs=("1.1",)) + h.abandon(51, 50) + cancel(52, 50))
+        s.sendall(h.search(50, sh.SUFFIX, scope=2, attrs=("1.1",)) + h.abandon(51, 50)
+                  + cancel(52, 50))
         seen["abandoned"] = summary(h.read_responses(s, count=2, timeout=3)[0])
     seen["queued add left nothing"] = not exists(server, "ou=cancelled," + sh.SUFFIX)
     conn = sh.bind(server)

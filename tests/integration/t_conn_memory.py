@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Memory per connection bounded in bytes (conn_memory.h): both workers are
 held by two clients that never read their (large) results; meanwhile 20
-anonymous clients each pipeline 40 compare requests of ~200 KB without
-reading. Queued requests hold PDU copies: unbounded, that is ~160 MB. With
+anonymous clients each pipeline 40 modify requests of ~200 KB without
+reading (writes, which only workers run: a compare would be answered by
+the I/O thread itself, inline-reads). Queued requests hold PDU copies: unbounded, that is ~160 MB. With
 conn_max_memory 1M and conn_total_memory 8M, the total published in /metrics
 and cn=Monitor stays under the bound plus one request per connection, the
 process's RSS grows by far less than what was sent, and once the workers are
@@ -25,9 +26,10 @@ PER_CONN = 1 << 20
 N_FLOOD, PER_FLOOD, VALUE = 20, 40, 200_000
 
 
-def compare(msgid, value):
-    ava = tlv(0x30, octets("cn") + octets(value))
-    return message(msgid, tlv(0x6E, octets("cn=x,dc=example,dc=com") + ava))
+def modify(msgid, value):
+    change = tlv(0x30, integer(2, 0x0A) + tlv(0x30, octets("description")
+                                              + tlv(0x31, octets(value))))
+    return message(msgid, tlv(0x66, octets("cn=x,dc=example,dc=com") + tlv(0x30, change)))
 
 
 def metric(mport, name):
@@ -109,7 +111,7 @@ def main():
         time.sleep(1.0)
         # The flood: pipelined large requests, nothing read.
         flood = [srv.connect() for _ in range(N_FLOOD)]
-        payloads = [b"".join(compare(i + 1, "v" * VALUE) for i in range(PER_FLOOD))
+        payloads = [b"".join(modify(i + 1, "v" * VALUE) for i in range(PER_FLOOD))
                     for _ in flood]
         sent = push_all(flood, payloads)
         time.sleep(0.5)

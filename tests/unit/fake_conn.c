@@ -141,6 +141,12 @@ void conn_park_op(struct conn *c, struct op *op, bool wait)
 	c->n_parked++;
 }
 
+void conn_hand_off_op(struct conn *c, struct op *op)
+{
+	op->running = false;
+	c->n_handed_off++;
+}
+
 void conn_wake_op(struct conn *c, struct op *op)
 {
 	(void)c;
@@ -206,6 +212,16 @@ int conn_set_identity(struct conn *c, struct ber_view ndn, struct ber_view dn, b
 	copy_dn(c->dn, sizeof(c->dn), dn);
 	c->bound = bound;
 	return LUMEN_OK;
+}
+
+void conn_set_password_change_only(struct conn *c, bool on)
+{
+	c->password_change_only = on;
+}
+
+bool conn_password_change_only(struct conn *c)
+{
+	return c->password_change_only;
 }
 
 static int copy_out(const char *dn, struct arena *arena, struct ber_view *out)

@@ -39,7 +39,9 @@ struct conn {
 	int abort_code;
 	bool tls_started;                /* conn_start_tls succeeded */
 	unsigned n_done, n_parked;       /* conn_op_done, conn_park_op calls */
+	unsigned n_handed_off;           /* conn_hand_off_op calls */
 	bool held;                       /* conn_hold_output was called */
+	bool password_change_only;       /* conn_set_password_change_only */
 };
 
 struct conn *fake_conn_new(uint64_t id);

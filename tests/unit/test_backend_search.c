@@ -716,6 +716,83 @@ START_TEST(pause_keeps_limits)
 }
 END_TEST
 
+/* ------------------------------------------------------ examine budget */
+
+/* A larger plan than the budget pauses before its first entry, with no
+ * snapshot held; called again without a budget it sends everything. */
+START_TEST(budget_pauses_before_large_plan)
+{
+	struct pause_sink p = { .every = 1000 };
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.filter = fx_filter("(objectClass=*)"),
+		.sink = pause_collect, .sink_ctx = &p, .examine_budget = 3,
+	};
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert(s.paused);
+	ck_assert(s.resume.active);
+	ck_assert_uint_eq(p.r.n, 0);
+	ck_assert_int_eq(pinned_snapshots(), 0);
+	s.examine_budget = 0;
+	s.base_ndn = fx_ndn(BASE);
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert(!s.paused);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(p.r.n, FIXTURE_ENTRIES);
+	fx_results_free(&p.r);
+}
+END_TEST
+
+/* A budget reached among the candidates pauses there: each call examines
+ * at most the budget, and every entry comes once, in order. */
+START_TEST(budget_pauses_mid_way)
+{
+	struct pause_sink p = { .every = 1000 };
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.filter = fx_filter("(objectClass=inetOrgPerson)"),
+		.sink = pause_collect, .sink_ctx = &p, .examine_budget = 2,
+	};
+	unsigned calls = 0;
+	do {
+		size_t before = p.r.n;
+		s.base_ndn = fx_ndn(BASE);
+		ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+		ck_assert_uint_le(p.r.n - before, 2);
+		ck_assert_uint_lt(++calls, 10);
+	} while (s.paused);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(p.r.n, 5);
+	ck_assert_uint_eq(calls, 3);
+	fx_results_free(&p.r);
+}
+END_TEST
+
+/* A base search and a short candidate list fit the budget: no pause. */
+START_TEST(budget_fits)
+{
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+	struct backend_search s = {
+		.base_ndn = fx_ndn(BASE), .scope = LDAP_SCOPE_SUBTREE,
+		.filter = fx_filter("(uid=alice)"), .sink = fx_collect, .sink_ctx = &r,
+		.examine_budget = 1,
+	};
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert(!s.paused);
+	ck_assert_uint_eq(r.n, 1);
+	fx_results_free(&r);
+	s = (struct backend_search){ .base_ndn = fx_ndn(PEOPLE), .scope = LDAP_SCOPE_BASE,
+				     .sink = fx_collect, .sink_ctx = &r, .examine_budget = 1 };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert(!s.paused);
+	ck_assert_uint_eq(r.n, 1);
+	fx_results_free(&r);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("backend_search");
@@ -731,6 +808,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, sink_stops_and_abandon);
 	tcase_add_test(tc, pause_and_resume);
 	tcase_add_test(tc, pause_keeps_limits);
+	tcase_add_test(tc, budget_pauses_before_large_plan);
+	tcase_add_test(tc, budget_pauses_mid_way);
+	tcase_add_test(tc, budget_fits);
 	tcase_add_test(tc, search_assertion);
 	tcase_add_test(tc, subordinate_counts);
 	tcase_add_loop_test(tc, compare_table, 0, sizeof(compare_cases) / sizeof(compare_cases[0]));

@@ -75,6 +75,9 @@ static struct monitor_sources sources(void)
 	snapshot.initiated[STATS_OP_BIND] = 5;
 	snapshot.completed[STATS_OP_BIND] = 5;
 	snapshot.bytes_sent = 4096;
+	snapshot.dispatched[STATS_RUN_INLINE] = 60;
+	snapshot.dispatched[STATS_RUN_DEFERRED] = 6;
+	snapshot.dispatched[STATS_RUN_QUEUED] = 40;
 	snapshot.pdus_sent = 200;
 	snapshot.entries_sent = 150;
 	snapshot.referrals_sent = 2;
@@ -200,6 +203,9 @@ static const struct {
 	{ "cn=Referrals,cn=Statistics,cn=Monitor", "monitorCounterObject", "monitorCounter", "2" },
 	{ "cn=Max,cn=Threads,cn=Monitor", "monitoredObject", "monitoredInfo", "4" },
 	{ "cn=Pending,cn=Threads,cn=Monitor", "monitoredObject", "monitoredInfo", "3" },
+	{ "cn=Inline,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "60" },
+	{ "cn=Deferred,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "6" },
+	{ "cn=Queued,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "40" },
 	{ "cn=Start,cn=Time,cn=Monitor", "monitoredObject", "monitorTimestamp", "20231114221320Z" },
 	{ "cn=Current,cn=Time,cn=Monitor", "monitoredObject", "monitorTimestamp", "20231114231320Z" },
 	{ "cn=Uptime,cn=Time,cn=Monitor", "monitoredObject", "monitoredInfo", "3600" },
@@ -225,9 +231,9 @@ static const struct {
 	{ "cn=Database 1,cn=Databases,cn=Monitor", "monitoredObject", "hasSubordinates", "FALSE" },
 };
 
-/* root 1, Connections 1+2+4+2, Operations 1+10, Statistics 1+4, Threads 1+5,
+/* root 1, Connections 1+2+4+2, Operations 1+10, Statistics 1+4, Threads 1+8,
  * Time 1+3, Waiters 1+2, Listeners 1+2, Databases 1+1 */
-#define TREE_SIZE 44
+#define TREE_SIZE 47
 
 START_TEST(whole_tree)
 {

@@ -208,6 +208,45 @@ START_TEST(search_parks_while_the_output_is_full)
 }
 END_TEST
 
+/* On an I/O thread: a subtree presence search hands itself off before it
+ * logs, sends or reads anything; a worker then runs it to the end. */
+START_TEST(inline_search_too_long_is_handed_off)
+{
+	struct op *op = make_op("30( 020105 63( 04'dc=example,dc=com' 0a0102 0a0100 020100 "
+				"020100 010100 87'objectClass' 30( ) ) )");
+	ops_run_inline(op, worker);
+	ck_assert_uint_eq(conn->n_handed_off, 1);
+	ck_assert(op->handed_off);
+	ck_assert(!op->running);
+	ck_assert_uint_eq(fake.n_calls, 0);
+	ck_assert_uint_eq(conn->sent_len, 0);
+	ck_assert_uint_eq(conn->n_done, 0);
+	op->job.run(&op->job, worker);
+	ck_assert_int_eq(fake.last_call, FAKE_DB_SEARCH);
+	ck_assert_uint_eq(conn->n_done, 1);
+	assert_one_response(5, LDAP_OP_SEARCH_DONE, LDAP_SUCCESS);
+}
+END_TEST
+
+/* A compare and an equality search run to the end on the I/O thread. */
+START_TEST(inline_short_reads_run_to_the_end)
+{
+	struct op *op = make_op(COMPARE_CN);
+	ops_run_inline(op, worker);
+	ck_assert_uint_eq(conn->n_handed_off, 0);
+	ck_assert_uint_eq(conn->n_done, 1);
+	ck_assert_uint_eq(fake.n_calls, 1);
+	fake_conn_clear(conn);
+	op = make_op("30( 020106 63( 04'dc=example,dc=com' 0a0102 0a0100 020100 020100 010100 "
+		     "a3( 04'cn' 04'a' ) 30( ) ) )");
+	ops_run_inline(op, worker);
+	ck_assert_uint_eq(conn->n_handed_off, 0);
+	ck_assert_uint_eq(conn->n_done, 2);
+	ck_assert_int_eq(fake.last_call, FAKE_DB_SEARCH);
+	assert_one_response(6, LDAP_OP_SEARCH_DONE, LDAP_SUCCESS);
+}
+END_TEST
+
 START_TEST(not_a_request_closes_the_connection)
 {
 	/* a client sending a response (delResponse) */
@@ -261,6 +300,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, search_streams_entries_then_done);
 	tcase_add_test(tc, abandoned_op_is_never_answered);
 	tcase_add_test(tc, search_parks_while_the_output_is_full);
+	tcase_add_test(tc, inline_search_too_long_is_handed_off);
+	tcase_add_test(tc, inline_short_reads_run_to_the_end);
 	tcase_add_test(tc, not_a_request_closes_the_connection);
 	tcase_add_test(tc, unknown_critical_control_is_refused);
 	tcase_add_test(tc, weak_connection_is_refused_when_ssf_required);

@@ -24,6 +24,7 @@
 #include "tls.h"
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
+static void on_kick(evutil_socket_t fd, short what, void *arg);
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
 
 /* May the I/O thread take another operation from this connection now?
@@ -109,6 +110,7 @@ static void discard_new(struct conn *c)
 	event_release(&c->write_event);
 	event_release(&c->deadline_event);
 	event_release(&c->hold_event);
+	event_release(&c->kick_event);
 	c->closed = true;
 	if (c->counted)
 		conn_limits_release(c->io->server->conn_limits, &c->limits_key);
@@ -158,8 +160,10 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
 	c->deadline_event = evtimer_new(io->base, on_deadline, c);
 	c->hold_event = evtimer_new(io->base, conn_on_hold_over, c);
+	c->kick_event = event_new(io->base, -1, 0, on_kick, c);
 	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL ||
-				 c->deadline_event == NULL || c->hold_event == NULL
+				 c->deadline_event == NULL || c->hold_event == NULL ||
+				 c->kick_event == NULL
 			 ? LUMEN_ENOMEM : conn_secure_setup(c, peer, peer_len, tls);
 	if (rc != LUMEN_OK) {
 		discard_new(c);
@@ -256,7 +260,8 @@ void conn_teardown_locked(struct conn *c)
 	event_free(c->write_event);
 	event_free(c->deadline_event);
 	event_free(c->hold_event);
-	c->read_event = c->write_event = c->deadline_event = c->hold_event = NULL;
+	event_free(c->kick_event);
+	c->read_event = c->write_event = c->deadline_event = c->hold_event = c->kick_event = NULL;
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
 	stats_connection_closed(stats_current());
 	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)
@@ -318,7 +323,7 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 	}
 	/* Decrypted bytes may wait in the session with nothing on the socket. */
 	if (c->tls_state == CONN_TLS_ON && conn_accepting_ops(c) && tls_session_pending(c->tls))
-		event_active(c->read_event, EV_READ, 0);
+		conn_kick_locked(c);
 	conn_update_reading(c);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -351,6 +356,13 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_lock(&c->lock);
 	on_read_locked(c, what, &batch);
 	conn_push_batch(c, &batch);
+}
+
+/* conn_kick_locked's event: look again, as if the socket were readable. */
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	on_read(fd, EV_READ, arg);
 }
 
 void conn_retry_memory(struct conn *c)

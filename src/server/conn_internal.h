@@ -66,6 +66,12 @@ struct conn {
 	struct event *write_event;       /* one-shot, armed on EAGAIN */
 	struct event *deadline_event;    /* one-shot timer: handshake / first PDU */
 	struct event *hold_event;        /* one-shot timer: ends output_held */
+	/* Activated (never added) to make the I/O thread look at the
+	 * connection again: on_read as if the socket were readable. Not the
+	 * read event itself: libevent does not insert an event that is
+	 * active when event_add is called (and says it did), so a kick racing
+	 * conn_update_reading would leave the socket unwatched for good. */
+	struct event *kick_event;
 	bool output_held;                /* conn_hold_output: queue, do not write */
 	bool first_pdu_seen;             /* a complete PDU was framed (I/O thread) */
 	char peer[LISTENER_NAME_MAX];    /* "IP=a.b.c.d:p" (fixed) */
@@ -166,7 +172,7 @@ static inline size_t conn_unsent(const struct conn *c)
 static inline void conn_kick_locked(struct conn *c)
 {
 	if (!c->closed)
-		event_active(c->read_event, EV_READ, 0);
+		event_active(c->kick_event, EV_READ, 0);
 }
 
 /*

@@ -67,7 +67,7 @@ static void fail_output(struct conn *c)
 	c->aborting = true;
 	c->out_start = c->out_len = 0;
 	if (!c->closed)
-		event_active(c->read_event, EV_READ, 0);
+		conn_kick_locked(c);
 }
 
 /*
@@ -246,13 +246,18 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 		c->out_start = c->out_len = 0;
 		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
 	}
-	if (w > 0)
+	if (w > 0) {
 		c->output_since = monotonic_seconds();
+		/* Unsent output may be what held the memory a new request
+		 * waited for (mem_wait): with every operation done, nothing
+		 * else would retry. */
+		c->mem_wait = false;
+	}
 	if (c->out_len > c->out_start)
 		conn_arm_write_locked(c);
 	/* Reading may have paused for unsent output: let the loop re-check. */
 	if (!c->reading && !c->closed)
-		event_active(c->read_event, EV_READ, 0);
+		conn_kick_locked(c);
 }
 
 int conn_hold_output(struct conn *c, const struct timeval *delay)
@@ -292,7 +297,7 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	}
 	if (c->tls_state == CONN_TLS_HANDSHAKE) {
 		/* The handshake wanted to write: on_read drives it. */
-		event_active(c->read_event, EV_READ, 0);
+		conn_kick_locked(c);
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}

@@ -96,7 +96,8 @@ static void check_loaded(const struct config *cfg)
 		abort();
 	if (cfg->access.n_rules > 0 && !cfg->access.compiled)
 		abort();
-	if (cfg->threads == 0 || cfg->listener_threads == 0)
+	/* listener-threads 0 is its default: as many as the machine's CPUs suggest. */
+	if (cfg->threads == 0)
 		abort();
 	for (size_t i = 0; i < cfg->n_limits; i++)
 		if (cfg->limits[i].origin == NULL)

@@ -314,7 +314,7 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 
 bool conn_output_full_locked(const struct conn *c)
 {
-	return conn_unsent(c) >= CONN_MAX_UNSENT;
+	return conn_memory_output_full(conn_memory_of(c), conn_unsent(c), CONN_MAX_UNSENT);
 }
 
 bool conn_output_full(struct conn *c)

@@ -84,7 +84,8 @@ static void lastbind_after(void *state, struct overlay_request *req)
 
 const struct overlay_type overlay_lastbind = {
 	.name = "lastbind",
-	.steps = { sizeof(struct lastbind), lastbind_prepare, apply_line },
+	.steps = { .state_size = sizeof(struct lastbind), .prepare = lastbind_prepare,
+		   .apply = apply_line },
 	.destroy = free,
 	.bind_after = lastbind_after,
 };

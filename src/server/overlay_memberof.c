@@ -325,7 +325,8 @@ static int memberof_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_memberof = {
 	.name = "memberof",
-	.steps = { sizeof(struct memberof), memberof_prepare, NULL, memberof_check },
+	.steps = { .state_size = sizeof(struct memberof), .prepare = memberof_prepare,
+		   .check = memberof_check },
 	.destroy = memberof_destroy,
 	.on_write = memberof_on_write,
 };

@@ -683,7 +683,8 @@ static int ppolicy_on_write(void *state, struct database_txn *txn,
 
 const struct overlay_type overlay_ppolicy = {
 	.name = "ppolicy",
-	.steps = { sizeof(struct ppolicy_overlay), ppolicy_prepare, apply_line },
+	.steps = { .state_size = sizeof(struct ppolicy_overlay), .prepare = ppolicy_prepare,
+		   .apply = apply_line },
 	.destroy = free,
 	.before = ppolicy_before,
 	.on_write = ppolicy_on_write,

@@ -20,19 +20,23 @@
  * server_open_databases, one worker context); up to 32 LDAPMessages, each a
  * complete BER element read from the input, are run in order on one
  * connection (anonymous until a Bind succeeds). The sequence runs twice.
+ * Abandon and Unbind are the I/O thread's (conn_ops.c), done here as it
+ * does them: an Unbind ends the sequence, an Abandon marks the parked
+ * searches it names, which then end without a word.
  *
  * Invariants, for every request: what was sent decodes as LDAPMessages;
- * Abandon and Unbind get no response; any other request gets exactly one
- * final response, of its type, with its messageID and a known result
- * code, preceded only by entries, references and intermediate responses
- * with that messageID — unless the server closed the connection, which
- * it does with exactly one Notice of Disconnection (messageID 0, last
- * thing sent); nothing is run after that or after an Unbind. A search
- * the server parks (a persistent search) is ended as its connection
- * would end it. Both runs of the sequence give the same responses
- * (messageID, protocolOp, result code, in order). Everything is freed
- * (LeakSanitizer); the worker's arena and every buffer stay in bounds
- * (AddressSanitizer).
+ * each request gets exactly one final response, of its type, with its
+ * messageID and a known result code, preceded only by entries, references
+ * and intermediate responses with that messageID — unless the server
+ * closed the connection, which it does with exactly one Notice of
+ * Disconnection (messageID 0, last thing sent) and nothing run after it;
+ * a message that is not a request closes it. A search the server parks (a
+ * persistent search, at most 4 kept) runs again when a write wakes it, as
+ * the I/O thread would requeue it, and sends only messages of its own;
+ * an Abandon ends it silently, and so does the end of the sequence. Both
+ * runs of the sequence give the same responses (messageID, protocolOp,
+ * result code, in order). Everything is freed (LeakSanitizer); the
+ * worker's arena and every buffer stay in bounds (AddressSanitizer).
  *
  * FUZZ_OPS_TRACE=1 in the environment prints every response (to review
  * what a seed reaches).
@@ -123,7 +127,8 @@ static const char config_text[] =
 	"unique_uri ldap:///?uid,mail?sub\n"
 	"access to attrs=userPassword by self write by anonymous auth by * none\n"
 	"access to dn.subtree=\"ou=Secret," SUFFIX "\" by * none\n"
-	"access to attrs=member by group=\"cn=admins,ou=Groups," SUFFIX "\" write by users read by * read\n"
+	"access to attrs=member by group=\"cn=admins,ou=Groups," SUFFIX "\" write\n"
+	"  by users read by * read\n"
 	"access to * by self write by users read by anonymous read\n";
 
 /* One response read back from what the connection sent. */
@@ -350,8 +355,33 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ------------------------------------------------------- invariants */
 
-/* Decode what the connection sent from *pos on into t; the responses to
- * the request with message_id and tag. */
+static bool is_notice_of_disconnection(const struct ldap_message *m)
+{
+	const struct ldap_extended_response *x = &m->u.extended_response;
+	return m->op == LDAP_OP_EXTENDED_RESPONSE && x->has_name &&
+	       ber_view_eq_str(x->name, LDAP_OID_NOTICE_OF_DISCONNECTION);
+}
+
+/* The resultCode of a response; -1 for entries, references and
+ * intermediate responses, which have none. */
+static int result_code_of(const struct ldap_message *m)
+{
+	switch (m->op) {
+	case LDAP_OP_BIND_RESPONSE:
+		return m->u.bind_response.result.code;
+	case LDAP_OP_EXTENDED_RESPONSE:
+		return m->u.extended_response.result.code;
+	case LDAP_OP_SEARCH_ENTRY:
+	case LDAP_OP_SEARCH_REFERENCE:
+	case LDAP_OP_INTERMEDIATE_RESPONSE:
+		return -1;
+	default:
+		return m->u.result.code;
+	}
+}
+
+/* Decode what the connection sent from *pos on, appending to t; every
+ * response must frame and decode. */
 static void read_responses(struct session *s, size_t *pos, struct trace *t)
 {
 	struct arena arena;
@@ -374,18 +404,9 @@ static void read_responses(struct session *s, size_t *pos, struct trace *t)
 		if (t->n == MAX_RESPONSES)
 			fail("too many responses", (int)t->n);
 		struct response *r = &t->r[t->n++];
-		*r = (struct response){ .message_id = m.message_id, .op = m.op, .code = -1 };
-		if (m.op == LDAP_OP_BIND_RESPONSE)
-			r->code = m.u.bind_response.result.code;
-		else if (m.op == LDAP_OP_EXTENDED_RESPONSE) {
-			r->code = m.u.extended_response.result.code;
-			r->notice = m.u.extended_response.has_name &&
-				    m.u.extended_response.name.len == strlen(LDAP_OID_NOTICE_OF_DISCONNECTION) &&
-				    memcmp(m.u.extended_response.name.ptr, LDAP_OID_NOTICE_OF_DISCONNECTION,
-					   m.u.extended_response.name.len) == 0;
-		} else if (m.op != LDAP_OP_SEARCH_ENTRY && m.op != LDAP_OP_SEARCH_REFERENCE &&
-			   m.op != LDAP_OP_INTERMEDIATE_RESPONSE)
-			r->code = m.u.result.code;
+		*r = (struct response){ .message_id = m.message_id, .op = m.op,
+					.code = result_code_of(&m),
+					.notice = is_notice_of_disconnection(&m) };
 		if (trace_responses)
 			fprintf(stderr, "fuzz_ops: id %d %s code %d\n", r->message_id,
 				ldap_op_name(r->op), r->code);
@@ -413,10 +434,10 @@ static bool check_request(struct session *s, const struct trace *t, size_t first
 			fail("a closed connection ends with one Notice of Disconnection", (int)n);
 		n--;
 	}
-	if (tag == LDAP_OP_ABANDON_REQUEST || tag == LDAP_OP_UNBIND_REQUEST || final_tag < 0) {
-		if (n != 0 && !s->conn->aborted)
-			fail("abandon/unbind answered", tag);
-		return !s->conn->aborted && tag != LDAP_OP_UNBIND_REQUEST;
+	if (final_tag < 0) {     /* not a request (Abandon and Unbind never come here) */
+		if (!s->conn->aborted)
+			fail("a message that is not a request did not close the connection", tag);
+		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
 		bool last = i + 1 == n;

@@ -203,10 +203,11 @@ def verify(provider, writers, label):
         ok = got == acked or got == maybe
         detail = ""
         if not ok:
+            differ = [(g, got["groups"].get(g), m) for g, m in acked["groups"].items()
+                      if got["groups"].get(g) != m]
             detail = (f"users missing {sorted(acked['users'] - got['users'])[:3]} "
                       f"extra {sorted(got['users'] - acked['users'])[:3]}; groups differ "
-                      f"{[(g, got['groups'].get(g), m) for g, m in acked['groups'].items() if got['groups'].get(g) != m][:2]}; "
-                      f"in flight {w.inflight}")
+                      f"{differ[:2]}; in flight {w.inflight}")
         R.check(f"{label}: writer {w.wid}'s acknowledged users and members are all there "
                 f"({len(acked['users'])} users)", ok, detail)
         # What is there is the truth from here on (the write in flight settled).
@@ -225,7 +226,8 @@ def verify(provider, writers, label):
                 dangling.append((dn, m))
         for uid in lower_values(attrs, "uid"):
             uids.setdefault(uid, []).append(dn)
-    wrong_memberof = [(dn, sorted(lower_values(a, "memberOf")), sorted(members_of.get(dn.lower(), ())))
+    wrong_memberof = [(dn, sorted(lower_values(a, "memberOf")),
+                       sorted(members_of.get(dn.lower(), ())))
                       for dn, a in entries
                       if lower_values(a, "memberOf") != members_of.get(dn.lower(), set())]
     R.check(f"{label}: memberOf names exactly the groups listing each entry",

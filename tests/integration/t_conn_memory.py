@@ -13,8 +13,10 @@ results each) with a 4 KiB receive buffer and never read, while a normal
 client keeps searching. Their searches queue output only until the server
 is over conn_total_memory (16M); from then on a search whose client has
 output waiting pauses, so the total (/metrics and cn=Monitor) stays under
-the bound plus each connection's base buffers and one entry's output, and
-the normal client keeps getting answers within a second."""
+the bound plus each connection's base buffers and one search flush,
+lumend idles while they wait (a paused search is not requeued before its
+client has read), and the normal client keeps getting answers within a
+second."""
 import os
 import re
 import select
@@ -199,6 +201,13 @@ CROWD, CROWD_TOTAL, CROWD_PIPELINE, CROWD_ENTRIES = 250, 16 << 20, 4, 1000
 CROWD_SLACK = 160 * 1024
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def monitor_total(port):
     import ldap
     mon = ldap.initialize(f"ldap://127.0.0.1:{port}")
@@ -255,6 +264,10 @@ def crowd():
                                for i in range(CROWD_PIPELINE)))
             crowd_socks.append(s)
         time.sleep(1.0)
+        # Paused searches wait for their clients: lumend idles meanwhile.
+        cpu0 = cpu_seconds(srv.proc.pid)
+        time.sleep(2.0)
+        idle_cpu = cpu_seconds(srv.proc.pid) - cpu0
         latencies, errors = normal_client(srv.port, 4.0)
         held = metric(mport, "lumen_connection_memory_bytes")
         peak = metric(mport, "lumen_connection_memory_peak_bytes")
@@ -264,10 +277,13 @@ def crowd():
         p50 = latencies[len(latencies) // 2] if latencies else None
         print(f"  info crowd of {CROWD}: held {held}, peak {peak}, cn=Monitor {mon}, "
               f"bound {bound}; normal client {len(latencies)} searches, "
-              f"p50 {p50 and p50 * 1000:.2f} ms, max {latencies[-1] * 1000:.1f} ms")
+              f"p50 {p50 and p50 * 1000:.2f} ms, max {latencies[-1] * 1000:.1f} ms; "
+              f"lumend CPU while held {idle_cpu:.2f} s in 2 s")
         R.check("crowd: the peak stays under conn_total_memory + the per-connection slack",
                 peak is not None and peak <= bound, (peak, bound))
         R.check("crowd: cn=Monitor's total stays under it too", mon <= bound, (mon, bound))
+        R.check("crowd: lumend idles while the crowd does not read (< 0.4 s CPU in 2 s)",
+                idle_cpu < 0.4, f"{idle_cpu:.2f} s")
         R.check("crowd: the normal client got every answer", not errors and len(latencies) > 20,
                 (len(latencies), errors[:3]))
         R.check("crowd: ... each within a second", latencies and latencies[-1] < 1.0,

@@ -22,7 +22,13 @@ the consumer gets one too. Then, with the daemons stopped, `lumenindex
     entryUUID and entryCSN, and the memberOf values).
 
 CRASH_CYCLES (default 5) sets the number of cycles; CRASH_SEED=... repeats
-the kill moments and the operation mix.
+the kill moments and the operation mix. LUMEN_IT_SERVER=slapd runs the same
+cycles with Debian's slapd as provider and consumer (the same overlays as
+modules; there is no index checker then). slapd 2.5 fails them, which shows
+the checks bite where Lumen does better: after a kill an entry kept no
+memberOf while a group listed it (memberof's own modifies are transactions
+of their own), and the consumer never converged (group member lists that
+differ under the same entryCSN, 30 s after every restart).
 """
 import os
 import random
@@ -39,6 +45,10 @@ import slapd_harness as sh  # noqa: E402
 import ldap  # noqa: E402
 
 R = h.Results("t_crash_overlays.py")
+KIND = os.environ.get("LUMEN_IT_SERVER", "lumend")
+if KIND == "slapd" and sh.slapd_missing():
+    print(f"  skip t_crash_overlays.py: {sh.slapd_missing()}")
+    R.finish()
 CYCLES = int(os.environ.get("CRASH_CYCLES", "5"))
 SEED = int(os.environ.get("CRASH_SEED", str(int(time.time()) % 100000)))
 WRITERS, GROUPS_PER_WRITER = 2, 3
@@ -50,6 +60,16 @@ PROVIDER_LINES = ["index objectClass,uid,member,memberOf,entryUUID,entryCSN eq",
                   "overlay syncprov", "overlay memberof",
                   "overlay refint", "refint_attributes member",
                   "overlay unique", "unique_uri ldap:///?uid?sub"]
+
+
+# slapd loads the overlays (and, on the consumer, memberOf's definition).
+SLAPD_MODULES = ["moduleload syncprov", "moduleload memberof", "moduleload refint",
+                 "moduleload unique"]
+
+
+def make(db_lines):
+    return sh.make_server(KIND, db_lines=db_lines,
+                          global_lines=SLAPD_MODULES if KIND == "slapd" else [])
 
 
 def consumer_lines(provider_uri):
@@ -244,6 +264,8 @@ def memberof_view(conn):
 
 
 def index_check(server, label):
+    if server.kind != "lumend":
+        return
     rc, out = server.index_check()
     R.check(f"{label}: lumenindex --check passes on the {server.role}", rc == 0, out[-3000:])
 
@@ -322,10 +344,10 @@ def cycle(no, rnd, provider, consumer, states, totals):
 
 
 def main():
-    print(f"  info t_crash_overlays.py: CRASH_SEED={SEED} CRASH_CYCLES={CYCLES}")
+    print(f"  info t_crash_overlays.py: {KIND}, CRASH_SEED={SEED} CRASH_CYCLES={CYCLES}")
     rnd = random.Random(SEED)
-    provider = sh.make_server("lumend", db_lines=PROVIDER_LINES)
-    consumer = sh.make_server("lumend", db_lines=consumer_lines(provider.uri))
+    provider = make(PROVIDER_LINES)
+    consumer = make(consumer_lines(provider.uri))
     provider.role, consumer.role = "provider", "consumer"
 
     def watchdog(signum, frame):

@@ -266,7 +266,7 @@ def crowd():
         time.sleep(1.0)
         # Paused searches wait for their clients: lumend idles meanwhile.
         cpu0 = cpu_seconds(srv.proc.pid)
-        time.sleep(2.0)
+        time.sleep(3.0)
         idle_cpu = cpu_seconds(srv.proc.pid) - cpu0
         latencies, errors = normal_client(srv.port, 4.0)
         held = metric(mport, "lumen_connection_memory_bytes")
@@ -278,12 +278,20 @@ def crowd():
         print(f"  info crowd of {CROWD}: held {held}, peak {peak}, cn=Monitor {mon}, "
               f"bound {bound}; normal client {len(latencies)} searches, "
               f"p50 {p50 and p50 * 1000:.2f} ms, max {latencies[-1] * 1000:.1f} ms; "
-              f"lumend CPU while held {idle_cpu:.2f} s in 2 s")
+              f"lumend CPU while held {idle_cpu:.2f} s in 3 s")
         R.check("crowd: the peak stays under conn_total_memory + the per-connection slack",
                 peak is not None and peak <= bound, (peak, bound))
         R.check("crowd: cn=Monitor's total stays under it too", mon <= bound, (mon, bound))
-        R.check("crowd: lumend idles while the crowd does not read (< 0.4 s CPU in 2 s)",
-                idle_cpu < 0.4, f"{idle_cpu:.2f} s")
+        # The I/O threads still retry the waiting connections every 50 ms
+        # (io_thread.c): 0.15-0.5 s of CPU in 3 s here (the machine's load
+        # decides), ten times that under AddressSanitizer, where a loop
+        # would no longer stand out; the loop took 1.2 s on a loaded
+        # machine (two workers, each on a part of a core).
+        if sanitized(srv.proc.pid):
+            print(f"  info idle CPU not checked under AddressSanitizer ({idle_cpu:.2f} s)")
+        else:
+            R.check("crowd: lumend idles while the crowd does not read (< 0.8 s CPU in 3 s)",
+                    idle_cpu < 0.8, f"{idle_cpu:.2f} s")
         R.check("crowd: the normal client got every answer", not errors and len(latencies) > 20,
                 (len(latencies), errors[:3]))
         R.check("crowd: ... each within a second", latencies and latencies[-1] < 1.0,

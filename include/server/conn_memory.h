@@ -23,10 +23,18 @@
  * Thread-safety: every function may be called from any thread; the
  * counters are atomics and the bounds are read-only after init.
  *
+ * Output a search queues while its client does not read is bounded by
+ * conn_memory_output_full: at CONN_MAX_UNSENT per connection, and, while
+ * the total is over conn_total_memory, as soon as anything waits to be
+ * read; the search then goes on (conn_memory_may_resume) once its client
+ * has read all of it. Without the second rule a few hundred clients that
+ * never read would each hold CONN_MAX_UNSENT (and twice that in buffer
+ * capacity) whatever the total. So over the bound each connection holds
+ * its base buffers, its requests and at most one search flush of output.
+ *
  * Caveats:
- *  - Output a search queues while its client does not read is bounded by
- *    the output side (conn_output.c / ops.c); it is counted here, so it
- *    holds back new requests of that connection and of the others.
+ *  - Output counts here too, so it also holds back new requests of that
+ *    connection and of the others.
  *  - Allocator overhead is not counted: the figures are the buffers' sizes.
  */
 #ifndef LUMEN_CONN_MEMORY_H
@@ -76,6 +84,24 @@ bool conn_memory_room(const struct conn_memory *m, size_t held, size_t more, boo
 
 /* Is the total over max_total (a paused connection must retry later)? */
 bool conn_memory_over_total(const struct conn_memory *m);
+
+/*
+ * Must a search stop adding output to a connection with `unsent` bytes
+ * queued (max_unsent: the per-connection mark, CONN_MAX_UNSENT)? True at
+ * max_unsent, and while the total is over max_total as soon as unsent is
+ * not 0.
+ */
+bool conn_memory_output_full(const struct conn_memory *m, size_t unsent, size_t max_unsent);
+
+/*
+ * May a paused search go on, its connection having `unsent` bytes queued
+ * (resume_mark: CONN_RESUME_UNSENT)? Under resume_mark, and while the
+ * total is over max_total only once nothing is left: the exact opposite
+ * of conn_memory_output_full's pressure rule, or a search parked over the
+ * total would be requeued at once and park again, forever (it did: 500
+ * non-reading clients kept four workers spinning).
+ */
+bool conn_memory_may_resume(const struct conn_memory *m, size_t unsent, size_t resume_mark);
 
 void conn_memory_count_wait(struct conn_memory *m);
 

@@ -20,8 +20,11 @@
  * operational attribute the schema stores, except those the server
  * computes or keeps itself (entryDN, hasSubordinates, numSubordinates,
  * subschemaSubentry, contextCSN). entryUUID is the Sync State control's.
- * A local user attribute the provider's entry lacks is deleted; a local
- * operational attribute is only ever replaced. An entry of another
+ * A local user attribute the provider's entry lacks is deleted; so is a
+ * local operational attribute when the consumer asks for all of them
+ * (settings.all_operational: "+" in attrs, the default), as OpenLDAP's
+ * consumer does: memberOf removed on the provider goes here too. Without
+ * it a local operational attribute is only ever replaced. An entry of another
  * entryUUID at the DN is taken over (replaced, entryUUID included), as
  * OpenLDAP's consumer does; the present phase leaves an entry that still
  * has children in place.
@@ -70,6 +73,7 @@ struct syncrepl_apply_settings {
 	const char *filter;            /* RFC 4515 text; the present phase's scope */
 	bool multiprovider;            /* the database also takes client writes */
 	unsigned server_id;            /* this server's serverID (multiprovider) */
+	bool all_operational;          /* attrs has "+": the provider sends them all */
 };
 
 /* LUMEN_EINVAL (why: a searchbase or filter that does not parse, a

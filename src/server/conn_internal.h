@@ -271,6 +271,8 @@ void conn_requeue(struct conn *c, struct workq_job *chain);
  * conn_send_op. */
 int conn_send_locked(struct conn *c, const void *data, size_t len);
 bool conn_output_full_locked(const struct conn *c);
+/* May parked searches go on (conn_memory_may_resume on the unsent output)? */
+bool conn_may_resume_locked(const struct conn *c);
 /* Arm the write event with the write/idle deadline. */
 void conn_arm_write_locked(struct conn *c);
 void conn_on_write(evutil_socket_t fd, short what, void *arg);

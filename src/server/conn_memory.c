@@ -64,6 +64,20 @@ bool conn_memory_over_total(const struct conn_memory *m)
 	       atomic_load_explicit(&m->total, memory_order_relaxed) > m->max_total;
 }
 
+bool conn_memory_output_full(const struct conn_memory *m, size_t unsent, size_t max_unsent)
+{
+	if (unsent >= max_unsent)
+		return true;
+	return unsent > 0 && conn_memory_over_total(m);
+}
+
+bool conn_memory_may_resume(const struct conn_memory *m, size_t unsent, size_t resume_mark)
+{
+	if (unsent >= resume_mark)
+		return false;
+	return unsent == 0 || !conn_memory_over_total(m);
+}
+
 void conn_memory_count_wait(struct conn_memory *m)
 {
 	atomic_fetch_add_explicit(&m->waits, 1, memory_order_relaxed);

@@ -330,9 +330,8 @@ void conn_park_op(struct conn *c, struct op *op, bool wait)
 	/* The client may have caught up while the op ran: the write event
 	 * that drained the output found nothing parked, so look here (a
 	 * persistent search woken while it ran goes on at once). */
-	struct workq_job *chain = conn_unsent(c) < CONN_RESUME_UNSENT || op->woken
-					  ? conn_take_parked_locked(c, conn_unsent(c) < CONN_RESUME_UNSENT)
-					  : NULL;
+	bool resume = conn_may_resume_locked(c);
+	struct workq_job *chain = resume || op->woken ? conn_take_parked_locked(c, resume) : NULL;
 	pthread_mutex_unlock(&c->lock);
 	conn_requeue(c, chain);
 }

@@ -310,7 +310,7 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 	} else {
 		write_some(c, fd);
 		/* The client caught up: parked searches go on. */
-		if (!c->aborting && c->n_parked > 0 && c->out_len - c->out_start < CONN_RESUME_UNSENT)
+		if (!c->aborting && c->n_parked > 0 && conn_may_resume_locked(c))
 			resume = conn_take_parked_locked(c, true);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -319,7 +319,12 @@ void conn_on_write(evutil_socket_t fd, short what, void *arg)
 
 bool conn_output_full_locked(const struct conn *c)
 {
-	return conn_unsent(c) >= CONN_MAX_UNSENT;
+	return conn_memory_output_full(conn_memory_of(c), conn_unsent(c), CONN_MAX_UNSENT);
+}
+
+bool conn_may_resume_locked(const struct conn *c)
+{
+	return conn_memory_may_resume(conn_memory_of(c), conn_unsent(c), CONN_RESUME_UNSENT);
 }
 
 bool conn_output_full(struct conn *c)

@@ -628,6 +628,8 @@ static int apply_settings(const struct server *s, const struct server_database *
 		.filter = cfg->filter,
 		.multiprovider = db->config->multiprovider, .server_id = s->config->server_id,
 	};
+	for (size_t i = 0; i < cfg->n_attrs; i++)
+		settings.all_operational |= strcmp(cfg->attrs[i], "+") == 0;
 	if (settings.rootdn_ndn.ptr == NULL)
 		settings.rootdn_ndn = (struct ber_view){ (const uint8_t *)"", 0 };
 	int rc = syncrepl_apply_create(&settings, out, why, sizeof(why));

@@ -41,6 +41,7 @@ struct syncrepl_apply {
 	const struct attribute_type *entry_uuid, *entry_csn, *context_csn;
 	bool multiprovider;
 	unsigned server_id;
+	bool all_operational;           /* absent operational attributes go too */
 	struct sync_cookie provider;    /* multiprovider: what the provider has seen */
 };
 
@@ -267,7 +268,9 @@ static bool same_description(const struct attribute_description *x,
 /*
  * The modify that turns local into the provider's entry: each incoming
  * attribute replaced (entryUUID aside: it is the same), each local user
- * attribute the provider lacks removed.
+ * attribute the provider lacks removed, and each local operational one
+ * too when the provider sends them all (those the server keeps itself
+ * aside).
  */
 static int build_changes(struct syncrepl_apply *a, const struct entry *local,
 			 const struct incoming *in, bool with_uuid, struct ldap_change **out,
@@ -284,7 +287,8 @@ static int build_changes(struct syncrepl_apply *a, const struct entry *local,
 	for (size_t j = 0; j < local->n_attributes; j++) {
 		const struct entry_attribute *la = &local->attributes[j];
 		bool kept = false;
-		if (attribute_type_is_operational(la->desc.type))
+		if (attribute_type_is_operational(la->desc.type) &&
+		    (!a->all_operational || is_not_replicated(la->desc.type)))
 			continue;
 		for (size_t i = 0; i < in->n && !kept; i++)
 			kept = same_description(&in->descs[i], &la->desc);
@@ -743,6 +747,7 @@ int syncrepl_apply_create(const struct syncrepl_apply_settings *s, struct syncre
 	a->scope = s->scope;
 	a->multiprovider = s->multiprovider;
 	a->server_id = s->server_id;
+	a->all_operational = s->all_operational;
 	arena_init(&a->arena, 0);
 	int rc = resolve(a, s, why, whylen);
 	if (rc != LUMEN_OK) {

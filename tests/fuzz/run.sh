@@ -24,6 +24,11 @@
 # default; a line "fuzz-layers: proto model backmdb config server" in its
 # header comment names the layers it needs instead (lowest first).
 #
+# A target that runs server code against stand-ins for some of its modules
+# names them on a line "fuzz-fakes: conn" (tests/unit/fake_<name>.c, the unit
+# suites' fakes): they are compiled with the target and linked before the
+# layers, so the real modules are not pulled from the libraries.
+#
 # Inputs are at most 65536 bytes unless a target's "fuzz-max-len: N" line or
 # FUZZ_MAX_LEN says otherwise.
 #
@@ -88,6 +93,14 @@ layers_of() {
   echo "${line:-proto model}"
 }
 
+# The unit-suite fakes a target is linked with (tests/unit/fake_<name>.c).
+fakes_of() {
+  local name
+  for name in $(grep -m1 -o 'fuzz-fakes:.*' "$1" | sed 's/fuzz-fakes://; s/\*\///'); do
+    printf 'tests/unit/fake_%s.c ' "$name"
+  done
+}
+
 # Build the layer libraries every selected target needs (incremental).
 needed=()
 for source in "${targets[@]}"; do
@@ -146,7 +159,8 @@ for source in "${targets[@]}"; do
   max_len=${FUZZ_MAX_LEN:-${max_len:-$default_max_len}}
   for ((i = ${#layers[@]} - 1; i >= 0; i--)); do libs+=("$libdir/lib${layers[i]}.a"); done
   echo "== $name: build (layers: ${layers[*]})"
-  if ! $CC $CFLAGS "$source" "${libs[@]}" -o "$out/$name" $LIBS; then
+  read -r -a fakes <<< "$(fakes_of "$source")"
+  if ! $CC $CFLAGS -Itests/unit "$source" "${fakes[@]}" "${libs[@]}" -o "$out/$name" $LIBS; then
     failed+=("$name(build)")
     continue
   fi

@@ -78,6 +78,57 @@ START_TEST(no_total_bound)
 }
 END_TEST
 
+/* A client that does not read holds up to its own mark while the total is
+ * under the bound; once the total is over it, any output waiting is enough
+ * to pause a search (a crowd of non-readers once held 530 MB under a 16 MB
+ * bound, each up to the per-connection mark). */
+START_TEST(output_full_rules)
+{
+	struct conn_memory m;
+	conn_memory_init(&m, 1000, 5000, 10000);
+	size_t held = 0;
+	conn_memory_change(&m, &held, 0, 9000);
+	ck_assert(!conn_memory_output_full(&m, 0, 4096));
+	ck_assert(!conn_memory_output_full(&m, 4095, 4096));
+	ck_assert(conn_memory_output_full(&m, 4096, 4096));
+	conn_memory_change(&m, &held, held, 10001);
+	ck_assert(conn_memory_over_total(&m));
+	ck_assert(!conn_memory_output_full(&m, 0, 4096));
+	ck_assert(conn_memory_output_full(&m, 1, 4096));
+	conn_memory_change(&m, &held, held, 10000);
+	ck_assert(!conn_memory_output_full(&m, 1, 4096));
+	conn_memory_release(&m, &held);
+	/* no total bound: only the per-connection mark */
+	conn_memory_init(&m, 1000, 5000, 0);
+	conn_memory_change(&m, &held, 0, (size_t)1 << 40);
+	ck_assert(!conn_memory_output_full(&m, 4095, 4096));
+	conn_memory_release(&m, &held);
+}
+END_TEST
+
+/* Resuming is the opposite of pausing, over the total too: a search that
+ * paused with output waiting must not be requeued while it waits (500
+ * non-reading clients once kept the workers spinning on park, requeue,
+ * park). */
+START_TEST(resume_rules)
+{
+	struct conn_memory m;
+	size_t held = 0;
+	conn_memory_init(&m, 1000, 5000, 10000);
+	ck_assert(conn_memory_may_resume(&m, 0, 1024));
+	ck_assert(conn_memory_may_resume(&m, 1023, 1024));
+	ck_assert(!conn_memory_may_resume(&m, 1024, 1024));
+	conn_memory_change(&m, &held, 0, 10001);
+	ck_assert(conn_memory_may_resume(&m, 0, 1024));
+	ck_assert(!conn_memory_may_resume(&m, 1, 1024));
+	/* over the total, exactly one holds whatever is unsent */
+	for (size_t unsent = 0; unsent < 5000; unsent += 7)
+		ck_assert(conn_memory_may_resume(&m, unsent, 1024) !=
+			  conn_memory_output_full(&m, unsent, 4096));
+	conn_memory_release(&m, &held);
+}
+END_TEST
+
 /* Changes from several threads (connections live on several I/O threads
  * and are freed on workers) add up exactly. */
 static struct conn_memory shared;
@@ -117,6 +168,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, figures_follow_changes);
 	tcase_add_test(tc, room_rules);
 	tcase_add_test(tc, no_total_bound);
+	tcase_add_test(tc, output_full_rules);
+	tcase_add_test(tc, resume_rules);
 	tcase_add_test(tc, threads_add_up);
 	suite_add_tcase(s, tc);
 	return s;

@@ -26,6 +26,8 @@ static const uint8_t U2[LDAP_SYNC_UUID_SIZE] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0
 #define CSN1 "20250101000000.000001Z#000000#000#000000"
 #define CSN2 "20250101000000.000002Z#000000#000#000000"
 
+static bool all_operational = true;    /* the consumer's attrs has "+" */
+
 static void open_apply(const char *base, const char *filter)
 {
 	char why[256] = "";
@@ -34,6 +36,7 @@ static void open_apply(const char *base, const char *filter)
 		.context_ndn = fx_view("dc=example,dc=com"),
 		.rootdn_ndn = fx_view("cn=manager,dc=example,dc=com"),
 		.searchbase = base, .scope = LDAP_SCOPE_SUBTREE, .filter = filter,
+		.all_operational = all_operational,
 	};
 	ck_assert_msg(syncrepl_apply_create(&s, &apply, why, sizeof(why)) == LUMEN_OK, "%s", why);
 }
@@ -128,6 +131,39 @@ START_TEST(same_uuid_elsewhere_renames_and_replaces)
 	ck_assert_int_eq(put(LDAP_SYNC_DELETE, U1, "", NULL, why, sizeof(why)), LUMEN_OK);
 	ck_assert_str_eq(get(MOVED_DN, "cn"), "-");
 	ck_assert_int_eq(put(LDAP_SYNC_DELETE, U1, "", NULL, why, sizeof(why)), LUMEN_OK);
+}
+END_TEST
+
+/* The provider removed the last member of a group: its memberOf overlay
+ * took memberOf off the member entry, and the entry sent without it must
+ * lose it here too (a consumer that only ever replaced operational
+ * attributes kept it for good; Debian's slapd consumer drops it). Unless
+ * the consumer did not ask for operational attributes at all. */
+START_TEST(operational_attribute_the_provider_dropped_goes)
+{
+	char why[256] = "";
+	const char *const *with = FX_LINES("objectClass: inetOrgPerson", "uid: zed", "cn: Zed",
+					    "sn: Z", "entryCSN: " CSN1,
+					    "memberOf: cn=admins,ou=Groups,dc=example,dc=com");
+	const char *const *without = FX_LINES("objectClass: inetOrgPerson", "uid: zed",
+					       "cn: Zed", "sn: Z", "entryCSN: " CSN2);
+	ck_assert_msg(put(LDAP_SYNC_ADD, U1, NEW_DN, with, why, sizeof(why)) == LUMEN_OK, "%s", why);
+	ck_assert_str_eq(get(NEW_DN, "memberOf"), "cn=admins,ou=Groups,dc=example,dc=com");
+	ck_assert_msg(put(LDAP_SYNC_MODIFY, U1, NEW_DN, without, why, sizeof(why)) == LUMEN_OK,
+		      "%s", why);
+	ck_assert_str_eq(get(NEW_DN, "memberOf"), "");
+	ck_assert_str_eq(get(NEW_DN, "entryCSN"), CSN2);
+	ck_assert_str_eq(get(NEW_DN, "entryUUID"), "11223344-5566-4777-8899-aabbccddee01");
+	/* attrs without "+": what the provider does not send is kept */
+	syncrepl_apply_free(apply);
+	all_operational = false;
+	open_apply("dc=example,dc=com", "(objectClass=*)");
+	all_operational = true;
+	ck_assert_int_eq(put(LDAP_SYNC_MODIFY, U1, NEW_DN, with, why, sizeof(why)), LUMEN_OK);
+	ck_assert_int_eq(put(LDAP_SYNC_MODIFY, U1, NEW_DN, FX_LINES(
+		"objectClass: inetOrgPerson", "uid: zed", "cn: Zed", "sn: Z"), why, sizeof(why)),
+		LUMEN_OK);
+	ck_assert_str_eq(get(NEW_DN, "memberOf"), "cn=admins,ou=Groups,dc=example,dc=com");
 }
 END_TEST
 
@@ -234,6 +270,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, add_keeps_the_providers_stamps);
 	tcase_add_test(tc, same_uuid_elsewhere_renames_and_replaces);
+	tcase_add_test(tc, operational_attribute_the_provider_dropped_goes);
 	tcase_add_test(tc, present_phase_deletes_what_was_not_named);
 	tcase_add_test(tc, cookie_round_trip_keeps_the_suffix_stamps);
 	tcase_add_test(tc, refusals);

@@ -507,6 +507,22 @@ static int base_referral(struct search_run *r, uint64_t id, bool found)
 			       r->s->base_ndn, (int)r->s->scope);
 }
 
+/*
+ * A base that is missing (found through aliases or not) below a referral
+ * object is referred, as slapd refers it; otherwise the noSuchObject
+ * already set stands (rc).
+ */
+static int missing_base_referral(struct search_run *r, int rc)
+{
+	struct dn2id_match match = { 0 };
+	uint64_t id;
+	if (dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &id, &match) !=
+	    LUMEN_ENOTFOUND || match.id == 0)
+		return rc;
+	int referred = base_referral(r, match.id, false);
+	return referred == LUMEN_OK ? rc : referred;
+}
+
 /* The base's ID (through aliases when derefFindingBaseObj asks), or
  * noSuchObject; a base at or below a referral object is answered with a
  * referral (BACKEND_ANSWERED). */
@@ -516,7 +532,11 @@ static int find_base(struct search_run *r)
 
 	if ((r->s->deref & LDAP_DEREF_FINDING) && r->be->alias_class != NULL) {
 		int rc = alias_find_base(r->be, r->rd, r->op, r->s->base_ndn, &r->base_id);
-		return rc == LUMEN_OK ? base_referral(r, r->base_id, true) : rc;
+		if (rc == LUMEN_OK)
+			return base_referral(r, r->base_id, true);
+		if (rc == LUMEN_ENOTFOUND && r->op->result_code == LDAP_NO_SUCH_OBJECT)
+			return missing_base_referral(r, rc);
+		return rc;
 	}
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
 			      &match);
@@ -613,7 +633,8 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 	rc = check_base(&r);
 	if (rc == LUMEN_OK)
 		rc = plan(&r);
-	if (rc == LUMEN_OK)
+	/* Over the budget nothing was planned: the worker that continues plans all. */
+	if (rc == LUMEN_OK && !r.over_budget)
 		rc = plan_referrals(&r);
 	mark(op, BACKEND_STAGE_CANDIDATES);
 	if (rc == LUMEN_OK && r.over_budget)

@@ -19,6 +19,11 @@ alike (same schema files' content, same indexes, rootdn). Then:
      67, 20, 16, compare 5/6/16...) is applied to both; result codes (and the
      matchedDN of noSuchObject) must agree, then the whole tree is compared
      once more.
+  4. Then aliases (a chain, a dangling one, a loop) and referral objects are
+     added to both, and ~130 searches (every base among them and around
+     them, every scope, every derefAliases value, with and without
+     ManageDsaIT) must agree in result code, matchedDN, entries and
+     references.
 
 Needs slapd (Debian's, as installed by bench/install-deps.sh); skipped with a
 message when it is not installed. LUMEN_IT_SERVER=slapd runs the "Lumen" side
@@ -43,6 +48,7 @@ import ldap  # noqa: E402
 import ldap.dn  # noqa: E402
 import ldap.filter  # noqa: E402
 import ldap.modlist  # noqa: E402
+import ldap.controls  # noqa: E402
 
 r = h.Results("t_differential.py")
 missing = sh.slapd_missing()
@@ -544,6 +550,99 @@ def compare_sorted(ref, lum):
             f"({len(bad)} differ)", not bad, "\n       ".join(bad[:6]))
 
 
+# ------------------------------------------- aliases and referral objects
+
+LINKS = f"ou=links,{treegen.SUFFIX}"
+ELSEWHERE = f"ou=elsewhere,{treegen.SUFFIX}"
+MANAGE_DSA_IT = "2.16.840.1.113730.3.4.2"
+
+
+def link_entries():
+    """Aliases (to a subtree, to one user, a chain, a dangling one, a loop)
+    and referral objects, added to both servers after the writes."""
+    S = treegen.SUFFIX
+    people = f"ou=people,{S}"
+
+    def alias(cn, target):
+        return (f"cn={cn},{LINKS}", [("objectClass", [b"alias", b"extensibleObject"]),
+                                     ("cn", [cn.encode()]),
+                                     ("aliasedObjectName", [target.encode()])])
+    return [
+        (LINKS, [("objectClass", [b"top", b"organizationalUnit"]), ("ou", [b"links"])]),
+        alias("to-people", people),
+        alias("to-user1", f"uid=user.1,{people}"),
+        alias("chain", f"cn=to-people,{LINKS}"),
+        alias("dangling", f"cn=nowhere,{S}"),
+        alias("loop1", f"cn=loop2,{LINKS}"),
+        alias("loop2", f"cn=loop1,{LINKS}"),
+        (ELSEWHERE, [("objectClass", [b"referral", b"extensibleObject"]), ("ou", [b"elsewhere"]),
+                     ("ref", [f"ldap://other.example.com/{ELSEWHERE}".encode()])]),
+        (f"cn=ref-in-links,{LINKS}", [("objectClass", [b"referral", b"extensibleObject"]),
+                                       ("cn", [b"ref-in-links"]),
+                                       ("ref", [b"ldap://third.example.com/o=x"])]),
+    ]
+
+
+def link_searches(rnd):
+    """(base, scope, filter, deref, manageDsaIT): every base and scope with
+    a random filter, deref value and ManageDsaIT, then a random sample."""
+    S = treegen.SUFFIX
+    bases = [S, LINKS, f"cn=to-people,{LINKS}", f"cn=chain,{LINKS}", f"cn=to-user1,{LINKS}",
+             f"cn=dangling,{LINKS}", f"cn=loop1,{LINKS}", ELSEWHERE, f"cn=x,{ELSEWHERE}",
+             f"ou=people,{S}", f"cn=ref-in-links,{LINKS}"]
+    filters = ["(objectClass=*)", "(uid=user.1*)", "(cn=to-*)", "(|(ou=*)(cn=loop*))",
+               "(objectClass=alias)"]
+    scopes = (ldap.SCOPE_BASE, ldap.SCOPE_ONELEVEL, ldap.SCOPE_SUBTREE)
+    out = []
+    for base in bases:
+        for scope in scopes:
+            for deref in range(4):
+                out.append((base, scope, rnd.choice(filters), deref, rnd.random() < 0.25))
+    return out
+
+
+def run_link_search(conn, base, scope, filt, deref, manage):
+    """(code, matchedDN, sorted entry DNs, sorted reference URLs)."""
+    ctrls = [ldap.controls.LDAPControl(MANAGE_DSA_IT, True)] if manage else None
+    conn.set_option(ldap.OPT_DEREF, deref)
+    entries, refs = [], []
+    try:
+        msgid = conn.search_ext(base, scope, filt, ["1.1"], serverctrls=ctrls)
+        while True:
+            rtype, rdata, _, _ = conn.result3(msgid, all=0, timeout=60)
+            if rtype == ldap.RES_SEARCH_ENTRY:
+                entries += [canon_dn(dn) for dn, _ in rdata]
+            elif rtype == ldap.RES_SEARCH_REFERENCE:
+                refs += [u for _, urls in rdata for u in urls]
+            elif rtype == ldap.RES_SEARCH_RESULT:
+                break
+        code, matched = 0, None
+    except ldap.LDAPError as e:
+        info = e.args[0] if e.args and isinstance(e.args[0], dict) else {}
+        code, matched = info.get("result", repr(e)), info.get("matched") or None
+        refs += [u for u in info.get("info", "").split("\n")[1:] if u]
+    finally:
+        conn.set_option(ldap.OPT_DEREF, ldap.DEREF_NEVER)
+    return code, canon_dn(matched) if matched else None, sorted(entries), sorted(refs)
+
+
+def compare_links(cref, clum, kind):
+    for dn, attrs in link_entries():
+        for c in (cref, clum):
+            c.add_ext_s(dn, attrs, serverctrls=[ldap.controls.LDAPControl(MANAGE_DSA_IT, True)])
+    bad = []
+    searches = link_searches(random.Random(3296))
+    derefs = ("never", "searching", "finding", "always")
+    for base, scope, filt, deref, manage in searches:
+        a = run_link_search(cref, base, scope, filt, deref, manage)
+        b = run_link_search(clum, base, scope, filt, deref, manage)
+        if a != b:
+            bad.append(f"-b '{base}' -s {scope} -a {derefs[deref]}{' -M' if manage else ''} "
+                       f"'{filt}':\n         slapd {short(a)}\n         {kind} {short(b)}")
+    r.check(f"aliases and referrals: {len(searches)} searches (every base, scope and "
+            f"deref) agree with slapd ({len(bad)} differ)", not bad, "\n       ".join(bad[:6]))
+
+
 # ------------------------------------------------------------------ writes
 
 S = treegen.SUFFIX
@@ -907,6 +1006,7 @@ def run(ref, lum):
     b = run_search(clum, S, ldap.SCOPE_SUBTREE, "(objectClass=*)", ["*", "+"], 0, 0)
     d = diff_results(a, b, False)
     r.check(f"the tree after the writes agrees ({a[3]} entries)", not d, "\n       ".join(d))
+    compare_links(cref, clum, lum.kind)
     for c in (cref, clum):
         try:
             c.unbind_s()

@@ -138,11 +138,17 @@ $(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_
 
 # Every fuzz target, built with the project's compiler and flags and a small
 # driver instead of libFuzzer, replays its seeds and fixed reproducers.
+# A target's "fuzz-fakes: a b" line links tests/unit/fake_a.c ... before the
+# layers, as its libFuzzer build does (tests/fuzz/run.sh).
 FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRCS))
-$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIBS_ALL)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INCLUDES) -o $@ $< tests/fuzz/replay_main.c $(LIBS_ALL) $(LDLIBS)
+fuzz_fakes_of = $(patsubst %,$(BUILD)/obj/tests/fake_%.o,$(shell sed -n 's/^.*fuzz-fakes: *//p' tests/fuzz/$(1).c))
+define fuzz_replay_rule
+$(BUILD)/fuzz-replay/$(1): tests/fuzz/$(1).c tests/fuzz/replay_main.c $(call fuzz_fakes_of,$(1)) $(LIBS_ALL)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(INCLUDES) -Itests/unit -o $$@ $$< tests/fuzz/replay_main.c $(call fuzz_fakes_of,$(1)) $(LIBS_ALL) $$(LDLIBS)
+endef
+$(foreach t,$(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS)),$(eval $(call fuzz_replay_rule,$(t))))
 
 test-fuzz-replay: $(FUZZ_REPLAY)
 	@./tests/fuzz/replay.sh $(BUILD)

@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 work=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; return 0; }
+cleanup() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; rm -rf "$work"; return 0; }
 trap cleanup EXIT
 fail() { echo "t_bench_sortvlv: FAIL: $*" >&2; exit 1; }
 
@@ -23,7 +23,8 @@ mkdir "$work/db"
 "$BUILD/lumengen" -n 300 -o "$work/data.ldif" >/dev/null
 "$BUILD/lumenadd" -f "$work/lumend.conf" -l "$work/data.ldif" >/dev/null 2>&1 || fail "lumenadd"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$BUILD/lumend" -f "$work/lumend.conf" -h "ldap://127.0.0.1:$port/" 2> "$work/log" &
+# -d keeps lumend in the foreground (without it, it detaches and $pid is gone).
+"$BUILD/lumend" -f "$work/lumend.conf" -h "ldap://127.0.0.1:$port/" -d stats 2> "$work/log" &
 pid=$!
 for _ in $(seq 100); do
   ldapsearch -x -H "ldap://127.0.0.1:$port" -b "" -s base -LLL 1.1 >/dev/null 2>&1 && break
@@ -58,4 +59,5 @@ for bad in "--sort /caseIgnoreOrderingMatch" "--sort cn/" "--vlv 1/2/3" "--vlv 0
   fi
   grep -q -- "${bad%% *}" <<<"$out" || fail "lumenbench $bad: no reason given: $out"
 done
+kill -0 "$pid" 2>/dev/null || fail "lumend exited during the runs: $(tail -5 "$work/log")"
 echo "t_bench_sortvlv: ok"

@@ -284,7 +284,8 @@ static void fresh_copy(void)
 
 struct fetched {
 	bool found;
-	struct ber_view ndn;
+	struct ber_view ndn;   /* a copy in arena: the entry lives only during the call */
+	struct arena *arena;
 };
 
 static int fetch_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
@@ -292,8 +293,12 @@ static int fetch_sink(void *ctx, const struct entry *e, const struct backend_ent
 	struct fetched *f = ctx;
 	if (!same(info->ndn, e->ndn) || !same(info->dn, e->dn))
 		abort();
+	uint8_t *copy = arena_alloc(f->arena, info->ndn.len + 1);
+	if (copy == NULL)
+		abort();
+	memcpy(copy, info->ndn.ptr, info->ndn.len);
 	f->found = true;
-	f->ndn = info->ndn;
+	f->ndn = (struct ber_view){ copy, info->ndn.len };
 	return 0;
 }
 
@@ -302,9 +307,9 @@ static bool exists(struct backend *be, struct ber_view ndn)
 {
 	struct arena arena;
 	struct backend_op op;
-	struct fetched f = { false, { NULL, 0 } };
-
 	arena_init(&arena, 0);
+	struct fetched f = { false, { NULL, 0 }, &arena };
+
 	memset(&op, 0, sizeof(op));
 	op.arena = &arena;
 	op.is_root = true;

@@ -423,7 +423,11 @@ START_TEST(cap_and_deadline)
 	ssize_t n = read(third, buf, sizeof(buf) - 1);
 	ck_assert_int_gt(n, 0);
 	ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
-	ck_assert_msg(peer_closed(idle[0]) && peer_closed(idle[1]),
+	/* At least one idle client was closed before the third was served
+	 * (both, unless the server freed a slow client's slot late and
+	 * accepted the second idle client after the first: then only the
+	 * first has reached its deadline). */
+	ck_assert_msg(peer_closed(idle[0]) || peer_closed(idle[1]),
 		      "the third client was served while the cap was reached");
 	close(idle[0]);
 	close(idle[1]);

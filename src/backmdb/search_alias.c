@@ -161,14 +161,14 @@ static int rebase_dn(struct backend *be, struct backend_reader *rd, struct arena
 	int rc = dn2id_names(be->store, rd->reader.txn, target, arena, &target_ndn, NULL);
 	if (rc != LUMEN_OK)
 		return rc;
-	size_t stub = ndn.len - matched_len;      /* "rdn,...," with its comma */
-	uint8_t *p = arena_alloc(arena, stub + target_ndn.len + 1);
+	size_t kept_len = ndn.len - matched_len;      /* the leading "rdn,...," that stays */
+	uint8_t *p = arena_alloc(arena, kept_len + target_ndn.len + 1);
 	if (p == NULL)
 		return LUMEN_ENOMEM;
-	memcpy(p, ndn.ptr, stub);
-	memcpy(p + stub, target_ndn.ptr, target_ndn.len);
-	p[stub + target_ndn.len] = '\0';
-	*out = (struct ber_view){ p, stub + target_ndn.len };
+	memcpy(p, ndn.ptr, kept_len);
+	memcpy(p + kept_len, target_ndn.ptr, target_ndn.len);
+	p[kept_len + target_ndn.len] = '\0';
+	*out = (struct ber_view){ p, kept_len + target_ndn.len };
 	return LUMEN_OK;
 }
 

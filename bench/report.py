@@ -111,6 +111,36 @@ def table(meta, runs):
     return "\n".join(lines)
 
 
+def cpu_per_op(run):
+    """The server's CPU (user + system, from /proc over the measured window)
+    per successful operation, in microseconds; None when not measured."""
+    if run is None:
+        return None
+    server = run.get("server") or {}
+    done = run["ops"] - run["errors"]["failed"]
+    if not server.get("available") or server.get("cpu_s") is None or done <= 0:
+        return None
+    return server["cpu_s"] * 1e6 / done
+
+
+def cpu_table(runs):
+    """Server CPU per operation: unlike ops/s it does not move with whatever
+    else the machine runs, so it is the steadier comparison."""
+    if not any(cpu_per_op(r) is not None for r in runs.values()):
+        return ""
+    lines = ["| workload | OpenLDAP µs/op | Lumen µs/op | OpenLDAP/Lumen |",
+             "|---|---|---|---|"]
+    extra = sorted({row for (_, row) in runs} - set(ROWS))
+    for row in ROWS + extra:
+        a, b = cpu_per_op(runs.get(("openldap", row))), cpu_per_op(runs.get(("lumen", row)))
+        if a is None and b is None:
+            continue
+        cells = [row] + ["—" if v is None else "%.1f" % v for v in (a, b)]
+        cells.append("%.2f×" % (a / b) if a is not None and b else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def resources(meta):
     rows = [("load time (s)", "load_s"), ("load peak RSS (KiB)", "load_peak_rss_kib"),
             ("database size (KiB)", "db_kib"), ("VmRSS after the runs (KiB)", "vmrss_kib"),
@@ -201,6 +231,12 @@ def main():
             "the server. Only ratios measured in the same run mean anything. Errors are "
             "shown, not hidden: a row where a server answered with errors did not do "
             "the work; ratios count successful operations only.", "", "## Operations", "", table(meta, runs), "",
+            "## Server CPU per operation", "",
+            "User + system CPU of the server process over each row's measured window "
+            "(/proc/PID/stat), divided by its successful operations: the work each "
+            "server does per request, steadier than ops/s on a shared machine. "
+            "OpenLDAP/Lumen above 1 means Lumen does less work.", "",
+            cpu_table(runs), "",
             "## Load, memory, size", "", resources(meta), ""]
     if made:
         text += ["## Charts", ""] + ["![%s](%s)" % (m, m) for m in made] + [""]

@@ -234,11 +234,13 @@ def check_bad_enumerations(kind, server):
             sock.sendall(h.message(1, h.tlv(0x63, body)) + h.message(2, h.tlv(0x63, probe)))
             got, _ = h.read_responses(sock, count=3, timeout=15)
         seen = [(r.msgid, r.op, r.code) for r in got]
+        # slapd may answer the second search first: compare per message ID.
+        first = [r for r in got if r.msgid == 1]
+        second = [(r.op, r.code) for r in got if r.msgid == 2]
         R.check(f"{kind}: {field} {bad}: protocolError, then the next search is answered",
-                len(got) == 3 and (got[0].msgid, got[0].op, got[0].code) == (1, 0x65, 2)
-                and got[0].diagnostic == f"invalid {field}".encode()
-                and got[1].msgid == 2 and got[1].op == 0x64
-                and (got[2].msgid, got[2].op, got[2].code) == (2, 0x65, 0), str(seen))
+                len(first) == 1 and (first[0].op, first[0].code) == (0x65, 2)
+                and first[0].diagnostic == f"invalid {field}".encode()
+                and second == [(0x64, None), (0x65, 0)], str(seen))
 
 
 def check_alias_bound():

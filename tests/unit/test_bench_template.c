@@ -166,7 +166,8 @@ static struct ldap_message encode_decode(enum bench_op op, int32_t id, uint64_t 
 	const char *why = NULL;
 	ldap_decode_limits_default(&limits);
 	ber_writer_reset(&req_w);
-	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, op, id, draw, &why),
+	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, op, id, draw,
+					 (struct ber_view){ NULL, 0 }, &why),
 			 LUMEN_OK);
 	ck_assert_int_eq(ldap_message_decode(req_w.buf, req_w.len, &req_arena, &limits, &m, &why),
 			 LUMEN_OK);

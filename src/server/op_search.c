@@ -603,7 +603,8 @@ static void sort_binding_of(const struct ldap_search_request *req, const struct 
 /*
  * The sorted result to answer from: the connection's kept one when this
  * VLV request names it and matches its binding, else a fresh search (the
- * kept one, if any, is dropped). NULL: the answer was sent.
+ * kept one, if any, is dropped: one per connection, as slapd). NULL: the
+ * answer was sent.
  */
 static struct sort_context *sorted_result(struct op_context *ctx,
 					  const struct ldap_search_request *req,
@@ -612,8 +613,10 @@ static struct sort_context *sorted_result(struct op_context *ctx,
 {
 	struct sort_binding b;
 	sort_binding_of(req, t, spec, &b);
-	struct sort_context *kept = t->controls.vlv ? conn_sort_take(ctx->conn) : NULL;
-	if (kept != NULL && sort_context_matches(kept, t->controls.vlv_request.context_id, &b))
+	/* Any other sorted search drops what the connection kept. */
+	struct sort_context *kept = conn_sort_take(ctx->conn);
+	if (kept != NULL && t->controls.vlv &&
+	    sort_context_matches(kept, t->controls.vlv_request.context_id, &b))
 		return kept;
 	sort_context_free(kept);
 	struct sort_context *fresh = NULL;

@@ -496,7 +496,7 @@ static int send_sorted_entry(void *arg, const struct entry *e,
 	struct search_sink *sink = arg;
 	struct op_context *ctx = sink->ctx;
 	if (__atomic_load_n(&ctx->op->abandoned, __ATOMIC_RELAXED))
-		return LUMEN_EBUSY;             /* abandoned: "search stopped" */
+		return 1;                       /* stop: send_window tells why */
 	if (sink->size_limit > 0 && sink->returned_before + ctx->n_entries >= sink->size_limit) {
 		sink->size_exceeded = true;
 		return 1;
@@ -615,7 +615,8 @@ static struct sort_context *sorted_result(struct op_context *ctx,
 	sort_binding_of(req, t, spec, &b);
 	/* Any other sorted search drops what the connection kept. */
 	struct sort_context *kept = conn_sort_take(ctx->conn);
-	if (kept != NULL && t->controls.vlv &&
+	/* An assertion on the base is tested by searching: search again. */
+	if (kept != NULL && t->controls.vlv && !t->controls.has_assertion &&
 	    sort_context_matches(kept, t->controls.vlv_request.context_id, &b))
 		return kept;
 	sort_context_free(kept);
@@ -653,16 +654,14 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	if (sorted == NULL)
 		return;
 	size_t n = sorted->coll.n;
-	struct ber_view id = { arena_memdup(ctx->arena, sorted->id, sizeof(sorted->id)),
-			       sizeof(sorted->id) };
+	struct ber_view id = { sorted->id, sizeof(sorted->id) };   /* encoded at once */
 	if (sort_window(ctx, t, sorted, returned, &w)) {
 		int rc = send_window(ctx, t, sink, &sorted->coll, &w);
 		t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED : LDAP_SUCCESS;
 		t->bop.diagnostic = rc == LUMEN_OK ? NULL : "search stopped";
 		add_sort_response(ctx, &t->bop, LDAP_SUCCESS);
 		if (t->controls.vlv)
-			add_vlv_response(ctx, &t->bop, w.target_position, n, 0,
-					 id.ptr != NULL ? id : no_context);
+			add_vlv_response(ctx, &t->bop, w.target_position, n, 0, id);
 		bool more = w.start + w.count < n && !sink->size_exceeded &&
 			    t->controls.page_size > 0;
 		seal_sorted_cookie(ctx, req, t, more, returned + ctx->n_entries);

@@ -239,7 +239,7 @@ static void check_sorted(const char *key, const char *const *sns, size_t n,
 			 const char *const *expected)
 {
 	struct sort_collection c;
-	char dn[16], lines[64];
+	char dn[32], lines[96];
 	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
 	sort_collection_init(&c, &spec, 64, true);
 	for (size_t i = 0; i < n; i++) {
@@ -276,7 +276,7 @@ START_TEST(ranks_agree_with_the_rule)
 	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
 	sort_collection_init(&c, &spec, 64, false);
 	for (size_t i = 0; i < 6; i++) {
-		char dn[16], lines[64];
+		char dn[32], lines[96];
 		snprintf(dn, sizeof(dn), "cn=%zu", i);
 		if (numbers[i] != NULL)
 			snprintf(lines, sizeof(lines), "cn: %zu\nemployeeNumber: %s", i, numbers[i]);

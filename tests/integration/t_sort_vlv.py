@@ -13,7 +13,8 @@ answered from the sorted list kept on its connection (an entry added since
 is not in it, one deleted is skipped, one modified is sent as it is now),
 while a forged contextID, another connection's or a stale one sorts anew;
 a kept list is bound to the identity (a rebind sorts again, so a key the
-new identity may not read still counts as absent).
+new identity may not read still counts as absent), and one that would take
+its connection over conn_max_memory is not kept.
 
 Where Lumen differs on purpose, the expectation is per server: a sort key
 the requester may not read counts as absent in Lumen (slapd's sssvlv sorts
@@ -395,6 +396,43 @@ def run(kind):
         srv.stop(R if kind == "lumend" else None)
 
 
+def memory_bound():
+    """1,500 entries: their kept list (~100 KiB) exceeds an anonymous
+    connection's conn_max_memory 64K, not a bound one's 32M."""
+    out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n",
+           f"dn: {S}\nobjectClass: organizationalUnit\nou: scroll\n"]
+    for i in range(1500):
+        out.append(f"dn: uid=m{i},{S}\nobjectClass: inetOrgPerson\nuid: m{i}\ncn: m{i}\n"
+                   f"sn: n{(i * 7919) % 1500:04d}\n")
+    srv = sh.make_server("lumend", db_lines=["dbnosync", "access to * by * read"],
+                         global_lines=["conn_max_memory 64K"]).start()
+    try:
+        path = os.path.join(srv.tmp, "many.ldif")
+        with open(path, "w") as f:
+            f.write("\n".join(out))
+        rc, text = srv.ldapadd(path)
+        R.check("lumend: load 1,500 entries", rc == 0, text)
+        admin = connect(srv.uri)
+        anonymous = ldap.initialize(srv.uri)
+        bound = connect(srv.uri)
+        first, kept = scroll(anonymous, 1), scroll(bound, 1)
+        admin.add_s(f"uid=extra,{S}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"extra"]),
+                                        ("cn", [b"extra"]), ("sn", [b"aaa"])])
+        again = scroll(anonymous, 1, first[4])
+        R.check("lumend: a list over conn_max_memory is not kept (sorted anew)",
+                first[3] == 1500 and again[0] == 0 and again[3] == 1501 and
+                again[1][0][0] == "extra", (first[2:4], again))
+        again = scroll(bound, 1, kept[4])
+        R.check("lumend: the same list is kept within conn_max_memory_auth",
+                kept[3] == 1500 and again[0] == 0 and again[3] == 1500 and again[4] == kept[4],
+                (kept[2:4], again[2:]))
+        anonymous.unbind_s()
+        bound.unbind_s()
+        admin.unbind_s()
+    finally:
+        srv.stop(R)
+
+
 def bad_config():
     tmp = tempfile.mkdtemp(prefix="t_sort_vlv.")
     try:
@@ -424,4 +462,5 @@ if missing or not os.path.exists(f"{sh.OPENLDAP_MODULE_DIR}/sssvlv.la"):
 else:
     run("slapd")
 run("lumend")
+memory_bound()
 R.finish()

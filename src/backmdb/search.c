@@ -18,6 +18,10 @@
  * returned. An entry the sink refuses (BACKEND_SINK_SKIPPED) is passed
  * over: it fills no page and counts toward no limit.
  *
+ * A search planning more than BACKEND_SCAN_IDS IDs is a scan: its cache
+ * misses take only free positions of the entry cache, so one scan larger
+ * than the cache does not evict, miss after miss, what the next will read.
+ *
  * Snapshot renewal (every BACKEND_SEARCH_BATCH entries): IDs planned from
  * the scope stay in it unless a ModifyDN ran since the plan, which only
  * then makes every later ID's scope checked again.
@@ -471,6 +475,7 @@ static int iterate(struct search_run *r)
 
 	backend_result(r->op, LDAP_SUCCESS, NULL);
 	r->plan_txn = mdb_txn_id(r->rd->reader.txn);
+	r->rd->scan = idl_size(r->ids) > BACKEND_SCAN_IDS;
 	idl_iter_init(r->ids, &it);
 	while ((id = idl_iter_next(r->ids, &it)) != 0) {
 		if (id <= r->after_id)

@@ -603,6 +603,67 @@ START_TEST(access_hook_in_search_and_compare)
 }
 END_TEST
 
+/* ------------------------------------------------------- fetch by ID */
+
+/* Records the IDs a search hands out, then what fetch_ids hands back. */
+struct id_sink {
+	uint64_t ids[FIXTURE_ENTRIES + 4];
+	size_t n;
+	int verdict;                         /* what the sink answers */
+};
+
+static int take_id(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct id_sink *s = ctx;
+	ck_assert_uint_lt(s->n, sizeof(s->ids) / sizeof(s->ids[0]));
+	ck_assert_uint_eq(info->dn.len, e->dn.len);
+	s->ids[s->n++] = info->id;
+	return s->verdict;
+}
+
+/* The IDs a search saw come back in the order asked, from one snapshot;
+ * a deleted or unknown ID is passed over; the sink's stop is returned. */
+START_TEST(fetch_ids_in_given_order)
+{
+	struct id_sink seen = { .n = 0 }, back = { .n = 0 };
+	struct backend_op op = fx_op();
+	struct backend_search s = { .base_ndn = fx_ndn(PEOPLE), .scope = LDAP_SCOPE_ONE,
+				    .sink = take_id, .sink_ctx = &seen };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(seen.n, 5);
+	uint64_t ask[7] = { seen.ids[4], seen.ids[0], 999999, seen.ids[2], seen.ids[1],
+			    seen.ids[3], seen.ids[0] };
+	struct id_sink bob = { .n = 0 };
+	op = fx_op();
+	s = (struct backend_search){ .base_ndn = fx_ndn(fixture_people[1]),
+				     .scope = LDAP_SCOPE_BASE, .sink = take_id, .sink_ctx = &bob };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(bob.n, 1);
+	struct backend_op del = fx_op();
+	ck_assert_int_eq(backend_delete(fx.be, &del, fx_ndn(fixture_people[1])), LUMEN_OK);
+	ck_assert_int_eq(del.result_code, LDAP_SUCCESS);
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &back), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	/* bob is gone, 999999 never was */
+	size_t want = 0;
+	for (size_t i = 0; i < 7; i++) {
+		if (ask[i] == 999999 || ask[i] == bob.ids[0])
+			continue;
+		ck_assert_uint_eq(back.ids[want++], ask[i]);
+	}
+	ck_assert_uint_eq(back.n, want);
+	struct id_sink stop = { .verdict = 7 };
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &stop), 7);
+	ck_assert_uint_eq(stop.n, 1);
+	struct id_sink skip = { .verdict = BACKEND_SINK_SKIPPED };
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &skip), LUMEN_OK);
+	ck_assert_uint_eq(skip.n, want);
+}
+END_TEST
+
 /* ------------------------------------------------ snapshot renewal */
 
 #define ENGINEERING "ou=Engineering,ou=People,dc=example,dc=com"
@@ -877,6 +938,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, paged_results);
 	tcase_add_test(tc, paged_bad_cookie);
 	tcase_add_test(tc, sink_stops_and_abandon);
+	tcase_add_test(tc, fetch_ids_in_given_order);
 	tcase_add_test(tc, renewed_snapshot_sees_moves_out_of_scope);
 	tcase_add_test(tc, pause_and_resume);
 	tcase_add_test(tc, pause_keeps_limits);

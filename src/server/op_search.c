@@ -639,6 +639,16 @@ static struct sort_context *sorted_result(struct op_context *ctx,
 	return fresh;
 }
 
+/* A VLV result stays on the connection; anything else goes. */
+static void keep_sorted(struct op_context *ctx, const struct op_target *t,
+			struct sort_context *sorted)
+{
+	if (t->controls.vlv)
+		(void)conn_sort_keep(ctx->conn, sorted);
+	else
+		sort_context_free(sorted);
+}
+
 static void search_sorted(struct op_context *ctx, const struct ldap_search_request *req,
 			  struct op_target *t, struct search_sink *sink,
 			  struct backend_search *search, uint64_t returned)
@@ -654,7 +664,8 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	if (sorted == NULL)
 		return;
 	size_t n = sorted->coll.n;
-	struct ber_view id = { sorted->id, sizeof(sorted->id) };   /* encoded at once */
+	/* Encoded into the arena at once: valid after sorted is kept or freed. */
+	struct ber_view id = { sorted->id, sizeof(sorted->id) };
 	if (sort_window(ctx, t, sorted, returned, &w)) {
 		int rc = send_window(ctx, t, sink, &sorted->coll, &w);
 		t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED : LDAP_SUCCESS;
@@ -665,13 +676,13 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 		bool more = w.start + w.count < n && !sink->size_exceeded &&
 			    t->controls.page_size > 0;
 		seal_sorted_cookie(ctx, req, t, more, returned + ctx->n_entries);
+		/* Kept before the answer: the client's next request may follow
+		 * at once, on another worker. */
+		keep_sorted(ctx, t, sorted);
 		op_target_answer(ctx, t, rc);
+		return;
 	}
-	/* Kept for the next request even when this window was out of range. */
-	if (t->controls.vlv)
-		(void)conn_sort_keep(ctx->conn, sorted);
-	else
-		sort_context_free(sorted);
+	keep_sorted(ctx, t, sorted);        /* kept even when out of range */
 }
 
 static void search_with(struct op_context *ctx, const struct ldap_search_request *req,

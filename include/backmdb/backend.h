@@ -308,12 +308,13 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 /*
  * Calls fn with each stored entry of ids[0..n) in that order, from one
  * snapshot (database.h's fetch_ids: what a sorted search sends after
- * sorting what its search collected); missing IDs are passed over. fn's
- * return other than 0, BACKEND_SINK_SKIPPED and BACKEND_SINK_PAUSE stops
- * and is returned. Result code: success. Errors: as the module.
+ * sorting what its search collected), with the subordinate counts when
+ * want_counts; missing IDs are passed over. fn's return other than 0,
+ * BACKEND_SINK_SKIPPED and BACKEND_SINK_PAUSE stops and is returned.
+ * Result code: success. Errors: as the module.
  */
 int backend_fetch_ids(struct backend *be, struct backend_op *op, const uint64_t *ids,
-		      size_t n, backend_entry_fn fn, void *ctx);
+		      size_t n, bool want_counts, backend_entry_fn fn, void *ctx);
 
 /*
  * Compare: compareTrue / compareFalse under the attribute's equality rule

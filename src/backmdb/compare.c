@@ -230,7 +230,7 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 
 /* One entry of backend_fetch_ids to fn: 0 to go on, fn's stop, or an error. */
 static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t id,
-			backend_entry_fn fn, void *ctx)
+			bool want_counts, backend_entry_fn fn, void *ctx)
 {
 	struct entry_cache_handle *handle = NULL;
 	const struct entry *e;
@@ -243,7 +243,8 @@ static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t 
 	if (rc != LUMEN_OK)
 		return rc;
 	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
-	if (dn2id_counts(be->store, rd->reader.txn, id, &children, NULL) == LUMEN_OK) {
+	if (want_counts &&
+	    dn2id_counts(be->store, rd->reader.txn, id, &children, NULL) == LUMEN_OK) {
 		info.has_counts = true;
 		info.num_subordinates = children;
 		info.has_subordinates = children > 0;
@@ -254,7 +255,7 @@ static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t 
 }
 
 int backend_fetch_ids(struct backend *be, struct backend_op *op, const uint64_t *ids,
-		      size_t n, backend_entry_fn fn, void *ctx)
+		      size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
 {
 	struct backend_reader *rd = NULL;
 
@@ -264,7 +265,7 @@ int backend_fetch_ids(struct backend *be, struct backend_op *op, const uint64_t 
 		return backend_fail(be, op, rc);
 	backend_result(op, LDAP_SUCCESS, NULL);
 	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
-		rc = fetch_one_id(be, rd, ids[i], fn, ctx);
+		rc = fetch_one_id(be, rd, ids[i], want_counts, fn, ctx);
 	backend_reader_release(be, rd);
 	if (rc < 0)
 		return backend_fail(be, op, rc);

@@ -29,9 +29,9 @@ static int mdb_db_fetch(struct database *db, struct backend_op *op, struct ber_v
 }
 
 static int mdb_db_fetch_ids(struct database *db, struct backend_op *op, const uint64_t *ids,
-			    size_t n, backend_entry_fn fn, void *ctx)
+			    size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
 {
-	return backend_fetch_ids(backend_of(db), op, ids, n, fn, ctx);
+	return backend_fetch_ids(backend_of(db), op, ids, n, want_counts, fn, ctx);
 }
 
 static int mdb_db_compare(struct database *db, struct backend_op *op, struct ber_view ndn,

@@ -522,6 +522,7 @@ static int send_window_by_dn(struct op_target *t, struct search_sink *sink,
 static int send_window(struct op_context *ctx, struct op_target *t, struct search_sink *sink,
 		       const struct sort_collection *coll, const struct sort_window *w)
 {
+	bool counts = attribute_selection_wants_counts(sink->sel);
 	int rc = LUMEN_OK;
 	if (coll->keep_dn) {
 		rc = send_window_by_dn(t, sink, coll, w);
@@ -531,8 +532,8 @@ static int send_window(struct op_context *ctx, struct op_target *t, struct searc
 			size_t n = 0;
 			for (; n < SORT_FETCH_BATCH && i < w->start + w->count; n++, i++)
 				ids[n] = sort_collection_at(coll, i)->id;
-			rc = database_fetch_ids(t->db->database, &t->bop, ids, n, send_sorted_entry,
-						sink);
+			rc = database_fetch_ids(t->db->database, &t->bop, ids, n, counts,
+						send_sorted_entry, sink);
 		}
 	}
 	if (rc == LUMEN_OK || sink->size_exceeded)

@@ -260,9 +260,9 @@ static int chain_fetch(struct database *db, struct backend_op *op, struct ber_vi
 
 /* Like fetch: the IDs are the database's below, no overlay acts on them. */
 static int chain_fetch_ids(struct database *db, struct backend_op *op, const uint64_t *ids,
-			   size_t n, backend_entry_fn fn, void *ctx)
+			   size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
 {
-	return database_fetch_ids(chain_of(db)->below, op, ids, n, fn, ctx);
+	return database_fetch_ids(chain_of(db)->below, op, ids, n, want_counts, fn, ctx);
 }
 
 static int chain_compare(struct database *db, struct backend_op *op, struct ber_view ndn,

@@ -643,7 +643,7 @@ START_TEST(fetch_ids_in_given_order)
 	ck_assert_int_eq(backend_delete(fx.be, &del, fx_ndn(fixture_people[1])), LUMEN_OK);
 	ck_assert_int_eq(del.result_code, LDAP_SUCCESS);
 	op = fx_op();
-	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &back), LUMEN_OK);
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, false, take_id, &back), LUMEN_OK);
 	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
 	/* bob is gone, 999999 never was */
 	size_t want = 0;
@@ -655,11 +655,11 @@ START_TEST(fetch_ids_in_given_order)
 	ck_assert_uint_eq(back.n, want);
 	struct id_sink stop = { .verdict = 7 };
 	op = fx_op();
-	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &stop), 7);
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, true, take_id, &stop), 7);
 	ck_assert_uint_eq(stop.n, 1);
 	struct id_sink skip = { .verdict = BACKEND_SINK_SKIPPED };
 	op = fx_op();
-	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, take_id, &skip), LUMEN_OK);
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, false, take_id, &skip), LUMEN_OK);
 	ck_assert_uint_eq(skip.n, want);
 }
 END_TEST

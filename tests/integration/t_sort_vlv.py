@@ -276,6 +276,12 @@ def connect(uri, who=sh.ROOTDN, pw=sh.ROOTPW):
 def kept_contexts(kind, srv):
     u = srv.uri
     admin = connect(u)
+    m = admin.search_ext(B, ldap.SCOPE_ONELEVEL, "(objectClass=*)", ["hasSubordinates"],
+                         serverctrls=[sss("-ou:caseIgnoreOrderingMatch")])
+    _, data, _, _ = admin.result3(m)
+    R.check(f"{kind}: a sorted search computes hasSubordinates",
+            [(dn, a.get("hasSubordinates")) for dn, a in data] ==
+            [(S, [b"TRUE"]), (P, [b"TRUE"])], data)
     viewer = connect(u, READER, "pw")
     try:
         got = scroll(viewer, 1)

@@ -84,10 +84,10 @@ struct sort_spec {
 int sort_spec_resolve(const struct schema *schema, const struct request_controls *c,
 		      struct sort_spec *spec, const char **diagnostic);
 
-/* One collected entry: keys[i].ptr NULL = absent. */
+/* One collected entry: keys[i].ptr NULL = absent; keys[n_keys] is its
+ * normalized DN when the collection keeps DNs (sort_item_dn). */
 struct sort_item {
 	uint64_t id;                    /* the database's entry ID (info->id) */
-	struct ber_view ndn;            /* only when the collection keeps DNs */
 	struct ber_view *keys;
 };
 
@@ -129,6 +129,13 @@ static inline const struct sort_item *sort_collection_at(const struct sort_colle
 							 size_t i)
 {
 	return &c->items[c->order[i].item];
+}
+
+/* The item's normalized DN (ptr NULL unless the collection keeps DNs). */
+static inline struct ber_view sort_item_dn(const struct sort_collection *c,
+					   const struct sort_item *it)
+{
+	return c->keep_dn ? it->keys[c->spec->n_keys] : (struct ber_view){ NULL, 0 };
 }
 
 /* Bytes the collection holds (what a kept context counts). */

@@ -509,8 +509,8 @@ static int send_window_by_dn(struct op_target *t, struct search_sink *sink,
 			     const struct sort_collection *coll, const struct sort_window *w)
 {
 	for (size_t i = w->start; i < w->start + w->count; i++) {
-		int rc = database_fetch(t->db->database, &t->bop, sort_collection_at(coll, i)->ndn,
-					send_sorted_entry, sink);
+		struct ber_view ndn = sort_item_dn(coll, sort_collection_at(coll, i));
+		int rc = database_fetch(t->db->database, &t->bop, ndn, send_sorted_entry, sink);
 		if (rc != LUMEN_OK && rc != BACKEND_SINK_PAUSE && rc != BACKEND_SINK_SKIPPED)
 			return rc;
 	}

@@ -150,12 +150,13 @@ int sort_collection_add(struct sort_collection *c, const struct entry *e, uint64
 	if (rc != LUMEN_OK)
 		return rc;
 	struct sort_item *it = &c->items[c->n];
+	size_t n_keys = c->spec->n_keys;
 	it->id = id;
-	it->ndn = (struct ber_view){ NULL, 0 };
-	it->keys = arena_calloc(&c->memory, c->spec->n_keys, sizeof(*it->keys));
+	/* The DN, when kept, takes the slot after the keys: items stay small. */
+	it->keys = arena_calloc(&c->memory, n_keys + c->keep_dn, sizeof(*it->keys));
 	rc = it->keys == NULL ? LUMEN_ENOMEM : LUMEN_OK;
 	if (rc == LUMEN_OK && c->keep_dn)
-		rc = copy_view(&c->memory, e->ndn, &it->ndn);
+		rc = copy_view(&c->memory, e->ndn, &it->keys[n_keys]);
 	for (size_t i = 0; rc == LUMEN_OK && i < c->spec->n_keys; i++) {
 		const struct sort_key *k = &c->spec->keys[i];
 		struct ber_view v = { NULL, 0 };

@@ -109,7 +109,7 @@ static void add(struct sort_collection *c, const char *dn, const char *lines,
 
 static const char *dn_at(const struct sort_collection *c, size_t i)
 {
-	return (const char *)sort_collection_at(c, i)->ndn.ptr;
+	return (const char *)sort_item_dn(c, sort_collection_at(c, i)).ptr;
 }
 
 START_TEST(collect_and_sort)
@@ -286,7 +286,7 @@ START_TEST(ranks_agree_with_the_rule)
 	}
 	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
 	for (size_t i = 0; i < 6; i++) {
-		ck_assert_ptr_null(sort_collection_at(&c, i)->ndn.ptr);   /* IDs only */
+		ck_assert_ptr_null(sort_item_dn(&c, sort_collection_at(&c, i)).ptr);  /* IDs only */
 		ck_assert_uint_eq(sort_collection_at(&c, i)->id,
 				  100 + (uint64_t)atoi(by_value[i] + 3));
 	}

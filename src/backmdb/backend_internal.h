@@ -124,9 +124,6 @@ struct backend {
 	atomic_uint_fast64_t dn_moved_txn;
 };
 
-/* A search iterating more IDs than this reads as a scan (backend_reader.scan). */
-#define BACKEND_SCAN_IDS 1000
-
 /* ------------------------------------------------------ backend.c */
 
 /* A reader from the pool with its snapshot begun. Errors: LUMEN_ENOMEM,

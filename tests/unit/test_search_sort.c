@@ -294,6 +294,34 @@ START_TEST(ranks_agree_with_the_rule)
 }
 END_TEST
 
+/* Many items over several merge passes: ordered by key, ties (equal
+ * keys, and keys sharing their first eight bytes) in arrival order. */
+START_TEST(merge_sort_is_stable)
+{
+	const char *key = "sn:caseIgnoreOrderingMatch";
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 1000, false);
+	for (int i = 0; i < 301; i++) {
+		char dn[32], lines[96];
+		snprintf(dn, sizeof(dn), "cn=%d", i);
+		snprintf(lines, sizeof(lines), "cn: %d\nsn: sharedprefix%d", i, (i * 37) % 11);
+		add(&c, dn, lines, true);
+	}
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
+	for (size_t i = 1; i < c.n; i++) {
+		const struct sort_item *a = sort_collection_at(&c, i - 1), *b = sort_collection_at(&c, i);
+		int cmp = sort_compare_keys(&spec, a->keys, b->keys);
+		ck_assert_int_le(cmp, 0);
+		if (cmp == 0)
+			ck_assert_uint_lt(a->id, b->id);          /* arrival order */
+	}
+	ck_assert_str_eq((const char *)sort_collection_at(&c, 0)->keys[0].ptr, "sharedprefix0");
+	ck_assert_str_eq((const char *)sort_collection_at(&c, 300)->keys[0].ptr, "sharedprefix9");
+	sort_collection_free(&c);
+}
+END_TEST
+
 START_TEST(empty_collection_sorts)
 {
 	const char *key = "sn:caseIgnoreOrderingMatch";
@@ -362,6 +390,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, vlv_window_by_offset);
 	tcase_add_test(tc, vlv_window_by_value);
 	tcase_add_test(tc, ranks_agree_with_the_rule);
+	tcase_add_test(tc, merge_sort_is_stable);
 	tcase_add_test(tc, empty_collection_sorts);
 	tcase_add_test(tc, context_binding);
 	suite_add_tcase(s, tc);

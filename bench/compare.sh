@@ -31,8 +31,13 @@
 #                    a random offset, each on a new connection (slapd keeps
 #                    a VLV's sorted list on its connection for the next
 #                    request with its contextID, and answers busy to a new
-#                    one meanwhile; a closed connection frees it). Meant
-#                    for --entries 10000.
+#                    one meanwhile; a closed connection frees it);
+#                    vlv-scroll-c16 does what VLV clients do: 16 persistent
+#                    connections, each request at a random offset sending
+#                    back the contextID of the connection's previous one
+#                    (lumenbench --vlv-context), so both servers answer
+#                    from the sorted list they kept. Meant for
+#                    --entries 10000.
 # Nothing system-wide is started or changed: both servers run as this user
 # on loopback ports with their databases in a temporary directory. Debian's
 # slapd and gnuplot are installed when missing, with the package's own
@@ -191,7 +196,8 @@ case $overlays in
   sortvlv)
     sorted="-m search -s one -f (objectClass=inetOrgPerson) -a cn --sort cn/caseIgnoreOrderingMatch"
     matrix=( "sort-c16|$sorted -c 16"
-             "vlv-c16|$sorted -c 16 --reuse 0 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0" ) ;;
+             "vlv-c16|$sorted -c 16 --reuse 0 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0"
+             "vlv-scroll-c16|$sorted -c 16 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0 --vlv-context" ) ;;
 esac
 
 # The overlays' lines, after the database's (OpenLDAP: modules first).

@@ -79,6 +79,7 @@ static void close_socket(struct bench_conn *c)
 	}
 	c->fd = -1;
 	c->generation++;
+	c->has_vlv_context = false;     /* a context lives on its connection */
 	c->state = CONN_CLOSED;
 	c->in_len = 0;
 	c->out_sent = 0;
@@ -269,8 +270,10 @@ void conn_issue(struct bench_conn *c, uint64_t start_ns)
 	int32_t id = next_message_id(c);
 	size_t before = c->out.len;
 	const char *why;
+	struct ber_view context = { c->has_vlv_context ? c->vlv_context : NULL,
+				    c->vlv_context_len };
 	int rc = bench_encode_op(&c->out, cfg->workload, &t->scratch, op, id,
-				 bench_draw_next(&t->draw), &why);
+				 bench_draw_next(&t->draw), context, &why);
 	if (rc != LUMEN_OK) {
 		t->stats->encode_errors++;
 		if (ber_writer_error(&c->out) != LUMEN_OK) {
@@ -386,6 +389,12 @@ static void handle_pdu(struct bench_conn *c, const uint8_t *pdu, size_t len)
 	}
 	if (!r.has_result)
 		return;   /* references, intermediate responses */
+	if (r.vlv_context.ptr != NULL) {
+		c->has_vlv_context = r.vlv_context.len <= sizeof(c->vlv_context);
+		c->vlv_context_len = c->has_vlv_context ? r.vlv_context.len : 0;
+		if (c->has_vlv_context && r.vlv_context.len > 0)
+			memcpy(c->vlv_context, r.vlv_context.ptr, r.vlv_context.len);
+	}
 	if (slot->op == BENCH_OP_AUTH && slot->step == 0)
 		auth_search_done(c, slot, r.result_code);
 	else

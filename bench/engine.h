@@ -50,6 +50,9 @@ enum conn_state { CONN_CLOSED, CONN_WAITING, CONN_CONNECTING, CONN_BINDING,
 
 struct bench_thread;
 
+/* Longest contextID kept (longer ones are not sent back). */
+#define BENCH_VLV_CONTEXT_MAX 64
+
 struct bench_conn {
 	struct bench_thread *thread;
 	int fd;
@@ -67,6 +70,10 @@ struct bench_conn {
 	uint64_t fresh_op_start_ns;
 	bool idle_listed;
 	struct bench_slot *slots;
+	/* The contextID of the last VLV response on this socket (--vlv-context). */
+	uint8_t vlv_context[BENCH_VLV_CONTEXT_MAX];
+	size_t vlv_context_len;
+	bool has_vlv_context;
 };
 
 struct bench_thread {

@@ -66,6 +66,9 @@ static void usage(FILE *out)
 "                           ldapsearch -E sss= spells a key: [-]attr[/rule]\n"
 "      --vlv B/A/O/C        a critical VLV control on each search: B before,\n"
 "                           A after, offset O (a template), contentCount C\n"
+"      --vlv-context        send back on each VLV search the contextID the\n"
+"                           server returned on the connection's last one\n"
+"                           (scroll a kept sorted list, as VLV clients do)\n"
 "      --fill F             random | sequential numbers for [A-B] (default random)\n"
 "      --dn T               target of bind/compare/modify\n"
 "                           (default uid=user.[1-N],ou=people,dc=example,dc=com)\n"
@@ -95,7 +98,7 @@ enum long_only {
 	OPT_AUTH_FILTER, OPT_COMPARE_ATTR, OPT_COMPARE_VALUE, OPT_MODIFY_ATTR,
 	OPT_MODIFY_VALUE, OPT_MODIFY_OP, OPT_ADD_DN, OPT_DELETE_DN, OPT_FIRST, OPT_SEED,
 	OPT_SERVER_PID, OPT_JSON, OPT_CSV, OPT_NO_HEADER, OPT_LABEL, OPT_DRAIN,
-	OPT_SORT, OPT_VLV, OPT_DEREF,
+	OPT_SORT, OPT_VLV, OPT_VLV_CONTEXT, OPT_DEREF,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +125,7 @@ static const struct option long_options[] = {
 	{ "fill", required_argument, NULL, OPT_FILL },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "vlv", required_argument, NULL, OPT_VLV },
+	{ "vlv-context", no_argument, NULL, OPT_VLV_CONTEXT },
 	{ "dn", required_argument, NULL, OPT_DN },
 	{ "password", required_argument, NULL, OPT_PASSWORD },
 	{ "auth-base", required_argument, NULL, OPT_AUTH_BASE },
@@ -304,6 +308,7 @@ static int parse_request_option(struct options *o, int opt, const char *arg)
 	case OPT_MODIFY_VALUE: s->modify_value = arg; return 1;
 	case OPT_SORT: s->sort = arg; return 1;
 	case OPT_VLV: s->vlv = arg; return 1;
+	case OPT_VLV_CONTEXT: s->vlv_context = true; return 1;
 	case OPT_MODIFY_OP: {
 		static const char *const names[] = { "replace", "add", "delete", "toggle" };
 		for (int i = 0; i < 4; i++)

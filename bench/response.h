@@ -2,14 +2,16 @@
  * response.h — the little lumenbench needs from a server's reply (bench).
  *
  * A benchmark client only needs each response's message ID, its kind, its
- * result code, and (for auth) the DN of a returned entry. This reads just
+ * result code, (for auth) the DN of a returned entry, and (to scroll a
+ * VLV list) the contextID of a VLV response control. This reads just
  * that with the strict BER reader, without decoding attributes or building
  * anything: no allocation, views into the PDU.
  *
  * Ownership: views point into the caller's PDU buffer.
  * Thread-safety: reentrant.
  * Caveats:
- *  - controls and referrals are skipped, not checked.
+ *  - controls other than the VLV response, and referrals, are skipped,
+ *    not checked.
  */
 #ifndef LUMEN_BENCH_RESPONSE_H
 #define LUMEN_BENCH_RESPONSE_H
@@ -26,6 +28,7 @@ struct bench_response {
 	bool has_result;           /* op carries an LDAPResult */
 	int result_code;
 	struct ber_view entry_dn;  /* SearchResultEntry only */
+	struct ber_view vlv_context;  /* the VLV response's contextID; ptr NULL: none */
 };
 
 /*

@@ -246,6 +246,11 @@ int bench_workload_init(struct bench_workload *wl, const struct workload_setting
 		rc = encode_sort_control(&wl->sort_control, s->sort, why);
 	if (rc == LUMEN_OK && s->vlv != NULL)
 		rc = parse_vlv(wl, s->vlv, why);
+	if (rc == LUMEN_OK && s->vlv_context && s->vlv == NULL) {
+		*why = "--vlv-context needs --vlv";
+		rc = LUMEN_EMALFORMED;
+	}
+	wl->vlv_context = s->vlv_context;
 	if (rc == LUMEN_OK && wl->weights[BENCH_OP_AUTH] > 0)
 		rc = check_filter(&wl->auth_filter, why);
 	if (rc != LUMEN_OK)
@@ -427,9 +432,9 @@ static void encode_bind_body(struct ber_writer *w, const char *dn, size_t dn_len
 }
 
 /* The VLV request control: SEQUENCE { beforeCount, afterCount,
- * byOffset [0] SEQUENCE { offset, contentCount } }. */
+ * byOffset [0] SEQUENCE { offset, contentCount }, contextID OPTIONAL }. */
 static int encode_vlv_control(struct ber_writer *w, const struct bench_workload *wl,
-			      uint64_t draw, const char **why)
+			      uint64_t draw, struct ber_view context, const char **why)
 {
 	int64_t offset;
 	int rc = vlv_offset_of(wl, draw, &offset, why);
@@ -446,6 +451,8 @@ static int encode_vlv_control(struct ber_writer *w, const struct bench_workload 
 	ber_write_integer(w, BER_TAG_INTEGER, offset);
 	ber_write_integer(w, BER_TAG_INTEGER, wl->vlv_count);
 	ber_end(w);
+	if (wl->vlv_context && context.ptr != NULL)
+		ber_write_octets(w, BER_TAG_OCTET_STRING, context.ptr, context.len);
 	ber_end(w);
 	ber_end(w);
 	ber_end(w);
@@ -454,20 +461,20 @@ static int encode_vlv_control(struct ber_writer *w, const struct bench_workload 
 
 /* [0] Controls after a search's protocolOp, when --sort or --vlv asked. */
 static int encode_search_controls(struct ber_writer *w, const struct bench_workload *wl,
-				  uint64_t draw, const char **why)
+				  uint64_t draw, struct ber_view context, const char **why)
 {
 	if (wl->sort_control.len == 0 && !wl->vlv)
 		return LUMEN_OK;
 	ber_begin(w, BER_TAG_CONTEXT_CONS(0));
 	ber_write_raw(w, wl->sort_control.buf, wl->sort_control.len);
-	int rc = wl->vlv ? encode_vlv_control(w, wl, draw, why) : LUMEN_OK;
+	int rc = wl->vlv ? encode_vlv_control(w, wl, draw, context, why) : LUMEN_OK;
 	ber_end(w);
 	return rc;
 }
 
 static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 		       struct arena *scratch, enum bench_op op, uint64_t draw,
-		       const char **why)
+		       struct ber_view context, const char **why)
 {
 	struct expansion e;
 	int rc;
@@ -475,7 +482,7 @@ static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 	case BENCH_OP_SEARCH:
 		rc = encode_search(w, scratch, &wl->base, &wl->filter, wl->scope, wl->deref,
 				   &wl->attributes, draw, why);
-		return rc != LUMEN_OK ? rc : encode_search_controls(w, wl, draw, why);
+		return rc != LUMEN_OK ? rc : encode_search_controls(w, wl, draw, context, why);
 	case BENCH_OP_AUTH:
 		return encode_search(w, scratch, &wl->auth_base, &wl->auth_filter,
 				     LDAP_SCOPE_SUBTREE, LDAP_DEREF_NEVER, &wl->no_attributes,
@@ -511,11 +518,11 @@ static int encode_body(struct ber_writer *w, struct bench_workload *wl,
 
 int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
 		    struct arena *scratch, enum bench_op op, int32_t msgid,
-		    uint64_t draw, const char **why)
+		    uint64_t draw, struct ber_view vlv_context, const char **why)
 {
 	ber_begin(w, BER_TAG_SEQUENCE);
 	ber_write_integer(w, BER_TAG_INTEGER, msgid);
-	int rc = encode_body(w, wl, scratch, op, draw, why);
+	int rc = encode_body(w, wl, scratch, op, draw, vlv_context, why);
 	ber_end(w);
 	if (rc == LUMEN_OK && ber_writer_error(w) != LUMEN_OK) {
 		rc = ber_writer_error(w);

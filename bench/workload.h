@@ -21,7 +21,8 @@
  *    inetOrgPerson, cn, sn, and the RDN attribute itself.
  *  - --sort and --vlv put critical controls on searches (not on auth's
  *    search); the sort control is encoded once, the VLV control per
- *    search (its offset is a template).
+ *    search (its offset is a template, its contextID, with --vlv-context,
+ *    the one the server returned on the connection's previous search).
  */
 #ifndef LUMEN_BENCH_WORKLOAD_H
 #define LUMEN_BENCH_WORKLOAD_H
@@ -73,6 +74,7 @@ struct workload_settings {
 	/* Controls on search (not auth's): NULL = none. */
 	const char *sort;                  /* "[-]attr[/orderingRule]" (RFC 2891) */
 	const char *vlv;                   /* "before/after/offset/count"; offset a template */
+	bool vlv_context;                  /* send back the connection's last contextID */
 };
 
 /*
@@ -100,6 +102,7 @@ struct bench_workload {
 	struct ber_writer attributes;      /* encoded AttributeSelection */
 	struct ber_writer sort_control;    /* encoded Control, empty without --sort */
 	bool vlv;                          /* a VLV control on each search */
+	bool vlv_context;                  /* with the contextID the connection got last */
 	int64_t vlv_before, vlv_after, vlv_count;
 	struct bench_template vlv_offset;
 	struct ber_writer no_attributes;   /* "1.1": the auth search wants only DNs */
@@ -123,7 +126,9 @@ enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t rand
 /*
  * Append one whole request LDAPMessage for op (the first request of auth,
  * its search) with message ID msgid and the given draw (ignored for add and
- * delete, which take the next sequential number). scratch holds a search's
+ * delete, which take the next sequential number); vlv_context: the
+ * contextID for a VLV control when the workload sends it back (ptr NULL:
+ * none yet). scratch holds a search's
  * parsed filter until the call returns (reset by each call; one per client
  * thread). LUMEN_ELIMIT if an expansion is too long or the expanded filter
  * too deep, LUMEN_EMALFORMED if the expanded filter is bad, LUMEN_ENOMEM,
@@ -131,7 +136,7 @@ enum bench_op bench_workload_pick(const struct bench_workload *wl, uint64_t rand
  */
 int bench_encode_op(struct ber_writer *w, struct bench_workload *wl,
 		    struct arena *scratch, enum bench_op op, int32_t msgid,
-		    uint64_t draw, const char **why);
+		    uint64_t draw, struct ber_view vlv_context, const char **why);
 
 /* Append a simple BindRequest (dn may be empty: anonymous). Writer errors. */
 int bench_encode_bind(struct ber_writer *w, int32_t msgid, const char *dn,

@@ -31,7 +31,8 @@
  * (entry_free). A search allocates nothing large per operation: ID lists
  * and read transactions come from a pool of per-thread readers kept by the
  * backend and reused (see Caveats); entries decoded on a cache miss go into
- * the entry cache.
+ * the entry cache (for a search iterating more than BACKEND_SCAN_IDS
+ * candidates, only into a free position: a scan never evicts).
  *
  * Thread-safety: after backend_open, every operation may be called from
  * any number of threads. Writes are queued to the committer thread: writes
@@ -95,6 +96,9 @@
 #define BACKEND_ALIAS_MAX_PER_SEARCH 1024
 /* Entries sent between two renewals of a search's read snapshot. */
 #define BACKEND_SEARCH_BATCH 256
+/* A search iterating more candidates than this is a scan: its entry cache
+ * misses take only free positions. */
+#define BACKEND_SCAN_IDS 1000
 
 /* Index kinds of one index specification (bits, as slapd.conf's). */
 enum backend_index_kind {
@@ -304,6 +308,17 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
  */
 int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn,
 		  backend_entry_fn fn, void *ctx);
+
+/*
+ * Calls fn with each stored entry of ids[0..n) in that order, from one
+ * snapshot (database.h's fetch_ids: what a sorted search sends after
+ * sorting what its search collected), with the subordinate counts when
+ * want_counts; missing IDs are passed over. fn's return other than 0,
+ * BACKEND_SINK_SKIPPED and BACKEND_SINK_PAUSE stops and is returned.
+ * Result code: success. Errors: as the module.
+ */
+int backend_fetch_ids(struct backend *be, struct backend_op *op, const uint64_t *ids,
+		      size_t n, bool want_counts, backend_entry_fn fn, void *ctx);
 
 /*
  * Compare: compareTrue / compareFalse under the attribute's equality rule

@@ -505,6 +505,17 @@ struct database_ops {
 	/* The entry ndn to fn (bind, group checks, the server's own reads). */
 	int (*fetch)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		     backend_entry_fn fn, void *ctx);
+	/*
+	 * The entries whose IDs a search handed its sink (info->id), in the
+	 * order given, from one snapshot, to fn (with want_counts, info's
+	 * subordinate counts filled, as a search's); an ID no longer stored
+	 * is passed over (IDs are never reused). fn returns as a search sink
+	 * does: 0, BACKEND_SINK_SKIPPED and BACKEND_SINK_PAUSE go on, anything
+	 * else stops and is returned. NULL: the database's IDs are not stable
+	 * (fetch by DN instead; database_fetch_ids answers LUMEN_EUNSUPPORTED).
+	 */
+	int (*fetch_ids)(struct database *db, struct backend_op *op, const uint64_t *ids,
+			 size_t n, bool want_counts, backend_entry_fn fn, void *ctx);
 	int (*compare)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		       struct ber_view attribute, struct ber_view value);
 	/* The writes: NULL in a read-only database (database_refuse_change). */
@@ -584,6 +595,20 @@ static inline int database_fetch(struct database *db, struct backend_op *op,
 				 struct ber_view ndn, backend_entry_fn fn, void *ctx)
 {
 	return db->ops->fetch(db, op, ndn, fn, ctx);
+}
+
+static inline bool database_has_fetch_ids(const struct database *db)
+{
+	return db->ops->fetch_ids != NULL;
+}
+
+static inline int database_fetch_ids(struct database *db, struct backend_op *op,
+				     const uint64_t *ids, size_t n, bool want_counts,
+				     backend_entry_fn fn, void *ctx)
+{
+	if (db->ops->fetch_ids == NULL)
+		return LUMEN_EUNSUPPORTED;
+	return db->ops->fetch_ids(db, op, ids, n, want_counts, fn, ctx);
 }
 
 static inline int database_compare(struct database *db, struct backend_op *op,

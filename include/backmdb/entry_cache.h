@@ -68,6 +68,16 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 		       struct entry_cache_handle **out);
 
 /*
+ * entry_cache_insert for a reader streaming through many entries (a large
+ * search): the object is kept only in a free position, never by evicting
+ * another, so a scan that does not fit cannot push out what the next
+ * scan (or any reader) will ask for, nor pay an eviction per miss.
+ * Errors: LUMEN_ENOMEM.
+ */
+int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object,
+			    uint64_t version, struct entry_cache_handle **out);
+
+/*
  * The newest snapshot the handle's object is known to be current at: the
  * snapshot it was inserted from, or a later one passed to
  * entry_cache_confirm. Lock-free.

@@ -199,6 +199,19 @@ int conn_txn_add(struct conn *c, struct ber_view id, const struct server_databas
 int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
 		  struct txn_queue **out);
 
+/*
+ * The connection's kept VLV result (search_sort.h's struct sort_context:
+ * at most one, counted in the connection's memory, dropped on Bind,
+ * Unbind and close). conn_sort_take detaches it for the operation that
+ * may answer from it (NULL: none kept); conn_sort_keep gives one back (or
+ * a new one), dropping any other kept meanwhile: true when kept, false
+ * when it was freed at once (the connection is closing, or the result
+ * would take it over its memory bound). Any worker.
+ */
+struct sort_context;
+struct sort_context *conn_sort_take(struct conn *c);
+bool conn_sort_keep(struct conn *c, struct sort_context *ctx);
+
 /* Did a Cancel request name op (it then ends as canceled)? */
 bool conn_op_canceled(struct conn *c, const struct op *op);
 

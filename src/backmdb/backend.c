@@ -161,6 +161,7 @@ int backend_reader_acquire(struct backend *be, struct backend_reader **out)
 		reader_free(rd);
 		return rc;
 	}
+	rd->scan = false;
 	*out = rd;
 	return LUMEN_OK;
 }
@@ -257,7 +258,9 @@ int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id
 		rc = refresh_cached(be, txn, id, scratch, handle);
 	} else {
 		rc = backend_load_entry(be, txn, id, scratch, &e);
-		if (rc == LUMEN_OK)
+		if (rc == LUMEN_OK && rd->scan)
+			rc = entry_cache_insert_scan(be->entry_cache, id, e, mdb_txn_id(txn), handle);
+		else if (rc == LUMEN_OK)
 			rc = entry_cache_insert(be->entry_cache, id, e, mdb_txn_id(txn), handle);
 	}
 	if (rc != LUMEN_OK) {

@@ -63,6 +63,9 @@ struct backend_reader {
 	struct mdb_reader reader;
 	struct idl scratch[BACKEND_SCRATCH_IDLS];
 	struct arena entry_arena;      /* per-candidate temporaries, reset per entry */
+	/* A large search (BACKEND_SCAN_IDS): its misses enter the entry cache
+	 * only where a position is free (entry_cache_insert_scan). */
+	bool scan;
 	struct backend_reader *next;   /* pool link */
 };
 
@@ -155,8 +158,9 @@ int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct are
 		       struct entry **out);
 /*
  * The entry id for a reader: from the entry cache, else decoded and
- * cached. *entry is valid until backend_entry_put(*handle). Its DN is the
- * current one. Errors: as backend_load_entry.
+ * cached (for a scanning reader, only into a free position). *entry is
+ * valid until backend_entry_put(*handle). Its DN is the current one.
+ * Errors: as backend_load_entry.
  */
 int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id,
 		      struct arena *scratch, struct entry_cache_handle **handle,

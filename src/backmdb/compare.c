@@ -1,6 +1,7 @@
 /*
- * compare.c — the Compare operation and backend_fetch, both answered from
- * a pooled read snapshot and the entry cache (no allocation on a hit).
+ * compare.c — the Compare operation, backend_fetch and backend_fetch_ids,
+ * all answered from a pooled read snapshot and the entry cache (no
+ * allocation on a hit).
  *
  * Compare follows OpenLDAP: the asserted type's equality rule decides, and
  * values of subtypes count ((name=x) compares cn and sn), each only if the
@@ -225,4 +226,48 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 	backend_entry_put(be, handle);
 	backend_reader_release(be, rd);
 	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
+}
+
+/* One entry of backend_fetch_ids to fn: 0 to go on, fn's stop, or an error. */
+static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t id,
+			bool want_counts, backend_entry_fn fn, void *ctx)
+{
+	struct entry_cache_handle *handle = NULL;
+	const struct entry *e;
+	uint64_t children = 0;
+
+	arena_reset(&rd->entry_arena);
+	int rc = backend_entry_get(be, rd, id, &rd->entry_arena, &handle, &e);
+	if (rc == LUMEN_ENOTFOUND)
+		return 0;                       /* deleted since its ID was handed out */
+	if (rc != LUMEN_OK)
+		return rc;
+	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
+	if (want_counts &&
+	    dn2id_counts(be->store, rd->reader.txn, id, &children, NULL) == LUMEN_OK) {
+		info.has_counts = true;
+		info.num_subordinates = children;
+		info.has_subordinates = children > 0;
+	}
+	rc = fn(ctx, e, &info);
+	backend_entry_put(be, handle);
+	return rc == BACKEND_SINK_SKIPPED || rc == BACKEND_SINK_PAUSE ? 0 : rc;
+}
+
+int backend_fetch_ids(struct backend *be, struct backend_op *op, const uint64_t *ids,
+		      size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
+{
+	struct backend_reader *rd = NULL;
+
+	op->matched_dn = (struct ber_view){ NULL, 0 };
+	int rc = backend_reader_acquire(be, &rd);
+	if (rc != LUMEN_OK)
+		return backend_fail(be, op, rc);
+	backend_result(op, LDAP_SUCCESS, NULL);
+	for (size_t i = 0; i < n && rc == LUMEN_OK; i++)
+		rc = fetch_one_id(be, rd, ids[i], want_counts, fn, ctx);
+	backend_reader_release(be, rd);
+	if (rc < 0)
+		return backend_fail(be, op, rc);
+	return rc;
 }

@@ -28,6 +28,12 @@ static int mdb_db_fetch(struct database *db, struct backend_op *op, struct ber_v
 	return backend_fetch(backend_of(db), op, ndn, fn, ctx);
 }
 
+static int mdb_db_fetch_ids(struct database *db, struct backend_op *op, const uint64_t *ids,
+			    size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
+{
+	return backend_fetch_ids(backend_of(db), op, ids, n, want_counts, fn, ctx);
+}
+
 static int mdb_db_compare(struct database *db, struct backend_op *op, struct ber_view ndn,
 		       struct ber_view attribute, struct ber_view value)
 {
@@ -172,6 +178,7 @@ static void mdb_db_close(struct database *db)
 static const struct database_ops mdb_db_ops = {
 	.search = mdb_db_search,
 	.fetch = mdb_db_fetch,
+	.fetch_ids = mdb_db_fetch_ids,
 	.compare = mdb_db_compare,
 	.add = mdb_db_add,
 	.delete = mdb_db_delete,

@@ -226,8 +226,9 @@ static size_t take_position(struct entry_shard *s, node_t **victim)
 	return pos;
 }
 
-int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
-		       struct entry_cache_handle **out)
+/* Insert; a scan's object takes only a free position (no eviction). */
+static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
+		  bool scan, struct entry_cache_handle **out)
 {
 	uint64_t h = id_hash(id);
 	struct entry_shard *s = shard_of(cache, h);
@@ -250,7 +251,7 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
 	    find(s, h, id) != NULL) {
 		s->base.clock.counts.refused += s->base.clock.capacity != 0;
-	} else if (cache_clock_admit(&s->base.clock, h)) {
+	} else if (scan ? s->base.clock.n_free > 0 : cache_clock_admit(&s->base.clock, h)) {
 		n->ring_pos = take_position(s, &victim);
 		s->ring[n->ring_pos] = n;
 		n->resident = true;
@@ -263,6 +264,18 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
 	retire(cache, s, victim);
 	*out = n;
 	return LUMEN_OK;
+}
+
+int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
+		       struct entry_cache_handle **out)
+{
+	return insert(cache, id, object, version, false, out);
+}
+
+int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object,
+			    uint64_t version, struct entry_cache_handle **out)
+{
+	return insert(cache, id, object, version, true, out);
 }
 
 uint64_t entry_cache_version(const struct entry_cache_handle *handle)

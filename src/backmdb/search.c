@@ -18,6 +18,14 @@
  * returned. An entry the sink refuses (BACKEND_SINK_SKIPPED) is passed
  * over: it fills no page and counts toward no limit.
  *
+ * A search planning more than BACKEND_SCAN_IDS IDs is a scan: its cache
+ * misses take only free positions of the entry cache, so one scan larger
+ * than the cache does not evict, miss after miss, what the next will read.
+ *
+ * Snapshot renewal (every BACKEND_SEARCH_BATCH entries): IDs planned from
+ * the scope stay in it unless a ModifyDN ran since the plan, which only
+ * then makes every later ID's scope checked again.
+ *
  * Pause: the same position lets a search stop when its client stops
  * reading (the sink says BACKEND_SINK_PAUSE), release its reader so no
  * snapshot stays pinned, and continue later from search->resume.
@@ -58,6 +66,7 @@ struct search_run {
 	uint64_t sent;            /* this call */
 	uint64_t last_sent_id;
 	uint64_t last_tested_id;  /* the latest ID test_candidate saw */
+	uint64_t plan_txn;        /* the snapshot the IDs were planned in */
 	struct database_clock clock;
 	bool paused;              /* the sink asked to pause, or the budget ran out */
 	bool over_budget;         /* the plan exceeds search->examine_budget */
@@ -441,14 +450,22 @@ static int test_candidate(struct search_run *r, uint64_t id)
 	return rc;
 }
 
-/* Moves to a fresh snapshot; from then on scope is checked per ID. */
+/*
+ * Moves to a fresh snapshot. An ID planned from the scope can only have
+ * left it through a ModifyDN (IDs are never reused; a deleted one is not
+ * found), so scope is checked per ID from then on only once a ModifyDN
+ * has written since the plan's snapshot (dn_moved_txn is stored before
+ * its commit, and read here after the new snapshot began).
+ */
 static int maybe_refresh(struct search_run *r, uint64_t *sent_at_refresh)
 {
 	if (r->sent - *sent_at_refresh < BACKEND_SEARCH_BATCH)
 		return LUMEN_OK;
 	*sent_at_refresh = r->sent;
-	r->check_scope = true;
-	return mdb_reader_refresh(&r->rd->reader);
+	int rc = mdb_reader_refresh(&r->rd->reader);
+	if (rc != LUMEN_OK || atomic_load(&r->be->dn_moved_txn) > r->plan_txn)
+		r->check_scope = true;
+	return rc;
 }
 
 static int iterate(struct search_run *r)
@@ -457,6 +474,8 @@ static int iterate(struct search_run *r)
 	uint64_t tested = 0, sent_at_refresh = 0, id;
 
 	backend_result(r->op, LDAP_SUCCESS, NULL);
+	r->plan_txn = mdb_txn_id(r->rd->reader.txn);
+	r->rd->scan = idl_size(r->ids) > BACKEND_SCAN_IDS;
 	idl_iter_init(r->ids, &it);
 	while ((id = idl_iter_next(r->ids, &it)) != 0) {
 		if (id <= r->after_id)

@@ -208,6 +208,7 @@ void conn_free(struct conn *c)
 {
 	conn_free_ops(c);
 	conn_txn_discard_locked(c);
+	conn_sort_discard_locked(c);
 	conn_free_identity(c);
 	conn_memory_release(conn_memory_of(c), &c->mem_held);
 	free(c->in);

@@ -40,6 +40,7 @@ struct op;
 struct workq_job;
 struct tls_session;
 struct txn_queue;
+struct sort_context;
 
 /* Where a connection stands with TLS (tls.h). */
 enum conn_tls_state {
@@ -124,6 +125,8 @@ struct conn {
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
 	struct txn_queue *txn;           /* the open RFC 5805 transaction, or NULL */
+	struct sort_context *sort_context;   /* kept for the next VLV request, or NULL */
+	size_t sort_context_bytes;           /* counted in mem_held */
 };
 
 static inline const struct config *conn_config(const struct conn *c)
@@ -247,6 +250,11 @@ void conn_cancel_answer_locked(struct conn *c, const struct op *op);
 
 /* Drop the open transaction, if any (Bind, Unbind, close). */
 void conn_txn_discard_locked(struct conn *c);
+
+/* --- conn_sort.c: the kept VLV result --- */
+
+/* Drop the kept sorted result, if any (Bind, Unbind, close). */
+void conn_sort_discard_locked(struct conn *c);
 
 /* Mark queued operations so workers drop them unanswered. */
 void conn_abandon_queued_locked(struct conn *c);

@@ -256,6 +256,7 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 	switch (tag) {
 	case LDAP_OP_UNBIND_REQUEST:
 		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
+		conn_sort_discard_locked(c);
 		/* Answered here, never timed: counted complete at once. */
 		stats_record_operation(st, type, 0, NULL);
 		log_printf(LOG_LEVEL_STATS, "conn=%llu op=%u UNBIND", (unsigned long long)c->id,
@@ -273,6 +274,7 @@ int conn_dispatch_pdu_locked(struct conn *c, const uint8_t *pdu, size_t len, int
 		return queue_op(c, pdu, len, message_id, tag, number, batch);
 	case LDAP_OP_BIND_REQUEST:
 		conn_txn_discard_locked(c);      /* RFC 5805 §3.5 */
+		conn_sort_discard_locked(c);     /* bound to the old identity */
 		if (may_run_inline(c, tag))
 			return run_inline_locked(c, pdu, len, message_id, tag, number);
 		return queue_op(c, pdu, len, message_id, tag, number, batch);

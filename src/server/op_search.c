@@ -5,9 +5,10 @@
  * the one path below. Entries are encoded as the database hands them out
  * and sent in batches. Paged results carry the server's sealed cookie
  * (paged_cookie.h), whose count bounds the whole paged search.
- * A Server Side Sort (and VLV) search collects (DN, sort key) items first
+ * A Server Side Sort (and VLV) search collects (ID, sort key) items first
  * and then fetches and sends the entries of its window in order through
- * the same sink (search_sort.h).
+ * the same sink (search_sort.h); a VLV search keeps its sorted result on
+ * the connection for the next request that names its contextID.
  */
 #include <stdio.h>
 #include <string.h>
@@ -365,8 +366,11 @@ static bool sync_answered_here(struct op_context *ctx, struct op_target *t)
 /* The paged-results position of a sorted search: the count alone. */
 #define SORT_COOKIE_POSITION "sort"
 
+/* Entries fetched from one snapshot when a sorted window is sent by ID. */
+#define SORT_FETCH_BATCH 256
+
 struct sort_run {
-	struct sort_collection coll;
+	struct sort_collection *coll;
 	const struct subentry_rule *subentries;
 	struct access_search *access;
 	int rc;                             /* sort_collection_add's */
@@ -376,11 +380,10 @@ struct sort_run {
 static int collect_entry(void *arg, const struct entry *e, const struct backend_entry_info *info)
 {
 	struct sort_run *run = arg;
-	(void)info;
 	if (subentry_rule_hides(run->subentries, e) ||
 	    (run->access != NULL && !access_search_entry(run->access, e)))
 		return BACKEND_SINK_SKIPPED;
-	run->rc = sort_collection_add(&run->coll, e,
+	run->rc = sort_collection_add(run->coll, e, info->id,
 				      run->access != NULL ? access_search_may_read : NULL,
 				      run->access);
 	return run->rc == LUMEN_OK ? 0 : 1;
@@ -407,15 +410,17 @@ static void add_sort_response(struct op_context *ctx, struct backend_op *bop, in
 		add_response_control(ctx, bop, &c);
 }
 
+/* The VLV response; context_id empty: none yet (an error before sorting). */
 static void add_vlv_response(struct op_context *ctx, struct backend_op *bop, uint32_t target,
-			     size_t count, int result)
+			     size_t count, int result, struct ber_view context_id)
 {
-	struct vlv_response r = { target, (uint32_t)count, result,
-				  { (const uint8_t *)"lumen", 5 } };
+	struct vlv_response r = { target, (uint32_t)count, result, context_id };
 	struct ldap_control c;
 	if (controls_vlv_response(&r, ctx->scratch, ctx->arena, &c) == LUMEN_OK)
 		add_response_control(ctx, bop, &c);
 }
+
+static const struct ber_view no_context = { NULL, 0 };
 
 /* An answer with no entries and just the controls gathered in t->bop. */
 static void answer_now(struct op_context *ctx, struct op_target *t, int code, const char *why)
@@ -436,7 +441,7 @@ static bool sort_request_usable(struct op_context *ctx, struct op_target *t,
 {
 	const char *why = NULL;
 	if (t->controls.vlv && !t->controls.sort) {
-		add_vlv_response(ctx, &t->bop, 0, 0, SORT_VLV_SORT_MISSING);
+		add_vlv_response(ctx, &t->bop, 0, 0, SORT_VLV_SORT_MISSING, no_context);
 		answer_now(ctx, t, SORT_VLV_ERROR, "Sort control is required with VLV");
 		return false;
 	}
@@ -453,10 +458,11 @@ static bool sort_request_usable(struct op_context *ctx, struct op_target *t,
 }
 
 /* The window of the sorted items to send; false: the answer was sent. */
-static bool sort_window(struct op_context *ctx, struct op_target *t, struct sort_run *run,
-			uint64_t returned, struct sort_window *w)
+static bool sort_window(struct op_context *ctx, struct op_target *t,
+			struct sort_context *sorted, uint64_t returned, struct sort_window *w)
 {
-	size_t n = run->coll.n, found = n;
+	size_t n = sorted->coll.n, found = n;
+	struct ber_view id = { sorted->id, sizeof(sorted->id) };
 	memset(w, 0, sizeof(*w));
 	if (!t->controls.vlv) {
 		w->start = returned < n ? (size_t)returned : n;
@@ -467,10 +473,10 @@ static bool sort_window(struct op_context *ctx, struct op_target *t, struct sort
 	}
 	const struct vlv_request *v = &t->controls.vlv_request;
 	if (v->by_value) {
-		int rc = sort_find_value(&run->coll, v->value, &found);
+		int rc = sort_find_value(&sorted->coll, v->value, &found);
 		if (rc != LUMEN_OK) {
 			add_vlv_response(ctx, &t->bop, 0, n, rc == LUMEN_ENOMEM ? LDAP_OTHER :
-							       LDAP_INAPPROPRIATE_MATCHING);
+							       LDAP_INAPPROPRIATE_MATCHING, id);
 			answer_now(ctx, t, SORT_VLV_ERROR, NULL);
 			return false;
 		}
@@ -478,29 +484,63 @@ static bool sort_window(struct op_context *ctx, struct op_target *t, struct sort
 	sort_vlv_window(v, n, found, w);
 	if (w->vlv_result == 0)
 		return true;
-	add_vlv_response(ctx, &t->bop, 0, n, w->vlv_result);
+	add_vlv_response(ctx, &t->bop, 0, n, w->vlv_result, id);
 	answer_now(ctx, t, SORT_VLV_ERROR, NULL);
 	return false;
 }
 
-/* Second pass: fetch and send the window's entries in order. */
-static int send_window(struct op_context *ctx, struct op_target *t, struct search_sink *sink,
-		       struct sort_run *run, const struct sort_window *w)
+/* One entry of the window: the size limit and Abandon, then the sink. */
+static int send_sorted_entry(void *arg, const struct entry *e,
+			     const struct backend_entry_info *info)
+{
+	struct search_sink *sink = arg;
+	struct op_context *ctx = sink->ctx;
+	if (__atomic_load_n(&ctx->op->abandoned, __ATOMIC_RELAXED))
+		return 1;                       /* stop: send_window tells why */
+	if (sink->size_limit > 0 && sink->returned_before + ctx->n_entries >= sink->size_limit) {
+		sink->size_exceeded = true;
+		return 1;
+	}
+	return send_entry(sink, e, info);
+}
+
+/* The window by DN, one fetch each (a database without stable IDs). */
+static int send_window_by_dn(struct op_target *t, struct search_sink *sink,
+			     const struct sort_collection *coll, const struct sort_window *w)
 {
 	for (size_t i = w->start; i < w->start + w->count; i++) {
-		if (__atomic_load_n(&ctx->op->abandoned, __ATOMIC_RELAXED))
-			return LUMEN_EBUSY;       /* abandoned: "search stopped" */
-		if (sink->size_limit > 0 &&
-		    sink->returned_before + ctx->n_entries >= sink->size_limit) {
-			sink->size_exceeded = true;
-			break;
-		}
-		int rc = database_fetch(t->db->database, &t->bop, run->coll.items[i].ndn,
-					send_entry, sink);
+		struct ber_view ndn = sort_item_dn(coll, sort_collection_at(coll, i));
+		int rc = database_fetch(t->db->database, &t->bop, ndn, send_sorted_entry, sink);
 		if (rc != LUMEN_OK && rc != BACKEND_SINK_PAUSE && rc != BACKEND_SINK_SKIPPED)
-			return rc > 0 ? LUMEN_EIO : rc;
+			return rc;
 	}
 	return LUMEN_OK;
+}
+
+/* Second pass: fetch and send the window's entries in order, by ID in
+ * batches (each from one snapshot, renewed between them). */
+static int send_window(struct op_context *ctx, struct op_target *t, struct search_sink *sink,
+		       const struct sort_collection *coll, const struct sort_window *w)
+{
+	bool counts = attribute_selection_wants_counts(sink->sel);
+	int rc = LUMEN_OK;
+	if (coll->keep_dn) {
+		rc = send_window_by_dn(t, sink, coll, w);
+	} else {
+		uint64_t ids[SORT_FETCH_BATCH];
+		for (size_t i = w->start; i < w->start + w->count && rc == LUMEN_OK;) {
+			size_t n = 0;
+			for (; n < SORT_FETCH_BATCH && i < w->start + w->count; n++, i++)
+				ids[n] = sort_collection_at(coll, i)->id;
+			rc = database_fetch_ids(t->db->database, &t->bop, ids, n, counts,
+						send_sorted_entry, sink);
+		}
+	}
+	if (rc == LUMEN_OK || sink->size_exceeded)
+		return LUMEN_OK;
+	if (__atomic_load_n(&ctx->op->abandoned, __ATOMIC_RELAXED))
+		return LUMEN_EBUSY;
+	return rc > 0 ? LUMEN_EIO : rc;
 }
 
 /* Paged: the next cookie when items remain after this page. */
@@ -528,6 +568,8 @@ static bool collected(struct op_context *ctx, struct op_target *t, struct sort_r
 			   "sort: more entries than sortvlv-max");
 		return false;
 	}
+	if (run->rc == LUMEN_OK && rc == LUMEN_OK && t->bop.result_code == LDAP_SUCCESS)
+		run->rc = sort_collection_sort(run->coll);
 	if (run->rc != LUMEN_OK) {
 		answer_now(ctx, t, LDAP_OTHER, lumen_strerror(run->rc));
 		return false;
@@ -540,41 +582,114 @@ static bool collected(struct op_context *ctx, struct op_target *t, struct sort_r
 	return true;
 }
 
+/* What a kept VLV result is bound to (search_sort.h). */
+static void sort_binding_of(const struct ldap_search_request *req, const struct op_target *t,
+			    const struct sort_spec *spec, struct sort_binding *b)
+{
+	uint8_t fixed[5] = { (uint8_t)req->scope, (uint8_t)req->deref, t->controls.subentries,
+			     t->controls.subentries_visibility, t->controls.manage_dsa_it };
+	uint64_t h = hash_bytes(0xcbf29ce484222325ull, fixed, sizeof(fixed));
+	h = hash_bytes(h, t->ndn.ptr, t->ndn.len);
+	h = hash_bytes(h, "\0", 1);
+	h = hash_bytes(h, req->raw_filter.ptr, req->raw_filter.len);
+	for (size_t i = 0; i < spec->n_keys; i++) {
+		const struct sort_key *k = &spec->keys[i];
+		h = hash_bytes(h, &k->type, sizeof(k->type));
+		h = hash_bytes(h, &k->rule, sizeof(k->rule));
+		h = hash_bytes(h, &k->reverse, sizeof(k->reverse));
+	}
+	*b = (struct sort_binding){ t->db, t->bop.requester_ndn, h };
+}
+
+/*
+ * The sorted result to answer from: the connection's kept one when this
+ * VLV request names it and matches its binding, else a fresh search (the
+ * kept one, if any, is dropped: one per connection, as slapd). NULL: the
+ * answer was sent.
+ */
+static struct sort_context *sorted_result(struct op_context *ctx,
+					  const struct ldap_search_request *req,
+					  struct op_target *t, struct search_sink *sink,
+					  struct backend_search *search, const struct sort_spec *spec)
+{
+	struct sort_binding b;
+	sort_binding_of(req, t, spec, &b);
+	/* Any other sorted search drops what the connection kept. */
+	struct sort_context *kept = conn_sort_take(ctx->conn);
+	/* An assertion on the base is tested by searching: search again. */
+	if (kept != NULL && t->controls.vlv && !t->controls.has_assertion &&
+	    sort_context_matches(kept, t->controls.vlv_request.context_id, &b))
+		return kept;
+	sort_context_free(kept);
+	struct sort_context *fresh = NULL;
+	int rc = sort_context_create(spec, &b, ctx->server->config->sort_max,
+				     !database_has_fetch_ids(t->db->database), &fresh);
+	if (rc != LUMEN_OK) {
+		answer_now(ctx, t, LDAP_OTHER, lumen_strerror(rc));
+		return NULL;
+	}
+	struct sort_run run = { &fresh->coll, sink->subentries, sink->access, LUMEN_OK };
+	search->sink = collect_entry;
+	search->sink_ctx = &run;
+	search->paged = false;
+	/* The collection is timed as one stage: two clock reads per entry
+	 * cost more than its filter does. */
+	void (*mark)(void *, enum backend_stage) = t->bop.mark;
+	t->bop.mark = NULL;
+	rc = database_search(t->db->database, &t->bop, search);
+	t->bop.mark = mark;
+	op_mark(ctx, STATS_STAGE_ENTRIES);
+	if (!collected(ctx, t, &run, rc)) {
+		sort_context_free(fresh);
+		return NULL;
+	}
+	return fresh;
+}
+
+/* A VLV result stays on the connection; anything else goes. */
+static void keep_sorted(struct op_context *ctx, const struct op_target *t,
+			struct sort_context *sorted)
+{
+	if (t->controls.vlv)
+		(void)conn_sort_keep(ctx->conn, sorted);
+	else
+		sort_context_free(sorted);
+}
+
 static void search_sorted(struct op_context *ctx, const struct ldap_search_request *req,
 			  struct op_target *t, struct search_sink *sink,
 			  struct backend_search *search, uint64_t returned)
 {
 	struct sort_spec spec;
-	struct sort_run run = { .subentries = sink->subentries, .access = sink->access,
-				.rc = LUMEN_OK };
 	struct sort_window w;
 	if (sink->access == NULL)
 		sink->size_limit = t->bop.size_limit > 0 ? (unsigned long)t->bop.size_limit : 0;
 	if (!sort_request_usable(ctx, t, &spec))
 		return;
-	sort_collection_init(&run.coll, &spec, ctx->server->config->sort_max);
 	t->bop.size_limit = 0;              /* applies to what is sent */
-	search->sink = collect_entry;
-	search->sink_ctx = &run;
-	search->paged = false;
-	int rc = database_search(t->db->database, &t->bop, search);
-	if (collected(ctx, t, &run, rc)) {
-		sort_collection_sort(&run.coll);
-		if (sort_window(ctx, t, &run, returned, &w)) {
-			rc = send_window(ctx, t, sink, &run, &w);
-			t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED
-								 : LDAP_SUCCESS;
-			t->bop.diagnostic = rc == LUMEN_OK ? NULL : "search stopped";
-			add_sort_response(ctx, &t->bop, LDAP_SUCCESS);
-			if (t->controls.vlv)
-				add_vlv_response(ctx, &t->bop, w.target_position, run.coll.n, 0);
-			bool more = w.start + w.count < run.coll.n && !sink->size_exceeded &&
-				    t->controls.page_size > 0;
-			seal_sorted_cookie(ctx, req, t, more, returned + ctx->n_entries);
-			op_target_answer(ctx, t, rc);
-		}
+	struct sort_context *sorted = sorted_result(ctx, req, t, sink, search, &spec);
+	if (sorted == NULL)
+		return;
+	size_t n = sorted->coll.n;
+	/* Encoded into the arena at once: valid after sorted is kept or freed. */
+	struct ber_view id = { sorted->id, sizeof(sorted->id) };
+	if (sort_window(ctx, t, sorted, returned, &w)) {
+		int rc = send_window(ctx, t, sink, &sorted->coll, &w);
+		t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED : LDAP_SUCCESS;
+		t->bop.diagnostic = rc == LUMEN_OK ? NULL : "search stopped";
+		add_sort_response(ctx, &t->bop, LDAP_SUCCESS);
+		if (t->controls.vlv)
+			add_vlv_response(ctx, &t->bop, w.target_position, n, 0, id);
+		bool more = w.start + w.count < n && !sink->size_exceeded &&
+			    t->controls.page_size > 0;
+		seal_sorted_cookie(ctx, req, t, more, returned + ctx->n_entries);
+		/* Kept before the answer: the client's next request may follow
+		 * at once, on another worker. */
+		keep_sorted(ctx, t, sorted);
+		op_target_answer(ctx, t, rc);
+		return;
 	}
-	sort_collection_free(&run.coll);
+	keep_sorted(ctx, t, sorted);        /* kept even when out of range */
 }
 
 static void search_with(struct op_context *ctx, const struct ldap_search_request *req,

@@ -45,6 +45,7 @@ struct overlay_instance {
 
 struct overlay_chain {
 	struct database database;          /* what the server calls */
+	struct database_ops ops;           /* chain_ops, less what below lacks */
 	struct database *below;
 	struct arena memory;               /* the overlays' configuration */
 	struct overlay_instance *overlays;
@@ -203,7 +204,7 @@ static int run(struct overlay_chain *chain, struct overlay_request *req)
 
 bool overlay_database_has(const struct database *db, const char *name)
 {
-	if (db == NULL || db->ops != &chain_ops)
+	if (db == NULL || db->ops->close != chain_ops.close)
 		return false;
 	const struct overlay_chain *chain = db->impl;
 	for (size_t i = 0; i < chain->n_overlays; i++)
@@ -255,6 +256,13 @@ static int chain_fetch(struct database *db, struct backend_op *op, struct ber_vi
 		       backend_entry_fn fn, void *ctx)
 {
 	return database_fetch(chain_of(db)->below, op, ndn, fn, ctx);
+}
+
+/* Like fetch: the IDs are the database's below, no overlay acts on them. */
+static int chain_fetch_ids(struct database *db, struct backend_op *op, const uint64_t *ids,
+			   size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
+{
+	return database_fetch_ids(chain_of(db)->below, op, ids, n, want_counts, fn, ctx);
 }
 
 static int chain_compare(struct database *db, struct backend_op *op, struct ber_view ndn,
@@ -335,6 +343,7 @@ static void chain_close(struct database *db)
 static const struct database_ops chain_ops = {
 	.search = chain_search,
 	.fetch = chain_fetch,
+	.fetch_ids = chain_fetch_ids,
 	.compare = chain_compare,
 	.add = chain_add,
 	.delete = chain_delete,
@@ -442,7 +451,10 @@ struct database *overlay_chain_wrap(struct overlay_chain *chain, struct database
 	if (chain == NULL)
 		return below;
 	chain->below = below;
-	chain->database = (struct database){ .ops = &chain_ops, .impl = chain };
+	chain->ops = chain_ops;
+	if (!database_has_fetch_ids(below))
+		chain->ops.fetch_ids = NULL;
+	chain->database = (struct database){ .ops = &chain->ops, .impl = chain };
 	return &chain->database;
 }
 

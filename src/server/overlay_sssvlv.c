@@ -6,12 +6,12 @@
  * starts unchanged, and says what its directives mean here.
  *
  * Directives (after `overlay sssvlv`), each a positive whole number:
- *   sssvlv-max N          slapd: sorts in progress at once. Lumen keeps no
- *                         sorted result between requests, so there is
- *                         nothing to hold; the global `sortvlv-max` bounds
- *                         the entries one sorted search collects.
+ *   sssvlv-max N          slapd: sorts in progress at once. Lumen keeps
+ *                         one VLV result per connection, bounded by its
+ *                         memory; the global `sortvlv-max` bounds the
+ *                         entries one sorted search collects.
  *   sssvlv-maxperconn N   slapd: paged or VLV sorts kept per connection;
- *                         nothing is kept, as above.
+ *                         Lumen keeps one VLV result per connection.
  *   sssvlv-maxkeys N      slapd: sort keys per request. Lumen takes up to
  *                         CONTROLS_MAX_SORT_KEYS (8) whatever N says, and
  *                         refuses a request with more (protocolError).
@@ -57,10 +57,10 @@ static int apply_line(void *state, const struct overlay_setup *setup,
 	(void)setup;
 	if (strcasecmp(name, "sssvlv-max") == 0) {
 		slot = &s->max;
-		meaning = "Lumen keeps no sorts between requests; sortvlv-max bounds each";
+		meaning = "Lumen keeps one VLV result per connection; sortvlv-max bounds each sort";
 	} else if (strcasecmp(name, "sssvlv-maxperconn") == 0) {
 		slot = &s->max_per_connection;
-		meaning = "Lumen keeps no sorts per connection between requests";
+		meaning = "Lumen keeps one VLV result per connection, within its memory bound";
 	} else if (strcasecmp(name, "sssvlv-maxkeys") == 0) {
 		slot = &s->max_keys;
 		meaning = "Lumen sorts by up to " MAX_KEYS_TEXT " keys per request, whatever this says";

@@ -1,14 +1,18 @@
 /*
- * search_sort.c — sort keys, the collection of (DN, key values) items and
- * the VLV window (search_sort.h).
+ * search_sort.c — sort keys, the collection of (ID, key values) items,
+ * their order, the VLV window and the contexts a VLV search keeps
+ * (search_sort.h).
  */
 #include "search_sort.h"
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ldap_result_codes.h"
 #include "lumen_error.h"
+#include "matching.h"
 
 static int resolve_key(const struct schema *schema, const struct sort_key_request *r,
 		       struct sort_key *k, const char **diagnostic)
@@ -44,11 +48,13 @@ int sort_spec_resolve(const struct schema *schema, const struct request_controls
 	return LDAP_SUCCESS;
 }
 
-void sort_collection_init(struct sort_collection *c, const struct sort_spec *spec, size_t max)
+void sort_collection_init(struct sort_collection *c, const struct sort_spec *spec, size_t max,
+			  bool keep_dn)
 {
 	memset(c, 0, sizeof(*c));
 	c->spec = spec;
 	c->max = max;
+	c->keep_dn = keep_dn;
 	arena_init(&c->memory, 0);
 	arena_init(&c->scratch, 0);
 }
@@ -56,7 +62,10 @@ void sort_collection_init(struct sort_collection *c, const struct sort_spec *spe
 void sort_collection_free(struct sort_collection *c)
 {
 	free(c->items);
+	free(c->order);
 	c->items = NULL;
+	c->order = NULL;
+	c->n = c->cap = 0;
 	arena_free(&c->memory);
 	arena_free(&c->scratch);
 }
@@ -131,7 +140,7 @@ static int copy_view(struct arena *a, struct ber_view in, struct ber_view *out)
 	return LUMEN_OK;
 }
 
-int sort_collection_add(struct sort_collection *c, const struct entry *e,
+int sort_collection_add(struct sort_collection *c, const struct entry *e, uint64_t id,
 			bool (*may_read)(void *arg, const struct attribute_type *type),
 			void *may_read_arg)
 {
@@ -141,9 +150,13 @@ int sort_collection_add(struct sort_collection *c, const struct entry *e,
 	if (rc != LUMEN_OK)
 		return rc;
 	struct sort_item *it = &c->items[c->n];
-	it->seq = c->n;
-	it->keys = arena_calloc(&c->memory, c->spec->n_keys, sizeof(*it->keys));
-	rc = it->keys == NULL ? LUMEN_ENOMEM : copy_view(&c->memory, e->ndn, &it->ndn);
+	size_t n_keys = c->spec->n_keys;
+	it->id = id;
+	/* The DN, when kept, takes the slot after the keys: items stay small. */
+	it->keys = arena_calloc(&c->memory, n_keys + c->keep_dn, sizeof(*it->keys));
+	rc = it->keys == NULL ? LUMEN_ENOMEM : LUMEN_OK;
+	if (rc == LUMEN_OK && c->keep_dn)
+		rc = copy_view(&c->memory, e->ndn, &it->keys[n_keys]);
 	for (size_t i = 0; rc == LUMEN_OK && i < c->spec->n_keys; i++) {
 		const struct sort_key *k = &c->spec->keys[i];
 		struct ber_view v = { NULL, 0 };
@@ -177,19 +190,119 @@ int sort_compare_keys(const struct sort_spec *spec, const struct ber_view *a,
 	return 0;
 }
 
-static int compare_items(const void *pa, const void *pb, void *arg)
+/*
+ * The rank prefix of a first-key value: its first eight bytes, big-endian,
+ * zero-padded (so a shorter value ranks no later, as matching_compare_bytes
+ * orders it), complemented for a reverse key; absent values rank last
+ * (first, reversed). Equal prefixes say nothing: the keys decide.
+ */
+static uint64_t rank_prefix(const struct sort_key *k, struct ber_view v)
 {
-	const struct sort_item *a = pa, *b = pb;
-	int cmp = sort_compare_keys(arg, a->keys, b->keys);
-	if (cmp != 0)
-		return cmp;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	if (k->rule->compare != matching_compare_bytes)
+		return 0;
+	if (v.ptr == NULL)
+		return k->reverse ? 0 : UINT64_MAX;
+	uint64_t p = 0;
+	for (size_t i = 0; i < 8; i++)
+		p = p << 8 | (i < v.len ? v.ptr[i] : 0);
+	return k->reverse ? ~p : p;
 }
 
-void sort_collection_sort(struct sort_collection *c)
+/* Is a strictly before b? Prefixes first; the keys only on a tie. */
+static inline bool rank_before(const struct sort_collection *c, const struct sort_rank *a,
+			       const struct sort_rank *b)
 {
-	if (c->n > 1)
-		qsort_r(c->items, c->n, sizeof(*c->items), compare_items, (void *)c->spec);
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix;
+	return sort_compare_keys(c->spec, c->items[a->item].keys, c->items[b->item].keys) < 0;
+}
+
+/* Insertion sort of a short run (stable). */
+static void sort_run(const struct sort_collection *c, struct sort_rank *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct sort_rank x = a[i];
+		size_t j = i;
+		for (; j > 0 && rank_before(c, &x, &a[j - 1]); j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* Merge sorted from[lo, mid) and from[mid, hi) into to[lo, hi) (stable). */
+static void merge(const struct sort_collection *c, const struct sort_rank *from,
+		  struct sort_rank *to, size_t lo, size_t mid, size_t hi)
+{
+	size_t i = lo, j = mid, k = lo;
+	while (i < mid && j < hi)
+		to[k++] = rank_before(c, &from[j], &from[i]) ? from[j++] : from[i++];
+	while (i < mid)
+		to[k++] = from[i++];
+	while (j < hi)
+		to[k++] = from[j++];
+}
+
+#define SORT_RUN 16
+
+/*
+ * A stable bottom-up merge sort of the ranks (arrival order breaks the
+ * ties it keeps): the comparison is inlined and most of it is one integer
+ * compare, where qsort_r paid a call per comparison and a memcpy per move.
+ * Errors: LUMEN_ENOMEM.
+ */
+static int sort_ranks(const struct sort_collection *c, struct sort_rank *order, size_t n)
+{
+	for (size_t lo = 0; lo < n; lo += SORT_RUN)
+		sort_run(c, order + lo, n - lo < SORT_RUN ? n - lo : SORT_RUN);
+	if (n <= SORT_RUN)
+		return LUMEN_OK;
+	struct sort_rank *tmp = malloc(n * sizeof(*tmp)), *from = order, *to = tmp;
+	if (tmp == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t width = SORT_RUN; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			merge(c, from, to, lo, mid, hi);
+		}
+		struct sort_rank *swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != order)
+		memcpy(order, from, n * sizeof(*order));
+	free(tmp);
+	return LUMEN_OK;
+}
+
+int sort_collection_sort(struct sort_collection *c)
+{
+	free(c->order);
+	c->order = malloc((c->n ? c->n : 1) * sizeof(*c->order));
+	if (c->order == NULL)
+		return LUMEN_ENOMEM;
+	if (c->n < c->cap) {            /* a kept result holds no slack */
+		struct sort_item *items = realloc(c->items, c->n * sizeof(*items));
+		if (items != NULL || c->n == 0) {
+			c->items = items;
+			c->cap = c->n;
+		}
+	}
+	const struct sort_key *first = &c->spec->keys[0];
+	for (size_t i = 0; i < c->n; i++)
+		c->order[i] = (struct sort_rank){ rank_prefix(first, c->items[i].keys[0]), i };
+	int rc = sort_ranks(c, c->order, c->n);
+	if (rc != LUMEN_OK) {
+		free(c->order);
+		c->order = NULL;
+	}
+	return rc;
+}
+
+size_t sort_collection_bytes(const struct sort_collection *c)
+{
+	return c->cap * sizeof(*c->items) + (c->order != NULL ? c->n * sizeof(*c->order) : 0) +
+	       c->memory.used;
 }
 
 int sort_find_value(struct sort_collection *c, struct ber_view value, size_t *index)
@@ -204,7 +317,7 @@ int sort_find_value(struct sort_collection *c, struct ber_view value, size_t *in
 	size_t lo = 0, hi = c->n;       /* first item not before v */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		struct ber_view key = c->items[mid].keys[0];
+		struct ber_view key = sort_collection_at(c, mid)->keys[0];
 		bool before = key.ptr != NULL ? key_order(k, key, v) < 0 : k->reverse;
 		if (before)
 			lo = mid + 1;
@@ -261,4 +374,52 @@ void sort_vlv_window(const struct vlv_request *v, size_t n, size_t found,
 	w->count = back + (size_t)v->after + 1;
 	if (w->count > n - w->start)
 		w->count = n - w->start;
+}
+
+/* ------------------------------------------------ kept VLV results */
+
+int sort_context_create(const struct sort_spec *spec, const struct sort_binding *b, size_t max,
+			bool keep_dn, struct sort_context **out)
+{
+	struct sort_context *ctx = calloc(1, sizeof(*ctx));
+	*out = NULL;
+	if (ctx == NULL)
+		return LUMEN_ENOMEM;
+	ctx->spec = *spec;
+	sort_collection_init(&ctx->coll, &ctx->spec, max, keep_dn);
+	ctx->database = b->database;
+	ctx->fingerprint = b->fingerprint;
+	int rc = copy_view(&ctx->coll.memory, b->requester, &ctx->requester);
+	if (rc == LUMEN_OK && RAND_bytes(ctx->id, sizeof(ctx->id)) != 1)
+		rc = LUMEN_EIO;
+	if (rc != LUMEN_OK) {
+		sort_context_free(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return LUMEN_OK;
+}
+
+void sort_context_free(struct sort_context *ctx)
+{
+	if (ctx == NULL)
+		return;
+	sort_collection_free(&ctx->coll);
+	free(ctx);
+}
+
+bool sort_context_matches(const struct sort_context *ctx, struct ber_view context_id,
+			  const struct sort_binding *b)
+{
+	return context_id.len == sizeof(ctx->id) &&
+	       CRYPTO_memcmp(context_id.ptr, ctx->id, sizeof(ctx->id)) == 0 &&
+	       ctx->database == b->database && ctx->fingerprint == b->fingerprint &&
+	       ctx->requester.len == b->requester.len &&
+	       (b->requester.len == 0 ||
+		memcmp(ctx->requester.ptr, b->requester.ptr, b->requester.len) == 0);
+}
+
+size_t sort_context_bytes(const struct sort_context *ctx)
+{
+	return sizeof(*ctx) + sort_collection_bytes(&ctx->coll);
 }

@@ -2,7 +2,10 @@
 # lumenbench's --sort and --vlv against a real lumend holding 300 people:
 # every sorted search succeeds and returns them all; every VLV search
 # (window 0 before, 4 after, random offset) succeeds with exactly 5
-# entries; a bad key or window is refused before anything is sent.
+# entries, also when each sends back the connection's last contextID
+# (--vlv-context: the server answers from the list it kept); a bad key or
+# window, or --vlv-context without --vlv, is refused before anything is
+# sent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -52,7 +55,14 @@ read -r ops entries clean < <(summary "$work/vlv.json")
 # Operations finishing after the window still count their entries: at least 5 each.
 [ "$entries" -ge $(( ops * 5 )) ] || fail "VLV searches returned $entries entries in $ops searches"
 
-for bad in "--sort /caseIgnoreOrderingMatch" "--sort cn/" "--vlv 1/2/3" "--vlv 0/4/x/0" "--vlv -1/4/1/0"; do
+"$BUILD/lumenbench" "${sorted[@]}" --sort cn/caseIgnoreOrderingMatch --vlv '0/4/[1-296]/0' \
+  --vlv-context > "$work/scroll.json" || fail "lumenbench --vlv-context exited $?"
+read -r ops entries clean < <(summary "$work/scroll.json")
+[ "$ops" -gt 2 ] && [ "$clean" = 1 ] || fail "VLV scrolling: $(cat "$work/scroll.json")"
+[ "$entries" -ge $(( ops * 5 )) ] || fail "VLV scrolling returned $entries entries in $ops searches"
+
+for bad in "--sort /caseIgnoreOrderingMatch" "--sort cn/" "--vlv 1/2/3" "--vlv 0/4/x/0" "--vlv -1/4/1/0" \
+           "--vlv-context"; do
   # shellcheck disable=SC2086
   if out=$("$BUILD/lumenbench" -H "ldap://127.0.0.1:$port" -d 1 -w 0 $bad 2>&1); then
     fail "lumenbench $bad was accepted"

@@ -8,6 +8,13 @@ an unknown attribute (noSuchAttribute, critical or not), a type without an
 ordering rule (inappropriateMatching), sort with paged results, VLV by
 offset and by value with contentCount and contextID, offsetRangeError,
 VLV without sort (vlvError 76) and with paged results (53), the size limit.
+Kept VLV results: a follow-up VLV request carrying the contextID is
+answered from the sorted list kept on its connection (an entry added since
+is not in it, one deleted is skipped, one modified is sent as it is now),
+while a forged contextID, another connection's or a stale one sorts anew;
+a kept list is bound to the identity (a rebind sorts again, so a key the
+new identity may not read still counts as absent), and one that would take
+its connection over conn_max_memory is not kept.
 
 Where Lumen differs on purpose, the expectation is per server: a sort key
 the requester may not read counts as absent in Lumen (slapd's sssvlv sorts
@@ -203,6 +210,145 @@ def scenarios(kind, srv):
            search(u, [sss(T)], who="uid=u01," + P), 0, hidden)
 
 
+S = "ou=scroll," + B
+SCROLL_SNS = ["delta", "alpha", "echo", "charlie", "bravo", "foxtrot"]
+
+
+def scroll_ldif():
+    out = [f"dn: {S}\nobjectClass: organizationalUnit\nou: scroll\n"]
+    for i, sn in enumerate(SCROLL_SNS):
+        title = f"title: t{9 - i}\n" if i % 2 == 0 else ""
+        out.append(f"dn: uid=s{i},{S}\nobjectClass: inetOrgPerson\nuid: s{i}\n"
+                   f"cn: s{i}\nsn: {sn}\n{title}")
+    return "\n".join(out)
+
+
+def ber_len(n):
+    if n < 128:
+        return bytes([n])
+    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(b)]) + b
+
+
+class VLVContext(VLVRequestControl):
+    """python-ldap's VLV request leaves the contextID out: append it."""
+
+    def encodeControlValue(self):
+        raw = VLVRequestControl.encodeControlValue(self)
+        if self.context_id is None:
+            return raw
+        body = raw[2:] if raw[1] < 128 else raw[2 + (raw[1] & 0x7f):]
+        body += b"\x04" + ber_len(len(self.context_id)) + self.context_id
+        return b"\x30" + ber_len(len(body)) + body
+
+
+def context_of(v):
+    """The contextID as bytes (python-ldap decodes it into a str)."""
+    cid = v.contextID
+    return cid.encode("latin-1") if isinstance(cid, str) else cid
+
+
+def scroll(conn, offset, context=None, key=SN, attrs=("sn",)):
+    """(code, [(uid, sn)], targetPosition, contentCount, contextID) of a VLV
+    window of 2 at offset (contentCount 0) on an open connection."""
+    known = {VLVResponseControl.controlType: VLVResponseControl}
+    ctrl = VLVContext(True, 0, 1, offset, 0, None, context)
+    try:
+        m = conn.search_ext(S, ldap.SCOPE_ONELEVEL, "(objectClass=*)", list(attrs),
+                            serverctrls=[sss(key), ctrl])
+        _, data, _, resp = conn.result3(m, resp_ctrl_classes=known)
+    except ldap.LDAPError as e:
+        return e.args[0].get("result"), [], None, None, None
+    v = [x for x in resp if isinstance(x, VLVResponseControl)]
+    rows = [(dn.split(",")[0][4:], (a.get("sn") or a.get("title") or [b""])[0].decode())
+            for dn, a in data]
+    if not v:
+        return 0, rows, None, None, None
+    return 0, rows, v[0].targetPosition, v[0].contentCount, context_of(v[0])
+
+
+def connect(uri, who=sh.ROOTDN, pw=sh.ROOTPW):
+    c = ldap.initialize(uri)
+    c.simple_bind_s(who, pw)
+    return c
+
+
+def kept_contexts(kind, srv):
+    u = srv.uri
+    admin = connect(u)
+    m = admin.search_ext(B, ldap.SCOPE_ONELEVEL, "(objectClass=*)", ["hasSubordinates"],
+                         serverctrls=[sss("-ou:caseIgnoreOrderingMatch")])
+    _, data, _, _ = admin.result3(m)
+    R.check(f"{kind}: a sorted search computes hasSubordinates",
+            [(dn, a.get("hasSubordinates")) for dn, a in data] ==
+            [(S, [b"TRUE"]), (P, [b"TRUE"])], data)
+    viewer = connect(u, READER, "pw")
+    try:
+        got = scroll(viewer, 1)
+        R.check(f"{kind}: contextID returned", got[0] == 0 and got[3] == 6 and got[4] and
+                [x for x, _ in got[1]] == ["s1", "s4"], got)
+        ctx = got[4]
+        admin.add_s(f"uid=s6,{S}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"s6"]),
+                                     ("cn", [b"s6"]), ("sn", [b"aaron"])])
+        again = scroll(viewer, 1, ctx)
+        R.check(f"{kind}: the contextID sent back answers from the kept list "
+                "(an entry added since is not in it)",
+                again[0] == 0 and again[3] == 6 and [x for x, _ in again[1]] == ["s1", "s4"],
+                again)
+        fresh = scroll(viewer, 1)
+        R.check(f"{kind}: without a contextID the list is sorted anew",
+                fresh[0] == 0 and fresh[3] == 7 and [x for x, _ in fresh[1]] == ["s6", "s1"],
+                fresh)
+        ctx = fresh[4]
+        admin.delete_s(f"uid=s6,{S}")
+        admin.modify_s(f"uid=s1,{S}", [(ldap.MOD_REPLACE, "sn", [b"zulu"])])
+        after = scroll(viewer, 1, ctx)
+        R.check(f"{kind}: after a delete and a modify the kept list skips the deleted "
+                "entry and sends the modified one as it is now",
+                after[0] == 0 and after[3] == 7 and after[1] == [("s1", "zulu")], after)
+        other = connect(u, READER, "pw")
+        try:
+            elsewhere = scroll(other, 1, ctx)
+        finally:
+            other.unbind_s()
+        R.check(f"{kind}: another connection's contextID does not reach its list",
+                elsewhere[0] == 0 and elsewhere[3] == 6 and
+                [x for x, _ in elsewhere[1]] == ["s4", "s3"], elsewhere)
+        admin.modify_s(f"uid=s1,{S}", [(ldap.MOD_REPLACE, "sn", [b"alpha"])])
+        if kind == "lumend":
+            lumen_only_contexts(u, viewer, admin)
+    finally:
+        viewer.unbind_s()
+        admin.unbind_s()
+
+
+def lumen_only_contexts(u, viewer, admin):
+    """Where slapd answers busy (a second sort on the connection) or leaks
+    the order of an unreadable key, Lumen sorts anew."""
+    ctx = scroll(viewer, 1)[4]
+    forged = bytes(b ^ 0x55 for b in ctx)
+    admin.add_s(f"uid=s6,{S}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"s6"]),
+                                 ("cn", [b"s6"]), ("sn", [b"aaron"])])
+    got = scroll(viewer, 1, forged)
+    R.check("lumend: a forged contextID sorts anew (a new contextID)",
+            got[0] == 0 and got[3] == 7 and got[4] not in (ctx, forged), got)
+    R.check("lumend: the forged request dropped the kept list: the old contextID sorts anew",
+            scroll(viewer, 1, ctx)[3] == 7)
+    admin.delete_s(f"uid=s6,{S}")
+    got = scroll(viewer, 1, b"x" * 300)
+    R.check("lumend: an overlong contextID sorts anew", got[0] == 0 and got[3] == 6, got)
+    T = "title:caseIgnoreOrderingMatch"
+    by_title = scroll(viewer, 1, key=T, attrs=("title",))
+    R.check("lumend: a key the requester may read orders the kept list",
+            by_title[0] == 0 and [x for x, _ in by_title[1]] == ["s4", "s2"], by_title)
+    viewer.simple_bind_s("uid=u01," + P, "pw")
+    hidden = scroll(viewer, 1, by_title[4], key=T, attrs=("title",))
+    R.check("lumend: after a rebind the contextID does not reach the old identity's list "
+            "(title unreadable: absent, database order)",
+            hidden[0] == 0 and [x for x, _ in hidden[1]] == ["s0", "s1"] and
+            hidden[4] != by_title[4], hidden)
+
+
 # OpenLDAP's sssvlv lines: slapd needs them; Lumen (sort and VLV built in)
 # must start from the same slapd.conf, logging what each line means to it.
 SSSVLV = ["overlay sssvlv", "sssvlv-max 16", "sssvlv-maxkeys 5", "sssvlv-maxperconn 4"]
@@ -219,6 +365,12 @@ def run(kind):
         rc, out = srv.ldapadd(path)
         R.check(f"{kind}: load", rc == 0, out)
         scenarios(kind, srv)
+        path = os.path.join(srv.tmp, "scroll.ldif")
+        with open(path, "w") as f:
+            f.write(scroll_ldif())
+        rc, out = srv.ldapadd(path)
+        R.check(f"{kind}: load ou=scroll", rc == 0, out)
+        kept_contexts(kind, srv)
         if kind == "lumend":
             c = ldap.initialize(srv.uri)
             c.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
@@ -250,6 +402,43 @@ def run(kind):
         srv.stop(R if kind == "lumend" else None)
 
 
+def memory_bound():
+    """1,500 entries: their kept list (~100 KiB) exceeds an anonymous
+    connection's conn_max_memory 64K, not a bound one's 32M."""
+    out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n",
+           f"dn: {S}\nobjectClass: organizationalUnit\nou: scroll\n"]
+    for i in range(1500):
+        out.append(f"dn: uid=m{i},{S}\nobjectClass: inetOrgPerson\nuid: m{i}\ncn: m{i}\n"
+                   f"sn: n{(i * 7919) % 1500:04d}\n")
+    srv = sh.make_server("lumend", db_lines=["dbnosync", "access to * by * read"],
+                         global_lines=["conn_max_memory 64K"]).start()
+    try:
+        path = os.path.join(srv.tmp, "many.ldif")
+        with open(path, "w") as f:
+            f.write("\n".join(out))
+        rc, text = srv.ldapadd(path)
+        R.check("lumend: load 1,500 entries", rc == 0, text)
+        admin = connect(srv.uri)
+        anonymous = ldap.initialize(srv.uri)
+        bound = connect(srv.uri)
+        first, kept = scroll(anonymous, 1), scroll(bound, 1)
+        admin.add_s(f"uid=extra,{S}", [("objectClass", [b"inetOrgPerson"]), ("uid", [b"extra"]),
+                                        ("cn", [b"extra"]), ("sn", [b"aaa"])])
+        again = scroll(anonymous, 1, first[4])
+        R.check("lumend: a list over conn_max_memory is not kept (sorted anew)",
+                first[3] == 1500 and again[0] == 0 and again[3] == 1501 and
+                again[1][0][0] == "extra", (first[2:4], again))
+        again = scroll(bound, 1, kept[4])
+        R.check("lumend: the same list is kept within conn_max_memory_auth",
+                kept[3] == 1500 and again[0] == 0 and again[3] == 1500 and again[4] == kept[4],
+                (kept[2:4], again[2:]))
+        anonymous.unbind_s()
+        bound.unbind_s()
+        admin.unbind_s()
+    finally:
+        srv.stop(R)
+
+
 def bad_config():
     tmp = tempfile.mkdtemp(prefix="t_sort_vlv.")
     try:
@@ -279,4 +468,5 @@ if missing or not os.path.exists(f"{sh.OPENLDAP_MODULE_DIR}/sssvlv.la"):
 else:
     run("slapd")
 run("lumend")
+memory_bound()
 R.finish()

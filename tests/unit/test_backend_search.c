@@ -603,6 +603,138 @@ START_TEST(access_hook_in_search_and_compare)
 }
 END_TEST
 
+/* ------------------------------------------------------- fetch by ID */
+
+/* Records the IDs a search hands out, then what fetch_ids hands back. */
+struct id_sink {
+	uint64_t ids[FIXTURE_ENTRIES + 4];
+	size_t n;
+	int verdict;                         /* what the sink answers */
+};
+
+static int take_id(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct id_sink *s = ctx;
+	ck_assert_uint_lt(s->n, sizeof(s->ids) / sizeof(s->ids[0]));
+	ck_assert_uint_eq(info->dn.len, e->dn.len);
+	s->ids[s->n++] = info->id;
+	return s->verdict;
+}
+
+/* The IDs a search saw come back in the order asked, from one snapshot;
+ * a deleted or unknown ID is passed over; the sink's stop is returned. */
+START_TEST(fetch_ids_in_given_order)
+{
+	struct id_sink seen = { .n = 0 }, back = { .n = 0 };
+	struct backend_op op = fx_op();
+	struct backend_search s = { .base_ndn = fx_ndn(PEOPLE), .scope = LDAP_SCOPE_ONE,
+				    .sink = take_id, .sink_ctx = &seen };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(seen.n, 5);
+	uint64_t ask[7] = { seen.ids[4], seen.ids[0], 999999, seen.ids[2], seen.ids[1],
+			    seen.ids[3], seen.ids[0] };
+	struct id_sink bob = { .n = 0 };
+	op = fx_op();
+	s = (struct backend_search){ .base_ndn = fx_ndn(fixture_people[1]),
+				     .scope = LDAP_SCOPE_BASE, .sink = take_id, .sink_ctx = &bob };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_uint_eq(bob.n, 1);
+	struct backend_op del = fx_op();
+	ck_assert_int_eq(backend_delete(fx.be, &del, fx_ndn(fixture_people[1])), LUMEN_OK);
+	ck_assert_int_eq(del.result_code, LDAP_SUCCESS);
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, false, take_id, &back), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	/* bob is gone, 999999 never was */
+	size_t want = 0;
+	for (size_t i = 0; i < 7; i++) {
+		if (ask[i] == 999999 || ask[i] == bob.ids[0])
+			continue;
+		ck_assert_uint_eq(back.ids[want++], ask[i]);
+	}
+	ck_assert_uint_eq(back.n, want);
+	struct id_sink stop = { .verdict = 7 };
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, true, take_id, &stop), 7);
+	ck_assert_uint_eq(stop.n, 1);
+	struct id_sink skip = { .verdict = BACKEND_SINK_SKIPPED };
+	op = fx_op();
+	ck_assert_int_eq(backend_fetch_ids(fx.be, &op, ask, 7, false, take_id, &skip), LUMEN_OK);
+	ck_assert_uint_eq(skip.n, want);
+}
+END_TEST
+
+/* ------------------------------------------------ snapshot renewal */
+
+#define ENGINEERING "ou=Engineering,ou=People,dc=example,dc=com"
+
+/* Counts what the walk returns; after its first entry moves the entry
+ * with the highest ID out of the scope (a ModifyDN committed while the
+ * search holds its first snapshot). */
+struct move_sink {
+	size_t n;
+	bool move, moved_seen;
+	const char *last_dn;
+};
+
+static int move_collect(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct move_sink *m = ctx;
+	(void)e;
+	m->n++;
+	if (strncmp((const char *)info->dn.ptr, "uid=last,", 9) == 0)
+		m->moved_seen = true;
+	if (m->n == 1 && m->move) {
+		struct arena scratch;
+		arena_init(&scratch, 0);
+		struct backend_op op = { .arena = &scratch, .is_root = true };
+		op.requester_ndn = fx_view("cn=manager,dc=example,dc=com");
+		ck_assert_int_eq(backend_modrdn(fx.be, &op, fx_ndn("uid=last," ENGINEERING),
+						fx_view("uid=last"), true, true,
+						fx_ndn("ou=Groups,dc=example,dc=com")), LUMEN_OK);
+		ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+		arena_free(&scratch);
+	}
+	return 0;
+}
+
+static size_t walk_engineering(bool move, bool *moved_seen)
+{
+	struct move_sink m = { .move = move };
+	struct backend_op op = fx_op();
+	struct backend_search s = { .base_ndn = fx_ndn(ENGINEERING), .scope = LDAP_SCOPE_ONE,
+				    .sink = move_collect, .sink_ctx = &m };
+	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	*moved_seen = m.moved_seen;
+	return m.n;
+}
+
+/*
+ * A scope walk longer than BACKEND_SEARCH_BATCH renews its snapshot; the
+ * IDs it planned are re-checked against the scope only once a ModifyDN
+ * ran since the plan, and then an entry moved out is not returned.
+ */
+START_TEST(renewed_snapshot_sees_moves_out_of_scope)
+{
+	char dn[96];
+	for (int i = 0; i < BACKEND_SEARCH_BATCH + 20; i++) {
+		snprintf(dn, sizeof(dn), "uid=bulk%d," ENGINEERING, i);
+		ck_assert_int_eq(fx_add(dn, FX_LINES("objectClass: inetOrgPerson", "cn: b",
+						     "sn: b")), LDAP_SUCCESS);
+	}
+	ck_assert_int_eq(fx_add("uid=last," ENGINEERING, FX_LINES("objectClass: inetOrgPerson",
+								  "cn: l", "sn: l")),
+			 LDAP_SUCCESS);
+	bool seen = false;
+	size_t all = walk_engineering(false, &seen);
+	ck_assert(seen);
+	ck_assert_uint_ge(all, BACKEND_SEARCH_BATCH + 21);
+	ck_assert_uint_eq(walk_engineering(true, &seen), all - 1);
+	ck_assert(!seen);
+}
+END_TEST
+
 /* --------------------------------------------------- pause and resume */
 
 /* A sink that asks to pause after every `every` entries it takes. */
@@ -806,6 +938,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, paged_results);
 	tcase_add_test(tc, paged_bad_cookie);
 	tcase_add_test(tc, sink_stops_and_abandon);
+	tcase_add_test(tc, fetch_ids_in_given_order);
+	tcase_add_test(tc, renewed_snapshot_sees_moves_out_of_scope);
 	tcase_add_test(tc, pause_and_resume);
 	tcase_add_test(tc, pause_keeps_limits);
 	tcase_add_test(tc, budget_pauses_before_large_plan);

@@ -2,7 +2,8 @@
  * test_bench_template.c — bench/template.c and the request encoding of
  * bench/workload.c: range expansion, random and sequential draws, filter
  * templates through the proto parser (its own suite is
- * test_ldap_filter_text.c), malformed input with clear errors.
+ * test_ldap_filter_text.c), malformed input with clear errors, and the
+ * VLV contextID read from a response (bench/response.c) and sent back.
  */
 #include <check.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "arena.h"
 #include "ldap_message.h"
 #include "lumen_error.h"
+#include "response.h"
 #include "template.h"
 #include "workload.h"
 
@@ -166,7 +168,8 @@ static struct ldap_message encode_decode(enum bench_op op, int32_t id, uint64_t 
 	const char *why = NULL;
 	ldap_decode_limits_default(&limits);
 	ber_writer_reset(&req_w);
-	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, op, id, draw, &why),
+	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, op, id, draw,
+					 (struct ber_view){ NULL, 0 }, &why),
 			 LUMEN_OK);
 	ck_assert_int_eq(ldap_message_decode(req_w.buf, req_w.len, &req_arena, &limits, &m, &why),
 			 LUMEN_OK);
@@ -344,6 +347,76 @@ START_TEST(mix_picks_by_weight)
 }
 END_TEST
 
+/* --vlv-context: the contextID of a SearchResultDone's VLV response goes
+ * back in the next VLV request; none without one, and not without --vlv. */
+START_TEST(vlv_context_round_trip)
+{
+	static const char vlv_oid[] = "2.16.840.1.113730.3.4.9";
+	static const char vlv_response_oid[] = "2.16.840.1.113730.3.4.10";
+	struct workload_settings s = default_settings();
+	s.sort = "cn";
+	s.vlv = "0/19/[1-100]/0";
+	s.vlv_context = true;
+	requests_begin(&s);
+
+	struct ber_writer done;
+	ck_assert_int_eq(ber_writer_init(&done, 64, 0), LUMEN_OK);
+	ber_begin(&done, BER_TAG_SEQUENCE);
+	ber_write_integer(&done, BER_TAG_INTEGER, 3);
+	ber_write_integer(&done, BER_TAG_INTEGER, 100);
+	ber_write_integer(&done, BER_TAG_ENUMERATED, 0);
+	ber_write_octets(&done, BER_TAG_OCTET_STRING, "ctx\0-1234", 9);
+	ber_end(&done);
+	struct ldap_control c = { { (const uint8_t *)vlv_response_oid, strlen(vlv_response_oid) },
+				  false, true, { NULL, 0 } };
+	uint8_t value[64];
+	memcpy(value, done.buf, done.len);
+	c.value = (struct ber_view){ value, done.len };
+	ber_writer_reset(&done);
+	ldap_encode_result(&done, 7, LDAP_OP_SEARCH_DONE, 0, "", "", &c, 1);
+	struct bench_response r;
+	ck_assert_int_eq(bench_response_parse(done.buf, done.len, &r), LUMEN_OK);
+	ck_assert(r.has_result && r.result_code == 0 && r.message_id == 7);
+	ck_assert(view_is(r.vlv_context, "ctx\0-1234", 9));
+
+	/* The next request carries it as the VLV control's last element. */
+	const char *why = NULL;
+	struct ldap_decode_limits limits;
+	struct ldap_message m;
+	ldap_decode_limits_default(&limits);
+	ber_writer_reset(&req_w);
+	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, BENCH_OP_SEARCH, 8, 1,
+					 r.vlv_context, &why), LUMEN_OK);
+	ck_assert_int_eq(ldap_message_decode(req_w.buf, req_w.len, &req_arena, &limits, &m, &why),
+			 LUMEN_OK);
+	ck_assert_uint_eq(m.n_controls, 2);
+	ck_assert(view_is(m.controls[1].oid, vlv_oid, strlen(vlv_oid)));
+	struct ber_view v = m.controls[1].value;
+	ck_assert_uint_gt(v.len, 11);
+	ck_assert(memcmp(v.ptr + v.len - 11, "\x04\x09" "ctx\0-1234", 11) == 0);
+
+	/* A done without controls has none; no context, no contextID. */
+	ber_writer_reset(&done);
+	ldap_encode_result(&done, 9, LDAP_OP_SEARCH_DONE, 0, "", "", NULL, 0);
+	ck_assert_int_eq(bench_response_parse(done.buf, done.len, &r), LUMEN_OK);
+	ck_assert_ptr_null(r.vlv_context.ptr);
+	ber_writer_reset(&req_w);
+	ck_assert_int_eq(bench_encode_op(&req_w, &req_wl, &req_scratch, BENCH_OP_SEARCH, 10, 1,
+					 r.vlv_context, &why), LUMEN_OK);
+	ck_assert_int_eq(ldap_message_decode(req_w.buf, req_w.len, &req_arena, &limits, &m, &why),
+			 LUMEN_OK);
+	v = m.controls[1].value;
+	ck_assert(v.ptr[v.len - 2] != 0x04);      /* ends with contentCount */
+	ber_writer_free(&done);
+	requests_end();
+
+	struct bench_workload wl;
+	s.vlv = NULL;
+	ck_assert_int_eq(bench_workload_init(&wl, &s, 0, &why), LUMEN_EMALFORMED);
+	ck_assert_str_eq(why, "--vlv-context needs --vlv");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("bench_template");
@@ -358,6 +431,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, malformed_filters);
 	tcase_add_test(tc, bad_workloads);
 	tcase_add_test(tc, mix_picks_by_weight);
+	tcase_add_test(tc, vlv_context_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

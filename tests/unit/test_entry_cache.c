@@ -1,6 +1,7 @@
 /*
- * test_entry_cache.c — hits, misses, CLOCK eviction, invalidation with
- * versions, reference counting and concurrent use.
+ * test_entry_cache.c — hits, misses, CLOCK eviction, a scan's inserts
+ * that never evict, invalidation with versions, reference counting and
+ * concurrent use.
  */
 #include <check.h>
 #include <pthread.h>
@@ -60,6 +61,15 @@ static void put(uint64_t id, uint64_t version)
 {
 	struct entry_cache_handle *h;
 	ck_assert_int_eq(entry_cache_insert(cache, id, new_object(id), version, &h), LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, id);
+	entry_cache_release(cache, h);
+}
+
+static void put_scan(uint64_t id, uint64_t version)
+{
+	struct entry_cache_handle *h;
+	ck_assert_int_eq(entry_cache_insert_scan(cache, id, new_object(id), version, &h),
+			 LUMEN_OK);
 	ck_assert_uint_eq(((struct object *)entry_cache_object(h))->id, id);
 	entry_cache_release(cache, h);
 }
@@ -131,6 +141,32 @@ START_TEST(admission_once_full)
 	entry_cache_invalidate(cache, 198, 2);
 	put(150, 2);             /* a free position: in at first sight */
 	ck_assert(cached(150));
+}
+END_TEST
+
+/* A scan's misses fill free positions and never evict, however often a
+ * key comes back; an ordinary insert still can. */
+START_TEST(scan_never_evicts)
+{
+	put_scan(1, 1);
+	put_scan(2, 1);
+	ck_assert(cached(1) && cached(2));
+	put(3, 1);
+	put_scan(4, 1);                           /* the last free position */
+	for (int pass = 0; pass < 3; pass++)
+		for (uint64_t id = 10; id < 20; id++)
+			put_scan(id, 1);         /* seen again and again: still out */
+	struct cache_stats s = stats();
+	ck_assert_uint_eq(s.size, 4);
+	ck_assert_uint_eq(s.evictions, 0);
+	for (uint64_t id = 1; id <= 4; id++)
+		ck_assert(cached(id));
+	ck_assert(!cached(10) && !cached(19));
+	put(19, 1);              /* scans leave no doorkeeper mark: first sight */
+	ck_assert(!cached(19));
+	put(19, 1);                               /* seen while full: admitted */
+	ck_assert(cached(19));
+	ck_assert_uint_eq(stats().evictions, 1);
 }
 END_TEST
 
@@ -255,6 +291,7 @@ static Suite *make_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, hit_miss_evict);
+	tcase_add_test(tc, scan_never_evicts);
 	tcase_add_test(tc, evicted_object_lives_while_held);
 	tcase_add_test(tc, admission_once_full);
 	tcase_add_test(tc, invalidate_and_versions);

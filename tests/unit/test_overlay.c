@@ -58,11 +58,25 @@ static void fake_close(struct database *db)
 	closed++;
 }
 
+static int fake_fetch_ids(struct database *db, struct backend_op *op, const uint64_t *ids,
+			  size_t n, bool want_counts, backend_entry_fn fn, void *ctx)
+{
+	(void)db, (void)op, (void)ids, (void)fn, (void)ctx;
+	note(want_counts ? "fetch_ids+counts " : "fetch_ids ");
+	return (int)n;
+}
+
 static const struct database_ops fake_ops = {
 	.search = fake_search, .delete = fake_delete, .figures = fake_figures,
 	.close = fake_close,
 };
 static struct database fake_db = { .ops = &fake_ops };
+/* The same database, able to fetch by ID. */
+static const struct database_ops fake_ops_ids = {
+	.search = fake_search, .delete = fake_delete, .figures = fake_figures,
+	.fetch_ids = fake_fetch_ids, .close = fake_close,
+};
+static struct database fake_db_ids = { .ops = &fake_ops_ids };
 
 /* Test overlays "first" and "second" write their name on each hook. */
 struct probe {
@@ -271,6 +285,32 @@ START_TEST(response_controls_and_figures)
 }
 END_TEST
 
+/* fetch_ids goes straight to the database below, and a chain over one
+ * without it has none either (the server then fetches by DN). */
+START_TEST(fetch_ids_passes_through)
+{
+	static const struct overlay_type probe_type = { .name = "probe", .before = probe_before };
+	const struct overlay_type *types[] = { &probe_type };
+	void *states[] = { &probes[0] };
+	struct overlay_chain *chain = NULL;
+	struct backend_op op = { .arena = &arena };
+	uint64_t ids[3] = { 1, 2, 3 };
+	ck_assert_int_eq(overlay_chain_create_from(types, states, 1, &chain), LUMEN_OK);
+	struct database *db = overlay_chain_wrap(chain, &fake_db_ids);
+	ck_assert(database_has_fetch_ids(db));
+	ck_assert_int_eq(database_fetch_ids(db, &op, ids, 3, true, NULL, NULL), 3);
+	ck_assert_str_eq(trace, "fetch_ids+counts ");     /* no overlay hook ran */
+	database_close(db);
+	ck_assert_int_eq(overlay_chain_create_from(types, states, 1, &chain), LUMEN_OK);
+	db = overlay_chain_wrap(chain, &fake_db);
+	ck_assert(!database_has_fetch_ids(db));
+	ck_assert_int_eq(database_fetch_ids(db, &op, ids, 3, false, NULL, NULL),
+			 LUMEN_EUNSUPPORTED);
+	ck_assert(overlay_database_has(db, "probe"));
+	database_close(db);
+}
+END_TEST
+
 /* ------------------------------------------------------- configuration */
 
 static int create_from_lines(const char *name, const char *const *lines, char *err,
@@ -354,6 +394,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, hooks_run_in_order_around_the_database);
 	tcase_add_test(tc, an_answer_skips_the_rest);
+	tcase_add_test(tc, fetch_ids_passes_through);
 	tcase_add_test(tc, bind_hooks_around_the_check);
 	tcase_add_test(tc, a_paused_search_is_one_operation);
 	tcase_add_test(tc, response_controls_and_figures);

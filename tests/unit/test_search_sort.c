@@ -4,9 +4,14 @@
  * comparison (ordering rule, reverse, absent values last, the second key
  * breaking ties), least/greatest of a multi-valued key, a key the
  * requester may not read counting as absent, the sortvlv-max bound, ties
- * in arrival order, greaterThanOrEqual, and the window's positions.
+ * in arrival order, greaterThanOrEqual, the window's positions, the rank
+ * prefixes agreeing with the rule's order (shared leading bytes, values
+ * shorter than eight bytes, reverse keys, absent values, rules that do
+ * not order bytes), and what a kept context is bound to.
  */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "entry_fixture.h"
@@ -97,13 +102,14 @@ static void add(struct sort_collection *c, const char *dn, const char *lines,
 		bool readable)
 {
 	struct entry *e = fixture_entry(dn, lines);
-	ck_assert_int_eq(sort_collection_add(c, e, readable ? NULL : deny_all, NULL), LUMEN_OK);
+	ck_assert_int_eq(sort_collection_add(c, e, 100 + c->n, readable ? NULL : deny_all, NULL),
+			 LUMEN_OK);
 	entry_free(e);
 }
 
 static const char *dn_at(const struct sort_collection *c, size_t i)
 {
-	return (const char *)c->items[i].ndn.ptr;
+	return (const char *)sort_item_dn(c, sort_collection_at(c, i)).ptr;
 }
 
 START_TEST(collect_and_sort)
@@ -111,16 +117,16 @@ START_TEST(collect_and_sort)
 	const char *keys[] = { "sn:caseIgnoreOrderingMatch" };
 	struct sort_collection c;
 	ck_assert_int_eq(resolve(keys, 1), LDAP_SUCCESS);
-	sort_collection_init(&c, &spec, 5);
+	sort_collection_init(&c, &spec, 5, true);
 	add(&c, "cn=a", "cn: a\nsn: Miller", true);
 	add(&c, "cn=b", "cn: b\nsn: zed\nsn: Adams", true);   /* least value: adams */
 	add(&c, "cn=c", "cn: c", true);                       /* absent: last */
 	add(&c, "cn=d", "cn: d\nsn: Aardvark", false);       /* unreadable: absent */
 	add(&c, "cn=e", "cn: e\nsn: miller", true);           /* ties keep arrival */
 	struct entry *e = fixture_entry("cn=f", "cn: f\nsn: x");
-	ck_assert_int_eq(sort_collection_add(&c, e, NULL, NULL), LUMEN_ELIMIT);
+	ck_assert_int_eq(sort_collection_add(&c, e, 200, NULL, NULL), LUMEN_ELIMIT);
 	entry_free(e);
-	sort_collection_sort(&c);
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
 	ck_assert_uint_eq(c.n, 5);
 	ck_assert_str_eq(dn_at(&c, 0), "cn=b");
 	ck_assert_str_eq(dn_at(&c, 1), "cn=a");
@@ -141,11 +147,11 @@ START_TEST(reverse_takes_the_greatest_value)
 	const char *keys[] = { "-sn:caseIgnoreOrderingMatch" };
 	struct sort_collection c;
 	ck_assert_int_eq(resolve(keys, 1), LDAP_SUCCESS);
-	sort_collection_init(&c, &spec, 10);
+	sort_collection_init(&c, &spec, 10, true);
 	add(&c, "cn=a", "cn: a\nsn: m", true);
 	add(&c, "cn=b", "cn: b\nsn: a\nsn: z", true);
 	add(&c, "cn=c", "cn: c", true);
-	sort_collection_sort(&c);
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
 	ck_assert_str_eq(dn_at(&c, 0), "cn=c");
 	ck_assert_str_eq(dn_at(&c, 1), "cn=b");
 	ck_assert_str_eq(dn_at(&c, 2), "cn=a");
@@ -161,11 +167,11 @@ START_TEST(stored_form_only_when_the_rule_normalizes_alike)
 	const char *exact[] = { "sn:caseExactOrderingMatch" };
 	struct sort_collection c;
 	ck_assert_int_eq(resolve(exact, 1), LDAP_SUCCESS);
-	sort_collection_init(&c, &spec, 10);
+	sort_collection_init(&c, &spec, 10, true);
 	add(&c, "cn=a", "cn: a\nsn: b", true);
 	add(&c, "cn=b", "cn: b\nsn: a", true);
 	add(&c, "cn=c", "cn: c\nsn: B", true);
-	sort_collection_sort(&c);
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
 	ck_assert_str_eq(dn_at(&c, 0), "cn=c");         /* "B" < "a" < "b" in case-exact order */
 	ck_assert_str_eq(dn_at(&c, 1), "cn=b");
 	ck_assert_str_eq(dn_at(&c, 2), "cn=a");
@@ -173,15 +179,15 @@ START_TEST(stored_form_only_when_the_rule_normalizes_alike)
 
 	const char *ignore[] = { "sn:caseIgnoreOrderingMatch" };
 	ck_assert_int_eq(resolve(ignore, 1), LDAP_SUCCESS);
-	sort_collection_init(&c, &spec, 10);
+	sort_collection_init(&c, &spec, 10, true);
 	add(&c, "cn=a", "cn: a\nsn: b", true);
 	add(&c, "cn=b", "cn: b\nsn: a", true);
 	add(&c, "cn=c", "cn: c\nsn: B", true);
-	sort_collection_sort(&c);
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
 	ck_assert_str_eq(dn_at(&c, 0), "cn=b");         /* "a" < "b" = "B" (arrival order) */
 	ck_assert_str_eq(dn_at(&c, 1), "cn=a");
 	ck_assert_str_eq(dn_at(&c, 2), "cn=c");
-	ck_assert_str_eq((const char *)c.items[2].keys[0].ptr, "b");
+	ck_assert_str_eq((const char *)sort_collection_at(&c, 2)->keys[0].ptr, "b");
 	sort_collection_free(&c);
 }
 END_TEST
@@ -227,6 +233,150 @@ START_TEST(vlv_window_by_value)
 }
 END_TEST
 
+/* Items ranked by their first eight bytes must still come out in the
+ * rule's order: long shared prefixes, short values, 0xff bytes, absent. */
+static void check_sorted(const char *key, const char *const *sns, size_t n,
+			 const char *const *expected)
+{
+	struct sort_collection c;
+	char dn[32], lines[96];
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 64, true);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(dn, sizeof(dn), "cn=%zu", i);
+		if (sns[i] != NULL)
+			snprintf(lines, sizeof(lines), "cn: %zu\nsn: %s", i, sns[i]);
+		else
+			snprintf(lines, sizeof(lines), "cn: %zu", i);
+		add(&c, dn, lines, true);
+	}
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(dn_at(&c, i), expected[i]);
+		ck_assert_uint_eq(sort_collection_at(&c, i)->id,
+				  100 + (uint64_t)atoi(expected[i] + 3));
+	}
+	ck_assert_uint_ge(sort_collection_bytes(&c), n * sizeof(struct sort_item));
+	sort_collection_free(&c);
+}
+
+START_TEST(ranks_agree_with_the_rule)
+{
+	const char *sns[] = { "abcdefghZ", "abcdefgh", "abc", "ab", NULL, "abcdefghA",
+			      "\xc3\xbf\xc3\xbf\xc3\xbf\xc3\xbf\xc3\xbfx", "b" };
+	const char *up[] = { "cn=3", "cn=2", "cn=1", "cn=5", "cn=0", "cn=7", "cn=6", "cn=4" };
+	check_sorted("sn:caseIgnoreOrderingMatch", sns, 8, up);
+	const char *down[] = { "cn=4", "cn=6", "cn=7", "cn=0", "cn=5", "cn=1", "cn=2", "cn=3" };
+	check_sorted("-sn:caseIgnoreOrderingMatch", sns, 8, down);
+	/* integerOrderingMatch orders numbers, not bytes: no prefix */
+	const char *numbers[] = { "10", "9", "-3", "100", NULL, "9" };
+	const char *by_value[] = { "cn=2", "cn=1", "cn=5", "cn=0", "cn=3", "cn=4" };
+	const char *key = "employeeNumber:integerOrderingMatch";
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 64, false);
+	for (size_t i = 0; i < 6; i++) {
+		char dn[32], lines[96];
+		snprintf(dn, sizeof(dn), "cn=%zu", i);
+		if (numbers[i] != NULL)
+			snprintf(lines, sizeof(lines), "cn: %zu\nemployeeNumber: %s", i, numbers[i]);
+		else
+			snprintf(lines, sizeof(lines), "cn: %zu", i);
+		add(&c, dn, lines, true);
+	}
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
+	for (size_t i = 0; i < 6; i++) {
+		ck_assert_ptr_null(sort_item_dn(&c, sort_collection_at(&c, i)).ptr);  /* IDs only */
+		ck_assert_uint_eq(sort_collection_at(&c, i)->id,
+				  100 + (uint64_t)atoi(by_value[i] + 3));
+	}
+	sort_collection_free(&c);
+}
+END_TEST
+
+/* Many items over several merge passes: ordered by key, ties (equal
+ * keys, and keys sharing their first eight bytes) in arrival order. */
+START_TEST(merge_sort_is_stable)
+{
+	const char *key = "sn:caseIgnoreOrderingMatch";
+	struct sort_collection c;
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 1000, false);
+	for (int i = 0; i < 301; i++) {
+		char dn[32], lines[96];
+		snprintf(dn, sizeof(dn), "cn=%d", i);
+		snprintf(lines, sizeof(lines), "cn: %d\nsn: sharedprefix%d", i, (i * 37) % 11);
+		add(&c, dn, lines, true);
+	}
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
+	for (size_t i = 1; i < c.n; i++) {
+		const struct sort_item *a = sort_collection_at(&c, i - 1), *b = sort_collection_at(&c, i);
+		int cmp = sort_compare_keys(&spec, a->keys, b->keys);
+		ck_assert_int_le(cmp, 0);
+		if (cmp == 0)
+			ck_assert_uint_lt(a->id, b->id);          /* arrival order */
+	}
+	ck_assert_str_eq((const char *)sort_collection_at(&c, 0)->keys[0].ptr, "sharedprefix0");
+	ck_assert_str_eq((const char *)sort_collection_at(&c, 300)->keys[0].ptr, "sharedprefix9");
+	sort_collection_free(&c);
+}
+END_TEST
+
+START_TEST(empty_collection_sorts)
+{
+	const char *key = "sn:caseIgnoreOrderingMatch";
+	struct sort_collection c;
+	size_t at = 99;
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	sort_collection_init(&c, &spec, 4, false);
+	ck_assert_int_eq(sort_collection_sort(&c), LUMEN_OK);
+	ck_assert_int_eq(sort_find_value(&c, fixture_view("a"), &at), LUMEN_OK);
+	ck_assert_uint_eq(at, 0);
+	sort_collection_free(&c);
+}
+END_TEST
+
+/* A kept context answers only its own contextID, database, identity and
+ * request fingerprint; two contexts never share a contextID. */
+START_TEST(context_binding)
+{
+	const char *key = "sn:caseIgnoreOrderingMatch";
+	int db_a, db_b;
+	struct sort_binding b = { &db_a, fixture_view("cn=reader"), 42 };
+	struct sort_context *ctx = NULL, *other = NULL;
+	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
+	ck_assert_int_eq(sort_context_create(&spec, &b, 10, false, &ctx), LUMEN_OK);
+	ck_assert_int_eq(sort_context_create(&spec, &b, 10, false, &other), LUMEN_OK);
+	struct ber_view id = { ctx->id, sizeof(ctx->id) };
+	struct ber_view other_id = { other->id, sizeof(other->id) };
+	ck_assert(sort_context_matches(ctx, id, &b));
+	ck_assert(!sort_context_matches(ctx, other_id, &b));
+	ck_assert(memcmp(ctx->id, other->id, sizeof(ctx->id)) != 0);
+	struct ber_view shorter = { ctx->id, sizeof(ctx->id) - 1 };
+	ck_assert(!sort_context_matches(ctx, shorter, &b));
+	ck_assert(!sort_context_matches(ctx, (struct ber_view){ NULL, 0 }, &b));
+	struct sort_binding changed = b;
+	changed.database = &db_b;
+	ck_assert(!sort_context_matches(ctx, id, &changed));
+	changed = b;
+	changed.fingerprint = 43;
+	ck_assert(!sort_context_matches(ctx, id, &changed));
+	changed = b;
+	changed.requester = fixture_view("cn=readers");
+	ck_assert(!sort_context_matches(ctx, id, &changed));
+	changed.requester = (struct ber_view){ NULL, 0 };
+	ck_assert(!sort_context_matches(ctx, id, &changed));
+	/* the collection is the context's own: it grows the bytes counted */
+	size_t empty = sort_context_bytes(ctx);
+	add(&ctx->coll, "cn=a", "cn: a\nsn: x", true);
+	ck_assert_int_eq(sort_collection_sort(&ctx->coll), LUMEN_OK);
+	ck_assert_uint_gt(sort_context_bytes(ctx), empty);
+	sort_context_free(ctx);
+	sort_context_free(other);
+	sort_context_free(NULL);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("search_sort");
@@ -239,6 +389,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, reverse_takes_the_greatest_value);
 	tcase_add_test(tc, vlv_window_by_offset);
 	tcase_add_test(tc, vlv_window_by_value);
+	tcase_add_test(tc, ranks_agree_with_the_rule);
+	tcase_add_test(tc, merge_sort_is_stable);
+	tcase_add_test(tc, empty_collection_sorts);
+	tcase_add_test(tc, context_binding);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -111,12 +111,6 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 void conn_begin_close(struct conn *c);
 
 /*
- * I/O thread: clear the memory wait of a connection that waits for the
- * total to fall, and let it retry (io_thread.c's retry timer).
- */
-void conn_retry_memory(struct conn *c);
-
-/*
  * The I/O thread's list of its connections (io_thread.h: changes under
  * io->lock, on that thread). conn_list_next: NULL after the last.
  */

@@ -53,7 +53,7 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
 		while (cap < c->out_len + len)
 			cap *= 2;
-		if (conn_resize_buffer(c, &c->out, &c->out_cap, cap) != LUMEN_OK)
+		if (conn_resize_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap, cap) != LUMEN_OK)
 			return LUMEN_ENOMEM;
 	}
 	memcpy(c->out + c->out_len, data, len);
@@ -198,7 +198,8 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	written -= from_queue;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
+		conn_shrink_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap,
+				   c->n_pending > 0 ? CONN_BASE_OUTPUT : 0);
 	}
 	if (written == len)
 		return LUMEN_OK;
@@ -244,7 +245,8 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	c->out_start += (size_t)w;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
+		conn_shrink_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap,
+				   c->n_pending > 0 ? CONN_BASE_OUTPUT : 0);
 	}
 	if (w > 0) {
 		c->output_since = monotonic_seconds();

@@ -78,11 +78,6 @@ void conn_begin_close(struct conn *c)
 	c->closing = true;
 }
 
-void conn_retry_memory(struct conn *c)
-{
-	(void)c;
-}
-
 void conn_list_add(struct conn **head, struct conn *c)
 {
 	(void)head, (void)c;

@@ -70,6 +70,8 @@ static struct op *read_turn(void)
 	pthread_mutex_lock(&c->lock);
 	ck_assert_int_eq(conn_fill_input_locked(c), LUMEN_OK);
 	conn_process_input_locked(c, &batch);
+	ck_assert_int_eq(conn_settle_input_locked(c), LUMEN_OK);
+	ck_assert(!c->in_borrowed);
 	pthread_mutex_unlock(&c->lock);
 	return (struct op *)batch.head;
 }
@@ -166,15 +168,16 @@ END_TEST
 
 START_TEST(ops_are_recycled_and_accounted)
 {
-	size_t idle = c->mem_held;
+	size_t idle = conn_held(c);
 	for (int round = 0; round < 3; round++) {
 		client_sends(SEARCH("01") SEARCH("02"));
 		struct op *ops = read_turn();
 		ck_assert_uint_eq(count(ops), 2);
-		ck_assert_uint_gt(c->mem_held, idle);
+		ck_assert_uint_gt(conn_held(c), idle);
 		finish(ops);
 		ck_assert_uint_eq(c->n_pending, 0);
-		ck_assert_uint_eq(c->n_free_ops, 2);    /* the same two, reused */
+		ck_assert_uint_eq(c->n_free_ops, 1);    /* idle: one kept for reuse */
+		ck_assert_uint_eq(conn_held(c), idle + sizeof(struct op) + c->free_ops->pdu_cap);
 	}
 	ck_assert_uint_eq(c->next_op_number, 6);
 }

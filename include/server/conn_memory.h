@@ -143,14 +143,16 @@ void conn_memory_change(struct conn_memory *m, enum conn_memory_kind kind,
 void conn_memory_release(struct conn_memory *m, struct conn_memory_held *held);
 
 /*
- * May a new connection whose base is base_bytes be admitted? False when
- * the base bytes of all connections would pass max_total; the caller
- * closes it. *first_refusal is set when this refusal starts a run of them
- * (log once), *refused_before to the refusals of the run that an admission
- * now ends (0 if none), so the caller logs both edges and nothing between.
+ * May a new connection whose base is base_bytes be admitted? If so its
+ * base is counted at once, in *held (racing admissions cannot both take
+ * the last room). False when the base bytes of all connections would pass
+ * max_total; the caller closes it. *first_refusal is set when this refusal
+ * starts a run of them (log once), *refused_before to the refusals so far
+ * when an admission ends a run (0 otherwise), so the caller logs both
+ * edges and nothing between.
  */
-bool conn_memory_admit(struct conn_memory *m, size_t base_bytes, bool *first_refusal,
-		       uint64_t *refused_before);
+bool conn_memory_admit(struct conn_memory *m, struct conn_memory_held *held, size_t base_bytes,
+		       bool *first_refusal, uint64_t *refused_before);
 
 /*
  * May a connection that holds `held` bytes and has n_pending operations

@@ -126,11 +126,11 @@ static void discard_new(struct conn *c)
  * must fit under conn_total_memory (what queues waits; a base cannot). The
  * log says when refusing starts and when it ends, not each refusal.
  */
-static bool memory_admits(struct conn_memory *m, int fd)
+static bool memory_admits(struct conn_memory *m, struct conn_memory_held *held, int fd)
 {
 	bool first = false;
 	uint64_t refused = 0;
-	bool admitted = conn_memory_admit(m, sizeof(struct conn), &first, &refused);
+	bool admitted = conn_memory_admit(m, held, sizeof(struct conn), &first, &refused);
 	if (first)
 		log_printf(0, "fd=%d refused: the connections' base memory would pass "
 			   "conn_total_memory (%llu bytes); refusing new connections until "
@@ -145,16 +145,19 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 		const char *listener_name, bool is_tcp, bool tls, struct conn **out)
 {
 	struct server *s = io->server;
+	struct conn_memory_held held = { { 0 } };
 	*out = NULL;
-	if (!memory_admits(&s->conn_memory, fd)) {
+	if (!memory_admits(&s->conn_memory, &held, fd)) {
 		close(fd);
 		return LUMEN_ELIMIT;
 	}
 	struct conn *c = calloc(1, sizeof(*c));
 	if (c == NULL) {
+		conn_memory_release(&s->conn_memory, &held);
 		close(fd);
 		return LUMEN_ENOMEM;
 	}
+	c->mem_held = held;
 	pthread_mutex_init(&c->lock, NULL);
 	c->refs = 1;
 	c->fd = fd;
@@ -175,7 +178,6 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 			log_printf(LOG_LEVEL_CONNS, "fd=%d TCP_NODELAY not set: %s", fd,
 				   strerror(errno));
 	}
-	conn_account(c, CONN_MEM_BASE, 0, sizeof(*c));
 	c->mem_waiter.wake = on_memory_room;
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);

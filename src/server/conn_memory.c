@@ -124,19 +124,33 @@ void conn_memory_release(struct conn_memory *m, struct conn_memory_held *held)
 		after_release(m);
 }
 
-bool conn_memory_admit(struct conn_memory *m, size_t base_bytes, bool *first_refusal,
-		       uint64_t *refused_before)
+/* Take base_bytes of the total's room for bases; false if it is not there. */
+static bool reserve_base(struct conn_memory *m, size_t base_bytes)
+{
+	uint64_t base = atomic_load_explicit(&m->kind[CONN_MEM_BASE], memory_order_relaxed);
+	do {
+		if (m->max_total > 0 && base + base_bytes > m->max_total)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&m->kind[CONN_MEM_BASE], &base,
+							base + base_bytes, memory_order_relaxed,
+							memory_order_relaxed));
+	return true;
+}
+
+bool conn_memory_admit(struct conn_memory *m, struct conn_memory_held *held, size_t base_bytes,
+		       bool *first_refusal, uint64_t *refused_before)
 {
 	*first_refusal = false;
 	*refused_before = 0;
-	bool fits = m->max_total == 0 ||
-		    atomic_load_explicit(&m->kind[CONN_MEM_BASE], memory_order_relaxed) +
-				    base_bytes <= m->max_total;
-	if (!fits) {
+	if (!reserve_base(m, base_bytes)) {
 		atomic_fetch_add_explicit(&m->refused, 1, memory_order_relaxed);
 		*first_refusal = !atomic_exchange(&m->refusing, true);
 		return false;
 	}
+	held->bytes[CONN_MEM_BASE] += base_bytes;
+	uint64_t now = atomic_fetch_add_explicit(&m->total, base_bytes, memory_order_relaxed) +
+		       base_bytes;
+	raise_peak(m, now);
 	/* Only the admission that ends a run reads the counter. */
 	if (atomic_load_explicit(&m->refusing, memory_order_relaxed) &&
 	    atomic_exchange(&m->refusing, false))

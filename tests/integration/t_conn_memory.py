@@ -17,7 +17,16 @@ output waiting pauses, so the total (/metrics and cn=Monitor) stays under
 the bound plus each connection's base buffers and one search flush,
 lumend idles while they wait (a paused search is not requeued before its
 client has read), and the normal client keeps getting answers within a
-second."""
+second.
+
+Idle: 400 connections (some answered once, some holding half a request)
+under a 2M total: 17.5 KB of buffers each was 7 MB; an idle connection now
+holds its object only, so the total holds and every one is still served.
+Refused: under a total of a few connection objects, further connections
+are closed at once, the log says so once and says when accepting resumes.
+Woken: connections waiting for room in the total are not polled (the wait
+count stands still while they wait) and one resumes as soon as memory is
+released (cn=Memory Waiting falls to 0, a wake-up is counted)."""
 import os
 import re
 import select
@@ -312,9 +321,229 @@ def crowd():
         srv.stop(R)
 
 
+def metrics(mport):
+    with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^(lumen_connection_memory\w*) (\d+)$", text, re.M)}
+
+
+def monitor_memory(port):
+    """cn=Memory* under cn=Connections,cn=Monitor: {"Memory Base": n, ...}."""
+    import ldap
+    mon = ldap.initialize(f"ldap://127.0.0.1:{port}")
+    mon.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+    rs = mon.search_s("cn=Connections,cn=Monitor", ldap.SCOPE_ONELEVEL,
+                      "(cn=Memory*)", ["cn", "monitorCounter"])
+    mon.unbind_s()
+    return {e[1]["cn"][0].decode(): int(e[1]["monitorCounter"][0]) for e in rs}
+
+
+IDLE_N, IDLE_TOTAL = 400, 2 << 20
+
+
+def idle():
+    mport = free_port()
+    srv = Lumend(f"conn_total_memory {IDLE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n")
+    try:
+        wait_port(mport)
+        socks = []
+        for i in range(IDLE_N):
+            s = srv.connect(timeout=10)
+            if i % 3 == 1:          # answered once, then idle
+                s.sendall(search(1, attrs=("1.1",)))
+                r, _ = read_responses(s, 2, timeout=10)
+                if len(r) != 2:
+                    R.check(f"idle: connection {i} answered", False, r)
+            elif i % 3 == 2:        # half a request, never finished
+                s.sendall(search(1)[:5])
+            socks.append(s)
+        time.sleep(0.5)
+        f = metrics(mport)
+        mon = monitor_memory(srv.port)
+        total = f.get("lumen_connection_memory_bytes")
+        print(f"  info {IDLE_N} idle connections: total {total} "
+              f"(base {f.get('lumen_connection_memory_base_bytes')}, "
+              f"queued {f.get('lumen_connection_memory_queued_bytes')}, "
+              f"output {f.get('lumen_connection_memory_output_bytes')}) under {IDLE_TOTAL}; "
+              f"{total / IDLE_N:.0f} bytes each")
+        R.check("idle: the total stays under conn_total_memory", total is not None
+                and total <= IDLE_TOTAL, (total, IDLE_TOTAL))
+        R.check("idle: an idle connection holds under 2 KiB", total / IDLE_N < 2048,
+                total / IDLE_N)
+        R.check("idle: /metrics splits the total into base, queued and output",
+                all(k in f for k in ("lumen_connection_memory_base_bytes",
+                                     "lumen_connection_memory_queued_bytes",
+                                     "lumen_connection_memory_output_bytes"))
+                and f["lumen_connection_memory_base_bytes"] > 0
+                and f["lumen_connection_memory_base_bytes"]
+                + f["lumen_connection_memory_queued_bytes"]
+                + f["lumen_connection_memory_output_bytes"] == total, f)
+        R.check("idle: cn=Monitor publishes the kinds",
+                all(k in mon for k in ("Memory Base", "Memory Queued", "Memory Output",
+                                       "Memory Waiting", "Memory Wakeups", "Memory Refused"))
+                and mon["Memory Base"] > 0, mon)
+        # Half a request is kept, only its bytes: each such connection
+        # holds one small buffer, not a full one.
+        halves = len([i for i in range(IDLE_N) if i % 3 == 2])
+        R.check("idle: half-sent requests hold small buffers",
+                f.get("lumen_connection_memory_queued_bytes", 1 << 40) <= halves * 1024 + IDLE_N * 600,
+                f.get("lumen_connection_memory_queued_bytes"))
+        # Every connection is still served (the halves finish their request).
+        served = 0
+        for i, s in enumerate(socks):
+            s.sendall(search(1)[5:] if i % 3 == 2 else search(2, attrs=("1.1",)))
+            r, _ = read_responses(s, 2, timeout=10)
+            served += len(r) == 2 and r[-1].code == 0
+        R.check("idle: every idle connection is served", served == IDLE_N,
+                f"{served}/{IDLE_N}")
+        for s in socks:
+            s.close()
+    finally:
+        srv.stop(R)
+
+
+REFUSE_TOTAL = 24 * 1024
+
+
+def refuse():
+    """A total that holds a few dozen connection objects: the rest are closed
+    at once, and the log says so once."""
+    mport = free_port()
+    srv = Lumend(f"conn_total_memory {REFUSE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n")
+    try:
+        wait_port(mport)
+        socks, admitted, refused = [], [], 0
+        for _ in range(120):
+            socks.append(srv.connect(timeout=10))
+        for s in socks:
+            try:
+                s.sendall(search(1, attrs=("1.1",)))
+                r, closed = read_responses(s, 2, timeout=5)
+            except OSError:
+                r, closed = [], True
+            if len(r) == 2 and r[-1].code == 0:
+                admitted.append(s)
+            else:
+                refused += 1
+                s.close()
+        f = metrics(mport)
+        print(f"  info total {REFUSE_TOTAL}: {len(admitted)} admitted, {refused} refused; "
+              f"base {f.get('lumen_connection_memory_base_bytes')}, "
+              f"refused_total {f.get('lumen_connection_memory_refused_total')}")
+        R.check("refuse: some connections are admitted, the rest refused",
+                len(admitted) >= 10 and refused > 0, (len(admitted), refused))
+        R.check("refuse: the bases stay under conn_total_memory",
+                f.get("lumen_connection_memory_base_bytes", 1 << 40) <= REFUSE_TOTAL, f)
+        R.check("refuse: the refusals are counted",
+                f.get("lumen_connection_memory_refused_total", 0) >= refused, f)
+        R.check("refuse: the log says so",
+                srv.log_has("refusing new connections until some close"), srv.log_text()[-800:])
+        R.check("refuse: ... once, not per connection",
+                srv.log_text().count("refusing new connections") == 1,
+                srv.log_text().count("refusing new connections"))
+        for s in admitted[:10]:
+            s.close()
+        time.sleep(0.3)
+        s = srv.connect()
+        s.sendall(search(1, attrs=("1.1",)))
+        r, _ = read_responses(s, 2, timeout=5)
+        R.check("refuse: once some close, a new connection is served",
+                len(r) == 2 and r[-1].code == 0, r)
+        R.check("refuse: the log says accepting resumed",
+                srv.log_has("accepting connections again"), srv.log_text()[-800:])
+        s.close()
+        for s in admitted[10:]:
+            s.close()
+    finally:
+        srv.stop(R)
+
+
+WAKE_CROWD, WAKE_TOTAL = 100, 4 << 20
+
+
+def waiting_count(mport):
+    return metrics(mport).get("lumen_connection_memory_waiting", -1)
+
+
+def wake():
+    mport = free_port()
+    ldif = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"conn-memory-w{os.getpid()}.ldif")
+    write_people_ldif(ldif, CROWD_ENTRIES)
+    try:
+        # inline-reads off: every search runs on a worker, so the first
+        # search of the waiter pauses on its unread output (over the total)
+        # and stays outstanding while its second request waits.
+        srv = Lumend(f"threads 2\nconn_max_memory {PER_CONN}\nconn_total_memory {WAKE_TOTAL}\n"
+                     f"metrics-listen 127.0.0.1:{mport}\nsizelimit unlimited\n"
+                     "inline-reads off\n",
+                     db_config="index uid eq", preload=ldif)
+    finally:
+        os.unlink(ldif)
+
+    def nonreader(pipeline):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", srv.port))
+        s.sendall(b"".join(search(i + 1, base="dc=example,dc=com", scope=2, attrs=("*",))
+                           for i in range(pipeline)))
+        return s
+    try:
+        wait_port(mport)
+        crowd_socks = [nonreader(CROWD_PIPELINE) for _ in range(WAKE_CROWD)]
+        time.sleep(1.5)
+        f0 = metrics(mport)
+        R.check("wake: the crowd holds the total over its bound",
+                f0["lumen_connection_memory_bytes"] > WAKE_TOTAL, f0)
+        # One more: its first search pauses on output, its second request
+        # waits for room in the total.
+        a = nonreader(2)
+        deadline = time.time() + 5
+        while time.time() < deadline and waiting_count(mport) <= f0.get(
+                "lumen_connection_memory_waiting", 0):
+            time.sleep(0.05)
+        f1 = metrics(mport)
+        time.sleep(2.0)
+        f2 = metrics(mport)
+        polled = f2["lumen_connection_memory_waits_total"] - f1["lumen_connection_memory_waits_total"]
+        print(f"  info waiting {f1.get('lumen_connection_memory_waiting')}; waits in 2 s of "
+              f"waiting: {polled}")
+        R.check("wake: a connection waits for room in the total",
+                f1.get("lumen_connection_memory_waiting", 0) >= 1, f1)
+        R.check("wake: waiting connections are not polled (waits stand still)",
+                polled <= 2, polled)
+        t0 = time.monotonic()
+        for s in crowd_socks:
+            s.close()
+        while time.monotonic() - t0 < 5 and waiting_count(mport) != 0:
+            time.sleep(0.01)
+        woke_after = time.monotonic() - t0
+        f3 = metrics(mport)
+        print(f"  info released: nobody waiting after {woke_after * 1000:.0f} ms; "
+              f"wakeups {f3.get('lumen_connection_memory_wakeups_total')}")
+        R.check("wake: released memory wakes the waiter",
+                f3.get("lumen_connection_memory_waiting") == 0
+                and f3.get("lumen_connection_memory_wakeups_total", 0)
+                > f1.get("lumen_connection_memory_wakeups_total", 0), f3)
+        # It reads now: both searches are answered in full.
+        a.setblocking(True)
+        r, _ = read_responses(a, None, timeout=10)
+        dones = [x for x in r if x.op == 0x65]
+        R.check("wake: the waiter gets both its answers",
+                len(dones) == 2 and all(x.code == 0 for x in dones),
+                (len(r), [x.code for x in dones]))
+        a.close()
+        R.check("wake: lumend is up", srv.alive())
+    finally:
+        srv.stop(R)
+
+
 def main():
     flood()
     crowd()
+    idle()
+    refuse()
+    wake()
     R.finish()
 
 

@@ -202,31 +202,37 @@ START_TEST(admission_counts_bases)
 	bool first;
 	uint64_t ended;
 	conn_memory_init(&m, 1000, 5000, 2000);
-	struct conn_memory_held a = { { 0 } }, b = { { 0 } };
+	struct conn_memory_held a = { { 0 } }, b = { { 0 } }, c = { { 0 } }, d = { { 0 } };
 	conn_memory_change(&m, CONN_MEM_QUEUED, &b, 0, 50000);    /* over, but queued */
-	ck_assert(conn_memory_admit(&m, 1000, &first, &ended));
-	conn_memory_change(&m, CONN_MEM_BASE, &a, 0, 1000);
-	ck_assert(conn_memory_admit(&m, 1000, &first, &ended));
-	conn_memory_change(&m, CONN_MEM_BASE, &a, 1000, 2000);
-	ck_assert(!conn_memory_admit(&m, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &a, 1000, &first, &ended));
+	ck_assert_uint_eq(a.bytes[CONN_MEM_BASE], 1000);
+	ck_assert(conn_memory_admit(&m, &c, 1000, &first, &ended));
+	ck_assert(!conn_memory_admit(&m, &d, 1000, &first, &ended));
 	ck_assert(first);
-	ck_assert(!conn_memory_admit(&m, 1000, &first, &ended));
+	ck_assert(!conn_memory_admit(&m, &d, 1000, &first, &ended));
 	ck_assert(!first);
 	ck_assert_uint_eq(ended, 0);
-	conn_memory_change(&m, CONN_MEM_BASE, &a, 2000, 1000);
-	ck_assert(conn_memory_admit(&m, 1000, &first, &ended));
+	ck_assert_uint_eq(HELD(d), 0);
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.base, 2000);
+	ck_assert_uint_eq(f.total, 52000);
+	conn_memory_release(&m, &c);                          /* one closes */
+	ck_assert(conn_memory_admit(&m, &d, 1000, &first, &ended));
 	ck_assert_uint_eq(ended, 2);
-	ck_assert(conn_memory_admit(&m, 1000, &first, &ended));
+	conn_memory_release(&m, &d);
+	ck_assert(conn_memory_admit(&m, &d, 1000, &first, &ended));
 	ck_assert_uint_eq(ended, 0);
 	conn_memory_figures(&m, &f);
 	ck_assert_uint_eq(f.refused, 2);
 	conn_memory_release(&m, &a);
 	conn_memory_release(&m, &b);
+	conn_memory_release(&m, &d);
 	conn_memory_destroy(&m);
 	conn_memory_init(&m, 1000, 5000, 0);                    /* no bound */
 	conn_memory_change(&m, CONN_MEM_BASE, &a, 0, (size_t)1 << 40);
-	ck_assert(conn_memory_admit(&m, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &c, 1000, &first, &ended));
 	conn_memory_release(&m, &a);
+	conn_memory_release(&m, &c);
 	conn_memory_destroy(&m);
 }
 END_TEST

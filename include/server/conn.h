@@ -21,9 +21,11 @@
  * CONN_MAX_UNSENT bytes of unsent output, or no memory room for its next
  * request (conn_memory.h: every buffer the connection owns is counted in
  * mem_held and in the server's total; mem_wait is cleared when one of its
- * operations ends or, when the total was the reason, by the I/O thread's
- * retry). Buffers return to their base size once empty after a large
- * request or response: an idle connection holds ~17 KB whatever it did.
+ * operations ends or, when the total was the reason, when released memory
+ * wakes it off the total's wait list). Input is read into the I/O
+ * thread's scratch buffer and only what is left over is kept; the output
+ * buffer goes once empty with nothing outstanding: an idle connection
+ * holds its object and one recycled op, whatever it did.
  * No worker ever waits on a client: a search that finds CONN_MAX_UNSENT
  * bytes unsent pauses (its read snapshot released) and is parked on the
  * connection (conn_park_op); when the output falls below

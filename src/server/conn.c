@@ -426,6 +426,8 @@ void conn_memory_woken_locked(struct conn *c)
 		return;
 	conn_memory_claim(conn_memory_of(c), &c->mem_waiter);
 	c->mem_wait = false;
+	/* mem_listed stays: it may have been listed again since the wake-up
+	 * (only the list's lock knows); the next unwait settles it. */
 }
 
 uint64_t conn_number(const struct conn *c)

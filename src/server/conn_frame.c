@@ -44,8 +44,14 @@ static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
 static bool memory_room(struct conn *c, size_t more)
 {
 	struct conn_memory *m = conn_memory_of(c);
-	if (conn_memory_room(m, conn_held(c), more, c->bound, c->n_pending))
+	if (conn_memory_room(m, conn_held(c), more, c->bound, c->n_pending)) {
+		/* Room came another way (an op of its own ended): leave the
+		 * list, or a stale entry would hold up those behind it. */
+		if (c->mem_listed)
+			conn_memory_unwait(m, &c->mem_waiter);
+		c->mem_listed = false;
 		return true;
+	}
 	if (conn_memory_room_in_conn(m, conn_held(c), more, c->bound)) {
 		if (!conn_memory_wait(m, &c->mem_waiter, more))
 			return true;              /* memory was released meanwhile */

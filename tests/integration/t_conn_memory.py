@@ -293,10 +293,10 @@ def crowd():
         R.check("crowd: the peak stays under conn_total_memory + the per-connection slack",
                 peak is not None and peak <= bound, (peak, bound))
         R.check("crowd: cn=Monitor's total stays under it too", mon <= bound, (mon, bound))
-        # The I/O threads still retry the waiting connections every 50 ms
-        # (io_thread.c): 0.15-0.5 s of CPU in 3 s here (the machine's load
-        # decides), ten times that under AddressSanitizer, where a loop
-        # would no longer stand out; the loop took 1.2 s on a loaded
+        # Waiting connections are woken by released memory, not polled
+        # (they were, every 50 ms: 0.15-0.5 s of CPU in 3 s here); the
+        # bound leaves room for a loaded machine. Under AddressSanitizer a
+        # loop would no longer stand out; the loop took 1.2 s on a loaded
         # machine (two workers, each on a part of a core).
         if sanitized(srv.proc.pid):
             print(f"  info idle CPU not checked under AddressSanitizer ({idle_cpu:.2f} s)")

@@ -24,9 +24,10 @@ under a 2M total: 17.5 KB of buffers each was 7 MB; an idle connection now
 holds its object only, so the total holds and every one is still served.
 Refused: under a total of a few connection objects, further connections
 are closed at once, the log says so once and says when accepting resumes.
-Woken: connections waiting for room in the total are not polled (the wait
-count stands still while they wait) and one resumes as soon as memory is
-released (cn=Memory Waiting falls to 0, a wake-up is counted)."""
+Woken: a connection whose request waits for room in the total (its
+persistent search outstanding) is not polled (the wait count stands
+still) and is answered as soon as connections close and release memory
+(a wake-up is counted, nobody is left waiting)."""
 import os
 import re
 import select
@@ -37,7 +38,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lumen_harness import (wait_port, Lumend, Results, free_port, integer, message, octets,  # noqa: E402
-                           read_responses, search, tlv, write_people_ldif)
+                           read_responses, search, tlv, write_people_ldif, bind_simple)
 
 R = Results("conn_memory")
 TOTAL = 8 << 20
@@ -459,84 +460,88 @@ def refuse():
         srv.stop(R)
 
 
-WAKE_CROWD, WAKE_TOTAL = 100, 4 << 20
+WAKE_TOTAL = 48 * 1024
 
 
 def waiting_count(mport):
     return metrics(mport).get("lumen_connection_memory_waiting", -1)
+SYNC_OID = "1.3.6.1.4.1.4203.1.9.1.1"
+
+
+def sync_persist(msgid):
+    """A refreshAndPersist search (critical Sync Request control): it stays
+    outstanding, waiting for changes, as long as the connection lives."""
+    body = (octets("dc=example,dc=com") + integer(2, 0x0A) + integer(0, 0x0A) + integer(0)
+            + integer(0) + tlv(0x01, b"\x00") + octets("objectClass", 0x87)
+            + tlv(0x30, octets("1.1")))
+    value = tlv(0x30, integer(3, 0x0A))
+    control = tlv(0x30, octets(SYNC_OID) + tlv(0x01, b"\xff") + octets(value))
+    return message(msgid, tlv(0x63, body), tlv(0xA0, control))
 
 
 def wake():
+    """A connection with an operation outstanding (a persistent search)
+    whose next request does not fit under the total waits, unread; it is
+    not polled meanwhile, and resumes as soon as connections close."""
     mport = free_port()
     ldif = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"conn-memory-w{os.getpid()}.ldif")
-    write_people_ldif(ldif, CROWD_ENTRIES)
+    write_people_ldif(ldif, 10)
     try:
-        # inline-reads off: every search runs on a worker, so the first
-        # search of the waiter pauses on its unread output (over the total)
-        # and stays outstanding while its second request waits.
-        srv = Lumend(f"threads 2\nconn_max_memory {PER_CONN}\nconn_total_memory {WAKE_TOTAL}\n"
-                     f"metrics-listen 127.0.0.1:{mport}\nsizelimit unlimited\n"
-                     "inline-reads off\n",
-                     db_config="index uid eq", preload=ldif)
+        srv = Lumend(f"conn_total_memory {WAKE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n",
+                     db_config="overlay syncprov", preload=ldif)
     finally:
         os.unlink(ldif)
-
-    def nonreader(pipeline):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.connect(("127.0.0.1", srv.port))
-        s.sendall(b"".join(search(i + 1, base="dc=example,dc=com", scope=2, attrs=("*",))
-                           for i in range(pipeline)))
-        return s
     try:
         wait_port(mport)
-        crowd_socks = [nonreader(CROWD_PIPELINE) for _ in range(WAKE_CROWD)]
-        time.sleep(1.5)
+        a = srv.connect()
+        a.sendall(bind_simple(1, "cn=admin,dc=example,dc=com", "secret") + sync_persist(2))
+        r, _ = read_responses(a, None, timeout=2)
+        R.check("wake: the persistent search is refreshed and stays",
+                any(x.op == 0x79 for x in r) and not any(x.op == 0x65 for x in r),
+                [hex(x.op) for x in r])
+        # Fill the total with connection objects (the rest are refused).
+        fillers = [srv.connect() for _ in range(100)]
+        time.sleep(0.5)
         f0 = metrics(mport)
-        R.check("wake: the crowd holds the total over its bound",
-                f0["lumen_connection_memory_bytes"] > WAKE_TOTAL, f0)
-        # One more: its first search pauses on output, its second request
-        # waits for room in the total.
-        a = nonreader(2)
+        a.sendall(search(3, attrs=("1.1",)))
         deadline = time.time() + 5
-        while time.time() < deadline and waiting_count(mport) <= f0.get(
-                "lumen_connection_memory_waiting", 0):
-            time.sleep(0.05)
+        while time.time() < deadline and waiting_count(mport) < 1:
+            time.sleep(0.02)
         f1 = metrics(mport)
         time.sleep(2.0)
         f2 = metrics(mport)
-        polled = f2["lumen_connection_memory_waits_total"] - f1["lumen_connection_memory_waits_total"]
-        print(f"  info waiting {f1.get('lumen_connection_memory_waiting')}; waits in 2 s of "
-              f"waiting: {polled}")
-        R.check("wake: a connection waits for room in the total",
-                f1.get("lumen_connection_memory_waiting", 0) >= 1, f1)
-        R.check("wake: waiting connections are not polled (waits stand still)",
-                polled <= 2, polled)
+        polled = (f2["lumen_connection_memory_waits_total"]
+                  - f1["lumen_connection_memory_waits_total"])
+        print(f"  info total {f1['lumen_connection_memory_bytes']} of {WAKE_TOTAL} "
+              f"(base {f0.get('lumen_connection_memory_base_bytes')}); waiting "
+              f"{f1.get('lumen_connection_memory_waiting')}; waits in 2 s: {polled}")
+        R.check("wake: the request waits for room in the total",
+                f1.get("lumen_connection_memory_waiting") == 1, f1)
+        R.check("wake: ... unanswered meanwhile",
+                not read_responses(a, 1, timeout=0.2)[0])
+        R.check("wake: the waiter is not polled (waits stand still for 2 s)",
+                polled == 0, polled)
         t0 = time.monotonic()
-        for s in crowd_socks:
+        for s in fillers[:8]:
             s.close()
-        while time.monotonic() - t0 < 5 and waiting_count(mport) != 0:
-            time.sleep(0.01)
-        woke_after = time.monotonic() - t0
+        r, _ = read_responses(a, 2, timeout=5)
+        took = time.monotonic() - t0
         f3 = metrics(mport)
-        print(f"  info released: nobody waiting after {woke_after * 1000:.0f} ms; "
+        print(f"  info answered {took * 1000:.0f} ms after 8 connections closed; "
               f"wakeups {f3.get('lumen_connection_memory_wakeups_total')}")
-        R.check("wake: released memory wakes the waiter",
-                f3.get("lumen_connection_memory_waiting") == 0
-                and f3.get("lumen_connection_memory_wakeups_total", 0)
-                > f1.get("lumen_connection_memory_wakeups_total", 0), f3)
-        # It reads now: both searches are answered in full.
-        a.setblocking(True)
-        r, _ = read_responses(a, None, timeout=10)
-        dones = [x for x in r if x.op == 0x65]
-        R.check("wake: the waiter gets both its answers",
-                len(dones) == 2 and all(x.code == 0 for x in dones),
-                (len(r), [x.code for x in dones]))
+        R.check("wake: closing connections wakes it: answered",
+                len(r) == 2 and r[-1].op == 0x65 and r[-1].code == 0,
+                [(hex(x.op), x.code) for x in r])
+        R.check("wake: ... by a wake-up, nobody left waiting",
+                f3.get("lumen_connection_memory_wakeups_total", 0) >= 1
+                and f3.get("lumen_connection_memory_waiting") == 0, f3)
+        R.check("wake: ... promptly (within 1 s on a loaded machine)", took < 1.0, took)
         a.close()
+        for s in fillers[8:]:
+            s.close()
         R.check("wake: lumend is up", srv.alive())
     finally:
         srv.stop(R)
-
 
 def main():
     flood()

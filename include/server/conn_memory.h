@@ -203,6 +203,17 @@ bool conn_memory_output_full(const struct conn_memory *m, size_t unsent, size_t 
  */
 bool conn_memory_may_resume(const struct conn_memory *m, size_t unsent, size_t resume_mark);
 
+/*
+ * The capacity an output queue of `cap` bytes grows to for `need` bytes
+ * (first: the size of a queue's first buffer): doubling, unless the
+ * capacity beyond `need` would take the total over max_total; then `need`
+ * rounded up to 4 KiB. Slack in the buffers of hundreds of non-reading
+ * clients is what took the total past its bound (282 MiB under 256 MiB,
+ * all of it output buffers up to twice their contents).
+ */
+size_t conn_memory_output_capacity(const struct conn_memory *m, size_t cap, size_t need,
+				   size_t first);
+
 void conn_memory_count_wait(struct conn_memory *m);
 
 void conn_memory_figures(const struct conn_memory *m, struct conn_memory_figures *out);

@@ -245,6 +245,24 @@ bool conn_memory_may_resume(const struct conn_memory *m, size_t unsent, size_t r
 	return unsent == 0 || !conn_memory_over_total(m);
 }
 
+/* Step an output buffer grows by near the total's bound. */
+#define OUTPUT_STEP 4096u
+
+size_t conn_memory_output_capacity(const struct conn_memory *m, size_t cap, size_t need,
+				   size_t first)
+{
+	size_t grown = cap ? cap : first;
+	while (grown < need)
+		grown *= 2;
+	if (m->max_total == 0 || grown == need)
+		return grown;
+	uint64_t total = atomic_load_explicit(&m->total, memory_order_relaxed);
+	if (total + (grown - cap) <= m->max_total)
+		return grown;
+	size_t exact = (need + OUTPUT_STEP - 1) / OUTPUT_STEP * OUTPUT_STEP;
+	return exact < grown ? exact : grown;
+}
+
 void conn_memory_count_wait(struct conn_memory *m)
 {
 	atomic_fetch_add_explicit(&m->waits, 1, memory_order_relaxed);

@@ -50,9 +50,8 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		c->out_start = 0;
 	}
 	if (c->out_len + len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
-		while (cap < c->out_len + len)
-			cap *= 2;
+		size_t cap = conn_memory_output_capacity(conn_memory_of(c), c->out_cap,
+							 c->out_len + len, CONN_BASE_OUTPUT);
 		if (conn_resize_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap, cap) != LUMEN_OK)
 			return LUMEN_ENOMEM;
 	}

@@ -381,6 +381,32 @@ START_TEST(no_lost_wakeup)
 }
 END_TEST
 
+/* Output buffers double, but near the total's bound they grow to what
+ * they hold (4 KiB steps): their slack would count against everyone. */
+START_TEST(output_capacity_near_the_bound)
+{
+	struct conn_memory m;
+	conn_memory_init(&m, 1 << 20, 1 << 20, 1000000);
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 0, 100, 16384), 16384);
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 16384, 20000, 16384), 32768);
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 16384, 70000, 16384), 131072);
+	struct conn_memory_held held = { { 0 } };
+	conn_memory_change(&m, CONN_MEM_OUTPUT, &held, 0, 900000);
+	/* doubling 65536 to 131072 would pass 1000000: 70000 in 4 KiB steps */
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 65536, 70000, 16384), 73728);
+	/* the exact size is never more than doubling would give */
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 65536, 131072, 16384), 131072);
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 0, 10, 16384), 4096);
+	conn_memory_release(&m, &held);
+	conn_memory_destroy(&m);
+	conn_memory_init(&m, 1 << 20, 1 << 20, 0);         /* no bound: doubling */
+	conn_memory_change(&m, CONN_MEM_OUTPUT, &held, 0, (size_t)1 << 40);
+	ck_assert_uint_eq(conn_memory_output_capacity(&m, 65536, 70000, 16384), 131072);
+	conn_memory_release(&m, &held);
+	conn_memory_destroy(&m);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("conn_memory");
@@ -396,6 +422,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, release_wakes_in_order);
 	tcase_add_test(tc, wait_and_unwait);
 	tcase_add_test(tc, no_lost_wakeup);
+	tcase_add_test(tc, output_capacity_near_the_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -391,7 +391,7 @@ START_TEST(output_capacity_near_the_bound)
 	ck_assert_uint_eq(conn_memory_output_capacity(&m, 16384, 20000, 16384), 32768);
 	ck_assert_uint_eq(conn_memory_output_capacity(&m, 16384, 70000, 16384), 131072);
 	struct conn_memory_held held = { { 0 } };
-	conn_memory_change(&m, CONN_MEM_OUTPUT, &held, 0, 900000);
+	conn_memory_change(&m, CONN_MEM_OUTPUT, &held, 0, 990000);
 	/* doubling 65536 to 131072 would pass 1000000: 70000 in 4 KiB steps */
 	ck_assert_uint_eq(conn_memory_output_capacity(&m, 65536, 70000, 16384), 73728);
 	/* the exact size is never more than doubling would give */

@@ -205,6 +205,14 @@ bool conn_op_canceled(struct conn *c, const struct op *op);
 bool conn_output_full(struct conn *c);
 
 /*
+ * Are the connections over conn_total_memory (no lock taken)? A search
+ * then sends its entries 8 KiB at a time instead of 64 KiB, so that what
+ * it queues for a client that does not read, before it pauses, is not a
+ * whole flush per connection.
+ */
+bool conn_memory_pressed(const struct conn *c);
+
+/*
  * A worker is done with op for now (a search paused, op->resume holds
  * where): park it on the connection until the unsent output falls below
  * CONN_RESUME_UNSENT, then it is queued again. An op abandoned meanwhile,

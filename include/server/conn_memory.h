@@ -48,8 +48,10 @@
  * read; the search then goes on (conn_memory_may_resume) once its client
  * has read all of it. Without the second rule a few hundred clients that
  * never read would each hold CONN_MAX_UNSENT (and twice that in buffer
- * capacity) whatever the total. So over the bound each connection holds
- * its base, its requests and at most one search flush of output.
+ * capacity) whatever the total. Over the bound a search also flushes 8 KiB
+ * at a time (op_search.c) and output buffers grow to what they hold
+ * (conn_memory_output_capacity), so each connection holds its base, its
+ * requests and about one such flush of output.
  *
  * Caveats:
  *  - Output counts here too, so it also holds back new requests of that

@@ -328,6 +328,11 @@ bool conn_may_resume_locked(const struct conn *c)
 	return conn_memory_may_resume(conn_memory_of(c), conn_unsent(c), CONN_RESUME_UNSENT);
 }
 
+bool conn_memory_pressed(const struct conn *c)
+{
+	return conn_memory_over_total(conn_memory_of(c));
+}
+
 bool conn_output_full(struct conn *c)
 {
 	pthread_mutex_lock(&c->lock);

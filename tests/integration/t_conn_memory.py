@@ -205,12 +205,13 @@ def flood():
 
 
 CROWD, CROWD_TOTAL, CROWD_PIPELINE, CROWD_ENTRIES = 250, 16 << 20, 4, 1000
-# Per connection beyond the bound: its base buffers, connection and op
-# objects (~17 KiB idle) and the output of the search's flush that crossed
-# it (64 KiB of entries and the one that passed the mark, in an output
-# buffer that grows by doubling: up to 128 KiB). Measured: 70-90 KiB.
-# Unbounded, each non-reader held ~2 MiB (530 MB for this crowd).
-CROWD_SLACK = 160 * 1024
+# Per connection beyond the bound: its connection and op objects and what
+# the search that crossed it queued before pausing. Over the bound a
+# search flushes every 8 KiB instead of 64 KiB and an output buffer grows
+# to what it holds instead of doubling: measured ~12 KiB each (17-19 MB in
+# all); with 64 KiB flushes into doubling buffers it was 70-130 KiB
+# (33-48 MB). Unbounded, each non-reader held ~2 MiB (530 MB for this crowd).
+CROWD_SLACK = 48 * 1024
 
 
 def cpu_seconds(pid):

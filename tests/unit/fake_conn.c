@@ -128,6 +128,12 @@ bool conn_output_full(struct conn *c)
 	return c->output_full;
 }
 
+bool conn_memory_pressed(const struct conn *c)
+{
+	(void)c;
+	return false;
+}
+
 void conn_park_op(struct conn *c, struct op *op, bool wait)
 {
 	op->waiting = wait;

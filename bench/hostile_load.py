@@ -397,7 +397,9 @@ def monitor(url):
         l.set_option(ldap.OPT_NETWORK_TIMEOUT, 5)
         l.set_option(ldap.OPT_TIMEOUT, 5)
         l.simple_bind_s(ROOTDN, ROOTPW)
-        for cn in ("Total", "Current", "Memory", "Memory Peak", "Memory Limit", "Memory Waits"):
+        for cn in ("Total", "Current", "Memory", "Memory Base", "Memory Queued", "Memory Output",
+                   "Memory Peak", "Memory Limit", "Memory Waits", "Memory Waiting",
+                   "Memory Wakeups", "Memory Refused"):
             try:
                 r = l.search_s(f"cn={cn},cn=Connections,cn=Monitor", ldap.SCOPE_BASE,
                                "(objectClass=*)", ["monitorCounter"])
@@ -639,11 +641,13 @@ def main():
         time.sleep(2)
         fig["fds_B0"] = fd_count(pid)
         fig["mon_B0"] = monitor(srv.url)
+        fig["mon_B0_t"] = time.monotonic()
         fig["mem_B0"] = proc_status(pid)
         fig["crowd_B0"] = crowd.snapshot()
         fig["B"] = lumenbench(build, srv.url, args, pid, "phase B (hostile)")
         fig["fds_B"] = fd_count(pid)
         fig["mon_B"] = monitor(srv.url)
+        fig["mon_B_t"] = time.monotonic()
         fig["mem_B"] = proc_status(pid)
         fig["crowd_B"] = crowd.snapshot()
         # Hold on until the slowest first_pdu_timeout could have fired.
@@ -754,11 +758,20 @@ def render(args, srv, fig, n_idle):
     L.append(f"| VmRSS (MiB) | {fmt(mib(mA.get('VmRSS')))} | {fmt(mib(mB0.get('VmRSS')))} before bench, "
              f"{fmt(mib(mB.get('VmRSS')))} after, peak sampled {fmt(mib(fig.get('rss_peak_B')))} |")
     L.append(f"| VmHWM (MiB) | {fmt(mib(mA.get('VmHWM')))} | {fmt(mib(mE.get('VmHWM')))} |")
-    for cn in ("Memory", "Memory Peak", "Memory Limit", "Memory Waits"):
-        conv = (lambda v: fmt(v / 1048576.0) + " MiB") if cn != "Memory Waits" else fmt
+    counts = ("Memory Waits", "Memory Waiting", "Memory Wakeups", "Memory Refused")
+    for cn in ("Memory", "Memory Base", "Memory Queued", "Memory Output", "Memory Peak",
+               "Memory Limit") + counts:
+        conv = (lambda v: fmt(v / 1048576.0) + " MiB") if cn not in counts else fmt
         g = lambda m: conv(m[cn]) if cn in m else "—"
         L.append(f"| cn={cn},cn=Connections | {g(mi)} | {g(mb0)} before bench, {g(mb)} after, "
                  f"{g(me)} at the end |")
+    # Waits per second while the bench ran: with the former 50 ms retry
+    # timer every retry that found no room counted a wait again.
+    span = (fig.get("mon_B_t") or 0) - (fig.get("mon_B0_t") or 0)
+    for cn in ("Memory Waits", "Memory Wakeups"):
+        if span > 0 and cn in mb and cn in mb0:
+            L.append(f"| cn={cn} per second during the phase B bench | — | "
+                     f"{fmt((mb[cn] - mb0[cn]) / span)} |")
     L.append("")
     L.append("Held connections, as the client saw them (at the end of phase B, then after "
              f"waiting out first_pdu_timeout):\n")

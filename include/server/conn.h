@@ -21,9 +21,11 @@
  * CONN_MAX_UNSENT bytes of unsent output, or no memory room for its next
  * request (conn_memory.h: every buffer the connection owns is counted in
  * mem_held and in the server's total; mem_wait is cleared when one of its
- * operations ends or, when the total was the reason, by the I/O thread's
- * retry). Buffers return to their base size once empty after a large
- * request or response: an idle connection holds ~17 KB whatever it did.
+ * operations ends or, when the total was the reason, when released memory
+ * wakes it off the total's wait list). Input is read into the I/O
+ * thread's scratch buffer and only what is left over is kept; the output
+ * buffer goes once empty with nothing outstanding: an idle connection
+ * holds its object and one recycled op, whatever it did.
  * No worker ever waits on a client: a search that finds CONN_MAX_UNSENT
  * bytes unsent pauses (its read snapshot released) and is parked on the
  * connection (conn_park_op); when the output falls below
@@ -109,12 +111,6 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 
 /* I/O thread: stop taking operations, close once the running ones end. */
 void conn_begin_close(struct conn *c);
-
-/*
- * I/O thread: clear the memory wait of a connection that waits for the
- * total to fall, and let it retry (io_thread.c's retry timer).
- */
-void conn_retry_memory(struct conn *c);
 
 /*
  * The I/O thread's list of its connections (io_thread.h: changes under
@@ -220,6 +216,14 @@ bool conn_op_canceled(struct conn *c, const struct op *op);
  * CONN_MAX_UNSENT bytes or more unsent, so a search should pause.
  */
 bool conn_output_full(struct conn *c);
+
+/*
+ * Are the connections over conn_total_memory (no lock taken)? A search
+ * then sends its entries 8 KiB at a time instead of 64 KiB, so that what
+ * it queues for a client that does not read, before it pauses, is not a
+ * whole flush per connection.
+ */
+bool conn_memory_pressed(const struct conn *c);
 
 /*
  * A worker is done with op for now (a search paused, op->resume holds

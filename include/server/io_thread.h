@@ -8,7 +8,9 @@
  * connection's events are only ever touched by that thread.
  *
  * Ownership: an io_thread owns its base, its connections (one reference
- * each), a scratch arena and BER writer used for the answers the I/O
+ * each), the input scratch buffer its connections read into (so an idle
+ * connection holds no input buffer), a scratch arena and BER writer used
+ * for the answers the I/O
  * thread gives itself (busy, notices of disconnection), and the context it
  * runs short reads with (ops.h, inline_ops.h: its own arena and writers,
  * as a worker's; made on the thread when its loop starts).
@@ -25,6 +27,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "arena.h"
@@ -37,6 +40,9 @@ struct event_base;
 struct accepted_socket;
 struct worker_context;
 
+/* The input scratch buffer's size: the most one read takes. */
+#define IO_INPUT_BYTES 16384u
+
 struct io_thread {
 	struct server *server;
 	unsigned index;
@@ -44,7 +50,6 @@ struct io_thread {
 	bool own_thread;                 /* false for thread 0 (the main thread) */
 	struct event_base *base;
 	struct event *control;           /* activated for hand-offs and stop */
-	struct event *memory_retry;      /* connections waiting for the memory total */
 	pthread_mutex_t lock;            /* guards incoming, stop_requested, and changes
 					    to conns/n_conns (readers on other
 					    threads, cn=Monitor, take it; lock
@@ -56,6 +61,9 @@ struct io_thread {
 	size_t n_conns;
 	struct arena arena;
 	struct ber_writer writer;
+	/* What a connection reads into when it holds no input of its own:
+	 * lent for one read-and-frame pass (its thread; conn_frame.c). */
+	uint8_t *input;
 	struct worker_context *ops_context;  /* inline reads; NULL: none (no memory) */
 };
 
@@ -75,13 +83,6 @@ int io_thread_hand_off(struct io_thread *io, int fd, const struct sockaddr *peer
 
 /* Ask the loop to close its connections gracefully and end. Any thread. */
 void io_thread_request_stop(struct io_thread *io);
-
-/*
- * A connection of this thread waits because the connections' memory total
- * is over conn_total_memory: in a moment (IO_MEMORY_RETRY_MS), let every
- * waiting connection retry. Its thread.
- */
-void io_thread_retry_memory(struct io_thread *io);
 
 /* The connection's teardown: unlink it (its thread). */
 void io_thread_conn_gone(struct io_thread *io, struct conn *c);

@@ -8,7 +8,9 @@
  *   lumen_start_time_seconds                               gauge
  *   lumen_connections_current / lumen_connections_total    gauge / counter
  *   lumen_connection_memory_{bytes,peak_bytes,limit_bytes} gauges  (conn_memory.h,
- *   lumen_connection_memory_waits_total                    counter  with options.memory)
+ *   lumen_connection_memory_{base,queued,output}_bytes     gauges   with options.memory)
+ *   lumen_connection_memory_waiting                        gauge
+ *   lumen_connection_memory_{waits,wakeups,refused}_total  counters
  *   lumen_operations_initiated_total{type}                 counter
  *   lumen_operations_total{type,result,code}               counter (completed)
  *   lumen_bytes_{sent,received}_total, lumen_pdus_{sent,received}_total,

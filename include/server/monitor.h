@@ -6,9 +6,15 @@
  *   cn=Monitor                         monitorServer (monitoredInfo: version)
  *     cn=Connections                   monitorContainer
  *       cn=Total, cn=Current           monitorCounterObject: monitorCounter
- *       cn=Memory, cn=Memory Peak,     (Lumen) bytes all connections hold, their
- *       cn=Memory Limit,               peak, conn_total_memory (0 = none), and
- *       cn=Memory Waits                times a connection waited for memory
+ *       cn=Memory, cn=Memory Base,     (Lumen) bytes all connections hold, and
+ *       cn=Memory Queued,              of those their base, queued input and
+ *       cn=Memory Output,              requests, and output (conn_memory.h);
+ *       cn=Memory Peak,                their peak, conn_total_memory (0 =
+ *       cn=Memory Limit,               none), times a connection waited for
+ *       cn=Memory Waits,               memory, connections waiting now, woken
+ *       cn=Memory Waiting,             by released memory, and refused at the
+ *       cn=Memory Wakeups,             bound
+ *       cn=Memory Refused
  *       cn=Connection N                monitorConnection: number, peer, local
  *                                      address, listener, bind DN, ops
  *                                      received/executing/pending/completed,

@@ -26,6 +26,7 @@
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_kick(evutil_socket_t fd, short what, void *arg);
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
+static void on_memory_room(struct conn_memory_waiter *w);
 
 /* May the I/O thread take another operation from this connection now?
  * Nothing is read while a StartTLS runs or TLS is being set up: bytes
@@ -51,7 +52,7 @@ static bool buffering_only(const struct conn *c)
 	return (c->bind_in_progress || c->bind_waiting) && !conn_accepting_ops(c) && !c->closing &&
 	       !c->aborting && !c->closed && !c->starttls_in_progress &&
 	       (c->tls_state == CONN_TLS_NONE || c->tls_state == CONN_TLS_ON) &&
-	       c->in_len < c->in_cap;
+	       (c->in_len < c->in_cap || c->in_len - c->in_start < IO_INPUT_BYTES / 2);
 }
 
 /* The read event's timeout: the idle one (a handshake has its deadline). */
@@ -120,16 +121,43 @@ static void discard_new(struct conn *c)
 	conn_unref(c);
 }
 
+/*
+ * May a connection be accepted with the memory the others hold? Its base
+ * must fit under conn_total_memory (what queues waits; a base cannot). The
+ * log says when refusing starts and when it ends, not each refusal.
+ */
+static bool memory_admits(struct conn_memory *m, struct conn_memory_held *held, int fd)
+{
+	bool first = false;
+	uint64_t refused = 0;
+	bool admitted = conn_memory_admit(m, held, sizeof(struct conn), &first, &refused);
+	if (first)
+		log_printf(0, "fd=%d refused: the connections' base memory would pass "
+			   "conn_total_memory (%llu bytes); refusing new connections until "
+			   "some close", fd, (unsigned long long)m->max_total);
+	if (refused > 0)
+		log_printf(0, "accepting connections again (%llu refused for "
+			   "conn_total_memory so far)", (unsigned long long)refused);
+	return admitted;
+}
+
 int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, socklen_t peer_len,
 		const char *listener_name, bool is_tcp, bool tls, struct conn **out)
 {
 	struct server *s = io->server;
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn_memory_held held = { { 0 } };
 	*out = NULL;
+	if (!memory_admits(&s->conn_memory, &held, fd)) {
+		close(fd);
+		return LUMEN_ELIMIT;
+	}
+	struct conn *c = calloc(1, sizeof(*c));
 	if (c == NULL) {
+		conn_memory_release(&s->conn_memory, &held);
 		close(fd);
 		return LUMEN_ENOMEM;
 	}
+	c->mem_held = held;
 	pthread_mutex_init(&c->lock, NULL);
 	c->refs = 1;
 	c->fd = fd;
@@ -150,18 +178,13 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 			log_printf(LOG_LEVEL_CONNS, "fd=%d TCP_NODELAY not set: %s", fd,
 				   strerror(errno));
 	}
-	conn_account(c, 0, sizeof(*c));
-	c->in = malloc(CONN_INITIAL_INPUT);
-	if (c->in != NULL) {
-		conn_account(c, 0, CONN_INITIAL_INPUT);
-		c->in_cap = CONN_INITIAL_INPUT;
-	}
+	c->mem_waiter.wake = on_memory_room;
 	c->read_event = event_new(io->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->write_event = event_new(io->base, fd, EV_WRITE, conn_on_write, c);
 	c->deadline_event = evtimer_new(io->base, on_deadline, c);
 	c->hold_event = evtimer_new(io->base, conn_on_hold_over, c);
 	c->kick_event = event_new(io->base, -1, 0, on_kick, c);
-	int rc = c->in == NULL || c->read_event == NULL || c->write_event == NULL ||
+	int rc = c->read_event == NULL || c->write_event == NULL ||
 				 c->deadline_event == NULL || c->hold_event == NULL ||
 				 c->kick_event == NULL
 			 ? LUMEN_ENOMEM : conn_secure_setup(c, peer, peer_len, tls);
@@ -187,21 +210,31 @@ void conn_ref(struct conn *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-int conn_resize_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t size)
+int conn_resize_buffer(struct conn *c, enum conn_memory_kind kind, uint8_t **buf, size_t *cap,
+		       size_t size)
 {
 	uint8_t *resized = realloc(*buf, size);
 	if (resized == NULL)
 		return LUMEN_ENOMEM;
-	conn_account(c, *cap, size);
+	conn_account(c, kind, *cap, size);
 	*buf = resized;
 	*cap = size;
 	return LUMEN_OK;
 }
 
-void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base)
+void conn_shrink_buffer(struct conn *c, enum conn_memory_kind kind, uint8_t **buf, size_t *cap,
+			size_t base)
 {
-	if (*cap > base)
-		(void)conn_resize_buffer(c, buf, cap, base);
+	if (*cap <= base)
+		return;
+	if (base > 0) {
+		(void)conn_resize_buffer(c, kind, buf, cap, base);
+		return;
+	}
+	free(*buf);
+	conn_account(c, kind, *cap, 0);
+	*buf = NULL;
+	*cap = 0;
 }
 
 void conn_free(struct conn *c)
@@ -211,6 +244,7 @@ void conn_free(struct conn *c)
 	conn_sort_discard_locked(c);
 	conn_free_identity(c);
 	conn_memory_release(conn_memory_of(c), &c->mem_held);
+	conn_drop_borrowed_input(c);
 	free(c->in);
 	free(c->out);
 	pthread_mutex_destroy(&c->lock);
@@ -253,6 +287,11 @@ void conn_abort(struct conn *c, struct ber_writer *w, int code, const char *reas
 
 void conn_teardown_locked(struct conn *c)
 {
+	/* Off the wait list before the kick event goes (a release wakes a
+	 * waiter through it, under the list's lock). */
+	if (c->mem_listed)
+		conn_memory_unwait(conn_memory_of(c), &c->mem_waiter);
+	c->mem_listed = false;
 	c->closed = true;
 	conn_abandon_queued_locked(c);
 	/* Parked ops end through the queue like any abandoned one. */
@@ -263,6 +302,7 @@ void conn_teardown_locked(struct conn *c)
 	event_free(c->hold_event);
 	event_free(c->kick_event);
 	c->read_event = c->write_event = c->deadline_event = c->hold_event = c->kick_event = NULL;
+	conn_drop_borrowed_input(c);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d closed", (unsigned long long)c->id, c->fd);
 	stats_connection_closed(stats_current());
 	if (c->tls != NULL && c->tls_state == CONN_TLS_ON)
@@ -296,6 +336,7 @@ void conn_begin_close(struct conn *c)
 /* on_read with the lock held; every path releases it (teardown included). */
 static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 {
+	conn_memory_woken_locked(c);
 	if (!conn_drive_tls_locked(c))
 		return;
 	if ((what & EV_TIMEOUT) && conn_is_idle(c) && !c->closing) {
@@ -311,6 +352,8 @@ static void on_read_locked(struct conn *c, short what, struct op_batch *batch)
 	}
 	c->inline_this_turn = 0;
 	conn_process_input_locked(c, batch);
+	if (conn_settle_input_locked(c) != LUMEN_OK)
+		conn_abort_locked(c, &c->io->writer, LDAP_OTHER, "out of memory");
 	/* Parked ops that were abandoned, or all when closing, end (queued). */
 	struct workq_job *parked = conn_take_parked_locked(c, c->closing || c->aborting);
 	if (parked != NULL) {
@@ -366,14 +409,26 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
 	on_read(fd, EV_READ, arg);
 }
 
-void conn_retry_memory(struct conn *c)
+/*
+ * The waiter's wake callback: released memory made room for c. Runs on
+ * the releasing thread with the wait list's lock held, so it takes no
+ * connection lock; the kick event lives until teardown has taken the
+ * waiter off the list under that same lock.
+ */
+static void on_memory_room(struct conn_memory_waiter *w)
 {
-	pthread_mutex_lock(&c->lock);
-	if (c->mem_wait && !c->closed) {
-		c->mem_wait = false;
-		conn_kick_locked(c);
-	}
-	pthread_mutex_unlock(&c->lock);
+	struct conn *c = (struct conn *)((char *)w - offsetof(struct conn, mem_waiter));
+	event_active(c->kick_event, EV_READ, 0);
+}
+
+void conn_memory_woken_locked(struct conn *c)
+{
+	if (!atomic_load(&c->mem_waiter.woken))
+		return;
+	conn_memory_claim(conn_memory_of(c), &c->mem_waiter);
+	c->mem_wait = false;
+	/* mem_listed stays: it may have been listed again since the wake-up
+	 * (only the list's lock knows); the next unwait settles it. */
 }
 
 uint64_t conn_number(const struct conn *c)
@@ -420,7 +475,7 @@ static int fill_info_locked(const struct conn *c, struct arena *arena, struct co
 		.ops_received = c->next_op_number,
 		.ops_executing = executing,
 		.ops_outstanding = c->n_pending,
-		.memory = c->mem_held,
+		.memory = conn_held(c),
 		.started = c->started,
 		.last_activity = c->last_activity,
 		.reading = c->reading,

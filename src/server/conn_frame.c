@@ -1,7 +1,16 @@
 /*
- * conn_frame.c — a connection's input: reading (plain or through TLS) into
- * its buffer within the PDU bound and the memory bounds, and framing whole
- * PDUs by BER length; each is peeked and handed to conn_ops.c.
+ * conn_frame.c — a connection's input: reading (plain or through TLS)
+ * within the PDU bound and the memory bounds, and framing whole PDUs by
+ * BER length; each is peeked and handed to conn_ops.c.
+ *
+ * Where the bytes go: a connection with no input left over reads into its
+ * I/O thread's scratch buffer (lent for one on_read: the thread serves no
+ * other connection meanwhile, and an op copies its PDU before the buffer
+ * is lent again). Whatever is left once framing stops — a partial request,
+ * or requests held back — moves to a buffer of the connection's own, just
+ * large enough, which is freed once empty. So an idle connection holds no
+ * input buffer, and a slow client dripping a request holds only what it
+ * sent.
  */
 #include "conn_internal.h"
 
@@ -29,18 +38,27 @@ static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
 /*
  * Is there memory room for `more` bytes (a new request, or input room for
  * one)? If not, the connection waits (mem_wait): for one of its operations
- * to end, or for the I/O thread's retry when the total was the reason.
+ * to end, or, when the total is the reason, also for released memory to
+ * wake it (conn_memory_wait), whichever comes first.
  */
 static bool memory_room(struct conn *c, size_t more)
 {
 	struct conn_memory *m = conn_memory_of(c);
-	if (conn_memory_room(m, c->mem_held, more, c->bound, c->n_pending))
+	if (conn_memory_room(m, conn_held(c), more, c->bound, c->n_pending)) {
+		/* Room came another way (an op of its own ended): leave the
+		 * list, or a stale entry would hold up those behind it. */
+		if (c->mem_listed)
+			conn_memory_unwait(m, &c->mem_waiter);
+		c->mem_listed = false;
 		return true;
+	}
+	if (conn_memory_room_in_conn(m, conn_held(c), more, c->bound)) {
+		if (!conn_memory_wait(m, &c->mem_waiter, more))
+			return true;              /* memory was released meanwhile */
+		c->mem_listed = true;
+	}
 	c->mem_wait = true;
 	conn_memory_count_wait(m);
-	if (conn_memory_over_total(m) || c->mem_held + more <= (c->bound ? m->max_conn_auth
-									 : m->max_conn))
-		io_thread_retry_memory(c->io);
 	return false;
 }
 
@@ -91,15 +109,89 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 		}
 		c->in_start += total;
 	}
-	if (c->in_start == c->in_len) {
-		c->in_start = c->in_len = 0;
-		conn_shrink_buffer(c, &c->in, &c->in_cap, CONN_INITIAL_INPUT);
-	}
 }
 
-/* Make room for reading: compact, then grow up to the PDU bound. */
+void conn_drop_borrowed_input(struct conn *c)
+{
+	if (!c->in_borrowed)
+		return;
+	c->in = c->kept_in;
+	c->in_cap = c->kept_in_cap;
+	c->kept_in = NULL;
+	c->kept_in_cap = 0;
+	c->in_start = c->in_len = 0;
+	c->in_borrowed = false;
+}
+
+/* Capacity for `left` bytes: a power of two, at least CONN_MIN_INPUT. */
+static size_t kept_input_size(size_t left)
+{
+	size_t cap = CONN_MIN_INPUT;
+	while (cap < left)
+		cap *= 2;
+	return cap;
+}
+
+/* Move what is left of the scratch buffer into c's own buffer, resized
+ * to fit it unless it already does. */
+static int keep_borrowed_input(struct conn *c)
+{
+	const uint8_t *from = c->in + c->in_start;
+	size_t left = c->in_len - c->in_start;
+	conn_drop_borrowed_input(c);
+	size_t cap = kept_input_size(left);
+	if (c->in_cap < left || c->in_cap > 2 * cap) {
+		if (conn_resize_buffer(c, CONN_MEM_QUEUED, &c->in, &c->in_cap, cap) != LUMEN_OK)
+			return LUMEN_ENOMEM;
+	}
+	memcpy(c->in, from, left);
+	c->in_len = left;
+	return LUMEN_OK;
+}
+
+int conn_settle_input_locked(struct conn *c)
+{
+	if (c->in_start < c->in_len) {
+		if (c->in_borrowed)
+			return keep_borrowed_input(c);
+		return LUMEN_OK;
+	}
+	conn_drop_borrowed_input(c);
+	conn_shrink_buffer(c, CONN_MEM_QUEUED, &c->in, &c->in_cap, 0);
+	c->in_start = c->in_len = 0;
+	return LUMEN_OK;
+}
+
+/*
+ * Read into the scratch buffer, after what c kept (little: a partial
+ * request), so that reads stay large; c's own buffer stays allocated and
+ * takes the rest back when framing stops (conn_settle_input_locked).
+ */
+static void borrow_input(struct conn *c)
+{
+	size_t left = c->in_len - c->in_start;
+	if (left > 0)
+		memcpy(c->io->input, c->in + c->in_start, left);
+	c->kept_in = c->in;
+	c->kept_in_cap = c->in_cap;
+	c->in = c->io->input;
+	c->in_cap = IO_INPUT_BYTES;
+	c->in_start = 0;
+	c->in_len = left;
+	c->in_borrowed = true;
+}
+
+/* Make room for reading: the scratch buffer unless a large request is
+ * being read; else compact, then grow up to the PDU bound. */
 static int make_input_room(struct conn *c)
 {
+	/* (Read twice in one pass: what the first read left is c's again.) */
+	if (c->in_borrowed && keep_borrowed_input(c) != LUMEN_OK)
+		return LUMEN_ENOMEM;
+	if (c->in_len - c->in_start < IO_INPUT_BYTES / 2) {
+		borrow_input(c);
+		return LUMEN_OK;
+	}
 	if (c->in_start > 0 && c->in_len == c->in_cap) {
 		memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
 		c->in_len -= c->in_start;
@@ -113,7 +205,7 @@ static int make_input_room(struct conn *c)
 	size_t cap = c->in_cap * 2 < bound ? c->in_cap * 2 : bound;
 	if (!memory_room(c, cap - c->in_cap))
 		return LUMEN_EBUSY;
-	return conn_resize_buffer(c, &c->in, &c->in_cap, cap);
+	return conn_resize_buffer(c, CONN_MEM_QUEUED, &c->in, &c->in_cap, cap);
 }
 
 /* Read decrypted bytes once. As fill_input. */

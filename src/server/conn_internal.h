@@ -50,9 +50,12 @@ enum conn_tls_state {
 	CONN_TLS_ON,          /* every byte goes through the session */
 };
 
-/* Input buffer size at creation and once empty after a large PDU. */
-#define CONN_INITIAL_INPUT 16384u
-/* Output buffer size an emptied queue returns to. */
+/* The smallest input buffer a connection keeps of its own: for bytes it
+ * could not take yet (a partial request, or requests held back); it is
+ * read into its I/O thread's scratch buffer otherwise. */
+#define CONN_MIN_INPUT 512u
+/* Output buffer size a queue starts with, and that an emptied queue keeps
+ * while operations are outstanding (none: conn_trim_idle_locked frees it). */
 #define CONN_BASE_OUTPUT 16384u
 
 struct conn {
@@ -83,6 +86,10 @@ struct conn {
 
 	uint8_t *in;                     /* unprocessed input [in_start, in_len) */
 	size_t in_start, in_len, in_cap;
+	bool in_borrowed;                /* in is the I/O thread's scratch buffer,
+					    for the length of one on_read */
+	uint8_t *kept_in;                /* c's own input buffer while borrowing */
+	size_t kept_in_cap;
 	uint8_t *out;                    /* unsent output [out_start, out_len) */
 	size_t out_start, out_len, out_cap;
 
@@ -120,8 +127,10 @@ struct conn {
 	enum conn_tls_state tls_state;
 	bool starttls_in_progress;       /* a StartTLS request runs: read nothing */
 	int32_t starttls_message_id;
-	size_t mem_held;                 /* bytes of every buffer it owns (conn_memory.h) */
+	struct conn_memory_held mem_held; /* bytes of every buffer it owns (conn_memory.h) */
 	bool mem_wait;                   /* no memory room for the next request */
+	bool mem_listed;                 /* its waiter may be on the total's wait list */
+	struct conn_memory_waiter mem_waiter;
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
 	struct txn_queue *txn;           /* the open RFC 5805 transaction, or NULL */
@@ -153,9 +162,15 @@ static inline struct conn_memory *conn_memory_of(const struct conn *c)
 }
 
 /* One of c's buffers went from old_bytes to new_bytes (lock held or c new). */
-static inline void conn_account(struct conn *c, size_t old_bytes, size_t new_bytes)
+static inline void conn_account(struct conn *c, enum conn_memory_kind kind, size_t old_bytes,
+				size_t new_bytes)
 {
-	conn_memory_change(conn_memory_of(c), &c->mem_held, old_bytes, new_bytes);
+	conn_memory_change(conn_memory_of(c), kind, &c->mem_held, old_bytes, new_bytes);
+}
+
+static inline size_t conn_held(const struct conn *c)
+{
+	return conn_memory_held_total(&c->mem_held);
 }
 
 /* Nothing queued or running, and no persistent search waits for changes:
@@ -196,17 +211,19 @@ void conn_unref(struct conn *c);
 /* Free c (its last reference is gone; lock not held). */
 void conn_free(struct conn *c);
 /*
- * One of c's buffers (*buf of *cap bytes; lock held) reallocated to size
- * bytes and counted so. LUMEN_ENOMEM: the buffer and its count are as
- * they were.
+ * One of c's buffers (*buf of *cap bytes, counted as kind; lock held)
+ * reallocated to size bytes and counted so. LUMEN_ENOMEM: the buffer and
+ * its count are as they were.
  */
-int conn_resize_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t size);
+int conn_resize_buffer(struct conn *c, enum conn_memory_kind kind, uint8_t **buf, size_t *cap,
+		       size_t size);
 /*
  * One of c's emptied buffers given back down to base bytes when it grew
  * past them for a large PDU or response; kept, and still counted, when
  * the smaller allocation fails.
  */
-void conn_shrink_buffer(struct conn *c, uint8_t **buf, size_t *cap, size_t base);
+void conn_shrink_buffer(struct conn *c, enum conn_memory_kind kind, uint8_t **buf, size_t *cap,
+			size_t base);
 /* May the I/O thread take another operation from c now? */
 bool conn_accepting_ops(const struct conn *c);
 /* I/O thread: make the read event match what the connection can take. */
@@ -227,6 +244,17 @@ void conn_abort_locked(struct conn *c, struct ber_writer *w, int code, const cha
 int conn_fill_input_locked(struct conn *c);
 /* Frame and dispatch whole PDUs from the input buffer while allowed. */
 void conn_process_input_locked(struct conn *c, struct op_batch *batch);
+/*
+ * After processing: give the I/O thread's scratch buffer back, keeping
+ * what is left in a buffer of c's own sized to it, and free c's own buffer
+ * once empty. LUMEN_ENOMEM: the bytes left could not be kept (the caller
+ * aborts the connection).
+ */
+int conn_settle_input_locked(struct conn *c);
+/* Teardown: forget the scratch buffer if c still has it. */
+void conn_drop_borrowed_input(struct conn *c);
+/* on_read: a release woke c's memory waiter; it may try again. */
+void conn_memory_woken_locked(struct conn *c);
 
 /* --- conn_ops.c: the operation pool --- */
 
@@ -262,6 +290,9 @@ void conn_abandon_queued_locked(struct conn *c);
 void conn_push_batch(struct conn *c, struct op_batch *batch);
 /* Free the recycled op objects (c is being freed). */
 void conn_free_ops(struct conn *c);
+/* Nothing is outstanding any more: give back the emptied output buffer and
+ * all but one recycled op object (with a small PDU buffer). */
+void conn_trim_idle_locked(struct conn *c);
 /*
  * Parked ops to queue again (lock held): every one when `all`, else only
  * those abandoned; a persistent search waiting for changes only when

@@ -26,6 +26,8 @@
 /* Recycled op objects keep a PDU buffer up to this size (most requests are
  * well under 1 KiB); larger ones are freed with their op. */
 #define CONN_OP_PDU_KEPT (16u * 1024u)
+/* What an idle connection keeps: one op object, its PDU buffer this small. */
+#define CONN_OP_PDU_IDLE 1024u
 
 /* Mark queued operations so workers drop them unanswered. */
 void conn_abandon_queued_locked(struct conn *c)
@@ -45,17 +47,17 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 		op = calloc(1, sizeof(*op));
 		if (op == NULL)
 			return NULL;
-		conn_account(c, 0, sizeof(*op));
+		conn_account(c, CONN_MEM_QUEUED, 0, sizeof(*op));
 	}
 	if (op->pdu_cap < pdu_len) {
 		uint8_t *bigger = realloc(op->pdu, pdu_len);
 		if (bigger == NULL) {
-			conn_account(c, sizeof(*op) + op->pdu_cap, 0);
+			conn_account(c, CONN_MEM_QUEUED, sizeof(*op) + op->pdu_cap, 0);
 			free(op->pdu);
 			free(op);
 			return NULL;
 		}
-		conn_account(c, op->pdu_cap, pdu_len);
+		conn_account(c, CONN_MEM_QUEUED, op->pdu_cap, pdu_len);
 		op->pdu = bigger;
 		op->pdu_cap = pdu_len;
 	}
@@ -66,7 +68,7 @@ static struct op *take_op(struct conn *c, size_t pdu_len)
 static void recycle_op(struct conn *c, struct op *op)
 {
 	if (c->n_free_ops >= CONN_FREE_OPS_KEPT || op->pdu_cap > CONN_OP_PDU_KEPT) {
-		conn_account(c, sizeof(*op) + op->pdu_cap, 0);
+		conn_account(c, CONN_MEM_QUEUED, sizeof(*op) + op->pdu_cap, 0);
 		free(op->pdu);
 		free(op);
 		return;
@@ -74,6 +76,32 @@ static void recycle_op(struct conn *c, struct op *op)
 	op->next = c->free_ops;
 	c->free_ops = op;
 	c->n_free_ops++;
+}
+
+static void free_op(struct conn *c, struct op *op)
+{
+	conn_account(c, CONN_MEM_QUEUED, sizeof(*op) + op->pdu_cap, 0);
+	free(op->pdu);
+	free(op);
+}
+
+void conn_trim_idle_locked(struct conn *c)
+{
+	if (c->out_start == c->out_len)
+		conn_shrink_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap, 0);
+	struct op **link = &c->free_ops;
+	bool kept = false;
+	while (*link != NULL) {
+		struct op *op = *link;
+		if (!kept && op->pdu_cap <= CONN_OP_PDU_IDLE) {
+			kept = true;
+			link = &op->next;
+			continue;
+		}
+		*link = op->next;
+		c->n_free_ops--;
+		free_op(c, op);
+	}
 }
 
 static void link_op(struct conn *c, struct op *op)
@@ -207,6 +235,8 @@ static void refuse_op(struct conn *c, struct op *op)
 	stats_record_operation(stats_current(), (enum stats_op_type)stats_op_type_of_tag(op->tag),
 			       LDAP_BUSY, NULL);
 	recycle_op(c, op);
+	if (c->n_pending == 0)
+		conn_trim_idle_locked(c);
 	c->mem_wait = false;
 	bool last = --c->refs == 0;          /* the op's reference */
 	if (!last && !c->closed) {
@@ -368,6 +398,8 @@ void conn_op_done(struct conn *c, struct op *op)
 	    op->message_id == c->starttls_message_id)
 		c->starttls_in_progress = false;
 	recycle_op(c, op);
+	if (c->n_pending == 0)
+		conn_trim_idle_locked(c);
 	c->mem_wait = false;                /* room may have come back: retry */
 	c->refs--;                          /* the op's reference */
 	bool last = c->refs == 0;           /* the I/O thread already let go */

@@ -50,10 +50,9 @@ static int append_output(struct conn *c, const uint8_t *data, size_t len)
 		c->out_start = 0;
 	}
 	if (c->out_len + len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : CONN_BASE_OUTPUT;
-		while (cap < c->out_len + len)
-			cap *= 2;
-		if (conn_resize_buffer(c, &c->out, &c->out_cap, cap) != LUMEN_OK)
+		size_t cap = conn_memory_output_capacity(conn_memory_of(c), c->out_cap,
+							 c->out_len + len, CONN_BASE_OUTPUT);
+		if (conn_resize_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap, cap) != LUMEN_OK)
 			return LUMEN_ENOMEM;
 	}
 	memcpy(c->out + c->out_len, data, len);
@@ -198,7 +197,8 @@ int conn_send_locked(struct conn *c, const void *data, size_t len)
 	written -= from_queue;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
+		conn_shrink_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap,
+				   c->n_pending > 0 ? CONN_BASE_OUTPUT : 0);
 	}
 	if (written == len)
 		return LUMEN_OK;
@@ -244,7 +244,8 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	c->out_start += (size_t)w;
 	if (c->out_start == c->out_len) {
 		c->out_start = c->out_len = 0;
-		conn_shrink_buffer(c, &c->out, &c->out_cap, CONN_BASE_OUTPUT);
+		conn_shrink_buffer(c, CONN_MEM_OUTPUT, &c->out, &c->out_cap,
+				   c->n_pending > 0 ? CONN_BASE_OUTPUT : 0);
 	}
 	if (w > 0) {
 		c->output_since = monotonic_seconds();
@@ -325,6 +326,11 @@ bool conn_output_full_locked(const struct conn *c)
 bool conn_may_resume_locked(const struct conn *c)
 {
 	return conn_memory_may_resume(conn_memory_of(c), conn_unsent(c), CONN_RESUME_UNSENT);
+}
+
+bool conn_memory_pressed(const struct conn *c)
+{
+	return conn_memory_over_total(conn_memory_of(c));
 }
 
 bool conn_output_full(struct conn *c)

@@ -24,7 +24,7 @@ int conn_txn_start(struct conn *c, uint8_t id[TXN_ID_SIZE])
 		return LUMEN_EBUSY;
 	}
 	c->txn = q;
-	conn_account(c, 0, q->bytes);
+	conn_account(c, CONN_MEM_QUEUED, 0, q->bytes);
 	memcpy(id, q->id, TXN_ID_SIZE);
 	pthread_mutex_unlock(&c->lock);
 	return LUMEN_OK;
@@ -39,7 +39,7 @@ int conn_txn_add(struct conn *c, struct ber_view id, const struct server_databas
 		size_t before = c->txn->bytes;
 		rc = txn_queue_add(c->txn, db, op->message_id, op->tag, op->number, op->pdu,
 				   op->pdu_len);
-		conn_account(c, before, c->txn->bytes);
+		conn_account(c, CONN_MEM_QUEUED, before, c->txn->bytes);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -71,7 +71,7 @@ int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
 	if (rc == LUMEN_OK) {
 		*out = c->txn;
 		c->txn = NULL;
-		conn_account(c, (*out)->bytes, 0);
+		conn_account(c, CONN_MEM_QUEUED, (*out)->bytes, 0);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -81,7 +81,7 @@ void conn_txn_discard_locked(struct conn *c)
 {
 	if (c->txn == NULL)
 		return;
-	conn_account(c, c->txn->bytes, 0);
+	conn_account(c, CONN_MEM_QUEUED, c->txn->bytes, 0);
 	txn_queue_free(c->txn);
 	c->txn = NULL;
 }

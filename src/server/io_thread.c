@@ -20,8 +20,6 @@
 
 /* Bytes the I/O thread's scratch arena may use (Abandon decoding). */
 #define IO_ARENA_MAX (64u * 1024u)
-/* How long connections waiting for the memory total wait before retrying. */
-#define IO_MEMORY_RETRY_MS 50
 
 struct accepted_socket {
 	struct accepted_socket *next;
@@ -92,22 +90,6 @@ static void on_control(evutil_socket_t fd, short what, void *arg)
 	maybe_exit_loop(io);
 }
 
-static void on_memory_retry(evutil_socket_t fd, short what, void *arg)
-{
-	struct io_thread *io = arg;
-	(void)fd;
-	(void)what;
-	for (struct conn *c = io->conns; c != NULL; c = conn_list_next(c))
-		conn_retry_memory(c);
-}
-
-void io_thread_retry_memory(struct io_thread *io)
-{
-	struct timeval tv = { 0, IO_MEMORY_RETRY_MS * 1000 };
-	if (!evtimer_pending(io->memory_retry, NULL))
-		evtimer_add(io->memory_retry, &tv);
-}
-
 int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 {
 	memset(io, 0, sizeof(*io));
@@ -121,8 +103,8 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	if (io->base == NULL)
 		return LUMEN_EIO;
 	io->control = event_new(io->base, -1, 0, on_control, io);
-	io->memory_retry = evtimer_new(io->base, on_memory_retry, io);
-	if (io->control == NULL || io->memory_retry == NULL)
+	io->input = malloc(IO_INPUT_BYTES);
+	if (io->control == NULL || io->input == NULL)
 		return LUMEN_ENOMEM;
 	return LUMEN_OK;
 }
@@ -239,11 +221,12 @@ void io_thread_destroy(struct io_thread *io)
 		free(a);
 	}
 	event_release(&io->control);
-	event_release(&io->memory_retry);
 	if (io->base != NULL)
 		event_base_free(io->base);
 	io->base = NULL;
 	ber_writer_free(&io->writer);
+	free(io->input);
+	io->input = NULL;
 	arena_free(&io->arena);
 	pthread_mutex_destroy(&io->lock);
 }

@@ -313,6 +313,18 @@ static void render_memory(struct render *r, const struct conn_memory *memory)
 		    "conn_total_memory (0: no bound).", f.max_total);
 	emit_scalar(r, "lumen_connection_memory_waits_total", "counter",
 		    "Times a connection stopped reading for want of memory room.", f.waits);
+	emit_scalar(r, "lumen_connection_memory_base_bytes", "gauge",
+		    "Bytes of the connection objects themselves.", f.base);
+	emit_scalar(r, "lumen_connection_memory_queued_bytes", "gauge",
+		    "Bytes of input kept, requests and transaction queues.", f.queued);
+	emit_scalar(r, "lumen_connection_memory_output_bytes", "gauge",
+		    "Bytes of output queues.", f.output);
+	emit_scalar(r, "lumen_connection_memory_waiting", "gauge",
+		    "Connections waiting for room under conn_total_memory.", f.waiting);
+	emit_scalar(r, "lumen_connection_memory_wakeups_total", "counter",
+		    "Waiting connections woken by released memory.", f.wakeups);
+	emit_scalar(r, "lumen_connection_memory_refused_total", "counter",
+		    "Connections refused: their base would pass conn_total_memory.", f.refused);
 }
 
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,

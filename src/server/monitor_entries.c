@@ -66,22 +66,32 @@ static int connection_entry(struct monitor_walk *w, const char *parent,
 	return finish(w, &node, rc);
 }
 
-/* Lumen's leaves: the bytes all connections hold, their peak, the bound
- * (conn_total_memory, 0 = none) and how often a connection waited for it. */
+/* Lumen's leaves: the bytes all connections hold, by kind (conn_memory.h),
+ * their peak, the bound (conn_total_memory, 0 = none), how often a
+ * connection waited for room, was woken by released memory or was refused,
+ * and how many wait now. */
 static int connection_memory(struct monitor_walk *w, const char *parent,
 			     const struct conn_memory_figures *m)
 {
-	int rc = number_leaf(w, parent, "Memory", "monitorCounterObject", "monitorCounter",
-			     m->total);
-	if (rc == LUMEN_OK)
-		rc = number_leaf(w, parent, "Memory Peak", "monitorCounterObject",
-				 "monitorCounter", m->peak);
-	if (rc == LUMEN_OK)
-		rc = number_leaf(w, parent, "Memory Limit", "monitorCounterObject",
-				 "monitorCounter", m->max_total);
-	if (rc == LUMEN_OK)
-		rc = number_leaf(w, parent, "Memory Waits", "monitorCounterObject",
-				 "monitorCounter", m->waits);
+	const struct {
+		const char *rdn;
+		uint64_t value;
+	} leaves[] = {
+		{ "Memory", m->total },
+		{ "Memory Base", m->base },
+		{ "Memory Queued", m->queued },
+		{ "Memory Output", m->output },
+		{ "Memory Peak", m->peak },
+		{ "Memory Limit", m->max_total },
+		{ "Memory Waits", m->waits },
+		{ "Memory Waiting", m->waiting },
+		{ "Memory Wakeups", m->wakeups },
+		{ "Memory Refused", m->refused },
+	};
+	int rc = LUMEN_OK;
+	for (size_t i = 0; rc == LUMEN_OK && i < sizeof(leaves) / sizeof(leaves[0]); i++)
+		rc = number_leaf(w, parent, leaves[i].rdn, "monitorCounterObject",
+				 "monitorCounter", leaves[i].value);
 	return rc;
 }
 

@@ -32,6 +32,10 @@
  * leave with their SearchResultDone in one write; big ones stream.
  */
 #define SEARCH_FLUSH_BYTES (64u * 1024u)
+/* The same while the connections are over conn_total_memory: a client
+ * that does not read then leaves at most this much (and one entry) queued
+ * when its search pauses, not a whole flush. */
+#define SEARCH_FLUSH_BYTES_PRESSED (8u * 1024u)
 
 static void log_attributes(struct op_context *ctx, const struct ldap_search_request *req)
 {
@@ -179,7 +183,8 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	entry_send_message(sink->sel, e, info, ctx->op->message_id, ctx->out);
 	ctx->n_entries++;
 	op_mark(ctx, STATS_STAGE_ENCODE);
-	if (ctx->out->len < SEARCH_FLUSH_BYTES)
+	if (ctx->out->len < SEARCH_FLUSH_BYTES &&
+	    (ctx->out->len < SEARCH_FLUSH_BYTES_PRESSED || !conn_memory_pressed(ctx->conn)))
 		return ber_writer_error(ctx->out) == LUMEN_OK ? 0 : 1;
 	int rc = op_flush(ctx);
 	op_mark(ctx, STATS_STAGE_SEND);

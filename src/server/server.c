@@ -594,6 +594,7 @@ void server_destroy(struct server *s)
 	bind_pace_free(s->bind_pace);
 	tls_context_free(s->tls);
 	conn_limits_free(s->conn_limits);
+	conn_memory_destroy(&s->conn_memory);
 	free(s->listener_info);
 	/* Last: every registered thread has stopped recording. */
 	stats_destroy(s->stats);

@@ -17,7 +17,17 @@ output waiting pauses, so the total (/metrics and cn=Monitor) stays under
 the bound plus each connection's base buffers and one search flush,
 lumend idles while they wait (a paused search is not requeued before its
 client has read), and the normal client keeps getting answers within a
-second."""
+second.
+
+Idle: 400 connections (some answered once, some holding half a request)
+under a 2M total: 17.5 KB of buffers each was 7 MB; an idle connection now
+holds its object only, so the total holds and every one is still served.
+Refused: under a total of a few connection objects, further connections
+are closed at once, the log says so once and says when accepting resumes.
+Woken: a connection whose request waits for room in the total (its
+persistent search outstanding) is not polled (the wait count stands
+still) and is answered as soon as connections close and release memory
+(a wake-up is counted, nobody is left waiting)."""
 import os
 import re
 import select
@@ -28,7 +38,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lumen_harness import (wait_port, Lumend, Results, free_port, integer, message, octets,  # noqa: E402
-                           read_responses, search, tlv, write_people_ldif)
+                           read_responses, search, tlv, write_people_ldif, bind_simple)
 
 R = Results("conn_memory")
 TOTAL = 8 << 20
@@ -199,12 +209,13 @@ def flood():
 
 
 CROWD, CROWD_TOTAL, CROWD_PIPELINE, CROWD_ENTRIES = 250, 16 << 20, 4, 1000
-# Per connection beyond the bound: its base buffers, connection and op
-# objects (~17 KiB idle) and the output of the search's flush that crossed
-# it (64 KiB of entries and the one that passed the mark, in an output
-# buffer that grows by doubling: up to 128 KiB). Measured: 70-90 KiB.
-# Unbounded, each non-reader held ~2 MiB (530 MB for this crowd).
-CROWD_SLACK = 160 * 1024
+# Per connection beyond the bound: its connection and op objects and what
+# the search that crossed it queued before pausing. Over the bound a
+# search flushes every 8 KiB instead of 64 KiB and an output buffer grows
+# to what it holds instead of doubling: measured ~12 KiB each (17-19 MB in
+# all); with 64 KiB flushes into doubling buffers it was 70-130 KiB
+# (33-48 MB). Unbounded, each non-reader held ~2 MiB (530 MB for this crowd).
+CROWD_SLACK = 48 * 1024
 
 
 def cpu_seconds(pid):
@@ -288,10 +299,10 @@ def crowd():
         R.check("crowd: the peak stays under conn_total_memory + the per-connection slack",
                 peak is not None and peak <= bound, (peak, bound))
         R.check("crowd: cn=Monitor's total stays under it too", mon <= bound, (mon, bound))
-        # The I/O threads still retry the waiting connections every 50 ms
-        # (io_thread.c): 0.15-0.5 s of CPU in 3 s here (the machine's load
-        # decides), ten times that under AddressSanitizer, where a loop
-        # would no longer stand out; the loop took 1.2 s on a loaded
+        # Waiting connections are woken by released memory, not polled
+        # (they were, every 50 ms: 0.15-0.5 s of CPU in 3 s here); the
+        # bound leaves room for a loaded machine. Under AddressSanitizer a
+        # loop would no longer stand out; the loop took 1.2 s on a loaded
         # machine (two workers, each on a part of a core).
         if sanitized(srv.proc.pid):
             print(f"  info idle CPU not checked under AddressSanitizer ({idle_cpu:.2f} s)")
@@ -316,9 +327,233 @@ def crowd():
         srv.stop(R)
 
 
+def metrics(mport):
+    with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^(lumen_connection_memory\w*) (\d+)$", text, re.M)}
+
+
+def monitor_memory(port):
+    """cn=Memory* under cn=Connections,cn=Monitor: {"Memory Base": n, ...}."""
+    import ldap
+    mon = ldap.initialize(f"ldap://127.0.0.1:{port}")
+    mon.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+    rs = mon.search_s("cn=Connections,cn=Monitor", ldap.SCOPE_ONELEVEL,
+                      "(cn=Memory*)", ["cn", "monitorCounter"])
+    mon.unbind_s()
+    return {e[1]["cn"][0].decode(): int(e[1]["monitorCounter"][0]) for e in rs}
+
+
+IDLE_N, IDLE_TOTAL = 400, 2 << 20
+
+
+def idle():
+    mport = free_port()
+    srv = Lumend(f"conn_total_memory {IDLE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n")
+    try:
+        wait_port(mport)
+        socks = []
+        for i in range(IDLE_N):
+            s = srv.connect(timeout=10)
+            if i % 3 == 1:          # answered once, then idle
+                s.sendall(search(1, attrs=("1.1",)))
+                r, _ = read_responses(s, 2, timeout=10)
+                if len(r) != 2:
+                    R.check(f"idle: connection {i} answered", False, r)
+            elif i % 3 == 2:        # half a request, never finished
+                s.sendall(search(1)[:5])
+            socks.append(s)
+        time.sleep(0.5)
+        f = metrics(mport)
+        mon = monitor_memory(srv.port)
+        total = f.get("lumen_connection_memory_bytes")
+        print(f"  info {IDLE_N} idle connections: total {total} "
+              f"(base {f.get('lumen_connection_memory_base_bytes')}, "
+              f"queued {f.get('lumen_connection_memory_queued_bytes')}, "
+              f"output {f.get('lumen_connection_memory_output_bytes')}) under {IDLE_TOTAL}; "
+              f"{total / IDLE_N:.0f} bytes each")
+        R.check("idle: the total stays under conn_total_memory", total is not None
+                and total <= IDLE_TOTAL, (total, IDLE_TOTAL))
+        R.check("idle: an idle connection holds under 2 KiB", total / IDLE_N < 2048,
+                total / IDLE_N)
+        R.check("idle: /metrics splits the total into base, queued and output",
+                all(k in f for k in ("lumen_connection_memory_base_bytes",
+                                     "lumen_connection_memory_queued_bytes",
+                                     "lumen_connection_memory_output_bytes"))
+                and f["lumen_connection_memory_base_bytes"] > 0
+                and f["lumen_connection_memory_base_bytes"]
+                + f["lumen_connection_memory_queued_bytes"]
+                + f["lumen_connection_memory_output_bytes"] == total, f)
+        R.check("idle: cn=Monitor publishes the kinds",
+                all(k in mon for k in ("Memory Base", "Memory Queued", "Memory Output",
+                                       "Memory Waiting", "Memory Wakeups", "Memory Refused"))
+                and mon["Memory Base"] > 0, mon)
+        # Half a request is kept, only its bytes: each such connection
+        # holds one small buffer, not a full one.
+        halves = len([i for i in range(IDLE_N) if i % 3 == 2])
+        R.check("idle: half-sent requests hold small buffers",
+                f.get("lumen_connection_memory_queued_bytes", 1 << 40) <= halves * 1024 + IDLE_N * 600,
+                f.get("lumen_connection_memory_queued_bytes"))
+        # Every connection is still served (the halves finish their request).
+        served = 0
+        for i, s in enumerate(socks):
+            s.sendall(search(1)[5:] if i % 3 == 2 else search(2, attrs=("1.1",)))
+            r, _ = read_responses(s, 2, timeout=10)
+            served += len(r) == 2 and r[-1].code == 0
+        R.check("idle: every idle connection is served", served == IDLE_N,
+                f"{served}/{IDLE_N}")
+        for s in socks:
+            s.close()
+    finally:
+        srv.stop(R)
+
+
+REFUSE_TOTAL = 24 * 1024
+
+
+def refuse():
+    """A total that holds a few dozen connection objects: the rest are closed
+    at once, and the log says so once."""
+    mport = free_port()
+    srv = Lumend(f"conn_total_memory {REFUSE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n")
+    try:
+        wait_port(mport)
+        socks, admitted, refused = [], [], 0
+        for _ in range(120):
+            socks.append(srv.connect(timeout=10))
+        for s in socks:
+            try:
+                s.sendall(search(1, attrs=("1.1",)))
+                r, closed = read_responses(s, 2, timeout=5)
+            except OSError:
+                r, closed = [], True
+            if len(r) == 2 and r[-1].code == 0:
+                admitted.append(s)
+            else:
+                refused += 1
+                s.close()
+        f = metrics(mport)
+        print(f"  info total {REFUSE_TOTAL}: {len(admitted)} admitted, {refused} refused; "
+              f"base {f.get('lumen_connection_memory_base_bytes')}, "
+              f"refused_total {f.get('lumen_connection_memory_refused_total')}")
+        R.check("refuse: some connections are admitted, the rest refused",
+                len(admitted) >= 10 and refused > 0, (len(admitted), refused))
+        R.check("refuse: the bases stay under conn_total_memory",
+                f.get("lumen_connection_memory_base_bytes", 1 << 40) <= REFUSE_TOTAL, f)
+        R.check("refuse: the refusals are counted",
+                f.get("lumen_connection_memory_refused_total", 0) >= refused, f)
+        R.check("refuse: the log says so",
+                srv.log_has("refusing new connections until some close"), srv.log_text()[-800:])
+        R.check("refuse: ... once, not per connection",
+                srv.log_text().count("refusing new connections") == 1,
+                srv.log_text().count("refusing new connections"))
+        for s in admitted[:10]:
+            s.close()
+        time.sleep(0.3)
+        s = srv.connect()
+        s.sendall(search(1, attrs=("1.1",)))
+        r, _ = read_responses(s, 2, timeout=5)
+        R.check("refuse: once some close, a new connection is served",
+                len(r) == 2 and r[-1].code == 0, r)
+        R.check("refuse: the log says accepting resumed",
+                srv.log_has("accepting connections again"), srv.log_text()[-800:])
+        s.close()
+        for s in admitted[10:]:
+            s.close()
+    finally:
+        srv.stop(R)
+
+
+WAKE_TOTAL = 48 * 1024
+
+
+def waiting_count(mport):
+    return metrics(mport).get("lumen_connection_memory_waiting", -1)
+SYNC_OID = "1.3.6.1.4.1.4203.1.9.1.1"
+
+
+def sync_persist(msgid):
+    """A refreshAndPersist search (critical Sync Request control): it stays
+    outstanding, waiting for changes, as long as the connection lives."""
+    body = (octets("dc=example,dc=com") + integer(2, 0x0A) + integer(0, 0x0A) + integer(0)
+            + integer(0) + tlv(0x01, b"\x00") + octets("objectClass", 0x87)
+            + tlv(0x30, octets("1.1")))
+    value = tlv(0x30, integer(3, 0x0A))
+    control = tlv(0x30, octets(SYNC_OID) + tlv(0x01, b"\xff") + octets(value))
+    return message(msgid, tlv(0x63, body), tlv(0xA0, control))
+
+
+def wake():
+    """A connection with an operation outstanding (a persistent search)
+    whose next request does not fit under the total waits, unread; it is
+    not polled meanwhile, and resumes as soon as connections close."""
+    mport = free_port()
+    ldif = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"conn-memory-w{os.getpid()}.ldif")
+    write_people_ldif(ldif, 10)
+    try:
+        srv = Lumend(f"conn_total_memory {WAKE_TOTAL}\nmetrics-listen 127.0.0.1:{mport}\n",
+                     db_config="overlay syncprov", preload=ldif)
+    finally:
+        os.unlink(ldif)
+    try:
+        wait_port(mport)
+        a = srv.connect()
+        a.sendall(bind_simple(1, "cn=admin,dc=example,dc=com", "secret") + sync_persist(2))
+        r, _ = read_responses(a, None, timeout=2)
+        R.check("wake: the persistent search is refreshed and stays",
+                any(x.op == 0x79 for x in r) and not any(x.op == 0x65 for x in r),
+                [hex(x.op) for x in r])
+        # Fill the total with connection objects (the rest are refused).
+        fillers = [srv.connect() for _ in range(100)]
+        time.sleep(0.5)
+        f0 = metrics(mport)
+        a.sendall(search(3, attrs=("1.1",)))
+        deadline = time.time() + 5
+        while time.time() < deadline and waiting_count(mport) < 1:
+            time.sleep(0.02)
+        f1 = metrics(mport)
+        time.sleep(2.0)
+        f2 = metrics(mport)
+        polled = (f2["lumen_connection_memory_waits_total"]
+                  - f1["lumen_connection_memory_waits_total"])
+        print(f"  info total {f1['lumen_connection_memory_bytes']} of {WAKE_TOTAL} "
+              f"(base {f0.get('lumen_connection_memory_base_bytes')}); waiting "
+              f"{f1.get('lumen_connection_memory_waiting')}; waits in 2 s: {polled}")
+        R.check("wake: the request waits for room in the total",
+                f1.get("lumen_connection_memory_waiting") == 1, f1)
+        R.check("wake: ... unanswered meanwhile",
+                not read_responses(a, 1, timeout=0.2)[0])
+        R.check("wake: the waiter is not polled (waits stand still for 2 s)",
+                polled == 0, polled)
+        t0 = time.monotonic()
+        for s in fillers[:8]:
+            s.close()
+        r, _ = read_responses(a, 2, timeout=5)
+        took = time.monotonic() - t0
+        f3 = metrics(mport)
+        print(f"  info answered {took * 1000:.0f} ms after 8 connections closed; "
+              f"wakeups {f3.get('lumen_connection_memory_wakeups_total')}")
+        R.check("wake: closing connections wakes it: answered",
+                len(r) == 2 and r[-1].op == 0x65 and r[-1].code == 0,
+                [(hex(x.op), x.code) for x in r])
+        R.check("wake: ... by a wake-up, nobody left waiting",
+                f3.get("lumen_connection_memory_wakeups_total", 0) >= 1
+                and f3.get("lumen_connection_memory_waiting") == 0, f3)
+        R.check("wake: ... promptly (within 1 s on a loaded machine)", took < 1.0, took)
+        a.close()
+        for s in fillers[8:]:
+            s.close()
+        R.check("wake: lumend is up", srv.alive())
+    finally:
+        srv.stop(R)
+
 def main():
     flood()
     crowd()
+    idle()
+    refuse()
+    wake()
     R.finish()
 
 

@@ -112,8 +112,10 @@ def paging(srv):
 
 MONITOR_FILTERS = [
     ("equality", "(cn=Total)", ["cn=Total"]),
-    ("substrings", "(cn=Memory*)", ["cn=Memory", "cn=Memory Limit", "cn=Memory Peak",
-                                    "cn=Memory Waits"]),
+    ("substrings", "(cn=Memory*)", ["cn=Memory", "cn=Memory Base", "cn=Memory Limit",
+                                    "cn=Memory Output", "cn=Memory Peak", "cn=Memory Queued",
+                                    "cn=Memory Refused", "cn=Memory Waiting",
+                                    "cn=Memory Wakeups", "cn=Memory Waits"]),
     ("ordering", "(&(cn=Total)(monitorCounter>=1))", ["cn=Total"]),
     ("ordering, false", "(&(cn=Total)(monitorCounter<=0))", []),
     ("presence", "(monitorConnectionNumber=*)", None),

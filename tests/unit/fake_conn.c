@@ -78,11 +78,6 @@ void conn_begin_close(struct conn *c)
 	c->closing = true;
 }
 
-void conn_retry_memory(struct conn *c)
-{
-	(void)c;
-}
-
 void conn_list_add(struct conn **head, struct conn *c)
 {
 	(void)head, (void)c;
@@ -131,6 +126,12 @@ int conn_send_op(struct conn *c, const struct op *op, const void *data, size_t l
 bool conn_output_full(struct conn *c)
 {
 	return c->output_full;
+}
+
+bool conn_memory_pressed(const struct conn *c)
+{
+	(void)c;
+	return false;
 }
 
 void conn_park_op(struct conn *c, struct op *op, bool wait)

@@ -70,6 +70,8 @@ static struct op *read_turn(void)
 	pthread_mutex_lock(&c->lock);
 	ck_assert_int_eq(conn_fill_input_locked(c), LUMEN_OK);
 	conn_process_input_locked(c, &batch);
+	ck_assert_int_eq(conn_settle_input_locked(c), LUMEN_OK);
+	ck_assert(!c->in_borrowed);
 	pthread_mutex_unlock(&c->lock);
 	return (struct op *)batch.head;
 }
@@ -127,6 +129,36 @@ START_TEST(frames_whole_pdus_only)
 }
 END_TEST
 
+/* Input lives in the I/O thread's scratch buffer: a connection keeps only
+ * what is left over, in a buffer just large enough, and nothing once its
+ * requests are all taken. */
+START_TEST(idle_input_holds_nothing)
+{
+	struct pdu p;
+	build_pdu(SEARCH("07"), &p);
+	ck_assert_ptr_null(c->in);                        /* nothing read yet */
+	size_t base = conn_held(c);
+	ck_assert_uint_eq(base, c->mem_held.bytes[CONN_MEM_BASE]);
+	ck_assert_int_eq(write(peer, p.bytes, 5), 5);     /* half a request */
+	ck_assert_ptr_null(read_turn());
+	ck_assert_ptr_nonnull(c->in);
+	ck_assert(c->in != io.input);
+	ck_assert_uint_eq(c->in_cap, CONN_MIN_INPUT);
+	ck_assert_uint_eq(c->mem_held.bytes[CONN_MEM_QUEUED], CONN_MIN_INPUT);
+	ck_assert_int_eq(write(peer, p.bytes + 5, p.len - 5), (ssize_t)(p.len - 5));
+	struct op *op = read_turn();
+	ck_assert_uint_eq(count(op), 1);
+	ck_assert(memcmp(op->pdu, p.bytes, p.len) == 0);
+	ck_assert_ptr_null(c->in);                        /* all taken: freed */
+	ck_assert_uint_eq(c->in_cap, 0);
+	finish(op);
+	/* Idle again: the object and one recycled op, no buffer. */
+	ck_assert_ptr_null(c->out);
+	ck_assert_uint_eq(c->mem_held.bytes[CONN_MEM_OUTPUT], 0);
+	ck_assert_uint_eq(conn_held(c), base + sizeof(struct op) + c->free_ops->pdu_cap);
+}
+END_TEST
+
 START_TEST(oversize_pdu_closes_with_notice)
 {
 	client_sends("30( 020101 4a'cn=a-name-longer-than-the-sixty-four-byte-bound,dc=example' )");
@@ -166,15 +198,16 @@ END_TEST
 
 START_TEST(ops_are_recycled_and_accounted)
 {
-	size_t idle = c->mem_held;
+	size_t idle = conn_held(c);
 	for (int round = 0; round < 3; round++) {
 		client_sends(SEARCH("01") SEARCH("02"));
 		struct op *ops = read_turn();
 		ck_assert_uint_eq(count(ops), 2);
-		ck_assert_uint_gt(c->mem_held, idle);
+		ck_assert_uint_gt(conn_held(c), idle);
 		finish(ops);
 		ck_assert_uint_eq(c->n_pending, 0);
-		ck_assert_uint_eq(c->n_free_ops, 2);    /* the same two, reused */
+		ck_assert_uint_eq(c->n_free_ops, 1);    /* idle: one kept for reuse */
+		ck_assert_uint_eq(conn_held(c), idle + sizeof(struct op) + c->free_ops->pdu_cap);
 	}
 	ck_assert_uint_eq(c->next_op_number, 6);
 }
@@ -213,6 +246,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("input");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, frames_whole_pdus_only);
+	tcase_add_test(tc, idle_input_holds_nothing);
 	tcase_add_test(tc, oversize_pdu_closes_with_notice);
 	tcase_add_test(tc, garbage_closes_with_notice);
 	tcase_add_test(tc, pending_ops_are_bounded);

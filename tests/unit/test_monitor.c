@@ -89,7 +89,9 @@ static struct monitor_sources sources(void)
 		.listeners = listeners, .n_listeners = 2,
 		.threads = { .max = 4, .open = 4, .active = 1, .pending = 3, .backload = 4 },
 		.waiters_read = 6, .waiters_write = 1,
-		.conn_memory = { .total = 123456, .peak = 234567, .waits = 5, .max_total = 1u << 30 },
+		.conn_memory = { .total = 123456, .peak = 234567, .waits = 5, .max_total = 1u << 30,
+				 .base = 23456, .queued = 60000, .output = 40000, .waiting = 2,
+				 .wakeups = 9, .refused = 3 },
 		.databases = databases, .n_databases = 1,
 	};
 }
@@ -176,6 +178,18 @@ static const struct {
 	  "1073741824" },
 	{ "cn=Memory Waits,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
 	  "5" },
+	{ "cn=Memory Base,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "23456" },
+	{ "cn=Memory Queued,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "60000" },
+	{ "cn=Memory Output,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "40000" },
+	{ "cn=Memory Waiting,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "2" },
+	{ "cn=Memory Wakeups,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "9" },
+	{ "cn=Memory Refused,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "3" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
 	  "monitorConnectionMemory", "20480" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
@@ -231,9 +245,9 @@ static const struct {
 	{ "cn=Database 1,cn=Databases,cn=Monitor", "monitoredObject", "hasSubordinates", "FALSE" },
 };
 
-/* root 1, Connections 1+2+4+2, Operations 1+10, Statistics 1+4, Threads 1+8,
+/* root 1, Connections 1+2+10+2, Operations 1+10, Statistics 1+4, Threads 1+8,
  * Time 1+3, Waiters 1+2, Listeners 1+2, Databases 1+1 */
-#define TREE_SIZE 47
+#define TREE_SIZE 53
 
 START_TEST(whole_tree)
 {
@@ -289,7 +303,7 @@ static const struct {
 	{ "cn=Monitor", LDAP_SCOPE_CHILDREN, TREE_SIZE - 1, "cn=Connections,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 10, "cn=Bind,cn=Operations,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_SUBTREE, 11, "cn=Operations,cn=Monitor" },
-	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 8, "cn=Total,cn=Connections,cn=Monitor" },
+	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 14, "cn=Total,cn=Connections,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_BASE, 1,
 	  "cn=Search,cn=Operations,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 0, NULL },

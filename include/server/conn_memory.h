@@ -71,7 +71,7 @@
 
 enum conn_memory_kind {
 	CONN_MEM_BASE = 0,     /* the connection object */
-	CONN_MEM_QUEUED,       /* input kept, requests, transaction queue */
+	CONN_MEM_QUEUED,       /* input kept, requests, transaction queue, kept VLV result */
 	CONN_MEM_OUTPUT,       /* the output queue */
 	CONN_MEM_KINDS
 };

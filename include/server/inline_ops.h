@@ -57,9 +57,6 @@
 #define INLINE_SEARCH_BUDGET 64u
 /* Operations one connection may run inline per read of its socket. */
 #define INLINE_OPS_PER_TURN 16u
-/* Operations one I/O thread runs inline per loop pass, all connections
- * together; the rest of the pass goes to the work queue. */
-#define INLINE_OPS_PER_PASS 16u
 
 /* May an operation with this protocolOp start on the I/O thread? */
 bool inline_may_start(int tag);

@@ -26,7 +26,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include "arena.h"
 #include "ber.h"
@@ -58,10 +57,6 @@ struct io_thread {
 	struct arena arena;
 	struct ber_writer writer;
 	struct worker_context *ops_context;  /* inline reads; NULL: none (no memory) */
-	/* The loop pass (libevent's cached time, set once per return from
-	 * epoll) and the operations run inline in it (its thread). */
-	struct timeval pass_mark;
-	unsigned pass_inline;
 };
 
 /* Create the base and control event. LUMEN_ENOMEM, LUMEN_EIO. */
@@ -87,13 +82,6 @@ void io_thread_request_stop(struct io_thread *io);
  * waiting connection retry. Its thread.
  */
 void io_thread_retry_memory(struct io_thread *io);
-
-/*
- * May one more operation run inline in this loop pass (inline_ops.h,
- * INLINE_OPS_PER_PASS)? Counts it when it may. A pass is one return
- * from epoll and the callbacks it makes due. Its thread.
- */
-bool io_thread_take_inline_slot(struct io_thread *io);
 
 /* The connection's teardown: unlink it (its thread). */
 void io_thread_conn_gone(struct io_thread *io, struct conn *c);

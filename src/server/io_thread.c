@@ -13,7 +13,6 @@
 
 #include "conn.h"
 #include "event_release.h"
-#include "inline_ops.h"
 #include "log.h"
 #include "lumen_error.h"
 #include "ops.h"
@@ -119,14 +118,7 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	arena_init(&io->arena, IO_ARENA_MAX);
 	if (ber_writer_init(&io->writer, 256, 0) != LUMEN_OK)
 		return LUMEN_ENOMEM;
-	/* A precise clock: the cached time tells loop passes apart
-	 * (io_thread_take_inline_slot); the coarse one moves once a tick. */
-	struct event_config *ec = event_config_new();
-	if (ec == NULL)
-		return LUMEN_ENOMEM;
-	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-	io->base = event_base_new_with_config(ec);
-	event_config_free(ec);
+	io->base = event_base_new();
 	if (io->base == NULL)
 		return LUMEN_EIO;
 	io->control = event_new(io->base, -1, 0, on_control, io);
@@ -219,24 +211,6 @@ void io_thread_request_stop(struct io_thread *io)
 	io->stop_requested = true;
 	pthread_mutex_unlock(&io->lock);
 	event_active(io->control, EV_READ, 0);
-}
-
-bool io_thread_take_inline_slot(struct io_thread *io)
-{
-	struct timeval pass;
-	/* libevent caches the time once per return from epoll: a new value
-	 * is a new pass. Outside the loop there is no cache (every call a
-	 * pass of its own). */
-	if (event_base_gettimeofday_cached(io->base, &pass) != 0)
-		return true;
-	if (pass.tv_sec != io->pass_mark.tv_sec || pass.tv_usec != io->pass_mark.tv_usec) {
-		io->pass_mark = pass;
-		io->pass_inline = 0;
-	}
-	if (io->pass_inline >= INLINE_OPS_PER_PASS)
-		return false;
-	io->pass_inline++;
-	return true;
 }
 
 void io_thread_conn_gone(struct io_thread *io, struct conn *c)

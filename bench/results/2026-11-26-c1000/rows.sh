@@ -1,7 +1,7 @@
 #!/bin/bash
 # rows.sh OUT ROUNDS DUR name=bin,conf ...  : search c1, c32, c1000 and compare c16 per server
 set -u
-out=$1 rounds=$2 dur=$3; shift 3; mkdir -p $out; W=/tmp/c1000/w; B=/work/wt-c1000/build
+out=$1 rounds=$2 dur=$3; shift 3; mkdir -p $out; W=${WORK:-/tmp/c1000/w}; B=$(cd "${BUILD:-build}" && pwd)   # WORK: setup.sh's directory
 for round in $(seq $rounds); do for srv in "$@"; do
   name=${srv%%=*}; spec=${srv#*=}; bin=${spec%%,*}; conf=${spec#*,}
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'); url=ldap://127.0.0.1:$port/

@@ -171,6 +171,7 @@ matrix=(
   "search-c256|-m search -c 256"
   "search-c1000|-m search -c 1000"
   "auth-c16|-m auth -c 16"
+  "bind-c16|-m bind -c 16"
   "compare-c16|-m compare -c 16"
   "connperop-c16|-m search -c 16 --reuse $reuse"
 )

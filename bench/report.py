@@ -12,8 +12,8 @@ import sys
 
 SERVERS = [("openldap", "OpenLDAP"), ("lumen", "Lumen"), ("canned", "canned ceiling")]
 ROWS = ["search-c1", "search-c4", "search-c16", "search-c32", "search-c64",
-        "search-c256", "search-c1000", "auth-c16", "compare-c16", "connperop-c16",
-        "search-rate-c32", "modify-c16", "add-c4", "bind-c16", "group-modify-c16",
+        "search-c256", "search-c1000", "auth-c16", "bind-c16", "compare-c16",
+        "connperop-c16", "search-rate-c32", "modify-c16", "add-c4", "group-modify-c16",
         "delete-c4", "sort-c16", "vlv-c16"]
 SUCCESS = {"success", "compareTrue", "compareFalse"}
 
@@ -107,6 +107,36 @@ def table(meta, runs):
         if "lumen" in have and "openldap" in have:
             cells.append(ratio(runs.get(("lumen", row)), runs.get(("openldap", row))))
         cells.append("; ".join(errs))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cpu_per_op(run):
+    """The server's CPU (user + system, from /proc over the measured window)
+    per successful operation, in microseconds; None when not measured."""
+    if run is None:
+        return None
+    server = run.get("server") or {}
+    done = run["ops"] - run["errors"]["failed"]
+    if not server.get("available") or server.get("cpu_s") is None or done <= 0:
+        return None
+    return server["cpu_s"] * 1e6 / done
+
+
+def cpu_table(runs):
+    """Server CPU per operation: unlike ops/s it does not move with whatever
+    else the machine runs, so it is the steadier comparison."""
+    if not any(cpu_per_op(r) is not None for r in runs.values()):
+        return ""
+    lines = ["| workload | OpenLDAP µs/op | Lumen µs/op | OpenLDAP/Lumen |",
+             "|---|---|---|---|"]
+    extra = sorted({row for (_, row) in runs} - set(ROWS))
+    for row in ROWS + extra:
+        a, b = cpu_per_op(runs.get(("openldap", row))), cpu_per_op(runs.get(("lumen", row)))
+        if a is None and b is None:
+            continue
+        cells = [row] + ["—" if v is None else "%.1f" % v for v in (a, b)]
+        cells.append("%.2f×" % (a / b) if a is not None and b else "—")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -220,6 +250,12 @@ def main():
             "the server. Only ratios measured in the same run mean anything. Errors are "
             "shown, not hidden: a row where a server answered with errors did not do "
             "the work; ratios count successful operations only.", "", "## Operations", "", table(meta, runs), "",
+            "## Server CPU per operation", "",
+            "User + system CPU of the server process over each row's measured window "
+            "(/proc/PID/stat), divided by its successful operations: the work each "
+            "server does per request, steadier than ops/s on a shared machine. "
+            "OpenLDAP/Lumen above 1 means Lumen does less work.", "",
+            cpu_table(runs), "",
             "## Load, memory, size", "", resources(meta), ""]
     fair = fairness(runs)
     if fair:

@@ -276,8 +276,11 @@ int ldap_message_peek(const void *pdu, size_t len, int32_t *message_id, int *op)
 
 /*
  * Decode one framed PDU (exactly one LDAPMessage occupying all len bytes).
- * Returns LUMEN_OK, LUMEN_EMALFORMED, LUMEN_ELIMIT, LUMEN_ENOMEM (arena) or
- * LUMEN_EUNSUPPORTED (unknown protocolOp; out->op and message_id are set).
+ * Returns LUMEN_OK, LUMEN_EMALFORMED, LUMEN_ELIMIT, LUMEN_ENOMEM (arena),
+ * LUMEN_EUNSUPPORTED (unknown protocolOp; out->op and message_id are set) or
+ * LUMEN_EINVAL (a well-formed request with a field outside its enumeration,
+ * such as a search scope or derefAliases: an error result, not a reason to
+ * disconnect, as slapd answers).
  * On failure *diagnostic (if non-NULL) is set to a static English reason.
  */
 int ldap_message_decode(const void *pdu, size_t len, struct arena *arena,

@@ -236,7 +236,10 @@ static size_t approx_word_start(char *w)
 /* The sound of the consonant w[i] in its context, or 0 when silent. */
 static char approx_consonant(const char *w, size_t i, size_t start, size_t len, bool *ks)
 {
-	char c = w[i], prev = w[i - 1], next = w[i + 1], next2 = w[i + 2];
+	/* Offsets from `at`, never `w[i - k]`: with i == 0 an unsigned i - k
+	 * would form w + SIZE_MAX, out of bounds even though it wraps back. */
+	const char *at = w + i;
+	char c = at[0], prev = at[-1], next = at[1], next2 = at[2];
 
 	switch (c) {
 	case 'B':   /* silent except last, and then not after M */
@@ -259,7 +262,7 @@ static char approx_consonant(const char *w, size_t i, size_t start, size_t len, 
 		    (next != 'N' || (i + 1 < len && (next2 != 'E' || w[i + 3] != 'D'))) &&
 		    (prev != 'D' || !letter_is(next, L_FRONTV)))
 			return letter_is(next, L_FRONTV) && next2 != 'G' ? 'G' : 'K';
-		return next == 'H' && !letter_is(w[i - 3], L_NOGHF) && w[i - 4] != 'H' ? 'F' : 0;
+		return next == 'H' && !letter_is(at[-3], L_NOGHF) && at[-4] != 'H' ? 'F' : 0;
 	case 'H':
 		return !letter_is(prev, L_VARSON) &&
 		       (!letter_is(prev, L_VOWEL) || letter_is(next, L_VOWEL)) ? 'H' : 0;
@@ -314,7 +317,7 @@ static size_t approx_word_code(const uint8_t *text, size_t len, uint8_t *out)
 		if (ks) {
 			ks = false;
 			sound = 'S';
-		} else if (w[i - 1] == w[i] && w[i] != 'C') {
+		} else if (w[i] == (w + i)[-1] && w[i] != 'C') {   /* see approx_consonant */
 			continue;
 		} else if (letter_is(w[i], L_SAME) || (i == start && letter_is(w[i], L_VOWEL))) {
 			sound = w[i];

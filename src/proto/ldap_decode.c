@@ -212,12 +212,12 @@ static int decode_search_request(struct message_decoder *d, struct ber_reader *r
 	int64_t scope, deref;
 	struct ber_view attributes;
 	int rc = ber_read_octets(r, BER_TAG_OCTET_STRING, &s->base);
+	/* Any enumerated value decodes; one outside the enumeration is an
+	 * invalid operation in a well-formed PDU (checked below). */
 	if (rc == LUMEN_OK)
-		rc = ber_read_int_range(r, BER_TAG_ENUMERATED, LDAP_SCOPE_BASE,
-					LDAP_SCOPE_CHILDREN, &scope);
+		rc = ber_read_int_range(r, BER_TAG_ENUMERATED, INT32_MIN, INT32_MAX, &scope);
 	if (rc == LUMEN_OK)
-		rc = ber_read_int_range(r, BER_TAG_ENUMERATED, LDAP_DEREF_NEVER,
-					LDAP_DEREF_ALWAYS, &deref);
+		rc = ber_read_int_range(r, BER_TAG_ENUMERATED, INT32_MIN, INT32_MAX, &deref);
 	if (rc == LUMEN_OK)
 		rc = ber_read_int_range(r, BER_TAG_INTEGER, 0, INT32_MAX, &s->size_limit);
 	if (rc == LUMEN_OK)
@@ -226,6 +226,10 @@ static int decode_search_request(struct message_decoder *d, struct ber_reader *r
 		rc = ber_read_boolean(r, BER_TAG_BOOLEAN, &s->types_only);
 	if (rc != LUMEN_OK)
 		return fail(d, rc, "bad search request");
+	if (scope < LDAP_SCOPE_BASE || scope > LDAP_SCOPE_CHILDREN)
+		return fail(d, LUMEN_EINVAL, "invalid scope");
+	if (deref < LDAP_DEREF_NEVER || deref > LDAP_DEREF_ALWAYS)
+		return fail(d, LUMEN_EINVAL, "invalid deref");
 	s->scope = (enum ldap_scope)scope;
 	s->deref = (enum ldap_deref)deref;
 	const uint8_t *filter_start = r->pos;

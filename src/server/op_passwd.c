@@ -2,10 +2,12 @@
  * op_passwd.c — the Password Modify extended operation (RFC 3062,
  * 1.3.6.1.4.1.4203.1.11.1), as OpenLDAP's ldappasswd uses it.
  *
- * Who may change what: the rootdn of the target's database any password,
- * without the old one; anyone else needs `write` on the target's
- * userPassword (acl.h; e.g. `access to attrs=userPassword by self write`)
- * and must give the current password. The identity is userIdentity (a DN)
+ * Who may change what: the rootdn of the target's database any password;
+ * anyone else needs `write` on the target's userPassword (acl.h; e.g.
+ * `access to attrs=userPassword by self write`). The old password is
+ * optional, as in slapd, unless the policy has pwdSafeModify (the ppolicy
+ * overlay refuses the change without it); when given it must match
+ * (unwillingToPerform otherwise). The identity is userIdentity (a DN)
  * or the bound user. The new value is stored hashed with `password-hash`;
  * without newPasswd one is generated and returned (genPasswd). Over a
  * connection weaker than `security simple_bind=`/`ssf=`:
@@ -151,7 +153,7 @@ static bool old_password_matches(const struct entry *e, const struct passwd_chan
 	return matched;
 }
 
-/* Non-root rules: write on userPassword, and the right old password. */
+/* Non-root rules: write on userPassword; any old password given must match. */
 static bool change_allowed(struct op_context *ctx, struct passwd_change *pc)
 {
 	struct entry *e = NULL;
@@ -172,11 +174,10 @@ static bool change_allowed(struct op_context *ctx, struct passwd_change *pc)
 		bool disclose = e != NULL && acl_may_disclose(&at);
 		op_send_extended(ctx, disclose ? LDAP_INSUFFICIENT_ACCESS_RIGHTS
 					       : LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
-	} else if (!pc->is_root && !pc->req.has_old) {
-		op_send_extended(ctx, LDAP_UNWILLING_TO_PERFORM, "the old password is required",
-				 NULL, NULL);
 	} else if (pc->req.has_old && !old_password_matches(e, pc)) {
-		op_send_extended(ctx, LDAP_INVALID_CREDENTIALS, NULL, NULL, NULL);
+		/* slapd's code and text: clients compare them */
+		op_send_extended(ctx, LDAP_UNWILLING_TO_PERFORM, "unwilling to verify old password",
+				 NULL, NULL);
 	} else {
 		allowed = true;
 	}

@@ -358,11 +358,15 @@ const char *op_log_string(struct op_context *ctx, struct ber_view v)
 	return out;
 }
 
-/* The PDU does not decode: tell the client and close, as for bad framing. */
+/*
+ * The PDU does not decode: tell the client and close, as for bad framing;
+ * a request over a limit or with an invalid field gets protocolError and
+ * the connection stays (as slapd).
+ */
 static void reject_pdu(struct op_context *ctx, int rc, const char *diagnostic)
 {
 	const char *reason = diagnostic != NULL ? diagnostic : "malformed request";
-	if (rc == LUMEN_ELIMIT && ops_response_tag(ctx->op->tag) >= 0) {
+	if ((rc == LUMEN_ELIMIT || rc == LUMEN_EINVAL) && ops_response_tag(ctx->op->tag) >= 0) {
 		op_send_result(ctx, LDAP_PROTOCOL_ERROR, NULL, reason);
 		return;
 	}

@@ -540,8 +540,8 @@ static bool change_allowed(const struct ppolicy_overlay *pp, const struct ppolic
 		return refuse(r, LDAP_INSUFFICIENT_ACCESS_RIGHTS,
 			      "User alteration of password is not allowed",
 			      PASSWORD_POLICY_MOD_NOT_ALLOWED);
-	if (p->safe_modify && !pc->has_old)
-		return refuse(r, LDAP_CONSTRAINT_VIOLATION,
+	if (p->safe_modify && !pc->has_old)   /* slapd's code, over Modify and the exop */
+		return refuse(r, LDAP_INSUFFICIENT_ACCESS_RIGHTS,
 			      "Must supply old password to be changed as well as new one",
 			      PASSWORD_POLICY_MUST_SUPPLY_OLD);
 	if (pc->several)

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)ber_frame(data, size, 1u << 20, &framed);
 	int rc = ldap_message_decode(data, size, &arena, NULL, &m, &why);
 	check(rc == LUMEN_OK || rc == LUMEN_EMALFORMED || rc == LUMEN_ELIMIT ||
-	      rc == LUMEN_EUNSUPPORTED || rc == LUMEN_ENOMEM);
+	      rc == LUMEN_EUNSUPPORTED || rc == LUMEN_ENOMEM || rc == LUMEN_EINVAL);
 	if (rc != LUMEN_OK) {
 		check(why != NULL);
 		return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Authentication rules and Password Modify with real clients: ldappasswd as
-# self (old password required and checked) and as the rootdn (generated
+# self (an old password given is checked; without one, as slapd) and as the rootdn (generated
 # password), stored hashed with password-hash; password-allow-cleartext off;
 # SASL EXTERNAL over ldapi (ldapwhoami/ldapsearch -Y EXTERNAL, authz-regexp),
 # EXTERNAL over TCP (48), other mechanisms (7); security simple_bind= (13).
@@ -43,12 +43,14 @@ expect_eq "bob binds with it" "dn:$BOB" "$(ldapwhoami -x -H "$URI" -D "$BOB" -w 
 stored=$(ldapsearch -x -H "$URI" -LLL -o ldif-wrap=no -D "$ADMIN_DN" -w "$ADMIN_PW" -b "$BOB" -s base userPassword |
   sed -n 's/^userPassword:: //p' | base64 -d)
 case "$stored" in "{SSHA256}"*) ok "stored hashed with password-hash";; *) fail "stored hashed with password-hash" "$stored";; esac
-expect_eq "self change without the old password: unwillingToPerform" 53 \
-  "$(pw_code -x -H "$URI" -D "$BOB" -w bob-1 -s bob-2)"
-expect_eq "self change with a wrong old password: invalidCredentials" 49 \
+expect_eq "self change with a wrong old password: unwillingToPerform (as slapd)" 53 \
   "$(pw_code -x -H "$URI" -D "$BOB" -w bob-1 -a wrong -s bob-2)"
+expect_eq "the wrong old password changed nothing" "dn:$BOB" \
+  "$(ldapwhoami -x -H "$URI" -D "$BOB" -w bob-1 2>&1)"
+expect_eq "self change without the old password (as slapd; pwdSafeModify requires it)" 0 \
+  "$(pw_code -x -H "$URI" -D "$BOB" -w bob-1 -s bob-1b)"
 expect_eq "self change with the old password" 0 \
-  "$(pw_code -x -H "$URI" -D "$BOB" -w bob-1 -a bob-1 -s bob-2)"
+  "$(pw_code -x -H "$URI" -D "$BOB" -w bob-1b -a bob-1b -s bob-2)"
 expect_eq "the new password binds" "dn:$BOB" "$(ldapwhoami -x -H "$URI" -D "$BOB" -w bob-2 2>&1)"
 expect_eq "the old one does not" 49 "$(ldap_rc ldapwhoami -x -H "$URI" -D "$BOB" -w bob-1)"
 expect_eq "a user cannot change another's password" 50 \

@@ -50,9 +50,13 @@ def metric(mport, name):
 
 
 def sanitized(pid):
-    """Does lumend run with AddressSanitizer (its runtime mapped)?"""
+    """Does lumend run with AddressSanitizer? gcc maps its runtime as a
+    shared library, clang links it into the executable."""
     with open(f"/proc/{pid}/maps") as f:
-        return "libasan" in f.read()
+        if "libasan" in f.read():
+            return True
+    with open(f"/proc/{pid}/exe", "rb") as f:
+        return b"AddressSanitizer" in f.read()
 
 
 def rss_bytes(pid):

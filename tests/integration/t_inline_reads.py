@@ -261,10 +261,13 @@ def main():
     before = monitor_counts(srv_on.uri)
     c.modify_s(f"uid=u9,{PEOPLE}", [(ldap.MOD_REPLACE, "description", [b"x"])])
     after = monitor_counts(srv_on.uri)
-    # what reads the counters runs inline too: its rootdn bind, three base searches
+    # What reads the counters runs inline too: its rootdn bind, three base
+    # searches. An operation is counted just after its answer is sent, so
+    # on a loaded machine the bind above may be counted only after `before`
+    # was read: 4 or 5, never the modify (that is cn=Queued's one).
     R.check("inline on: a modify is queued for a worker",
             after["Queued"] - before["Queued"] == 1
-            and after["Inline"] - before["Inline"] == 4, f"{before} -> {after}")
+            and after["Inline"] - before["Inline"] in (4, 5), f"{before} -> {after}")
     c.unbind_s()
     srv_on.stop(R)
 

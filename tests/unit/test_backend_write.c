@@ -818,8 +818,6 @@ END_TEST
 #define WRITER_ROUNDS 60
 #define READER_ROUNDS 60
 
-static volatile bool writers_done;
-
 static void *writer_thread(void *arg)
 {
 	long n = (long)arg;

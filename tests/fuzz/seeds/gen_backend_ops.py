@@ -4,35 +4,15 @@ each a sequence of LDAPMessages (BER, concatenated) applied to the target's
 11-entry tree under dc=example,dc=com. Run from the repository root."""
 import os
 
+from ldap_ber import (AND, NOT, OR, add, attr, boolean, change, compare, ctl, delete,  # noqa: F401
+                      enum, eq, i, mod, moddn, o, present, seq, sub)
+
 OUT = "tests/fuzz/corpus/fuzz_backend_ops"
 S = "dc=example,dc=com"
 P = "ou=People," + S
 
-
-def tlv(tag, body):
-    n = len(body)
-    if n < 0x80:
-        head = bytes([n])
-    else:
-        b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-        head = bytes([0x80 | len(b)]) + b
-    return bytes([tag]) + head + body
-
-
-def o(s, tag=0x04):
-    return tlv(tag, s.encode() if isinstance(s, str) else s)
-
-
-def i(v, tag=0x02):
-    return tlv(tag, v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True))
-
-
-def seq(*p, tag=0x30):
-    return tlv(tag, b"".join(p))
-
-
-boolean = lambda b: tlv(0x01, b"\xff" if b else b"\x00")
-enum = lambda v: i(v, 0x0A)
+ge = lambda a, v: seq(o(a), o(v), tag=0xA5)
+approx = lambda a, v: seq(o(a), o(v), tag=0xA8)
 _id = [0]
 
 
@@ -42,32 +22,6 @@ def msg(op, *controls):
     if controls:
         parts.append(seq(*controls, tag=0xA0))
     return seq(*parts)
-
-
-def ctl(oid, value=None, critical=False):
-    parts = [o(oid)]
-    if critical:
-        parts.append(boolean(True))
-    if value is not None:
-        parts.append(o(value))
-    return seq(*parts)
-
-
-attr = lambda t, *vals: seq(o(t), seq(*(o(v) for v in vals), tag=0x31))
-add = lambda dn, *attrs: seq(o(dn), seq(*attrs), tag=0x68)
-delete = lambda dn: o(dn, 0x4A)
-mod = lambda dn, *changes: seq(o(dn), seq(*changes), tag=0x66)
-change = lambda op, t, *vals: seq(enum(op), attr(t, *vals))
-moddn = lambda dn, rdn, delold, sup=None: seq(o(dn), o(rdn), boolean(delold), *([o(sup, 0x80)] if sup else []), tag=0x6C)
-compare = lambda dn, t, v: seq(o(dn), seq(o(t), o(v)), tag=0x6E)
-eq = lambda a, v: seq(o(a), o(v), tag=0xA3)
-present = lambda a: o(a, 0x87)
-sub = lambda a, ini=None, any_=(), fin=None: seq(o(a), seq(*([o(ini, 0x80)] if ini else []), *(o(x, 0x81) for x in any_), *([o(fin, 0x82)] if fin else [])), tag=0xA4)
-AND = lambda *f: seq(*f, tag=0xA0)
-OR = lambda *f: seq(*f, tag=0xA1)
-NOT = lambda f: seq(f, tag=0xA2)
-ge = lambda a, v: seq(o(a), o(v), tag=0xA5)
-approx = lambda a, v: seq(o(a), o(v), tag=0xA8)
 
 
 def search(base, scope, f, size=0, attrs=()):

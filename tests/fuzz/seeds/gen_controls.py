@@ -9,32 +9,16 @@ Run from the repository root: python3 tests/fuzz/seeds/gen_controls.py
 """
 import os
 
+from ldap_ber import i, o as octets, seq, tlv
+
 OUT = "tests/fuzz/corpus/fuzz_controls"
 SEARCH, ADD, MODIFY, DELETE, MODDN, COMPARE, BIND = range(7)
 MANAGE, ASSERTION, PRE, POST, PAGED, MATCHED, OID_IS_VALUE, EMPTY = range(8)
 CRIT, VALUE = 8, 16
 
 
-def tlv(tag, body):
-    n = len(body)
-    if n < 0x80:
-        head = bytes([n])
-    else:
-        b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-        head = bytes([0x80 | len(b)]) + b
-    return bytes([tag]) + head + body
-
-
-def octets(s, tag=0x04):
-    return tlv(tag, s.encode() if isinstance(s, str) else s)
-
-
 def integer(v):
-    return tlv(0x02, v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True))
-
-
-def seq(*parts, tag=0x30):
-    return tlv(tag, b"".join(parts))
+    return i(v)
 
 
 def control(oid, value=None, critical=False):

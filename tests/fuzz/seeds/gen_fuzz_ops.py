@@ -8,6 +8,9 @@ and the syncprov, memberof, refint and unique overlays. Run from the
 repository root."""
 import os
 
+from ldap_ber import (AND, NOT, OR, add, attr, boolean, change, compare, ctl, delete,  # noqa: F401
+                      enum, eq, i, mod, moddn, o, present, seq, sub, tlv)
+
 OUT = "tests/fuzz/corpus/fuzz_ops"
 S = "dc=example,dc=com"
 P = "ou=People," + S
@@ -16,30 +19,6 @@ ROOTDN = "cn=admin," + S
 ALICE, BOB = f"uid=alice,{P}", f"uid=bob,{P}"
 
 
-def tlv(tag, body):
-    n = len(body)
-    if n < 0x80:
-        head = bytes([n])
-    else:
-        b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-        head = bytes([0x80 | len(b)]) + b
-    return bytes([tag]) + head + body
-
-
-def o(s, tag=0x04):
-    return tlv(tag, s.encode() if isinstance(s, str) else s)
-
-
-def i(v, tag=0x02):
-    return tlv(tag, v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True))
-
-
-def seq(*p, tag=0x30):
-    return tlv(tag, b"".join(p))
-
-
-boolean = lambda b: tlv(0x01, b"\xff" if b else b"\x00")
-enum = lambda v: i(v, 0x0A)
 _id = [0]
 
 
@@ -53,33 +32,11 @@ def msg(op, *controls, msgid=None):
     return seq(*parts)
 
 
-def ctl(oid, value=None, critical=False):
-    parts = [o(oid)]
-    if critical:
-        parts.append(boolean(True))
-    if value is not None:
-        parts.append(o(value))
-    return seq(*parts)
-
-
 bind = lambda dn, pw: seq(i(3), o(dn), o(pw, 0x80), tag=0x60)
 sasl_bind = lambda mech, cred=None: seq(i(3), o(""), seq(o(mech), *([o(cred)] if cred is not None else []), tag=0xA3), tag=0x60)
 unbind = lambda: tlv(0x42, b"")
 abandon = lambda n: i(n, 0x50)
-attr = lambda t, *vals: seq(o(t), seq(*(o(v) for v in vals), tag=0x31))
-add = lambda dn, *attrs: seq(o(dn), seq(*attrs), tag=0x68)
-delete = lambda dn: o(dn, 0x4A)
-mod = lambda dn, *changes: seq(o(dn), seq(*changes), tag=0x66)
-change = lambda op, t, *vals: seq(enum(op), attr(t, *vals))
-moddn = lambda dn, rdn, delold, sup=None: seq(o(dn), o(rdn), boolean(delold), *([o(sup, 0x80)] if sup else []), tag=0x6C)
-compare = lambda dn, t, v: seq(o(dn), seq(o(t), o(v)), tag=0x6E)
 extended = lambda oid, value=None: seq(o(oid, 0x80), *([o(value, 0x81)] if value is not None else []), tag=0x77)
-eq = lambda a, v: seq(o(a), o(v), tag=0xA3)
-present = lambda a: o(a, 0x87)
-sub = lambda a, ini=None, any_=(), fin=None: seq(o(a), seq(*([o(ini, 0x80)] if ini else []), *(o(x, 0x81) for x in any_), *([o(fin, 0x82)] if fin else [])), tag=0xA4)
-AND = lambda *f: seq(*f, tag=0xA0)
-OR = lambda *f: seq(*f, tag=0xA1)
-NOT = lambda f: seq(f, tag=0xA2)
 
 
 def search(base, scope, f, size=0, attrs=(), types_only=False):

@@ -33,6 +33,24 @@ void bench_stats_merge(struct bench_stats *into, const struct bench_stats *from)
 	into->encode_errors += from->encode_errors;
 	into->auth_no_entry += from->auth_no_entry;
 	into->bind_failures += from->bind_failures;
+	if (from->conns_counted > 0) {
+		if (into->conns_counted == 0 || from->conn_ops_min < into->conn_ops_min)
+			into->conn_ops_min = from->conn_ops_min;
+		if (from->conn_ops_max > into->conn_ops_max)
+			into->conn_ops_max = from->conn_ops_max;
+	}
+	into->conns_counted += from->conns_counted;
+	into->conns_starved += from->conns_starved;
+}
+
+void bench_stats_count_conn(struct bench_stats *s, uint64_t measured_ops)
+{
+	if (s->conns_counted == 0 || measured_ops < s->conn_ops_min)
+		s->conn_ops_min = measured_ops;
+	if (measured_ops > s->conn_ops_max)
+		s->conn_ops_max = measured_ops;
+	s->conns_counted++;
+	s->conns_starved += measured_ops == 0;
 }
 
 unsigned bench_result_slot(int code)

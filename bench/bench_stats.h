@@ -39,12 +39,18 @@ struct bench_stats {
 	uint64_t encode_errors;               /* a template or filter did not encode */
 	uint64_t auth_no_entry;               /* auth search found no entry */
 	uint64_t bind_failures;               /* initial/per-connection bind refused */
+	/* Fairness: measured operations per connection (bench_stats_count_conn). */
+	uint64_t conns_counted;
+	uint64_t conn_ops_min, conn_ops_max;
+	uint64_t conns_starved;               /* completed nothing while measured */
 };
 
 /* Zero everything. Cannot fail. */
 void bench_stats_init(struct bench_stats *s);
 /* Add from into into. Cannot fail. */
 void bench_stats_merge(struct bench_stats *into, const struct bench_stats *from);
+/* Count one connection's measured operations into the fairness figures. */
+void bench_stats_count_conn(struct bench_stats *s, uint64_t measured_ops);
 /* Slot of a result code in results[]. */
 unsigned bench_result_slot(int code);
 /* True for the codes a benchmark counts as success (0, compareFalse/True). */

@@ -160,6 +160,8 @@ static void *thread_main(void *arg)
 		conn_open(&t->conns[i]);
 	if (event_base_dispatch(t->base) < 0)
 		t->rc = LUMEN_EIO;
+	for (unsigned i = 0; i < t->n_conns; i++)
+		bench_stats_count_conn(t->stats, t->conns[i].measured_ops);
 	return NULL;
 }
 

@@ -297,6 +297,7 @@ static void complete(struct bench_conn *c, struct bench_slot *slot, int code)
 	if (thread_measuring(t)) {
 		uint64_t now = bench_now_ns();
 		s->ops[slot->op]++;
+		c->measured_ops++;
 		histogram_record(&s->latency[slot->op],
 				 now > slot->start_ns ? now - slot->start_ns : 0);
 		s->results[bench_result_slot(code)]++;

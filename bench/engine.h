@@ -69,6 +69,7 @@ struct bench_conn {
 	bool fresh_op_pending;  /* open for one op: issue it once bound */
 	uint64_t fresh_op_start_ns;
 	bool idle_listed;
+	uint64_t measured_ops;  /* completed inside the measured window */
 	struct bench_slot *slots;
 	/* The contextID of the last VLV response on this socket (--vlv-context). */
 	uint8_t vlv_context[BENCH_VLV_CONTEXT_MAX];

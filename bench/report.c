@@ -113,6 +113,11 @@ static void write_table(FILE *out, const struct report_context *ctx,
 	fprintf(out, "  entries         %" PRIu64 "; connections opened %" PRIu64
 		"; completed in all phases %" PRIu64 "\n", s->entries,
 		s->connections_opened, s->completed_total);
+	if (s->conns_counted > 0)
+		fprintf(out, "  per connection  ops min %" PRIu64 ", mean %.1f, max %" PRIu64
+			"; %" PRIu64 " completed none\n", s->conn_ops_min,
+			(double)t->ops / (double)s->conns_counted, s->conn_ops_max,
+			s->conns_starved);
 	fprintf(out, "  client CPU      user %.2f s, system %.2f s = %.0f%% of one core%s\n",
 		r->client_user_seconds, r->client_system_seconds, t->client_percent,
 		t->client_percent > SATURATED_PERCENT * cfg->threads
@@ -199,6 +204,9 @@ static void write_json(FILE *out, const struct report_context *ctx,
 		",\n  \"client_cpu\": {\"user_s\": %.3f, \"system_s\": %.3f, "
 		"\"percent_of_core\": %.1f},\n", s->entries, s->connections_opened,
 		r->client_user_seconds, r->client_system_seconds, t->client_percent);
+	fprintf(out, "  \"per_connection\": {\"connections\": %" PRIu64 ", \"ops_min\": %"
+		PRIu64 ", \"ops_max\": %" PRIu64 ", \"starved\": %" PRIu64 "},\n",
+		s->conns_counted, s->conn_ops_min, s->conn_ops_max, s->conns_starved);
 	if (r->server.available)
 		fprintf(out, "  \"server\": {\"available\": true, \"cpu_s\": %.3f, "
 			"\"rss_kib\": %" PRIu64 ", \"hwm_kib\": %" PRIu64 "}\n}\n",

@@ -141,6 +141,25 @@ def cpu_table(runs):
     return "\n".join(lines)
 
 
+def fairness(runs):
+    """Rows of 64 connections or more: p99 against the average, and the
+    operations each connection completed (fewest / mean / most; lumenbench
+    with per-connection counts). A fair server keeps the spread narrow."""
+    names = dict(SERVERS)
+    lines = ["| workload | server | p99 / avg | per connection fewest / mean / most |",
+             "|---|---|---|---|"]
+    for (s, row), run in sorted(runs.items(), key=lambda kv: (ROWS.index(kv[0][1])
+                                if kv[0][1] in ROWS else len(ROWS), kv[0][0])):
+        per = run.get("per_connection") if run is not None else None
+        if not per or run["connections"] < 64 or run["ops"] == 0 or not per["connections"]:
+            continue
+        lat = run["latency_ms"]
+        lines.append("| %s | %s | %.2f | %d / %.0f / %d |" % (
+            row, names.get(s, s), lat["p99"] / lat["avg"] if lat["avg"] > 0 else 0.0,
+            per["ops_min"], run["ops"] / per["connections"], per["ops_max"]))
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def resources(meta):
     rows = [("load time (s)", "load_s"), ("load peak RSS (KiB)", "load_peak_rss_kib"),
             ("database size (KiB)", "db_kib"), ("VmRSS after the runs (KiB)", "vmrss_kib"),
@@ -238,6 +257,9 @@ def main():
             "OpenLDAP/Lumen above 1 means Lumen does less work.", "",
             cpu_table(runs), "",
             "## Load, memory, size", "", resources(meta), ""]
+    fair = fairness(runs)
+    if fair:
+        text += ["## Fairness at many connections", "", fair, ""]
     if made:
         text += ["## Charts", ""] + ["![%s](%s)" % (m, m) for m in made] + [""]
     text += ["Raw lumenbench output: raw/*.json; the run's log: run.log.", ""]

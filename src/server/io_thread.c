@@ -4,6 +4,7 @@
 #include "io_thread.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -136,7 +137,12 @@ static void run_loop(struct io_thread *io)
 
 static void *io_thread_main(void *arg)
 {
-	run_loop(arg);
+	struct io_thread *io = arg;
+	char name[16];
+	/* top -H, perf and /proc/PID/task tell the threads apart by name. */
+	snprintf(name, sizeof(name), "lumend-io%u", io->index);
+	pthread_setname_np(pthread_self(), name);
+	run_loop(io);
 	return NULL;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "ops.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,9 @@ void *ops_worker_start(void *server, unsigned index)
 {
 	struct server *s = server;
 	struct stats_thread *stats = NULL;
+	char name[16];
+	snprintf(name, sizeof(name), "lumend-w%u", index);
+	pthread_setname_np(pthread_self(), name);
 	/* Runs on the worker thread: the record becomes this thread's own.
 	 * Without one (out of memory) the worker serves, uncounted. */
 	if (s->stats != NULL)

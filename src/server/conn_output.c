@@ -231,11 +231,12 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	size_t queued = c->out_len - c->out_start;
 	if (queued > CONN_WRITE_PER_TURN)
 		queued = CONN_WRITE_PER_TURN;
-	struct iovec iov = { c->out + c->out_start, queued };
 	ssize_t w = 0;
-	if (queued > 0)
+	if (queued > 0) {   /* an idle connection has no buffer: no pointer into it */
+		struct iovec iov = { c->out + c->out_start, queued };
 		w = c->tls_state == CONN_TLS_ON ? tls_push(c, iov.iov_base, queued)
 						: write_vector(fd, &iov, 1);
+	}
 	if (w < 0) {
 		fail_output(c);
 		return;

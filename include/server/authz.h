@@ -15,6 +15,9 @@
  * and "ldap:///base??scope?filter" (the DN is in scope of base and names
  * an entry matching the filter; without a filter nothing, as in slapd). No host, attributes or extensions
  * in a URL; scope base, one(level), sub(tree), children/subord(inate).
+ * "group[/objectClass[/attributeType]]:DN": the entry DN is of that class
+ * (default groupOfNames) and that attribute (default member, the type
+ * itself, not its subtypes) lists the DN, as slapd's group form.
  *
  * Memory: everything from env->arena. The entry handed out by env->fetch
  * belongs to the caller of fetch, who frees it here.
@@ -23,7 +26,8 @@
  * Caveats:
  *  - A rule that does not parse, or whose DN does not normalize, matches
  *    nothing (as in slapd, which ignores such values).
- *  - OpenLDAP's group and SASL-mechanism forms (u.mech/realm:) are not read.
+ *  - OpenLDAP's SASL-mechanism form (u.mech/realm:) is not read: Lumen's
+ *    only SASL mechanism is EXTERNAL, whose identities are DNs.
  */
 #ifndef LUMEN_AUTHZ_H
 #define LUMEN_AUTHZ_H

@@ -206,6 +206,59 @@ static bool url_rule_matches(const struct authz_env *env, struct ber_view rest,
 	return filter.len > 0 && entry_matches(env, filter, assert_ndn);
 }
 
+/* The name up to the next '/' or ':' of *v; *v moves past it. */
+static struct ber_view next_name(struct ber_view *v)
+{
+	size_t n = 0;
+	while (n < v->len && v->ptr[n] != '/' && v->ptr[n] != ':')
+		n++;
+	struct ber_view name = { v->ptr, n };
+	*v = (struct ber_view){ v->ptr + n, v->len - n };
+	return name;
+}
+
+/*
+ * "group[/objectClass[/attributeType]]:DN" (rest: what follows "group"):
+ * the entry DN is of that class (default groupOfNames) and its attribute
+ * of exactly that type (default member) lists assert_ndn, as slapd's
+ * backend_group decides.
+ */
+static bool group_rule_matches(const struct authz_env *env, struct ber_view rest,
+			       struct ber_view assert_ndn)
+{
+	struct ber_view class_name = { (const uint8_t *)"groupOfNames", 12 };
+	struct ber_view type_name = { (const uint8_t *)"member", 6 };
+	if (rest.len > 0 && rest.ptr[0] == '/') {
+		rest = (struct ber_view){ rest.ptr + 1, rest.len - 1 };
+		class_name = next_name(&rest);
+		if (rest.len > 0 && rest.ptr[0] == '/') {
+			rest = (struct ber_view){ rest.ptr + 1, rest.len - 1 };
+			type_name = next_name(&rest);
+		}
+	}
+	if (rest.len == 0 || rest.ptr[0] != ':' || class_name.len == 0 || type_name.len == 0 ||
+	    env->fetch == NULL || assert_ndn.len == 0)
+		return false;
+	const struct object_class *oc = schema_object_class(env->schema,
+							    (const char *)class_name.ptr,
+							    class_name.len);
+	const struct attribute_type *at = schema_attribute_type(env->schema,
+								(const char *)type_name.ptr,
+								type_name.len);
+	struct ber_view group_ndn;
+	struct entry *group = NULL;
+	if (oc == NULL || at == NULL ||
+	    normalize(env, (struct ber_view){ rest.ptr + 1, rest.len - 1 }, &group_ndn) != LUMEN_OK ||
+	    group_ndn.len == 0 || env->fetch(env->ctx, group_ndn, &group) != LUMEN_OK ||
+	    group == NULL)
+		return false;
+	const struct entry_attribute *members = entry_find_type(group, at);
+	bool match = entry_is_instance_of(group, oc) && members != NULL &&
+		     entry_attribute_find_normalized(members, assert_ndn) >= 0;
+	entry_free(group);
+	return match;
+}
+
 bool authz_rule_matches(const struct authz_env *env, struct ber_view rule,
 			struct ber_view assert_ndn)
 {
@@ -220,5 +273,7 @@ bool authz_rule_matches(const struct authz_env *env, struct ber_view rule,
 		       memcmp(ndn.ptr, assert_ndn.ptr, ndn.len) == 0;
 	if (strip_prefix(rule, "ldap://", &rest))
 		return url_rule_matches(env, rest, assert_ndn);
+	if (strip_prefix(rule, "group", &rest))
+		return group_rule_matches(env, rest, assert_ndn);
 	return false;
 }

@@ -4,7 +4,8 @@ Debian's slapd 2.5 on the same data, ACLs and policy.
 
   - Every authzTo/authzFrom rule form (dn:, dn.exact:, dn.base:, dn.subtree:,
     dn.children:, dn.onelevel:, dn.regex:, u: through authz-regexp, *,
-    ldap:/// URLs with and without a filter, a form nobody knows) against
+    ldap:/// URLs with and without a filter, group: with the default and a
+    named class and attribute, a group of another class, a form nobody knows) against
     every target (DN and u: authzIds, the empty one, a DN without an entry,
     a DN outside every database) under each policy (none, to, from, any,
     all): the WhoAmI answer or the result code is the same as slapd's.
@@ -55,6 +56,9 @@ RULES = {
     "p-star": ["*"],
     "p-url": [f"ldap:///{PEOPLE}??sub?(cn=alice)"],
     "p-url-one": [f"ldap:///{B}??one"],
+    "p-group": ["group:cn=staff," + B],
+    "p-group-unique": ["group/groupOfUniqueNames/uniqueMember:cn=ustaff," + B],
+    "p-group-class": ["group/groupOfUniqueNames/uniqueMember:cn=staff," + B],
     "p-unknown": ["group/groupOfNames/member:cn=x," + B, "u.EXTERNAL:nobody"],
     "p-from": [],
     "p-hidden": [f"dn:{ALICE}"],
@@ -79,7 +83,11 @@ def ldif():
     out = [f"dn: {B}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: E\n",
            f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n",
            f"dn: {PROXIES}\nobjectClass: organizationalUnit\nou: proxies\n",
-           f"dn: {SECRET}\nobjectClass: organizationalUnit\nou: secret\ndescription: hush\n"]
+           f"dn: {SECRET}\nobjectClass: organizationalUnit\nou: secret\ndescription: hush\n",
+           f"dn: cn=staff,{B}\nobjectClass: groupOfNames\ncn: staff\nmember: {ALICE}\n"
+           f"member: {person('nobody', B)}\n",
+           f"dn: cn=ustaff,{B}\nobjectClass: groupOfUniqueNames\ncn: ustaff\n"
+           f"uniqueMember: {CAROL}\n"]
     for uid, parent, extra in (("alice", PEOPLE, f"authzFrom: dn:{person('p-from', PROXIES)}\n"),
                                ("bob", PEOPLE, f"authzFrom: dn.subtree:{PROXIES}\n"),
                                ("carol", PEOPLE, ""), ("nobody", B, "")):
@@ -269,6 +277,13 @@ def main():
         R.check("p-exact may be alice", m[("p-exact", f"dn:{ALICE}")] == ("ok", "dn:" + ALICE))
         R.check("p-exact may not be bob", m[("p-exact", f"dn:{BOB}")][0] == 123,
                 str(m[("p-exact", f"dn:{BOB}")]))
+        groups = {("p-group", ALICE): True, ("p-group", BOB): False,
+                  ("p-group-unique", CAROL): True, ("p-group-unique", ALICE): False,
+                  ("p-group-class", ALICE): False}
+        R.check("group rules: a member may be proxied, others not (any class and type named)",
+                all((m[(uid, f"dn:{dn}")] == ("ok", "dn:" + dn)) == want
+                    for (uid, dn), want in groups.items()),
+                str({k: m[(k[0], f"dn:{k[1]}")] for k in groups}))
         R.check("secret: only as alice", lumen["secret as alice"] == ("ok", [SECRET]) and
                 lumen["secret without proxy"][0] == 32,
                 f'{lumen["secret as alice"]} {lumen["secret without proxy"]}')

@@ -18,8 +18,11 @@
 #define ALICE "uid=alice," PEOPLE
 #define BOB "uid=bob," PEOPLE
 
+#define STAFF "cn=staff," SUFFIX
+#define USTAFF "cn=ustaff," SUFFIX
+
 static struct arena arena;
-static struct entry *alice;
+static struct entry *alice, *staff, *ustaff;
 static unsigned fetches;
 
 /* authz-regexp "uid=([^,]*),cn=auth" → "uid=$1,ou=people,...". */
@@ -39,8 +42,10 @@ static int fake_fetch(void *ctx, struct ber_view ndn, struct entry **out)
 	(void)ctx;
 	fetches++;
 	*out = NULL;
-	if (ndn.len == alice->ndn.len && memcmp(ndn.ptr, alice->ndn.ptr, ndn.len) == 0)
-		return entry_dup(alice, out);
+	struct entry *known[] = { alice, staff, ustaff };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (ndn.len == known[i]->ndn.len && memcmp(ndn.ptr, known[i]->ndn.ptr, ndn.len) == 0)
+			return entry_dup(known[i], out);
 	return LUMEN_OK;
 }
 
@@ -54,12 +59,18 @@ static void setup(void)
 	fixture_schema_setup();
 	arena_init(&arena, 1u << 20);
 	alice = fixture_entry(ALICE, "objectClass: inetOrgPerson\nuid: alice\ncn: Alice\nsn: A");
+	staff = fixture_entry(STAFF, "objectClass: groupOfNames\ncn: staff\n"
+			      "member: UID=Alice, OU=People, DC=example, DC=com");
+	ustaff = fixture_entry(USTAFF, "objectClass: groupOfUniqueNames\ncn: ustaff\n"
+			       "uniqueMember: " BOB);
 	fetches = 0;
 }
 
 static void teardown(void)
 {
 	entry_free(alice);
+	entry_free(staff);
+	entry_free(ustaff);
 	arena_free(&arena);
 	fixture_schema_teardown();
 }
@@ -149,8 +160,29 @@ START_TEST(unknown_forms)
 {
 	ck_assert(!matches("", ALICE));
 	ck_assert(!matches("nonsense", ALICE));
-	ck_assert(!matches("group/groupOfNames/member:cn=x," SUFFIX, ALICE));
 	ck_assert(!matches("d", ALICE));
+}
+END_TEST
+
+START_TEST(group_form)
+{
+	ck_assert(matches("group:" STAFF, ALICE));                 /* groupOfNames/member */
+	ck_assert(matches("group/groupOfNames/member:" STAFF, ALICE));
+	ck_assert(matches("GROUP/groupofnames/MEMBER:CN=Staff,DC=Example,DC=com", ALICE));
+	ck_assert(!matches("group:" STAFF, BOB));                  /* not a member */
+	ck_assert(!matches("group:" STAFF, ""));                   /* anonymous */
+	ck_assert(matches("group/groupOfUniqueNames/uniqueMember:" USTAFF, BOB));
+	ck_assert(!matches("group:" USTAFF, BOB));                 /* not a groupOfNames */
+	ck_assert(!matches("group/groupOfUniqueNames/uniqueMember:" STAFF, ALICE));
+	ck_assert(!matches("group/groupOfNames/owner:" STAFF, ALICE));   /* no such values */
+	ck_assert(!matches("group/groupOfNames/member:cn=x," SUFFIX, ALICE));   /* no entry */
+	ck_assert(!matches("group/noSuchClass/member:" STAFF, ALICE));
+	ck_assert(!matches("group/groupOfNames/noSuchType:" STAFF, ALICE));
+	ck_assert(!matches("group/groupOfNames/member" STAFF, ALICE));   /* no ':' */
+	ck_assert(!matches("group//member:" STAFF, ALICE));
+	ck_assert(!matches("group:not a dn", ALICE));
+	ck_assert(!matches("group:", ALICE));
+	ck_assert(!matches("groups:" STAFF, ALICE));
 }
 END_TEST
 
@@ -218,6 +250,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, user_form);
 	tcase_add_test(tc, url_form);
 	tcase_add_test(tc, unknown_forms);
+	tcase_add_test(tc, group_form);
 	tcase_add_test(tc, authzid_forms);
 	tcase_add_test(tc, syntax);
 	suite_add_tcase(s, tc);

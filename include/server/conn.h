@@ -187,7 +187,9 @@ bool conn_op_commit(struct conn *c, struct op *op);
  * the caller frees *out with txn_queue_free); LUMEN_ENOTFOUND when none is
  * open under that id, LUMEN_EBUSY while an update sent before the End is
  * still outstanding (it may be one of the transaction's: the End would
- * miss it), the transaction staying open.
+ * miss it), the transaction staying open: the End then pauses waiting
+ * (ops.h, ctx->waiting) and is woken (conn_wake_op) once the last such
+ * update is done, to take the transaction again.
  */
 int conn_txn_start(struct conn *c, uint8_t id[TXN_ID_SIZE]);
 int conn_txn_add(struct conn *c, struct ber_view id, const struct server_database *db,

@@ -134,6 +134,7 @@ struct conn {
 	bool counted;                    /* admitted by conn_limits (released at teardown) */
 	struct conn_limits_key limits_key;
 	struct txn_queue *txn;           /* the open RFC 5805 transaction, or NULL */
+	struct op *txn_end_waiting;      /* its End, waiting for earlier updates */
 	struct sort_context *sort_context;   /* kept for the next VLV request, or NULL */
 	size_t sort_context_bytes;           /* counted in mem_held */
 };
@@ -278,6 +279,10 @@ void conn_cancel_answer_locked(struct conn *c, const struct op *op);
 
 /* Drop the open transaction, if any (Bind, Unbind, close). */
 void conn_txn_discard_locked(struct conn *c);
+
+/* op is done (unlinked): wake the End waiting for it when no earlier
+ * update is left; forget the End when op is that End. */
+void conn_txn_op_done_locked(struct conn *c, const struct op *op);
 
 /* --- conn_sort.c: the kept VLV result --- */
 

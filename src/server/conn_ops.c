@@ -391,6 +391,7 @@ void conn_op_done(struct conn *c, struct op *op)
 	release_persist(op);
 	pthread_mutex_lock(&c->lock);
 	unlink_op(c, op);
+	conn_txn_op_done_locked(c, op);
 	conn_cancel_answer_locked(c, op);
 	if (op->tag == LDAP_OP_BIND_REQUEST)
 		c->bind_in_progress = false;

@@ -68,6 +68,8 @@ int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
 	*out = NULL;
 	if (txn_queue_is(c->txn, id))
 		rc = earlier_update_outstanding(c, end) ? LUMEN_EBUSY : LUMEN_OK;
+	/* The End waits for those updates; conn_txn_op_done_locked wakes it. */
+	c->txn_end_waiting = rc == LUMEN_EBUSY ? (struct op *)end : NULL;
 	if (rc == LUMEN_OK) {
 		*out = c->txn;
 		c->txn = NULL;
@@ -75,6 +77,23 @@ int conn_txn_take(struct conn *c, struct ber_view id, const struct op *end,
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+void conn_txn_op_done_locked(struct conn *c, const struct op *op)
+{
+	struct op *end = c->txn_end_waiting;
+	if (end == NULL)
+		return;
+	if (op == end) {
+		c->txn_end_waiting = NULL;
+		return;
+	}
+	if (earlier_update_outstanding(c, end))
+		return;
+	c->txn_end_waiting = NULL;
+	end->woken = true;
+	if (end->parked && end->waiting)
+		conn_kick_locked(c);             /* on_read queues it */
 }
 
 void conn_txn_discard_locked(struct conn *c)

@@ -13,10 +13,14 @@
  * Response controls of the updates (Pre-/Post-Read) come back in
  * txnEndRes.updatesControls.
  *
+ * An End that arrives while an update sent before it is still outstanding
+ * (updates are queued by the workers that run them, so it may be one of
+ * the transaction's) waits for it, parked on the connection like a
+ * persistent search, and runs again once the last of them is done; a
+ * client may thus send the updates and the End in one go (slapd 2.5.13
+ * dies on that).
+ *
  * Caveats:
- *  - Updates are queued by the workers that run them: an End that arrives
- *    while an update sent before it is still outstanding answers busy and
- *    leaves the transaction open (it would miss that update otherwise).
  *  - While the commit runs, the database's other writers wait for it
  *    (bounded by TXN_MAX_UPDATES and TXN_MAX_BYTES, txn.h).
  */
@@ -235,8 +239,7 @@ void op_txn_end(struct op_context *ctx, const struct ldap_extended_request *req)
 	struct txn_queue *q = NULL;
 	int rc = conn_txn_take(ctx->conn, end.identifier, ctx->op, &q);
 	if (rc == LUMEN_EBUSY) {
-		op_send_extended(ctx, LDAP_BUSY, "updates sent before the End are still being "
-				 "queued: end the transaction once they are answered", NULL, NULL);
+		ctx->paused = ctx->waiting = true;   /* again once they are done */
 		return;
 	}
 	if (rc != LUMEN_OK) {

@@ -128,5 +128,7 @@ int dn2id_names(struct mdb_store *store, MDB_txn *txn, uint64_t id, struct arena
  */
 int dn2id_counts(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *children,
 		 uint64_t *descendants);
+/* Number of children of id; 0 names the tree's roots. Errors: LUMEN_EIO. */
+int dn2id_child_count(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *children);
 
 #endif

@@ -532,6 +532,36 @@ static int open_store(struct backend *be, const struct backend_settings *st,
 	return LUMEN_OK;
 }
 
+/* Sets suffix_holds_all: a database opened with entries left from another
+ * suffix (the configuration changed) keeps checking every scope. A suffix
+ * entry whose DN is not a plain lookup away (an error) does too. */
+static int count_roots(struct backend *be)
+{
+	MDB_txn *txn;
+	uint64_t roots = 0;
+
+	be->suffix_holds_all = false;
+	if (be->n_suffixes != 1)
+		return LUMEN_OK;
+	int rc = mdb_store_map_error(mdb_txn_begin(be->store->env, NULL, MDB_RDONLY, &txn));
+	if (rc != LUMEN_OK)
+		return rc;
+	rc = dn2id_child_count(be->store, txn, 0, &roots);
+	if (rc == LUMEN_OK && roots == 1) {
+		/* the one root must be the suffix entry, not one left by an
+		 * earlier suffix (adding this one would make a second root) */
+		uint64_t id;
+		rc = dn2id_lookup(be->store, txn, be->suffix_ndn[0], &id, NULL);
+		if (rc == LUMEN_ENOTFOUND) {
+			roots = 2;
+			rc = LUMEN_OK;
+		}
+	}
+	be->suffix_holds_all = rc == LUMEN_OK && roots <= 1;
+	mdb_txn_abort(txn);
+	return rc;
+}
+
 static int start_writer_and_caches(struct backend *be, const struct backend_settings *st)
 {
 	size_t cachesize = st->cachesize ? st->cachesize : BACKEND_DEFAULT_CACHESIZE;
@@ -579,6 +609,8 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 		rc = open_store(be, settings, errbuf, errlen);
 	if (rc == LUMEN_OK)
 		rc = open_indexes(be, settings, errbuf, errlen);
+	if (rc == LUMEN_OK && (rc = count_roots(be)) != LUMEN_OK)
+		rc = fail_open(errbuf, errlen, be->name, rc, "%s", "cannot read the tree's roots");
 	if (rc == LUMEN_OK && getrandom(&be->cookie_secret, sizeof(be->cookie_secret), 0) !=
 			      (ssize_t)sizeof(be->cookie_secret))
 		rc = fail_open(errbuf, errlen, be->name, LUMEN_EIO, "%s", "no randomness");

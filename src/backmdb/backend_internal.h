@@ -86,6 +86,11 @@ struct backend {
 	struct ber_view suffix_ndn[BACKEND_MAX_SUFFIXES];
 	struct ber_view suffix_dn[BACKEND_MAX_SUFFIXES];
 	size_t n_suffixes;
+	/* One suffix and at most one entry without a parent when opened: then
+	 * every entry lies below the suffix entry, and stays so (a parentless
+	 * entry must be the suffix). A subtree search at the suffix needs no
+	 * scope check. */
+	bool suffix_holds_all;
 	struct backend_index *indexes;
 	size_t n_indexes;
 	struct backend_index **index_by_type;   /* schema type index → index or NULL */

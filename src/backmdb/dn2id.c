@@ -646,10 +646,6 @@ int dn2id_counts(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *c
 		 uint64_t *descendants)
 {
 	uint64_t below = 0;
-	MDB_cursor *cursor;
-	MDB_val key = { sizeof(id), &id };
-	MDB_val data;
-	size_t n = 0;
 
 	int rc = read_count(store, txn, id, &below);
 	if (rc != LUMEN_OK)
@@ -658,6 +654,16 @@ int dn2id_counts(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *c
 		*descendants = below;
 	if (children == NULL)
 		return LUMEN_OK;
+	return dn2id_child_count(store, txn, id, children);
+}
+
+int dn2id_child_count(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *children)
+{
+	MDB_cursor *cursor;
+	MDB_val key = { sizeof(id), &id };
+	MDB_val data;
+	size_t n = 0;
+
 	int mrc = mdb_cursor_open(txn, store->dn2id, &cursor);
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);

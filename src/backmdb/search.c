@@ -59,6 +59,8 @@ struct search_run {
 	struct backend_search *s;
 	struct backend_reader *rd;
 	uint64_t base_id;
+	/* the base is the database's only suffix: every entry is below it */
+	bool base_holds_database;
 	const struct idl *ids;
 	bool check_scope;
 	uint64_t after_id;        /* paging: resume after this ID */
@@ -125,6 +127,10 @@ static int in_scope(struct search_run *r, uint64_t id)
 
 	if (r->aliases.active)
 		return alias_in_scope(r->be, r->rd, &r->aliases, id);
+	/* Every entry lies below a suffix: no walk up the tree needed. */
+	if (r->base_holds_database && r->s->scope != LDAP_SCOPE_ONE &&
+	    r->s->scope != LDAP_SCOPE_BASE)
+		return r->s->scope != LDAP_SCOPE_CHILDREN || id != r->base_id;
 	switch (r->s->scope) {
 	case LDAP_SCOPE_BASE:
 		return id == r->base_id;
@@ -559,6 +565,8 @@ static int find_base(struct search_run *r)
 	}
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
 			      &match);
+	r->base_holds_database = rc == LUMEN_OK && r->be->suffix_holds_all &&
+				 backend_is_suffix(r->be, r->s->base_ndn);
 	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {
 		int found = rc;
 		rc = base_referral(r, found == LUMEN_OK ? r->base_id : match.id, found == LUMEN_OK);

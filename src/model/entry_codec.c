@@ -103,13 +103,16 @@ struct staged_attribute {
 struct staged_record {
 	struct entry_record rec;
 	struct staged_attribute *attributes;
-	size_t n_attributes;
+	size_t n_attributes, cap_attributes;
 	struct entry_value *values;   /* views into the caller's bytes / scratch */
-	size_t n_values;
+	size_t n_values, cap_values;
 	size_t extra_bytes;           /* normalized forms that differ from the value */
 };
 
-/* Count attributes and values so the second pass can size its arrays. */
+/* The arrays were too small for this record: count, then stage again. */
+#define STAGE_FULL 1
+
+/* Count attributes and values exactly, for a record the estimate missed. */
 static int count_record(struct entry_record rec, size_t *n_attributes, size_t *n_values)
 {
 	struct entry_record_attribute a;
@@ -120,20 +123,34 @@ static int count_record(struct entry_record rec, size_t *n_attributes, size_t *n
 			return LUMEN_ELIMIT;
 		struct ber_reader r;
 		ber_reader_init(&r, a.values.ptr, a.values.len);
-		size_t count = 0;
 		while (!ber_reader_at_end(&r)) {
 			struct ber_view v;
-			int rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &v);
-			if (rc != LUMEN_OK)
+			if (ber_read_octets(&r, BER_TAG_OCTET_STRING, &v) != LUMEN_OK)
 				return LUMEN_EMALFORMED;
-			if (++count > ENTRY_MAX_VALUES)
-				return LUMEN_ELIMIT;
+			++*n_values;
 		}
-		if (count == 0)
-			return LUMEN_EMALFORMED;
-		*n_values += count;
 	}
 	return more;  /* 0 or LUMEN_EMALFORMED */
+}
+
+static int stage_value(const struct attribute_type *type, struct staged_record *st,
+		       struct ber_view value, struct arena *scratch)
+{
+	struct entry_value *v = &st->values[st->n_values++];
+	v->value = value;
+	int rc = entry_normalize_value(type, v->value, scratch, &v->normalized);
+	if (rc == LUMEN_ENOMEM)
+		return rc;
+	/* Stored before a schema change: keep the value, it matches nothing. */
+	if (rc != LUMEN_OK)
+		v->normalized = (struct ber_view){ NULL, 0 };
+	else if (v->normalized.len == v->value.len &&
+		 (v->value.len == 0 ||
+		  memcmp(v->normalized.ptr, v->value.ptr, v->value.len) == 0))
+		v->normalized = v->value;  /* alias: no second copy */
+	else
+		st->extra_bytes += v->normalized.len;
+	return LUMEN_OK;
 }
 
 static int stage_attribute(const struct schema *s, struct staged_record *st,
@@ -146,29 +163,57 @@ static int stage_attribute(const struct schema *s, struct staged_record *st,
 	if (rc != LUMEN_OK)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
 	sa->first_value = st->n_values;
+	sa->n_values = 0;
 	struct ber_reader r;
 	ber_reader_init(&r, sa->stored.values.ptr, sa->stored.values.len);
 	while (!ber_reader_at_end(&r)) {
-		struct entry_value *v = &st->values[st->n_values++];
-		if (ber_read_octets(&r, BER_TAG_OCTET_STRING, &v->value) != LUMEN_OK)
+		struct ber_view value;
+		if (ber_read_octets(&r, BER_TAG_OCTET_STRING, &value) != LUMEN_OK)
 			return LUMEN_EMALFORMED;
-		rc = entry_normalize_value(sa->desc.type, v->value, scratch, &v->normalized);
-		if (rc == LUMEN_ENOMEM)
-			return rc;
-		/* Stored before a schema change: keep the value, it matches nothing. */
+		if (++sa->n_values > ENTRY_MAX_VALUES)
+			return LUMEN_ELIMIT;
+		if (st->n_values == st->cap_values)
+			return STAGE_FULL;
+		rc = stage_value(sa->desc.type, st, value, scratch);
 		if (rc != LUMEN_OK)
-			v->normalized = (struct ber_view){ NULL, 0 };
-		else if (v->normalized.len == v->value.len &&
-			 (v->value.len == 0 ||
-			  memcmp(v->normalized.ptr, v->value.ptr, v->value.len) == 0))
-			v->normalized = v->value;  /* alias: no second copy */
-		else
-			st->extra_bytes += v->normalized.len;
-		sa->n_values++;
+			return rc;
 	}
-	return LUMEN_OK;
+	return sa->n_values == 0 ? LUMEN_EMALFORMED : LUMEN_OK;
 }
 
+/* One pass over the record into arrays of the given sizes; STAGE_FULL when
+ * the record holds more. */
+static int stage_into(const struct schema *s, struct staged_record *st, size_t cap_attributes,
+		      size_t cap_values, struct arena *scratch)
+{
+	st->attributes = arena_alloc(scratch, cap_attributes * sizeof(*st->attributes));
+	st->values = arena_alloc(scratch, cap_values * sizeof(*st->values));
+	if (st->attributes == NULL || st->values == NULL)
+		return LUMEN_ENOMEM;
+	st->cap_attributes = cap_attributes;
+	st->cap_values = cap_values;
+	st->n_attributes = st->n_values = 0;
+	st->extra_bytes = 0;
+	struct entry_record walk = st->rec;
+	int more;
+	while ((more = entry_record_next(&walk, &st->attributes[st->n_attributes].stored)) == 1) {
+		if (st->n_attributes + 1 > ENTRY_MAX_ATTRIBUTES)
+			return LUMEN_ELIMIT;
+		int rc = stage_attribute(s, st, &st->attributes[st->n_attributes], scratch);
+		if (rc != LUMEN_OK)
+			return rc;
+		if (++st->n_attributes == st->cap_attributes)
+			return entry_record_next(&walk, &(struct entry_record_attribute){ 0 }) == 0
+				       ? LUMEN_OK : STAGE_FULL;
+	}
+	return more;  /* 0 or LUMEN_EMALFORMED */
+}
+
+/*
+ * One pass with arrays sized from the record's length (a value takes at
+ * least two bytes, typical ones a dozen or more), so most records are read
+ * once; a record with more is counted exactly and staged again.
+ */
 static int stage_record(const struct schema *s, const void *bytes, size_t len,
 			struct arena *scratch, struct staged_record *st)
 {
@@ -176,25 +221,15 @@ static int stage_record(const struct schema *s, const void *bytes, size_t len,
 	int rc = entry_record_open(bytes, len, &st->rec);
 	if (rc != LUMEN_OK)
 		return rc;
+	rc = stage_into(s, st, len / 24 + 8, len / 12 + 16, scratch);
+	if (rc != STAGE_FULL)
+		return rc;
 	size_t n_attributes, n_values;
 	rc = count_record(st->rec, &n_attributes, &n_values);
 	if (rc != LUMEN_OK)
 		return rc;
-	st->attributes = arena_calloc(scratch, n_attributes ? n_attributes : 1, sizeof(*st->attributes));
-	st->values = arena_calloc(scratch, n_values ? n_values : 1, sizeof(*st->values));
-	if (st->attributes == NULL || st->values == NULL)
-		return LUMEN_ENOMEM;
-	struct entry_record walk = st->rec;
-	for (size_t i = 0; i < n_attributes; i++) {
-		struct staged_attribute *sa = &st->attributes[i];
-		if (entry_record_next(&walk, &sa->stored) != 1)
-			return LUMEN_EMALFORMED;
-		rc = stage_attribute(s, st, sa, scratch);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
-	st->n_attributes = n_attributes;
-	return LUMEN_OK;
+	rc = stage_into(s, st, n_attributes + 1, n_values + 1, scratch);
+	return rc == STAGE_FULL ? LUMEN_EMALFORMED : rc;
 }
 
 /* Move a view that pointed into `from` to the same offset in `to`. */

@@ -33,6 +33,19 @@ static void prep_emit(struct prep_state *st, uint32_t cp, unsigned flags)
 	st->n += utf8_encode(cp, st->buf + st->n);
 }
 
+/* An ASCII character kept as it is, or folded: most values are all ASCII,
+ * and this spares them the code point tables and the UTF-8 encoder. */
+static void prep_emit_ascii(struct prep_state *st, uint8_t c, unsigned flags)
+{
+	if (st->pending_space && (st->kept_any || (flags & MATCHING_PREP_PIECE)))
+		st->buf[st->n++] = ' ';
+	st->pending_space = false;
+	st->kept_any = true;
+	if ((flags & MATCHING_PREP_FOLD_CASE) && c >= 'A' && c <= 'Z')
+		c = (uint8_t)(c + ('a' - 'A'));
+	st->buf[st->n++] = c;
+}
+
 int matching_prepare_string(const uint8_t *value, size_t len, unsigned flags,
 			    struct arena *arena, struct ber_view *out)
 {
@@ -43,6 +56,12 @@ int matching_prepare_string(const uint8_t *value, size_t len, unsigned flags,
 		return LUMEN_ENOMEM;
 	for (size_t i = 0; i < len;) {
 		uint32_t cp = value[i];
+		/* RFC 4518 §2.2 for ASCII: what unicode_map_class says below. */
+		if (cp > 0x20 && cp < 0x7F) {
+			prep_emit_ascii(&st, (uint8_t)cp, flags);
+			i++;
+			continue;
+		}
 		if (cp < 0x80) {
 			i++;
 		} else {

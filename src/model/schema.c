@@ -36,18 +36,29 @@ static size_t hash_nocase(const char *key, size_t len)
 	return h;
 }
 
-static struct name_slot *name_table_find(const struct name_table *t, const char *key,
-					 size_t len)
+/* The slot holding key, or the free slot where it would go. Each slot
+ * keeps its key's hash: a probe past other names costs a compare of two
+ * words, not a case-insensitive string compare (decoding an entry looks
+ * up every attribute name it holds). */
+static struct name_slot *name_table_find_hashed(const struct name_table *t, const char *key,
+						size_t len, size_t hash)
 {
 	if (t->capacity == 0)
 		return NULL;
 	size_t mask = t->capacity - 1;
-	for (size_t i = hash_nocase(key, len) & mask;; i = (i + 1) & mask) {
+	for (size_t i = hash & mask;; i = (i + 1) & mask) {
 		struct name_slot *slot = &t->slots[i];
 		if (slot->key == NULL ||
-		    (slot->key_len == len && strncasecmp(slot->key, key, len) == 0))
+		    (slot->hash == hash && slot->key_len == len &&
+		     strncasecmp(slot->key, key, len) == 0))
 			return slot;
 	}
+}
+
+static struct name_slot *name_table_find(const struct name_table *t, const char *key,
+					 size_t len)
+{
+	return name_table_find_hashed(t, key, len, hash_nocase(key, len));
 }
 
 void *name_table_get(const struct name_table *t, const char *key, size_t len)
@@ -66,7 +77,7 @@ static int name_table_grow(struct name_table *t)
 	for (size_t i = 0; i < t->capacity; i++) {
 		struct name_slot *old = &t->slots[i];
 		if (old->key != NULL) {
-			*name_table_find(&grown, old->key, old->key_len) = *old;
+			*name_table_find_hashed(&grown, old->key, old->key_len, old->hash) = *old;
 			grown.count++;
 		}
 	}
@@ -83,11 +94,13 @@ int name_table_put(struct name_table *t, const char *key, size_t len, void *valu
 		if (rc != LUMEN_OK)
 			return rc;
 	}
-	struct name_slot *slot = name_table_find(t, key, len);
+	size_t hash = hash_nocase(key, len);
+	struct name_slot *slot = name_table_find_hashed(t, key, len, hash);
 	if (slot->key != NULL)
 		return LUMEN_EEXIST;
 	slot->key = key;
 	slot->key_len = len;
+	slot->hash = hash;
 	slot->value = value;
 	t->count++;
 	return LUMEN_OK;

@@ -46,7 +46,7 @@ struct object_class_def {
 
 /* Case-insensitive name/OID -> object map (open addressing). */
 struct name_table {
-	struct name_slot { const char *key; size_t key_len; void *value; } *slots;
+	struct name_slot { const char *key; size_t key_len; size_t hash; void *value; } *slots;
 	size_t capacity;                /* power of two, or 0 */
 	size_t count;
 };

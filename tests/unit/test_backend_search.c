@@ -59,6 +59,12 @@ static const struct search_case search_cases[] = {
 	{ "integer eq", BASE, LDAP_SCOPE_SUBTREE, "(uidNumber=1001)", 1, false, NULL },
 	{ "ordering unindexed", BASE, LDAP_SCOPE_SUBTREE, "(uidNumber>=1000)", 1, false, NULL },
 	{ "absolute false", BASE, LDAP_SCOPE_SUBTREE, "(|)", 0, false, NULL },
+	/* at the suffix the scope needs no walk up the tree; children still
+	 * leaves the suffix entry out */
+	{ "children of the suffix", BASE, LDAP_SCOPE_CHILDREN,
+	  "(|(uid=alice)(objectClass=dcObject))", 1, false, "uid=alice,ou=People,dc=example,dc=com" },
+	{ "subtree at the suffix, few candidates", BASE, LDAP_SCOPE_SUBTREE,
+	  "(|(uid=alice)(objectClass=dcObject))", 2, false, BASE },
 	{ "absolute true", PEOPLE, LDAP_SCOPE_BASE, "(&)", 1, false, NULL },
 };
 
@@ -442,6 +448,39 @@ START_TEST(compare_assertion)
 	ck_assert_int_eq(backend_compare(fx.be, &op, fx_ndn("uid=alice," PEOPLE), fx_view("uid"),
 					 fx_view("alice")), LUMEN_OK);
 	ck_assert_int_eq(op.result_code, LDAP_ASSERTION_FAILED);
+}
+END_TEST
+
+/*
+ * A database whose suffix changed keeps the entries of the old one: a
+ * search at the new suffix must still check each candidate's place in the
+ * tree (the old root is not below the new one).
+ */
+START_TEST(changed_suffix_checks_scope)
+{
+	char err[256] = "";
+	const char *suffixes[] = { "dc=example,dc=org" };
+	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir,
+				       .maxsize = 64 << 20, .dbnosync = true,
+				       .indexes = fixture_indexes,
+				       .n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]) };
+	fixture_close_database();
+	ck_assert_int_eq(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(fx_add("dc=example,dc=org", FX_LINES(
+		"objectClass: top", "objectClass: dcObject", "objectClass: organization",
+		"dc: example", "o: Example Org")), LDAP_SUCCESS);
+	ck_assert_int_eq(fx_add("uid=zed,dc=example,dc=org", FX_LINES(
+		"objectClass: inetOrgPerson", "uid: zed", "cn: Zed", "sn: Zed")), LDAP_SUCCESS);
+	struct fx_results r = { 0 };
+	ck_assert_int_eq(fx_search("dc=example,dc=org", LDAP_SCOPE_SUBTREE,
+				   "(|(uid=alice)(uid=zed))", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert(fx_results_has(&r, "uid=zed,dc=example,dc=org"));
+	fx_results_free(&r);
+	ck_assert_int_eq(fx_search("dc=example,dc=org", LDAP_SCOPE_CHILDREN,
+				   "(objectClass=dcObject)", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 0);
+	fx_results_free(&r);
 }
 END_TEST
 
@@ -956,6 +995,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, filter_scratch_is_per_entry);
 	tcase_add_test(tc, access_hook_in_search_and_compare);
 	tcase_add_test(tc, select_longest_suffix);
+	tcase_add_test(tc, changed_suffix_checks_scope);
 	tcase_add_loop_test(tc, open_errors, 0, sizeof(bad_opens) / sizeof(bad_opens[0]));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

@@ -1,5 +1,6 @@
 /* test_entry.c — entries: building, mutation, object classes, binary form. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +275,40 @@ START_TEST(encode_decode_round_trip)
 }
 END_TEST
 
+/*
+ * Records denser than decoding's first guess (which sizes its arrays from
+ * the record's length): many short values, and many short attributes,
+ * are counted and decoded again, whole.
+ */
+START_TEST(dense_records_round_trip)
+{
+	struct entry *many_values = fixture_entry("cn=x,dc=example,dc=com", "objectClass: top\n");
+	char value[16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(value, sizeof(value), "%d", i);
+		ck_assert_int_eq(entry_add_text(many_values, "description", value), LUMEN_OK);
+	}
+	/* short descriptions with options: 40 attributes of about 14 bytes */
+	struct entry *many_types = fixture_entry("cn=y,dc=example,dc=com", "objectClass: top\n");
+	for (int i = 0; i < 40; i++) {
+		snprintf(value, sizeof(value), "l;x-%d", i);
+		ck_assert_int_eq(entry_add_text(many_types, value, "1"), LUMEN_OK);
+	}
+	struct entry *cases[] = { many_values, many_types };
+	for (size_t c = 0; c < 2; c++) {
+		struct ber_writer w;
+		struct entry *d = NULL;
+		ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+		ck_assert_int_eq(entry_encode(cases[c], &w), LUMEN_OK);
+		ck_assert_int_eq(entry_decode(fixture_schema, w.buf, w.len, NULL, &d), LUMEN_OK);
+		expect_same(cases[c], d);
+		entry_free(d);
+		ber_writer_free(&w);
+		entry_free(cases[c]);
+	}
+}
+END_TEST
+
 /* Corrupt records: each must fail cleanly with the expected error. */
 static const struct {
 	const char *name;
@@ -352,6 +387,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, increment);
 	tcase_add_test(tc, dup_is_deep);
 	tcase_add_test(tc, encode_decode_round_trip);
+	tcase_add_test(tc, dense_records_round_trip);
 	tcase_add_loop_test(tc, corrupt_records, 0, (int)(sizeof(corrupt) / sizeof(corrupt[0])));
 	tcase_add_test(tc, truncated_records);
 	suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include "lumen_error.h"
 #include "matching.h"
 #include "schema.h"
+#include "unicode.h"
 
 static struct arena arena;
 
@@ -260,6 +261,48 @@ START_TEST(piece_keeps_edge_space)
 }
 END_TEST
 
+/*
+ * Every ASCII byte between two letters, with and without folding, as a
+ * piece and not: ASCII takes a shorter path than the rest of Unicode, and
+ * must give what RFC 4518's mapping (unicode_map_class, unicode_fold) says.
+ */
+START_TEST(ascii_path_matches_mapping)
+{
+	static const unsigned flag_sets[] = { 0, MATCHING_PREP_FOLD_CASE, MATCHING_PREP_PIECE,
+					      MATCHING_PREP_FOLD_CASE | MATCHING_PREP_PIECE };
+	for (size_t f = 0; f < sizeof(flag_sets) / sizeof(flag_sets[0]); f++) {
+		unsigned flags = flag_sets[f];
+		for (unsigned c = 1; c < 0x80; c++) {
+			uint8_t in[] = { ' ', 'A', (uint8_t)c, 'b', ' ' };
+			char want[8];
+			size_t n = 0;
+			if (flags & MATCHING_PREP_PIECE)
+				want[n++] = ' ';
+			want[n++] = (flags & MATCHING_PREP_FOLD_CASE) ? 'a' : 'A';
+			switch (unicode_map_class(c)) {
+			case UNICODE_MAP_KEEP:
+				want[n++] = (char)((flags & MATCHING_PREP_FOLD_CASE) ? unicode_fold(c) : c);
+				break;
+			case UNICODE_MAP_SPACE:
+				want[n++] = ' ';
+				break;
+			case UNICODE_MAP_NOTHING:
+				break;
+			}
+			want[n++] = 'b';
+			if (flags & MATCHING_PREP_PIECE)
+				want[n++] = ' ';
+			struct ber_view out;
+			ck_assert_int_eq(matching_prepare_string(in, sizeof(in), flags, &arena, &out),
+					 LUMEN_OK);
+			ck_assert_msg(out.len == n && memcmp(out.ptr, want, n) == 0,
+				      "byte 0x%02x, flags %u: got \"%.*s\"", c, flags, (int)out.len,
+				      (const char *)out.ptr);
+		}
+	}
+}
+END_TEST
+
 /* Keys as slapd's Metaphone variant codes them (quirks included). */
 static const struct {
 	const char *value, *key;
@@ -394,6 +437,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, substrings, 0,
 			    sizeof(substring_cases) / sizeof(substring_cases[0]));
 	tcase_add_test(tc, piece_keeps_edge_space);
+	tcase_add_test(tc, ascii_path_matches_mapping);
 	tcase_add_loop_test(tc, approx_key, 0, sizeof(approx_keys) / sizeof(approx_keys[0]));
 	tcase_add_loop_test(tc, approx, 0, sizeof(approx_cases) / sizeof(approx_cases[0]));
 	tcase_add_test(tc, approx_key_malformed);

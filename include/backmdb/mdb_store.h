@@ -7,7 +7,9 @@
  *   dn2id     parent ID → children (see dn2id.h)
  *   id2name   entry ID → parent ID, normalized and user-form RDN (dn2id.h)
  *   subcount  entry ID → number of descendants (dn2id.h)
- *   meta      "version" → format version, "next_id" → next entry ID
+ *   meta      "version" → format version, "next_id" → next entry ID,
+ *             "names_current" → present while every stored entry's DN is
+ *             its current one (see mdb_store_names_moved)
  *   journal   CSN → one change of the history (journal.h)
  *   referrals entry ID → nothing: the referral objects (RFC 3296)
  *   index:<attribute>  one per indexed attribute (index_table.h)
@@ -41,6 +43,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +81,11 @@ struct mdb_store {
 	 * many databases without one learn it from one lookup (referral.c). */
 	MDB_dbi referrals;
 	bool has_referrals;      /* false: read-only, and the table was never made */
+	/* No entry with descendants was ever renamed or moved: the DN stored
+	 * in each entry is its current one (read at open; cleared for good by
+	 * mdb_store_names_moved). A database made before the marker existed
+	 * lacks it, and its readers keep correcting DNs. */
+	atomic_bool names_current;
 	char *directory;
 	size_t maxsize;
 	bool dbnosync;
@@ -149,6 +157,14 @@ int mdb_store_is_empty(struct mdb_store *store, bool *empty);
  * Allocates the next entry ID inside write transaction txn (rolled back with
  * it). Errors: LUMEN_EFULL, LUMEN_EIO.
  */
+/*
+ * In a write transaction renaming or moving an entry that has descendants
+ * (their stored DNs now lag behind): clears names_current and removes its
+ * marker. The flag drops before the commit, so a reader whose snapshot
+ * sees the move also sees the flag down. Errors: LUMEN_EIO, LUMEN_EFULL.
+ */
+int mdb_store_names_moved(struct mdb_store *store, MDB_txn *txn);
+
 int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id);
 /* Forces the data to disk (after a bulk load). Errors: LUMEN_EIO. */
 int mdb_store_sync(struct mdb_store *store);

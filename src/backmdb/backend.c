@@ -201,7 +201,8 @@ int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct are
 	int rc = id2entry_get(be->store, txn, id, &bytes);
 	if (rc == LUMEN_OK)
 		rc = entry_decode(be->schema, bytes.ptr, bytes.len, scratch, &e);
-	if (rc == LUMEN_OK)
+	/* read after the snapshot began: see mdb_store_names_moved */
+	if (rc == LUMEN_OK && !atomic_load(&be->store->names_current))
 		rc = correct_dn(be, txn, id, e, scratch);
 	if (rc != LUMEN_OK) {
 		entry_free(e);

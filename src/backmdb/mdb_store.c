@@ -20,6 +20,7 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "entry IDs need a 64-bit size
 
 static const char meta_version_key[] = "version";
 static const char meta_next_id_key[] = "next_id";
+static const char meta_names_current_key[] = "names_current";
 
 int mdb_store_last_key(MDB_txn *txn, MDB_dbi dbi, uint64_t *id)
 {
@@ -98,6 +99,38 @@ const char *mdb_store_describe(const struct mdb_store *store, int err, char *buf
 	return buf;
 }
 
+/* A new database: no entry, so every stored DN is current. */
+static int mark_new_names_current(struct mdb_store *store, MDB_txn *txn)
+{
+	MDB_val key = { sizeof(meta_names_current_key) - 1, (void *)meta_names_current_key };
+	MDB_val data = { 0, NULL };
+	MDB_stat stat;
+
+	int mrc = mdb_stat(txn, store->id2entry, &stat);
+	if (mrc != MDB_SUCCESS || stat.ms_entries != 0)
+		return mrc;
+	return mdb_put(txn, store->meta, &key, &data, 0);
+}
+
+static int read_names_current(struct mdb_store *store, MDB_txn *txn)
+{
+	MDB_val key = { sizeof(meta_names_current_key) - 1, (void *)meta_names_current_key };
+	MDB_val data;
+
+	int mrc = mdb_get(txn, store->meta, &key, &data);
+	atomic_store(&store->names_current, mrc == MDB_SUCCESS);
+	return mrc == MDB_NOTFOUND ? MDB_SUCCESS : mrc;
+}
+
+int mdb_store_names_moved(struct mdb_store *store, MDB_txn *txn)
+{
+	MDB_val key = { sizeof(meta_names_current_key) - 1, (void *)meta_names_current_key };
+
+	atomic_store(&store->names_current, false);
+	int mrc = mdb_del(txn, store->meta, &key, NULL);
+	return mdb_store_map_error(mrc == MDB_NOTFOUND ? MDB_SUCCESS : mrc);
+}
+
 static int check_format_version(struct mdb_store *store, MDB_txn *txn, bool read_only,
 				char *errbuf, size_t errlen)
 {
@@ -111,7 +144,9 @@ static int check_format_version(struct mdb_store *store, MDB_txn *txn, bool read
 			return LUMEN_OK;
 		data.mv_size = sizeof(version);
 		data.mv_data = &version;
-		return mdb_store_map_error(mdb_put(txn, store->meta, &key, &data, 0));
+		mrc = mdb_put(txn, store->meta, &key, &data, 0);
+		return mdb_store_map_error(mrc == MDB_SUCCESS ? mark_new_names_current(store, txn)
+							      : mrc);
 	}
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);
@@ -170,6 +205,8 @@ static int open_fixed_tables(struct mdb_store *store, bool read_only, char *errb
 		goto fail;
 	}
 	rc = check_format_version(store, txn, read_only, errbuf, errlen);
+	if (rc == LUMEN_OK)
+		rc = mdb_store_map_error(read_names_current(store, txn));
 	if (rc != LUMEN_OK)
 		goto fail;
 	mrc = mdb_txn_commit(txn);

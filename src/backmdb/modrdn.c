@@ -120,6 +120,19 @@ static int join_dn(struct arena *arena, struct ber_view rdn, struct ber_view par
 	return LUMEN_OK;
 }
 
+/* An entry with descendants moved: their stored DNs lag from now on. */
+static int note_names_moved(struct backend *be, MDB_txn *txn, uint64_t id)
+{
+	uint64_t children = 0;
+
+	if (!atomic_load(&be->store->names_current))
+		return LUMEN_OK;
+	int rc = dn2id_child_count(be->store, txn, id, &children);
+	if (rc != LUMEN_OK || children == 0)
+		return rc;
+	return mdb_store_names_moved(be->store, txn);
+}
+
 /* Moves the tree record and names the copy after the move. */
 static int move_and_rename(struct write_job *job, MDB_txn *txn, const struct modrdn_state *st,
 			   uint64_t id, struct entry *after)
@@ -133,6 +146,8 @@ static int move_and_rename(struct write_job *job, MDB_txn *txn, const struct mod
 		rc = dn2id_names(be->store, txn, parent_id, job->op->arena, &parent_ndn, &parent_dn);
 	if (rc == LUMEN_OK)
 		rc = dn2id_move(be->store, txn, id, parent_id, st->new_nrdn, st->new_rdn_text);
+	if (rc == LUMEN_OK)
+		rc = note_names_moved(be, txn, id);
 	if (rc == LUMEN_OK)   /* before the commit: see backend_internal.h */
 		atomic_store(&be->dn_moved_txn, mdb_txn_id(txn));
 	if (rc == LUMEN_EEXIST)

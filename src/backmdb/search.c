@@ -45,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dn.h"
 #include "little_endian.h"
 #include "ldap_result_codes.h"
 #include "stable_hash.h"
@@ -61,8 +62,12 @@ struct search_run {
 	uint64_t base_id;
 	/* the base is the database's only suffix: every entry is below it */
 	bool base_holds_database;
+	/* the base was found by its name (no alias dereferenced) */
+	bool base_by_name;
 	const struct idl *ids;
 	bool check_scope;
+	/* check_scope by the loaded entry's DN instead of walking dn2id */
+	bool scope_by_name;
 	uint64_t after_id;        /* paging: resume after this ID */
 	uint64_t sent_before;     /* paging: entries sent on earlier pages */
 	uint64_t sent;            /* this call */
@@ -266,10 +271,13 @@ static int plan(struct search_run *r)
 	if (rc != LUMEN_OK)
 		return rc == 1 ? LUMEN_OK : rc;
 	/* A handful of candidates (an equality lookup): checking each against
-	 * the scope is cheaper than reading the scope's size first. */
+	 * the scope is cheaper than reading the scope's size first, and
+	 * comparing the DN of an entry read anyway cheaper than walking up
+	 * the tree from it. */
 	if (!cand->is_range && idl_size(cand) <= PLAN_FEW_CANDIDATES) {
 		r->ids = cand;
 		r->check_scope = true;
+		r->scope_by_name = r->base_by_name && !r->base_holds_database;
 		return LUMEN_OK;
 	}
 	rc = scope_size(r, &size);
@@ -416,7 +424,7 @@ static int test_candidate(struct search_run *r, uint64_t id)
 	const struct entry *e;
 
 	arena_reset(&r->rd->entry_arena);
-	if (r->check_scope) {
+	if (r->check_scope && !r->scope_by_name) {
 		int in = in_scope(r, id);
 		if (in <= 0)
 			return in;
@@ -434,6 +442,11 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		return 0;   /* deleted since the candidates were read */
 	if (rc != LUMEN_OK)
 		return rc;
+	if (r->check_scope && r->scope_by_name &&
+	    !dn_in_scope(e->ndn, r->s->base_ndn, r->s->scope)) {
+		backend_entry_put(r->be, handle);
+		return 0;
+	}
 	if (alias_entry_passed_over(r->be, &r->aliases, id, e)) {
 		backend_entry_put(r->be, handle);
 		return 0;   /* replaced by its target */
@@ -565,6 +578,7 @@ static int find_base(struct search_run *r)
 	}
 	int rc = dn2id_lookup(r->be->store, r->rd->reader.txn, r->s->base_ndn, &r->base_id,
 			      &match);
+	r->base_by_name = rc == LUMEN_OK;
 	r->base_holds_database = rc == LUMEN_OK && r->be->suffix_holds_all &&
 				 backend_is_suffix(r->be, r->s->base_ndn);
 	if (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND) {

@@ -485,6 +485,42 @@ START_TEST(modrdn_subtree)
 }
 END_TEST
 
+/*
+ * A database remembers whether any entry with descendants was renamed:
+ * until then an entry read from the map carries its current DN and needs
+ * no dn2id walk; from then on (also after a restart) every read corrects it.
+ */
+START_TEST(moved_names_marker)
+{
+	char err[256] = "";
+	struct fx_results r = { 0 };
+	struct backend_op op = fx_op();
+
+	ck_assert_int_eq(modrdn(&op, "uid=dave,ou=Engineering," PEOPLE, "uid=david", true, NULL),
+			 LDAP_SUCCESS);
+	op = fx_op();
+	ck_assert_int_eq(modrdn(&op, PEOPLE, "ou=Staff", true, NULL), LDAP_SUCCESS);
+
+	/* reopened without an entry cache: every entry comes from the map */
+	const char *suffixes[] = { BASE };
+	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir,
+				       .maxsize = 64 << 20, .dbnosync = true,
+				       .indexes = fixture_indexes,
+				       .n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+				       .cachesize = BACKEND_CACHE_OFF };
+	fixture_close_database();
+	ck_assert_int_eq(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, "(uid=carol)", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_str_eq(r.dns[0], "uid=carol,ou=Engineering,ou=Staff,dc=example,dc=com");
+	fx_results_free(&r);
+	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, "(uid=david)", &r), LDAP_SUCCESS);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_str_eq(r.dns[0], "uid=david,ou=Engineering,ou=Staff,dc=example,dc=com");
+	fx_results_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------ index checker */
 
 /* The first problems a check reported, and how many calls there were. */
@@ -1190,6 +1226,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, modrdn_table, 0, sizeof(modrdn_cases) / sizeof(modrdn_cases[0]));
 	tcase_add_test(tc, modrdn_values);
 	tcase_add_test(tc, modrdn_subtree);
+	tcase_add_test(tc, moved_names_marker);
 	tcase_add_test(tc, check_indexes_detects_damage);
 	tcase_add_test(tc, check_indexes_detects_extra_id);
 	tcase_add_test(tc, check_indexes_detects_range_problems);

@@ -40,6 +40,20 @@ static size_t hash_nocase(const char *key, size_t len)
  * keeps its key's hash: a probe past other names costs a compare of two
  * words, not a case-insensitive string compare (decoding an entry looks
  * up every attribute name it holds). */
+/* ASCII case-insensitive equality of two strings of length len (names are
+ * ASCII: locale-aware comparison buys nothing here). */
+static bool ascii_equal_nocase(const char *a, const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+		if (x == y)
+			continue;
+		if ((x | 0x20u) != (y | 0x20u) || (x | 0x20u) < 'a' || (x | 0x20u) > 'z')
+			return false;
+	}
+	return true;
+}
+
 static struct name_slot *name_table_find_hashed(const struct name_table *t, const char *key,
 						size_t len, size_t hash)
 {
@@ -50,7 +64,7 @@ static struct name_slot *name_table_find_hashed(const struct name_table *t, cons
 		struct name_slot *slot = &t->slots[i];
 		if (slot->key == NULL ||
 		    (slot->hash == hash && slot->key_len == len &&
-		     strncasecmp(slot->key, key, len) == 0))
+		     ascii_equal_nocase(slot->key, key, len)))
 			return slot;
 	}
 }

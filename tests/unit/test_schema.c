@@ -92,6 +92,13 @@ START_TEST(inheritance_through_sup)
 {
 	const struct attribute_type *cn = type("cn");
 	ck_assert(cn == type("commonName") && cn == type("CN") && cn == type("2.5.4.3"));
+	ck_assert(type("cOMMONnAME") == cn && type("telephonenumber") == type("telephoneNumber"));
+	/* only letters fold: bytes that differ in bit 0x20 but are not letters
+	 * name nothing ('@' is not '`', '\r' is not '-') */
+	ck_assert_ptr_null(schema_attribute_type(full, "c@", 2));
+	ck_assert_ptr_null(schema_attribute_type(full, "c`", 2));
+	ck_assert_ptr_null(schema_attribute_type(full, "2.5\x0e" "4.3", 7));
+	ck_assert_ptr_null(schema_attribute_type(full, "cn\0", 3));
 	ck_assert(cn->sup == type("name"));
 	ck_assert_str_eq(cn->equality->name, "caseIgnoreMatch");
 	ck_assert_str_eq(cn->substr->name, "caseIgnoreSubstringsMatch");

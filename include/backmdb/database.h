@@ -95,6 +95,9 @@ struct backend_op {
 	 */
 	long request_size_limit;
 	long request_time_limit;
+	/* fetch: fill num/hasSubordinates in the entry's info (a read of the
+	 * tree per entry, so only when the attributes asked for need them) */
+	bool fetch_counts;
 	/* Set (by another thread) when the operation is abandoned or the
 	 * connection closes; read with a relaxed atomic load. May be NULL. */
 	const bool *abandoned;
@@ -502,7 +505,8 @@ struct database;
 
 struct database_ops {
 	int (*search)(struct database *db, struct backend_op *op, struct backend_search *search);
-	/* The entry ndn to fn (bind, group checks, the server's own reads). */
+	/* The entry ndn to fn (bind, group checks, the server's own reads);
+	 * info carries subordinate counts only with op->fetch_counts. */
 	int (*fetch)(struct database *db, struct backend_op *op, struct ber_view ndn,
 		     backend_entry_fn fn, void *ctx);
 	/*

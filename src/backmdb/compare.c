@@ -216,7 +216,8 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 		backend_result(op, LDAP_SUCCESS, NULL);
 		info.dn = e->dn;
 		info.ndn = e->ndn;
-		if (dn2id_counts(be->store, rd->reader.txn, info.id, &children, NULL) == LUMEN_OK) {
+		if (op->fetch_counts &&
+		    dn2id_counts(be->store, rd->reader.txn, info.id, &children, NULL) == LUMEN_OK) {
 			info.has_counts = true;
 			info.num_subordinates = children;
 			info.has_subordinates = children > 0;

@@ -513,6 +513,7 @@ static int send_sorted_entry(void *arg, const struct entry *e,
 static int send_window_by_dn(struct op_target *t, struct search_sink *sink,
 			     const struct sort_collection *coll, const struct sort_window *w)
 {
+	t->bop.fetch_counts = attribute_selection_wants_counts(sink->sel);
 	for (size_t i = w->start; i < w->start + w->count; i++) {
 		struct ber_view ndn = sort_item_dn(coll, sort_collection_at(coll, i));
 		int rc = database_fetch(t->db->database, &t->bop, ndn, send_sorted_entry, sink);

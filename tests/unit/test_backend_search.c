@@ -294,6 +294,14 @@ static int count_sink(void *ctx, const struct entry *e, const struct backend_ent
 	return 0;
 }
 
+static int no_count_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	(void)ctx;
+	(void)e;
+	ck_assert(!info->has_counts);
+	return 0;
+}
+
 START_TEST(subordinate_counts)
 {
 	uint64_t n = 99;
@@ -308,12 +316,18 @@ START_TEST(subordinate_counts)
 	s.base_ndn = fx_ndn(fixture_people[0]);
 	ck_assert_int_eq(backend_search(fx.be, &op, &s), LUMEN_OK);
 	ck_assert_uint_eq(n, 0);
-	/* fetch hands out the same information */
+	/* fetch hands out the same information when asked, and only then
+	 * (binds and group checks do not pay for a read of the tree) */
 	op = fx_op();
+	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn(PEOPLE), no_count_sink, NULL), 0);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	op = fx_op();
+	op.fetch_counts = true;
 	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn(PEOPLE), count_sink, &n), 0);
 	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
 	ck_assert_uint_eq(n, 5);
 	op = fx_op();
+	op.fetch_counts = true;
 	ck_assert_int_eq(backend_fetch(fx.be, &op, fx_ndn("uid=zz," PEOPLE), count_sink, &n), 0);
 	ck_assert_int_eq(op.result_code, LDAP_NO_SUCH_OBJECT);
 }

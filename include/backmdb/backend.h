@@ -475,6 +475,9 @@ struct backend_stats {
 	uint64_t entry_cache_evictions, entry_cache_capacity;
 	uint64_t idl_cache_evictions, idl_cache_capacity;
 	uint64_t entry_cache_not_admitted, idl_cache_not_admitted;
+	/* stored normalized forms not trusted (another schema made them):
+	 * every entry read from the map is normalized again */
+	bool normalizing_on_read;
 };
 void backend_get_stats(struct backend *be, struct backend_stats *out);
 

@@ -497,6 +497,9 @@ struct database_figures {
 	uint64_t readers_used, readers_max;
 	uint64_t entries;               /* records in id2entry */
 	struct cache_figures entry_cache, idl_cache;
+	/* the stored normalized forms follow other rules than the schema's:
+	 * reads normalize every value again (reloading the data ends it) */
+	bool normalizing_on_read;
 };
 
 /* ------------------------------------------------------------ the table */

@@ -9,7 +9,9 @@
  *   subcount  entry ID → number of descendants (dn2id.h)
  *   meta      "version" → format version, "next_id" → next entry ID,
  *             "names_current" → present while every stored entry's DN is
- *             its current one (see mdb_store_names_moved)
+ *             its current one (see mdb_store_names_moved),
+ *             "normalization" → the rules stored normalized forms follow
+ *             (see mdb_store_check_normalization)
  *   journal   CSN → one change of the history (journal.h)
  *   referrals entry ID → nothing: the referral objects (RFC 3296)
  *   index:<attribute>  one per indexed attribute (index_table.h)
@@ -54,8 +56,15 @@
 #define MDB_STORE_DEFAULT_MAXSIZE ((size_t)10 << 30)  /* 10 GiB, sparse */
 #define MDB_STORE_DEFAULT_MAXREADERS 126
 #define MDB_STORE_DEFAULT_MAXINDEXES 128
-/* Bumped whenever the on-disk layout (records, hashes, keys) changes. */
-#define MDB_STORE_FORMAT_VERSION 1
+/*
+ * Bumped whenever the on-disk layout (records, hashes, keys) changes.
+ * 2: entry records store their values' normalized forms (entry.h). A
+ * version 1 database is still read (its records normalize on read) and
+ * becomes version 2 when opened for writing, so that an older lumend
+ * refuses it instead of misreading the new records.
+ */
+#define MDB_STORE_FORMAT_VERSION 2
+#define MDB_STORE_FORMAT_OLDEST 1
 /* Longest attribute name usable as an index table name. */
 #define MDB_STORE_INDEX_NAME_MAX 128
 
@@ -164,6 +173,18 @@ int mdb_store_is_empty(struct mdb_store *store, bool *empty);
  * sees the move also sees the flag down. Errors: LUMEN_EIO, LUMEN_EFULL.
  */
 int mdb_store_names_moved(struct mdb_store *store, MDB_txn *txn);
+
+/*
+ * Whether the normalized forms stored in entry records can be trusted:
+ * fingerprint names the rules they are made under (the schema's types,
+ * their equality rules, ENTRY_NORMALIZATION_REVISION). The first open
+ * records it; a later open with the same fingerprint answers true; with
+ * another, false, and a writable open records that no fingerprint will
+ * match again (records made under two rules may now coexist) until the
+ * database is reloaded. Errors: LUMEN_EIO, LUMEN_EFULL.
+ */
+int mdb_store_check_normalization(struct mdb_store *store, uint64_t fingerprint,
+				  bool *trusted);
 
 int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id);
 /* Forces the data to disk (after a bulk load). Errors: LUMEN_EIO. */

@@ -174,6 +174,13 @@ int entry_increment(struct entry *e, const struct attribute_description *ad,
 
 /* --------------------------------------------------------- binary form */
 
+/*
+ * Bumped whenever a normalizer's output changes for some value (a fix to
+ * a matching rule): records store normalized forms, and a database made
+ * under another revision must normalize again on read (entry_decode_stored).
+ */
+#define ENTRY_NORMALIZATION_REVISION 1
+
 /* Append the record to w. Returns ber_writer_error(w) afterwards. */
 int entry_encode(const struct entry *e, struct ber_writer *w);
 /*
@@ -192,17 +199,33 @@ int entry_attribute_write(const struct entry_attribute *a, struct ber_writer *w)
  */
 int entry_decode(const struct schema *s, const void *bytes, size_t len,
 		 struct arena *scratch, struct entry **out);
+/*
+ * entry_decode, but with trust_normalized the normalized forms a record
+ * stores (entry_encode writes them) are taken as they are instead of
+ * computed again. Only the caller can vouch that they were made under the
+ * same rules as s's (same types, same equality rules, same
+ * ENTRY_NORMALIZATION_REVISION): back-mdb keeps a fingerprint of its
+ * schema (schema_normalization_fingerprint) for that. A record without
+ * stored forms is normalized either way. A stored form list that does not
+ * match the values one for one is LUMEN_EMALFORMED.
+ */
+int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
+			bool trust_normalized, struct arena *scratch, struct entry **out);
 
 /* Walk a record without decoding it (attribute selection in search). */
 struct entry_record {
 	struct ber_view dn;
 	struct ber_view ndn;
+	bool has_normalized;            /* the record stores normalized forms */
 	struct ber_reader attributes;   /* private cursor */
 };
 struct entry_record_attribute {
 	struct ber_view description;    /* the type as stored ("cn;lang-de") */
 	struct ber_view encoded;        /* whole PartialAttribute TLV */
 	struct ber_view values;         /* contents of the SET OF OCTET STRING */
+	/* contents of the normalized forms' element (private encoding);
+	 * {NULL, 0} in a record without them */
+	struct ber_view normalized;
 };
 /* LUMEN_OK or LUMEN_EMALFORMED (header, dn, ndn or list framing is bad). */
 int entry_record_open(const void *bytes, size_t len, struct entry_record *rec);

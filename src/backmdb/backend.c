@@ -4,6 +4,7 @@
  * load entries and report results (backend.h).
  */
 #include "backend_internal.h"
+#include "stable_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +201,8 @@ int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct are
 
 	int rc = id2entry_get(be->store, txn, id, &bytes);
 	if (rc == LUMEN_OK)
-		rc = entry_decode(be->schema, bytes.ptr, bytes.len, scratch, &e);
+		rc = entry_decode_stored(be->schema, bytes.ptr, bytes.len, be->trust_normalized,
+					 scratch, &e);
 	/* read after the snapshot began: see mdb_store_names_moved */
 	if (rc == LUMEN_OK && !atomic_load(&be->store->names_current))
 		rc = correct_dn(be, txn, id, e, scratch);
@@ -563,6 +565,23 @@ static int count_roots(struct backend *be)
 	return rc;
 }
 
+/* What stored normalized forms depend on: each type's OID, primary name
+ * and equality rule, and the normalizers' revision. */
+static uint64_t normalization_fingerprint(const struct schema *schema)
+{
+	uint64_t h = stable_hash_mix(ENTRY_NORMALIZATION_REVISION);
+	size_t n = schema_attribute_type_count(schema);
+	for (size_t i = 0; i < n; i++) {
+		const struct attribute_type *t = schema_attribute_type_at(schema, i);
+		const char *name = attribute_type_name(t);
+		const char *rule = t->equality != NULL ? t->equality->name : "";
+		h = stable_hash_mix(h ^ stable_hash64(t->oid, strlen(t->oid) + 1));
+		h = stable_hash_mix(h ^ stable_hash64(name, strlen(name) + 1));
+		h = stable_hash_mix(h ^ stable_hash64(rule, strlen(rule) + 1));
+	}
+	return h != 0 ? h : 1;   /* 0 is the store's "never" */
+}
+
 static int start_writer_and_caches(struct backend *be, const struct backend_settings *st)
 {
 	size_t cachesize = st->cachesize ? st->cachesize : BACKEND_DEFAULT_CACHESIZE;
@@ -612,6 +631,11 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 		rc = open_indexes(be, settings, errbuf, errlen);
 	if (rc == LUMEN_OK && (rc = count_roots(be)) != LUMEN_OK)
 		rc = fail_open(errbuf, errlen, be->name, rc, "%s", "cannot read the tree's roots");
+	if (rc == LUMEN_OK &&
+	    (rc = mdb_store_check_normalization(be->store, normalization_fingerprint(schema),
+						&be->trust_normalized)) != LUMEN_OK)
+		rc = fail_open(errbuf, errlen, be->name, rc, "%s",
+			       "cannot read or record the normalization rules");
 	if (rc == LUMEN_OK && getrandom(&be->cookie_secret, sizeof(be->cookie_secret), 0) !=
 			      (ssize_t)sizeof(be->cookie_secret))
 		rc = fail_open(errbuf, errlen, be->name, LUMEN_EIO, "%s", "no randomness");
@@ -693,6 +717,7 @@ void backend_get_stats(struct backend *be, struct backend_stats *out)
 	out->idl_cache_capacity = is.capacity;
 	out->entry_cache_not_admitted = es.not_admitted;
 	out->idl_cache_not_admitted = is.not_admitted;
+	out->normalizing_on_read = !be->trust_normalized;
 }
 
 struct mdb_store *backend_store(struct backend *be)

@@ -91,6 +91,9 @@ struct backend {
 	 * entry must be the suffix). A subtree search at the suffix needs no
 	 * scope check. */
 	bool suffix_holds_all;
+	/* The normalized forms entry records store were made under this
+	 * schema's rules (mdb_store_check_normalization): reads take them. */
+	bool trust_normalized;
 	struct backend_index *indexes;
 	size_t n_indexes;
 	struct backend_index **index_by_type;   /* schema type index → index or NULL */

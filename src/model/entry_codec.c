@@ -11,7 +11,18 @@
 #include "entry_private.h"
 
 #define RECORD_MAGIC_0 'L'
-#define RECORD_MAGIC_1 '1'
+#define RECORD_MAGIC_1 '1'   /* PartialAttributes only */
+#define RECORD_MAGIC_2 '2'   /* each PartialAttribute followed by its normalized forms */
+
+/*
+ * Version 2 follows each PartialAttribute with [0] { one element per value,
+ * in order }: an OCTET STRING holding the normalized form where it differs
+ * from the value, [1] (empty) where it is the value itself, [2] (empty)
+ * where the value did not normalize (it matches nothing).
+ */
+#define NORMS_TAG      BER_TAG(BER_CLASS_CONTEXT, 1, 0)
+#define NORM_SAME_TAG  BER_TAG(BER_CLASS_CONTEXT, 0, 1)
+#define NORM_NONE_TAG  BER_TAG(BER_CLASS_CONTEXT, 0, 2)
 
 /* --------------------------------------------------------------- encode */
 
@@ -32,15 +43,32 @@ int entry_attribute_write(const struct entry_attribute *a, struct ber_writer *w)
 	return ber_writer_error(w);
 }
 
+static void write_normalized(const struct entry_attribute *a, struct ber_writer *w)
+{
+	ber_begin(w, NORMS_TAG);
+	for (size_t i = 0; i < a->n_values; i++) {
+		struct ber_view v = a->values[i].value, n = a->values[i].normalized;
+		if (n.ptr == NULL)
+			ber_write_octets(w, NORM_NONE_TAG, NULL, 0);
+		else if (n.len == v.len && (n.ptr == v.ptr || memcmp(n.ptr, v.ptr, v.len) == 0))
+			ber_write_octets(w, NORM_SAME_TAG, NULL, 0);
+		else
+			ber_write_octets(w, BER_TAG_OCTET_STRING, n.ptr, n.len);
+	}
+	ber_end(w);
+}
+
 int entry_encode(const struct entry *e, struct ber_writer *w)
 {
-	static const uint8_t magic[2] = { RECORD_MAGIC_0, RECORD_MAGIC_1 };
+	static const uint8_t magic[2] = { RECORD_MAGIC_0, RECORD_MAGIC_2 };
 	ber_write_raw(w, magic, sizeof(magic));
 	ber_write_octets(w, BER_TAG_OCTET_STRING, e->dn.ptr, e->dn.len);
 	ber_write_octets(w, BER_TAG_OCTET_STRING, e->ndn.ptr, e->ndn.len);
 	ber_begin(w, BER_TAG_SEQUENCE);
-	for (size_t i = 0; i < e->n_attributes; i++)
+	for (size_t i = 0; i < e->n_attributes; i++) {
 		entry_attribute_write(&e->attributes[i], w);
+		write_normalized(&e->attributes[i], w);
+	}
 	ber_end(w);
 	return ber_writer_error(w);
 }
@@ -56,8 +84,9 @@ static int as_malformed(int rc)
 int entry_record_open(const void *bytes, size_t len, struct entry_record *rec)
 {
 	const uint8_t *p = bytes;
-	if (len < 2 || p[0] != RECORD_MAGIC_0 || p[1] != RECORD_MAGIC_1)
+	if (len < 2 || p[0] != RECORD_MAGIC_0 || (p[1] != RECORD_MAGIC_1 && p[1] != RECORD_MAGIC_2))
 		return LUMEN_EMALFORMED;
+	rec->has_normalized = p[1] == RECORD_MAGIC_2;
 	struct ber_reader r;
 	ber_reader_init(&r, p + 2, len - 2);
 	int rc = ber_read_octets(&r, BER_TAG_OCTET_STRING, &rec->dn);
@@ -87,6 +116,14 @@ int entry_record_next(struct entry_record *rec, struct entry_record_attribute *o
 		return as_malformed(rc);
 	out->encoded = (struct ber_view){ start, (size_t)(rec->attributes.pos - start) };
 	out->values = (struct ber_view){ values.pos, (size_t)(values.end - values.pos) };
+	out->normalized = (struct ber_view){ NULL, 0 };
+	if (rec->has_normalized) {
+		struct ber_reader norms;
+		rc = ber_enter(&rec->attributes, NORMS_TAG, &norms);
+		if (rc != LUMEN_OK)
+			return as_malformed(rc);
+		out->normalized = (struct ber_view){ norms.pos, (size_t)(norms.end - norms.pos) };
+	}
 	return 1;
 }
 
@@ -106,7 +143,8 @@ struct staged_record {
 	size_t n_attributes, cap_attributes;
 	struct entry_value *values;   /* views into the caller's bytes / scratch */
 	size_t n_values, cap_values;
-	size_t extra_bytes;           /* normalized forms that differ from the value */
+	size_t extra_bytes;           /* normalized forms computed into scratch */
+	bool trust_normalized;        /* take the record's normalized forms */
 };
 
 /* The arrays were too small for this record: count, then stage again. */
@@ -133,11 +171,34 @@ static int count_record(struct entry_record rec, size_t *n_attributes, size_t *n
 	return more;  /* 0 or LUMEN_EMALFORMED */
 }
 
+/* The stored normalized form of the next value (a version 2 record). */
+static int take_stored(struct ber_reader *norms, struct entry_value *v)
+{
+	struct ber_element el;
+	if (ber_read_element(norms, &el) != LUMEN_OK)
+		return LUMEN_EMALFORMED;
+	switch (el.tag) {
+	case BER_TAG_OCTET_STRING:
+		v->normalized = el.value;
+		return LUMEN_OK;
+	case NORM_SAME_TAG:
+		v->normalized = v->value;
+		return el.value.len == 0 ? LUMEN_OK : LUMEN_EMALFORMED;
+	case NORM_NONE_TAG:
+		v->normalized = (struct ber_view){ NULL, 0 };
+		return el.value.len == 0 ? LUMEN_OK : LUMEN_EMALFORMED;
+	default:
+		return LUMEN_EMALFORMED;
+	}
+}
+
 static int stage_value(const struct attribute_type *type, struct staged_record *st,
-		       struct ber_view value, struct arena *scratch)
+		       struct ber_view value, struct ber_reader *norms, struct arena *scratch)
 {
 	struct entry_value *v = &st->values[st->n_values++];
 	v->value = value;
+	if (norms != NULL)
+		return take_stored(norms, v);
 	int rc = entry_normalize_value(type, v->value, scratch, &v->normalized);
 	if (rc == LUMEN_ENOMEM)
 		return rc;
@@ -164,8 +225,12 @@ static int stage_attribute(const struct schema *s, struct staged_record *st,
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
 	sa->first_value = st->n_values;
 	sa->n_values = 0;
-	struct ber_reader r;
+	struct ber_reader r, stored_norms, *norms = NULL;
 	ber_reader_init(&r, sa->stored.values.ptr, sa->stored.values.len);
+	if (st->trust_normalized && st->rec.has_normalized) {
+		ber_reader_init(&stored_norms, sa->stored.normalized.ptr, sa->stored.normalized.len);
+		norms = &stored_norms;
+	}
 	while (!ber_reader_at_end(&r)) {
 		struct ber_view value;
 		if (ber_read_octets(&r, BER_TAG_OCTET_STRING, &value) != LUMEN_OK)
@@ -174,10 +239,12 @@ static int stage_attribute(const struct schema *s, struct staged_record *st,
 			return LUMEN_ELIMIT;
 		if (st->n_values == st->cap_values)
 			return STAGE_FULL;
-		rc = stage_value(sa->desc.type, st, value, scratch);
+		rc = stage_value(sa->desc.type, st, value, norms, scratch);
 		if (rc != LUMEN_OK)
 			return rc;
 	}
+	if (norms != NULL && !ber_reader_at_end(norms))
+		return LUMEN_EMALFORMED;   /* more normalized forms than values */
 	return sa->n_values == 0 ? LUMEN_EMALFORMED : LUMEN_OK;
 }
 
@@ -215,9 +282,10 @@ static int stage_into(const struct schema *s, struct staged_record *st, size_t c
  * once; a record with more is counted exactly and staged again.
  */
 static int stage_record(const struct schema *s, const void *bytes, size_t len,
-			struct arena *scratch, struct staged_record *st)
+			bool trust_normalized, struct arena *scratch, struct staged_record *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->trust_normalized = trust_normalized;
 	int rc = entry_record_open(bytes, len, &st->rec);
 	if (rc != LUMEN_OK)
 		return rc;
@@ -267,9 +335,12 @@ static int build_entry(const struct schema *s, const uint8_t *bytes, size_t len,
 	for (size_t i = 0; i < st->n_values; i++) {
 		struct entry_value v = st->values[i];
 		bool aliased = v.normalized.ptr == v.value.ptr;
+		bool stored = v.normalized.ptr >= bytes && v.normalized.ptr < bytes + len;
 		values[i].value = rebase(v.value, bytes, to);
 		if (aliased)
 			values[i].normalized = values[i].value;
+		else if (stored || v.normalized.ptr == NULL)
+			values[i].normalized = rebase(v.normalized, bytes, to);
 		else if (entry_mem_copy(e, v.normalized, false, &values[i].normalized) != LUMEN_OK)
 			goto nomem;
 	}
@@ -295,6 +366,12 @@ nomem:
 int entry_decode(const struct schema *s, const void *bytes, size_t len,
 		 struct arena *scratch, struct entry **out)
 {
+	return entry_decode_stored(s, bytes, len, false, scratch, out);
+}
+
+int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
+			bool trust_normalized, struct arena *scratch, struct entry **out)
+{
 	struct arena own;
 	struct staged_record st;
 	*out = NULL;
@@ -302,7 +379,7 @@ int entry_decode(const struct schema *s, const void *bytes, size_t len,
 		arena_init(&own, 0);
 		scratch = &own;
 	}
-	int rc = stage_record(s, bytes, len, scratch, &st);
+	int rc = stage_record(s, bytes, len, trust_normalized, scratch, &st);
 	if (rc == LUMEN_OK)
 		rc = build_entry(s, bytes, len, &st, out);
 	if (scratch == &own)

@@ -148,6 +148,18 @@ static void warn_unbuilt_indexes(const struct server *s, const struct server_dat
 			   "builds it", db->config->origin, names[i], s->config->path, names[i]);
 }
 
+/* Records stored under other matching rules: correct, but slower to read. */
+static void warn_normalizing_on_read(const struct server *s, const struct server_database *db)
+{
+	struct database_figures f = { 0 };
+	database_figures(db->database, &f);
+	if (f.normalizing_on_read && f.entries > 0)
+		log_printf(0, "%s: the entries were stored under other matching rules (the schema "
+			   "changed): every read normalizes their values again until the data is "
+			   "reloaded (lumencat, then lumenadd into an empty directory, with lumend "
+			   "stopped; see %s)", db->config->origin, s->config->path);
+}
+
 /* Lock and open one database; err names it on failure. */
 static int open_database(struct server *s, struct server_database *db, char *err,
 			 size_t errlen)
@@ -181,6 +193,7 @@ static int open_database(struct server *s, struct server_database *db, char *err
 	db->bind_chain = db->overlays;
 	db->overlays = NULL;   /* the database owns it now */
 	warn_unbuilt_indexes(s, db);
+	warn_normalizing_on_read(s, db);
 	return rc;
 }
 

@@ -218,6 +218,26 @@ static inline int fixture_open_database(const struct backend_settings *st, char 
 	return rc;
 }
 
+/* Reopen the database under test with another schema, suffix or entry
+ * cache size (BACKEND_CACHE_OFF: every read comes from the map). */
+static inline void fixture_reopen(const struct schema *schema, const char *suffix,
+				  size_t cachesize)
+{
+	char err[256] = "";
+	const char *suffixes[] = { suffix };
+	struct backend_settings st = {
+		.suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir,
+		.maxsize = (size_t)64 << 20, .dbnosync = true,
+		.indexes = fixture_indexes,
+		.n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
+		.cachesize = cachesize,
+	};
+	fixture_close_database();
+	int rc = mdb_database_open(schema, &st, &fx.db, err, sizeof(err));
+	ck_assert_msg(rc == LUMEN_OK, "reopen: %s", err);
+	fx.be = fx.db->impl;
+}
+
 static void fixture_open(void)
 {
 	fixture_open_settings((size_t)64 << 20, true);

@@ -6,6 +6,8 @@
 #include <check.h>
 
 #include "backend_fixture.h"
+#include "dn2id.h"
+#include "id2entry.h"
 #include "mdb_store.h"
 
 #define BASE "dc=example,dc=com"
@@ -381,6 +383,80 @@ START_TEST(compare_table)
 }
 END_TEST
 
+/* ---------------------------------------------- stored normalized forms */
+
+static int compare_code(const char *dn, const char *attribute, const char *value)
+{
+	struct backend_op op = fx_op();
+	ck_assert_int_eq(backend_compare(fx.be, &op, fx_ndn(dn), fx_view(attribute),
+					 fx_view(value)), LUMEN_OK);
+	return op.result_code;
+}
+
+/* Rewrites alice's record so that her sn's stored normalized form lies. */
+static void plant_false_normalized_form(void)
+{
+	struct mdb_store *store = backend_store(fx.be);
+	MDB_txn *txn;
+	uint64_t id;
+	struct ber_view bytes;
+	struct entry *e = NULL;
+	struct ber_writer w;
+
+	ck_assert_int_eq(mdb_txn_begin(store->env, NULL, 0, &txn), MDB_SUCCESS);
+	ck_assert_int_eq(dn2id_lookup(store, txn, fx_ndn("uid=alice," PEOPLE), &id, NULL), LUMEN_OK);
+	ck_assert_int_eq(id2entry_get(store, txn, id, &bytes), LUMEN_OK);
+	ck_assert_int_eq(entry_decode(fx.schema, bytes.ptr, bytes.len, NULL, &e), LUMEN_OK);
+	struct attribute_description sn;
+	ck_assert_int_eq(attribute_description_parse(fx.schema, "sn", 2, &sn), LUMEN_OK);
+	struct entry_attribute *a = (struct entry_attribute *)entry_find(e, &sn);
+	ck_assert_ptr_nonnull(a);
+	a->values[0].normalized = fx_view("zzz");
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	ck_assert_int_eq(id2entry_replace(store, txn, id, w.buf, w.len), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(txn), MDB_SUCCESS);
+	ber_writer_free(&w);
+	entry_free(e);
+}
+
+/*
+ * Records carry their values' normalized forms, and reads take them as
+ * stored while the schema's rules are those they were made under: a
+ * planted form shows which one a read used. Another schema (one more
+ * type) makes every read normalize again, and for good: going back to the
+ * first schema cannot know which records the other one wrote.
+ */
+START_TEST(stored_normalized_forms)
+{
+	char err[256] = "";
+	struct schema *other;
+
+	plant_false_normalized_form();
+	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "zzz"), LDAP_COMPARE_TRUE);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_FALSE);
+
+	ck_assert_int_eq(schema_create(&other), LUMEN_OK);
+	for (size_t i = 0; i < sizeof(fixture_schema_files) / sizeof(fixture_schema_files[0]); i++)
+		ck_assert_int_eq(schema_load_file(other, fixture_schema_files[i], err, sizeof(err)),
+				 LUMEN_OK);
+	const char *extra = "attributetype ( 1.3.6.1.4.1.99999.1.1 NAME 'x-test-extra' "
+			    "EQUALITY caseIgnoreMatch "
+			    "SYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )\n";
+	ck_assert_msg(schema_load_text(other, "extra", extra, err, sizeof(err)) ==
+		      LUMEN_OK, "%s", err);
+	ck_assert_msg(schema_finalize(other, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	fixture_reopen(other, BASE, BACKEND_CACHE_OFF);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_TRUE);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "zzz"), LDAP_COMPARE_FALSE);
+
+	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
+	schema_free(other);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_TRUE);
+}
+END_TEST
+
 struct virtual_case {
 	const char *filter;
 	size_t expected;
@@ -472,14 +548,7 @@ END_TEST
  */
 START_TEST(changed_suffix_checks_scope)
 {
-	char err[256] = "";
-	const char *suffixes[] = { "dc=example,dc=org" };
-	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir,
-				       .maxsize = 64 << 20, .dbnosync = true,
-				       .indexes = fixture_indexes,
-				       .n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]) };
-	fixture_close_database();
-	ck_assert_int_eq(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
+	fixture_reopen(fx.schema, "dc=example,dc=org", 4);
 	ck_assert_int_eq(fx_add("dc=example,dc=org", FX_LINES(
 		"objectClass: top", "objectClass: dcObject", "objectClass: organization",
 		"dc: example", "o: Example Org")), LDAP_SUCCESS);
@@ -1010,6 +1079,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, access_hook_in_search_and_compare);
 	tcase_add_test(tc, select_longest_suffix);
 	tcase_add_test(tc, changed_suffix_checks_scope);
+	tcase_add_test(tc, stored_normalized_forms);
 	tcase_add_loop_test(tc, open_errors, 0, sizeof(bad_opens) / sizeof(bad_opens[0]));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

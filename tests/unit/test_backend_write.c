@@ -492,7 +492,6 @@ END_TEST
  */
 START_TEST(moved_names_marker)
 {
-	char err[256] = "";
 	struct fx_results r = { 0 };
 	struct backend_op op = fx_op();
 
@@ -502,14 +501,7 @@ START_TEST(moved_names_marker)
 	ck_assert_int_eq(modrdn(&op, PEOPLE, "ou=Staff", true, NULL), LDAP_SUCCESS);
 
 	/* reopened without an entry cache: every entry comes from the map */
-	const char *suffixes[] = { BASE };
-	struct backend_settings st = { .suffixes = suffixes, .n_suffixes = 1, .directory = fx.dir,
-				       .maxsize = 64 << 20, .dbnosync = true,
-				       .indexes = fixture_indexes,
-				       .n_indexes = sizeof(fixture_indexes) / sizeof(fixture_indexes[0]),
-				       .cachesize = BACKEND_CACHE_OFF };
-	fixture_close_database();
-	ck_assert_int_eq(fixture_open_database(&st, err, sizeof(err)), LUMEN_OK);
+	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
 	ck_assert_int_eq(fx_search(BASE, LDAP_SCOPE_SUBTREE, "(uid=carol)", &r), LDAP_SUCCESS);
 	ck_assert_uint_eq(r.n, 1);
 	ck_assert_str_eq(r.dns[0], "uid=carol,ou=Engineering,ou=Staff,dc=example,dc=com");

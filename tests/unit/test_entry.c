@@ -309,6 +309,70 @@ START_TEST(dense_records_round_trip)
 }
 END_TEST
 
+/*
+ * Version 2 records carry the normalized forms: trusted, a read takes them
+ * as stored (a planted one shows it); untrusted, it computes them again.
+ * Version 1 records (no forms) still decode. A form list that does not
+ * match the values one for one, or an unknown form tag, is corrupt.
+ */
+START_TEST(stored_normalized_forms)
+{
+	struct entry *e = person();
+	struct attribute_description sn = ad_of("sn");
+	struct entry_attribute *a = (struct entry_attribute *)entry_find(e, &sn);
+	a->values[0].normalized = fixture_view("planted");
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	struct entry *trusted = NULL, *computed = NULL;
+	ck_assert_int_eq(entry_decode_stored(fixture_schema, w.buf, w.len, true, NULL, &trusted),
+			 LUMEN_OK);
+	ck_assert_int_eq(entry_decode_stored(fixture_schema, w.buf, w.len, false, NULL, &computed),
+			 LUMEN_OK);
+	struct ber_view planted = entry_find(trusted, &sn)->values[0].normalized;
+	ck_assert(planted.len == 7 && memcmp(planted.ptr, "planted", 7) == 0);
+	struct ber_view real = entry_find(computed, &sn)->values[0].normalized;
+	ck_assert(real.len == 6 && memcmp(real.ptr, "jensen", 6) == 0);
+	/* the other values agree either way (same-as-value forms included) */
+	struct attribute_description uid = ad_of("uid");
+	ck_assert_ptr_eq(entry_find(trusted, &uid)->values[0].normalized.ptr,
+			 entry_find(trusted, &uid)->values[0].value.ptr);
+	entry_free(trusted);
+	entry_free(computed);
+	ber_writer_free(&w);
+	entry_free(e);
+
+	/* version 1: cn: x, normalized on read even when trusted */
+	static const char v1[] = "L1\x04\x00\x04\x00\x30\x0b\x30\x09\x04\x02" "cn\x31\x03\x04\x01X";
+	ck_assert_int_eq(entry_decode_stored(fixture_schema, v1, sizeof(v1) - 1, true, NULL,
+					     &trusted), LUMEN_OK);
+	ck_assert(trusted->attributes[0].values[0].normalized.len == 1 &&
+		  trusted->attributes[0].values[0].normalized.ptr[0] == 'x');
+	entry_free(trusted);
+
+	static const struct { const char *name, *bytes; size_t len; } bad[] = {
+		{ "fewer forms than values",
+		  "L2\x04\x00\x04\x00\x30\x0d\x30\x09\x04\x02" "cn\x31\x03\x04\x01X\xa0\x00", 21 },
+		{ "more forms than values",
+		  "L2\x04\x00\x04\x00\x30\x11\x30\x09\x04\x02" "cn\x31\x03\x04\x01X\xa0\x04\x81\x00\x81\x00", 25 },
+		{ "unknown form tag",
+		  "L2\x04\x00\x04\x00\x30\x0f\x30\x09\x04\x02" "cn\x31\x03\x04\x01X\xa0\x02\x83\x00", 23 },
+		{ "same-as-value with contents",
+		  "L2\x04\x00\x04\x00\x30\x10\x30\x09\x04\x02" "cn\x31\x03\x04\x01X\xa0\x03\x81\x01x", 24 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct entry *d = (struct entry *)1;
+		ck_assert_msg(entry_decode_stored(fixture_schema, bad[i].bytes, bad[i].len, true, NULL,
+						  &d) == LUMEN_EMALFORMED, "%s", bad[i].name);
+		ck_assert_ptr_null(d);
+		/* well framed: untrusted, the forms are not read at all */
+		ck_assert_msg(entry_decode_stored(fixture_schema, bad[i].bytes, bad[i].len, false, NULL,
+						  &d) == LUMEN_OK, "%s (untrusted)", bad[i].name);
+		entry_free(d);
+	}
+}
+END_TEST
+
 /* Corrupt records: each must fail cleanly with the expected error. */
 static const struct {
 	const char *name;
@@ -318,7 +382,12 @@ static const struct {
 } corrupt[] = {
 	{ "empty", "", 0, LUMEN_EMALFORMED },
 	{ "bad magic", "X1\x04\x00\x04\x00\x30\x00", 8, LUMEN_EMALFORMED },
-	{ "bad version", "L2\x04\x00\x04\x00\x30\x00", 8, LUMEN_EMALFORMED },
+	{ "bad version", "L3\x04\x00\x04\x00\x30\x00", 8, LUMEN_EMALFORMED },
+	/* version 2: each PartialAttribute is followed by [0] { forms } */
+	{ "v2 without forms", "L2\x04\x00\x04\x00\x30\x0b\x30\x09\x04\x02" "cn\x31\x03\x04\x01x",
+	  19, LUMEN_EMALFORMED },
+	{ "v2 forms not [0]", "L2\x04\x00\x04\x00\x30\x0f\x30\x09\x04\x02" "cn\x31\x03\x04\x01x"
+	  "\x30\x02\x81\x00", 23, LUMEN_EMALFORMED },
 	{ "magic only", "L1", 2, LUMEN_EMALFORMED },
 	{ "dn length past end", "L1\x04\x09x", 5, LUMEN_EMALFORMED },
 	{ "no ndn", "L1\x04\x01x", 5, LUMEN_EMALFORMED },
@@ -388,6 +457,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dup_is_deep);
 	tcase_add_test(tc, encode_decode_round_trip);
 	tcase_add_test(tc, dense_records_round_trip);
+	tcase_add_test(tc, stored_normalized_forms);
 	tcase_add_loop_test(tc, corrupt_records, 0, (int)(sizeof(corrupt) / sizeof(corrupt[0])));
 	tcase_add_test(tc, truncated_records);
 	suite_add_tcase(s, tc);

@@ -152,6 +152,57 @@ START_TEST(open_errors)
 	ck_assert_int_eq(mdb_store_open(&opts, &t.store, err, sizeof(err)), LUMEN_EUNSUPPORTED);
 	ck_assert_ptr_null(t.store);
 	ck_assert_msg(strstr(err, "99") != NULL && strstr(err, t.dir) != NULL, "message: %s", err);
+	ck_assert_msg(strstr(err, "reads 1 to 2") != NULL, "message: %s", err);
+}
+END_TEST
+
+/*
+ * A version 1 database (records without normalized forms) opens: read
+ * only it stays version 1; opened for writing it becomes version 2, so an
+ * older lumend refuses it rather than misread the records it may now hold.
+ */
+START_TEST(version_one_upgrades_when_written)
+{
+	char err[256] = "";
+	uint32_t one = 1, version = 0;
+	MDB_val key = { 7, "version" }, data = { sizeof(one), &one };
+	MDB_txn *txn = test_write_txn(&t);
+	ck_assert_int_eq(mdb_put(txn, t.store->meta, &key, &data, 0), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_store_close(t.store);
+
+	struct mdb_store_options ro = { .directory = t.dir, .read_only = true };
+	ck_assert_int_eq(mdb_store_open(&ro, &t.store, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_begin(t.store->env, NULL, MDB_RDONLY, &txn), 0);
+	ck_assert_int_eq(mdb_get(txn, t.store->meta, &key, &data), 0);
+	memcpy(&version, data.mv_data, sizeof(version));
+	ck_assert_uint_eq(version, 1);
+	mdb_txn_abort(txn);
+	mdb_store_close(t.store);
+
+	struct mdb_store_options rw = { .directory = t.dir };
+	ck_assert_int_eq(mdb_store_open(&rw, &t.store, err, sizeof(err)), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_begin(t.store->env, NULL, MDB_RDONLY, &txn), 0);
+	ck_assert_int_eq(mdb_get(txn, t.store->meta, &key, &data), 0);
+	memcpy(&version, data.mv_data, sizeof(version));
+	ck_assert_uint_eq(version, MDB_STORE_FORMAT_VERSION);
+	mdb_txn_abort(txn);
+}
+END_TEST
+
+/* The first fingerprint recorded is trusted again; another is not, and
+ * after it not even the first (records of both may coexist). */
+START_TEST(normalization_fingerprint)
+{
+	bool trusted = false;
+	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
+	ck_assert(trusted);
+	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
+	ck_assert(trusted);
+	ck_assert_int_eq(mdb_store_check_normalization(t.store, 42, &trusted), LUMEN_OK);
+	ck_assert(!trusted);
+	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
+	ck_assert(!trusted);
 }
 END_TEST
 
@@ -201,6 +252,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, next_id_persists);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, error_mapping);
+	tcase_add_test(tc, version_one_upgrades_when_written);
+	tcase_add_test(tc, normalization_fingerprint);
 	tcase_add_test(tc, map_full);
 	suite_add_tcase(s, tc);
 	return s;

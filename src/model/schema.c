@@ -102,8 +102,9 @@ static int name_table_grow(struct name_table *t)
 
 int name_table_put(struct name_table *t, const char *key, size_t len, void *value)
 {
-	/* Keep the load under 3/4 so probing stays short and always terminates. */
-	if ((t->count + 1) * 4 > t->capacity * 3) {
+	/* Keep the load at most 1/2: probing stays short (every attribute name
+	 * of every entry read is looked up here) and always terminates. */
+	if ((t->count + 1) * 2 > t->capacity) {
 		int rc = name_table_grow(t);
 		if (rc != LUMEN_OK)
 			return rc;

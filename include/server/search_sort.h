@@ -172,15 +172,16 @@ void sort_vlv_window(const struct vlv_request *v, size_t n, size_t found,
 
 /*
  * What a kept result is bound to: the database, the requester (normalized
- * bind DN, empty for anonymous) and a fingerprint of the request that
- * shapes the result (base, scope, alias dereferencing, filter, sort keys,
- * subentries and ManageDsaIT controls) — not the attribute list or the
- * window, which may change from request to request.
+ * bind DN, empty for anonymous) and the bytes of the request that shapes
+ * the result (base, scope, alias dereferencing, filter, sort keys,
+ * subentries and ManageDsaIT controls; compared whole, so no two requests
+ * can pass for each other) — not the attribute list or the window, which
+ * may change from request to request.
  */
 struct sort_binding {
 	const void *database;
 	struct ber_view requester;
-	uint64_t fingerprint;
+	struct ber_view request;
 };
 
 struct sort_context {
@@ -188,7 +189,7 @@ struct sort_context {
 	struct sort_collection coll;
 	const void *database;
 	struct ber_view requester;      /* in coll.memory */
-	uint64_t fingerprint;
+	struct ber_view request;        /* in coll.memory */
 	uint8_t id[SORT_CONTEXT_ID_SIZE];
 };
 

@@ -588,23 +588,45 @@ static bool collected(struct op_context *ctx, struct op_target *t, struct sort_r
 	return true;
 }
 
-/* What a kept VLV result is bound to (search_sort.h). */
-static void sort_binding_of(const struct ldap_search_request *req, const struct op_target *t,
-			    const struct sort_spec *spec, struct sort_binding *b)
+/* Appends n bytes at *at (sort_binding_of sized the buffer). */
+static uint8_t *put_bytes(uint8_t *at, const void *p, size_t n)
+{
+	if (n > 0)
+		memcpy(at, p, n);
+	return at + n;
+}
+
+/*
+ * What a kept VLV result is bound to (search_sort.h): the request's shaping
+ * parts laid end to end, each variable one after its length so that no two
+ * requests give the same bytes. False: no memory.
+ */
+static bool sort_binding_of(struct op_context *ctx, const struct ldap_search_request *req,
+			    const struct op_target *t, const struct sort_spec *spec,
+			    struct sort_binding *b)
 {
 	uint8_t fixed[5] = { (uint8_t)req->scope, (uint8_t)req->deref, t->controls.subentries,
 			     t->controls.subentries_visibility, t->controls.manage_dsa_it };
-	uint64_t h = hash_bytes(0xcbf29ce484222325ull, fixed, sizeof(fixed));
-	h = hash_bytes(h, t->ndn.ptr, t->ndn.len);
-	h = hash_bytes(h, "\0", 1);
-	h = hash_bytes(h, req->raw_filter.ptr, req->raw_filter.len);
+	size_t key_bytes = sizeof(spec->keys[0].type) + sizeof(spec->keys[0].rule) +
+			   sizeof(spec->keys[0].reverse);
+	size_t len = sizeof(fixed) + 2 * sizeof(size_t) + t->ndn.len + req->raw_filter.len +
+		     spec->n_keys * key_bytes;
+	uint8_t *buf = arena_alloc(ctx->arena, len), *at = buf;
+	if (buf == NULL)
+		return false;
+	at = put_bytes(at, fixed, sizeof(fixed));
+	at = put_bytes(at, &t->ndn.len, sizeof(size_t));
+	at = put_bytes(at, t->ndn.ptr, t->ndn.len);
+	at = put_bytes(at, &req->raw_filter.len, sizeof(size_t));
+	at = put_bytes(at, req->raw_filter.ptr, req->raw_filter.len);
 	for (size_t i = 0; i < spec->n_keys; i++) {
 		const struct sort_key *k = &spec->keys[i];
-		h = hash_bytes(h, &k->type, sizeof(k->type));
-		h = hash_bytes(h, &k->rule, sizeof(k->rule));
-		h = hash_bytes(h, &k->reverse, sizeof(k->reverse));
+		at = put_bytes(at, &k->type, sizeof(k->type));
+		at = put_bytes(at, &k->rule, sizeof(k->rule));
+		at = put_bytes(at, &k->reverse, sizeof(k->reverse));
 	}
-	*b = (struct sort_binding){ t->db, t->bop.requester_ndn, h };
+	*b = (struct sort_binding){ t->db, t->bop.requester_ndn, { buf, (size_t)(at - buf) } };
+	return true;
 }
 
 /*
@@ -619,7 +641,10 @@ static struct sort_context *sorted_result(struct op_context *ctx,
 					  struct backend_search *search, const struct sort_spec *spec)
 {
 	struct sort_binding b;
-	sort_binding_of(req, t, spec, &b);
+	if (!sort_binding_of(ctx, req, t, spec, &b)) {
+		answer_now(ctx, t, LDAP_OTHER, "out of memory");
+		return NULL;
+	}
 	/* Any other sorted search drops what the connection kept. */
 	struct sort_context *kept = conn_sort_take(ctx->conn);
 	/* An assertion on the base is tested by searching: search again. */

@@ -388,8 +388,9 @@ int sort_context_create(const struct sort_spec *spec, const struct sort_binding 
 	ctx->spec = *spec;
 	sort_collection_init(&ctx->coll, &ctx->spec, max, keep_dn);
 	ctx->database = b->database;
-	ctx->fingerprint = b->fingerprint;
 	int rc = copy_view(&ctx->coll.memory, b->requester, &ctx->requester);
+	if (rc == LUMEN_OK)
+		rc = copy_view(&ctx->coll.memory, b->request, &ctx->request);
 	if (rc == LUMEN_OK && RAND_bytes(ctx->id, sizeof(ctx->id)) != 1)
 		rc = LUMEN_EIO;
 	if (rc != LUMEN_OK) {
@@ -413,10 +414,8 @@ bool sort_context_matches(const struct sort_context *ctx, struct ber_view contex
 {
 	return context_id.len == sizeof(ctx->id) &&
 	       CRYPTO_memcmp(context_id.ptr, ctx->id, sizeof(ctx->id)) == 0 &&
-	       ctx->database == b->database && ctx->fingerprint == b->fingerprint &&
-	       ctx->requester.len == b->requester.len &&
-	       (b->requester.len == 0 ||
-		memcmp(ctx->requester.ptr, b->requester.ptr, b->requester.len) == 0);
+	       ctx->database == b->database && ber_view_eq(ctx->requester, b->requester) &&
+	       ber_view_eq(ctx->request, b->request);
 }
 
 size_t sort_context_bytes(const struct sort_context *ctx)

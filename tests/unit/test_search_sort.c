@@ -337,12 +337,12 @@ START_TEST(empty_collection_sorts)
 END_TEST
 
 /* A kept context answers only its own contextID, database, identity and
- * request fingerprint; two contexts never share a contextID. */
+ * request bytes; two contexts never share a contextID. */
 START_TEST(context_binding)
 {
 	const char *key = "sn:caseIgnoreOrderingMatch";
 	int db_a, db_b;
-	struct sort_binding b = { &db_a, fixture_view("cn=reader"), 42 };
+	struct sort_binding b = { &db_a, fixture_view("cn=reader"), fixture_view("req:(cn=a)") };
 	struct sort_context *ctx = NULL, *other = NULL;
 	ck_assert_int_eq(resolve(&key, 1), LDAP_SUCCESS);
 	ck_assert_int_eq(sort_context_create(&spec, &b, 10, false, &ctx), LUMEN_OK);
@@ -359,8 +359,13 @@ START_TEST(context_binding)
 	changed.database = &db_b;
 	ck_assert(!sort_context_matches(ctx, id, &changed));
 	changed = b;
-	changed.fingerprint = 43;
+	changed.request = fixture_view("req:(cn=b)");
 	ck_assert(!sort_context_matches(ctx, id, &changed));
+	changed.request = fixture_view("req:(cn=a");      /* a prefix */
+	ck_assert(!sort_context_matches(ctx, id, &changed));
+	char copy[] = "req:(cn=a)";                       /* same bytes elsewhere */
+	changed.request = (struct ber_view){ (const uint8_t *)copy, strlen(copy) };
+	ck_assert(sort_context_matches(ctx, id, &changed));
 	changed = b;
 	changed.requester = fixture_view("cn=readers");
 	ck_assert(!sort_context_matches(ctx, id, &changed));

@@ -11,7 +11,7 @@
  *             "names_current" → present while every stored entry's DN is
  *             its current one (see mdb_store_names_moved),
  *             "normalization" → the rules stored normalized forms follow
- *             (see mdb_store_check_normalization)
+ *             (stored_forms.h)
  *   journal   CSN → one change of the history (journal.h)
  *   referrals entry ID → nothing: the referral objects (RFC 3296)
  *   index:<attribute>  one per indexed attribute (index_table.h)
@@ -173,18 +173,6 @@ int mdb_store_is_empty(struct mdb_store *store, bool *empty);
  * sees the move also sees the flag down. Errors: LUMEN_EIO, LUMEN_EFULL.
  */
 int mdb_store_names_moved(struct mdb_store *store, MDB_txn *txn);
-
-/*
- * Whether the normalized forms stored in entry records can be trusted:
- * fingerprint names the rules they are made under (the schema's types,
- * their equality rules, ENTRY_NORMALIZATION_REVISION). The first open
- * records it; a later open with the same fingerprint answers true; with
- * another, false, and a writable open records that no fingerprint will
- * match again (records made under two rules may now coexist) until the
- * database is reloaded. Errors: LUMEN_EIO, LUMEN_EFULL.
- */
-int mdb_store_check_normalization(struct mdb_store *store, uint64_t fingerprint,
-				  bool *trusted);
 
 int mdb_store_next_id(struct mdb_store *store, MDB_txn *txn, uint64_t *id);
 /* Forces the data to disk (after a bulk load). Errors: LUMEN_EIO. */

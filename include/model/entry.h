@@ -203,9 +203,8 @@ int entry_decode(const struct schema *s, const void *bytes, size_t len,
  * entry_decode, but with trust_normalized the normalized forms a record
  * stores (entry_encode writes them) are taken as they are instead of
  * computed again. Only the caller can vouch that they were made under the
- * same rules as s's (same types, same equality rules, same
- * ENTRY_NORMALIZATION_REVISION): back-mdb keeps a fingerprint of its
- * schema (schema_normalization_fingerprint) for that. A record without
+ * same rules as s's (each type's equality rule, and
+ * ENTRY_NORMALIZATION_REVISION): back-mdb records them (stored_forms.h). A record without
  * stored forms is normalized either way. A stored form list that does not
  * match the values one for one is LUMEN_EMALFORMED.
  */

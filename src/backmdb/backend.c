@@ -4,7 +4,6 @@
  * load entries and report results (backend.h).
  */
 #include "backend_internal.h"
-#include "stable_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "dn.h"
 #include "id2entry.h"
 #include "ldap_result_codes.h"
+#include "stored_forms.h"
 
 /* ------------------------------------------------------------ results */
 
@@ -565,23 +565,6 @@ static int count_roots(struct backend *be)
 	return rc;
 }
 
-/* What stored normalized forms depend on: each type's OID, primary name
- * and equality rule, and the normalizers' revision. */
-static uint64_t normalization_fingerprint(const struct schema *schema)
-{
-	uint64_t h = stable_hash_mix(ENTRY_NORMALIZATION_REVISION);
-	size_t n = schema_attribute_type_count(schema);
-	for (size_t i = 0; i < n; i++) {
-		const struct attribute_type *t = schema_attribute_type_at(schema, i);
-		const char *name = attribute_type_name(t);
-		const char *rule = t->equality != NULL ? t->equality->name : "";
-		h = stable_hash_mix(h ^ stable_hash64(t->oid, strlen(t->oid) + 1));
-		h = stable_hash_mix(h ^ stable_hash64(name, strlen(name) + 1));
-		h = stable_hash_mix(h ^ stable_hash64(rule, strlen(rule) + 1));
-	}
-	return h != 0 ? h : 1;   /* 0 is the store's "never" */
-}
-
 static int start_writer_and_caches(struct backend *be, const struct backend_settings *st)
 {
 	size_t cachesize = st->cachesize ? st->cachesize : BACKEND_DEFAULT_CACHESIZE;
@@ -632,8 +615,7 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 	if (rc == LUMEN_OK && (rc = count_roots(be)) != LUMEN_OK)
 		rc = fail_open(errbuf, errlen, be->name, rc, "%s", "cannot read the tree's roots");
 	if (rc == LUMEN_OK &&
-	    (rc = mdb_store_check_normalization(be->store, normalization_fingerprint(schema),
-						&be->trust_normalized)) != LUMEN_OK)
+	    (rc = stored_forms_check(be->store, schema, &be->trust_normalized)) != LUMEN_OK)
 		rc = fail_open(errbuf, errlen, be->name, rc, "%s",
 			       "cannot read or record the normalization rules");
 	if (rc == LUMEN_OK && getrandom(&be->cookie_secret, sizeof(be->cookie_secret), 0) !=

@@ -92,7 +92,7 @@ struct backend {
 	 * scope check. */
 	bool suffix_holds_all;
 	/* The normalized forms entry records store were made under this
-	 * schema's rules (mdb_store_check_normalization): reads take them. */
+	 * schema's rules (stored_forms.h): reads take them. */
 	bool trust_normalized;
 	struct backend_index *indexes;
 	size_t n_indexes;

@@ -21,7 +21,6 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "entry IDs need a 64-bit size
 static const char meta_version_key[] = "version";
 static const char meta_next_id_key[] = "next_id";
 static const char meta_names_current_key[] = "names_current";
-static const char meta_normalization_key[] = "normalization";
 
 int mdb_store_last_key(MDB_txn *txn, MDB_dbi dbi, uint64_t *id)
 {
@@ -168,47 +167,6 @@ static int check_format_version(struct mdb_store *store, MDB_txn *txn, bool read
 	data.mv_size = sizeof(version);
 	data.mv_data = &version;
 	return mdb_store_map_error(mdb_put(txn, store->meta, &key, &data, 0));
-}
-
-int mdb_store_check_normalization(struct mdb_store *store, uint64_t fingerprint,
-				  bool *trusted)
-{
-	MDB_val key = { sizeof(meta_normalization_key) - 1, (void *)meta_normalization_key };
-	MDB_val data;
-	MDB_txn *txn;
-	unsigned env_flags = 0;
-	uint64_t stored = 0, never = 0;
-
-	*trusted = false;
-	mdb_env_get_flags(store->env, &env_flags);
-	bool read_only = (env_flags & MDB_RDONLY) != 0;
-	int mrc = mdb_txn_begin(store->env, NULL, read_only ? MDB_RDONLY : 0, &txn);
-	if (mrc != MDB_SUCCESS)
-		return mdb_store_map_error(mrc);
-	mrc = mdb_get(txn, store->meta, &key, &data);
-	if (mrc == MDB_SUCCESS && data.mv_size == sizeof(stored))
-		memcpy(&stored, data.mv_data, sizeof(stored));
-	if (mrc == MDB_SUCCESS) {
-		*trusted = stored == fingerprint && fingerprint != never;
-		if (!*trusted && !read_only && stored != never) {
-			data = (MDB_val){ sizeof(never), &never };
-			mrc = mdb_put(txn, store->meta, &key, &data, 0);
-		}
-	} else if (mrc == MDB_NOTFOUND && !read_only) {
-		/* records stored so far hold no normalized forms (version 1) */
-		data = (MDB_val){ sizeof(fingerprint), &fingerprint };
-		mrc = mdb_put(txn, store->meta, &key, &data, 0);
-		*trusted = mrc == MDB_SUCCESS;
-	} else if (mrc == MDB_NOTFOUND) {
-		mrc = MDB_SUCCESS;
-	}
-	if (mrc != MDB_SUCCESS) {
-		mdb_txn_abort(txn);
-		*trusted = false;
-		return mdb_store_map_error(mrc);
-	}
-	return mdb_store_map_error(read_only ? (mdb_txn_abort(txn), MDB_SUCCESS)
-					     : mdb_txn_commit(txn));
 }
 
 /* The journal (journal.h); a read-only open of an older database has none. */

@@ -154,10 +154,11 @@ static void warn_normalizing_on_read(const struct server *s, const struct server
 	struct database_figures f = { 0 };
 	database_figures(db->database, &f);
 	if (f.normalizing_on_read && f.entries > 0)
-		log_printf(0, "%s: the entries were stored under other matching rules (the schema "
-			   "changed): every read normalizes their values again until the data is "
-			   "reloaded (lumencat, then lumenadd into an empty directory, with lumend "
-			   "stopped; see %s)", db->config->origin, s->config->path);
+		log_printf(0, "%s: the entries were stored under other matching rules (an "
+			   "attribute type's equality rule changed): every read normalizes their "
+			   "values again until the data is reloaded (lumencat, then lumenadd into an "
+			   "empty directory, with lumend stopped; see %s)",
+			   db->config->origin, s->config->path);
 }
 
 /* Lock and open one database; err names it on failure. */

@@ -420,12 +420,37 @@ static void plant_false_normalized_form(void)
 	entry_free(e);
 }
 
+/* Rewrites the recorded rules so that sn's forms were made by another rule
+ * (as if the schema had changed since they were stored). */
+static void record_other_rule_for_sn(void)
+{
+	static const char was[] = "2.5.4.4\0caseIgnoreMatch", now[] = "2.5.4.4\0caseExactMatch";
+	struct mdb_store *store = backend_store(fx.be);
+	MDB_val key = { 13, "normalization" }, data;
+	MDB_txn *txn;
+	ck_assert_int_eq(mdb_txn_begin(store->env, NULL, 0, &txn), MDB_SUCCESS);
+	ck_assert_int_eq(mdb_get(txn, store->meta, &key, &data), MDB_SUCCESS);
+	const char *at = memmem(data.mv_data, data.mv_size, was, sizeof(was));
+	ck_assert_ptr_nonnull(at);
+	size_t before = (size_t)(at - (const char *)data.mv_data);
+	size_t after = data.mv_size - before - sizeof(was);
+	char *edited = malloc(data.mv_size);
+	memcpy(edited, data.mv_data, before);
+	memcpy(edited + before, now, sizeof(now));
+	memcpy(edited + before + sizeof(now), at + sizeof(was), after);
+	MDB_val value = { before + sizeof(now) + after, edited };
+	ck_assert_int_eq(mdb_put(txn, store->meta, &key, &value, 0), MDB_SUCCESS);
+	ck_assert_int_eq(mdb_txn_commit(txn), MDB_SUCCESS);
+	free(edited);
+}
+
 /*
  * Records carry their values' normalized forms, and reads take them as
  * stored while the schema's rules are those they were made under: a
- * planted form shows which one a read used. Another schema (one more
- * type) makes every read normalize again, and for good: going back to the
- * first schema cannot know which records the other one wrote.
+ * planted form shows which one a read used. A schema with one more type
+ * keeps them; a recorded type whose rule changed makes every read
+ * normalize again, and for good: going back cannot know which records the
+ * other rule wrote.
  */
 START_TEST(stored_normalized_forms)
 {
@@ -444,15 +469,19 @@ START_TEST(stored_normalized_forms)
 	const char *extra = "attributetype ( 1.3.6.1.4.1.99999.1.1 NAME 'x-test-extra' "
 			    "EQUALITY caseIgnoreMatch "
 			    "SYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )\n";
-	ck_assert_msg(schema_load_text(other, "extra", extra, err, sizeof(err)) ==
-		      LUMEN_OK, "%s", err);
+	ck_assert_msg(schema_load_text(other, "extra", extra, err, sizeof(err)) == LUMEN_OK,
+		      "%s", err);
 	ck_assert_msg(schema_finalize(other, err, sizeof(err)) == LUMEN_OK, "%s", err);
 	fixture_reopen(other, BASE, BACKEND_CACHE_OFF);
-	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_TRUE);
-	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "zzz"), LDAP_COMPARE_FALSE);
-
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "zzz"), LDAP_COMPARE_TRUE);
 	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
 	schema_free(other);
+
+	record_other_rule_for_sn();
+	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_TRUE);
+	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "zzz"), LDAP_COMPARE_FALSE);
+	fixture_reopen(fx.schema, BASE, BACKEND_CACHE_OFF);
 	ck_assert_int_eq(compare_code("uid=alice," PEOPLE, "sn", "smith"), LDAP_COMPARE_TRUE);
 }
 END_TEST

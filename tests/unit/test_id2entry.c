@@ -190,22 +190,6 @@ START_TEST(version_one_upgrades_when_written)
 }
 END_TEST
 
-/* The first fingerprint recorded is trusted again; another is not, and
- * after it not even the first (records of both may coexist). */
-START_TEST(normalization_fingerprint)
-{
-	bool trusted = false;
-	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
-	ck_assert(trusted);
-	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
-	ck_assert(trusted);
-	ck_assert_int_eq(mdb_store_check_normalization(t.store, 42, &trusted), LUMEN_OK);
-	ck_assert(!trusted);
-	ck_assert_int_eq(mdb_store_check_normalization(t.store, 41, &trusted), LUMEN_OK);
-	ck_assert(!trusted);
-}
-END_TEST
-
 START_TEST(error_mapping)
 {
 	ck_assert_int_eq(mdb_store_map_error(MDB_SUCCESS), LUMEN_OK);
@@ -253,7 +237,6 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, error_mapping);
 	tcase_add_test(tc, version_one_upgrades_when_written);
-	tcase_add_test(tc, normalization_fingerprint);
 	tcase_add_test(tc, map_full);
 	suite_add_tcase(s, tc);
 	return s;

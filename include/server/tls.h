@@ -14,7 +14,9 @@
  *
  * Ownership: tls_context_create allocates, tls_context_free frees (after
  * every session is gone); a session is freed by tls_session_free, which
- * neither closes the socket nor sends anything.
+ * neither closes the socket nor sends anything. What OpenSSL allocates in
+ * a session's calls (SSL_new to SSL_free) is charged to the session
+ * (tls_memory.h, tls_session_bytes).
  * Thread-safety: a context is shared read-only by all threads once made;
  * a session must be used by one thread at a time (the connection's lock
  * serializes it), and may move between threads between calls.
@@ -74,6 +76,13 @@ enum tls_io tls_session_read(struct tls_session *s, void *buf, size_t len, size_
 /* Write up to len bytes (see Caveats); *sent is set for TLS_IO_OK (> 0). */
 enum tls_io tls_session_write(struct tls_session *s, const void *buf, size_t len,
 			      size_t *sent);
+
+/*
+ * The bytes OpenSSL holds for the session now (tls_memory.h): exact when
+ * the allocation hooks are installed, else the measured estimate for its
+ * state (handshake or established). 0 for NULL.
+ */
+size_t tls_session_bytes(const struct tls_session *s);
 
 /* True if decrypted bytes wait inside the session. */
 bool tls_session_pending(struct tls_session *s);

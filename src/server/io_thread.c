@@ -107,6 +107,7 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	io->input = malloc(IO_INPUT_BYTES);
 	if (io->control == NULL || io->input == NULL)
 		return LUMEN_ENOMEM;
+	conn_memory_add_scratch(&server->conn_memory, IO_INPUT_BYTES);
 	return LUMEN_OK;
 }
 

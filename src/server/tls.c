@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "lumen_error.h"
+#include "tls_memory.h"
 
 struct tls_context {
 	SSL_CTX *ctx;
@@ -21,7 +22,16 @@ struct tls_context {
 
 struct tls_session {
 	SSL *ssl;
+	struct tls_memory_account *account;   /* what OpenSSL holds for it */
 };
+
+/* Around every SSL call on a session: its allocations are charged to it. */
+#define CHARGED_TO(s, call)                                                    \
+	do {                                                                   \
+		struct tls_memory_account *previous_ = tls_memory_enter((s)->account); \
+		call;                                                          \
+		tls_memory_leave(previous_);                                   \
+	} while (0)
 
 /* OpenSSL's most recent reason, or the system's, into why. */
 static void last_reason(char *why, size_t whylen)
@@ -163,12 +173,19 @@ int tls_session_new(struct tls_context *ctx, int fd, struct tls_session **out)
 	*out = NULL;
 	if (s == NULL)
 		return LUMEN_ENOMEM;
-	s->ssl = SSL_new(ctx->ctx);
-	if (s->ssl == NULL) {
+	s->account = tls_memory_account_new();
+	if (s->account == NULL) {
 		free(s);
 		return LUMEN_ENOMEM;
 	}
-	if (SSL_set_fd(s->ssl, fd) != 1) {
+	CHARGED_TO(s, s->ssl = SSL_new(ctx->ctx));
+	if (s->ssl == NULL) {
+		tls_session_free(s);
+		return LUMEN_ENOMEM;
+	}
+	int set;
+	CHARGED_TO(s, set = SSL_set_fd(s->ssl, fd));
+	if (set != 1) {
 		tls_session_free(s);
 		return LUMEN_EIO;
 	}
@@ -181,8 +198,18 @@ void tls_session_free(struct tls_session *s)
 {
 	if (s == NULL)
 		return;
-	SSL_free(s->ssl);
+	CHARGED_TO(s, SSL_free(s->ssl));
+	tls_memory_account_drop(s->account);
 	free(s);
+}
+
+size_t tls_session_bytes(const struct tls_session *s)
+{
+	if (s == NULL)
+		return 0;
+	if (!tls_memory_installed())
+		return SSL_is_init_finished(s->ssl) ? TLS_MEMORY_IDLE : TLS_MEMORY_HANDSHAKE_PEAK;
+	return tls_memory_account_bytes(s->account);
 }
 
 /* Map SSL_get_error; the error queue is cleared either way. */
@@ -212,7 +239,8 @@ enum tls_io tls_session_handshake(struct tls_session *s, char *why, size_t whyle
 {
 	ERR_clear_error();
 	errno = 0;
-	int ret = SSL_do_handshake(s->ssl);
+	int ret;
+	CHARGED_TO(s, ret = SSL_do_handshake(s->ssl));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, why, whylen);
@@ -223,7 +251,8 @@ enum tls_io tls_session_read(struct tls_session *s, void *buf, size_t len, size_
 	ERR_clear_error();
 	errno = 0;
 	*got = 0;
-	int ret = SSL_read_ex(s->ssl, buf, len, got);
+	int ret;
+	CHARGED_TO(s, ret = SSL_read_ex(s->ssl, buf, len, got));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, NULL, 0);
@@ -235,7 +264,8 @@ enum tls_io tls_session_write(struct tls_session *s, const void *buf, size_t len
 	ERR_clear_error();
 	errno = 0;
 	*sent = 0;
-	int ret = SSL_write_ex(s->ssl, buf, len, sent);
+	int ret;
+	CHARGED_TO(s, ret = SSL_write_ex(s->ssl, buf, len, sent));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, NULL, 0);
@@ -250,7 +280,7 @@ void tls_session_shutdown(struct tls_session *s)
 {
 	ERR_clear_error();
 	if (SSL_is_init_finished(s->ssl))
-		SSL_shutdown(s->ssl);
+		CHARGED_TO(s, SSL_shutdown(s->ssl));
 	ERR_clear_error();
 }
 

@@ -19,6 +19,11 @@ bound; a StartTLS that would pass it is answered busy (51) and the
 connection goes on in the clear; once the TLS connections close, StartTLS
 works again and its session is counted.
 
+Hostile ClientHello: a first record announcing a 120 KB ClientHello makes
+OpenSSL allocate room for all of it; that is counted (past the handshake's
+reserved room), and under a bound it does not fit the handshake is closed
+("TLS handshake stopped", cn=Memory TLS Refused) while others are served.
+
 OpenLDAP's slapd has no memory accounting to compare with.
 """
 import os
@@ -246,9 +251,64 @@ def refuse():
         srv.stop(R)
 
 
+def hello_start(claimed):
+    """The first record of a ClientHello that says it is `claimed` bytes
+    long: OpenSSL makes room for all of it at once."""
+    body = b"\x03\x03" + os.urandom(32) + b"\x00" + b"\x00" * 1000
+    handshake = b"\x01" + claimed.to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + len(handshake).to_bytes(2, "big") + handshake
+
+
+HELLO_CLAIMED = 120000
+HELLO_TOTAL = 320 * 1024
+
+
+def hostile_hello():
+    """A ClientHello announced at 120 KB: the session holds that much while
+    it waits for the rest. Counted exactly; under a bound it does not fit,
+    the handshake is stopped (closed, logged, counted) and the others go on."""
+    srv = TlsServer(f"conn_total_memory {HELLO_TOTAL}")
+    try:
+        h = socket.create_connection(("127.0.0.1", srv.ldaps_port), timeout=10)
+        h.sendall(hello_start(HELLO_CLAIMED))
+        f = settle(srv, "tls_bytes", lambda v: v is not None and v > HELLO_CLAIMED)
+        print(f"  info a ClientHello announced at {HELLO_CLAIMED} bytes: tls {f.get('tls_bytes')}")
+        R.check("hello: a large ClientHello's buffer is counted, past the reserved room",
+                HELLO_CLAIMED < f.get("tls_bytes", 0) <= HELLO_CLAIMED + 2 * PEAK, f)
+        R.check("hello: ... within the bound, the handshake goes on",
+                srv.alive() and "TLS handshake stopped" not in srv.log_text(), f)
+        h.close()
+        settle(srv, "tls_bytes", lambda v: v == 0)
+        # Fill the bound with stalled handshakes (each at its room), then
+        # the same ClientHello no longer fits.
+        stalled = []
+        for _ in range(3):
+            stalled.append(socket.create_connection(("127.0.0.1", srv.ldaps_port), timeout=10))
+        settle(srv, "tls_bytes", lambda v: v is not None and v >= 3 * PEAK)
+        plain = srv.connect(timeout=10)
+        h = socket.create_connection(("127.0.0.1", srv.ldaps_port), timeout=10)
+        h.sendall(hello_start(HELLO_CLAIMED))
+        _, closed = read_responses(h, 1, timeout=10)
+        f = metrics(srv)
+        R.check("hello: a handshake growing past the bound is closed", closed, f)
+        R.check("hello: ... logged and counted",
+                srv.log_has("TLS handshake stopped") and f.get("tls_refused_total", 0) >= 1,
+                (f, srv.log_text()[-600:]))
+        f = settle(srv, "tls_bytes", lambda v: v is not None and v <= 3 * PEAK + IDLE)
+        R.check("hello: ... its bytes are given back",
+                f.get("tls_bytes", 1 << 40) <= 3 * PEAK + IDLE
+                and f["base_bytes"] + f.get("tls_bytes", 1 << 40) <= HELLO_TOTAL, f)
+        R.check("hello: ... and other connections are served", served(plain, 1))
+        for s in stalled + [plain, h]:
+            s.close()
+    finally:
+        srv.stop(R)
+
+
 def main():
     idle()
     refuse()
+    hostile_hello()
     R.finish()
 
 

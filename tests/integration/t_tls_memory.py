@@ -118,6 +118,17 @@ def monitor_memory(port):
     return {e[1]["cn"][0].decode(): int(e[1]["monitorCounter"][0]) for e in rs}
 
 
+def connection_memories(port):
+    """monitorConnectionMemory of every connection in cn=Monitor."""
+    import ldap
+    mon = ldap.initialize(f"ldap://127.0.0.1:{port}")
+    mon.simple_bind_s("cn=admin,dc=example,dc=com", "secret")
+    rs = mon.search_s("cn=Connections,cn=Monitor", ldap.SCOPE_ONELEVEL,
+                      "(monitorConnectionMemory=*)", ["monitorConnectionMemory"])
+    mon.unbind_s()
+    return [int(e[1]["monitorConnectionMemory"][0]) for e in rs]
+
+
 def settle(srv, key, want, seconds=5):
     """Wait until metric `key` satisfies want(value); returns the figures."""
     deadline = time.time() + seconds
@@ -168,6 +179,9 @@ def idle():
                 abs(mon.get("Memory TLS", -1 << 40) - tls) <= 4 * IDLE
                 and mon.get("Memory Scratch") == f["scratch_bytes"]
                 and "Memory TLS Refused" in mon, mon)
+        per_conn = sorted(connection_memories(srv.port))
+        R.check("idle: each TLS connection's cn=Monitor entry counts its session",
+                len(per_conn) >= n and per_conn[-n] >= 8192, per_conn[-n - 2:][:4])
         stalled = [socket.create_connection(("127.0.0.1", srv.ldaps_port), timeout=10)
                    for _ in range(N_STALLED)]
         f2 = settle(srv, "tls_bytes", lambda v: v is not None and v >= tls + N_STALLED * PEAK)

@@ -15,8 +15,8 @@
  *  - tls: what OpenSSL holds for the connection's TLS session, exactly
  *    (tls_memory.h: its blocks and their headers, after every SSL call),
  *    and during a handshake at least the room reserved for one
- *    (TLS_MEMORY_HANDSHAKE_PEAK): about 17 KiB idle, 34 KiB with a record
- *    half read or output waiting, 48 KiB at a handshake's peak.
+ *    (TLS_MEMORY_HANDSHAKE_PEAK): about 14 KiB idle, 31 KiB with a record
+ *    half read or output waiting, 44 KiB at a handshake's peak.
  * conn.c keeps each connection's figures (under its lock) and reports every
  * change here, so the totals are atomic counters read by cn=Monitor and
  * /metrics without taking any lock. The reported total and peak also hold
@@ -77,9 +77,11 @@
  *    connection and of the others.
  *  - Allocator overhead is not counted: the figures are the buffers' sizes
  *    (and OpenSSL's blocks with their 16-byte headers).
- *  - What OpenSSL keeps beyond a session (the method caches the first
- *    handshakes fill, ~20 KiB for the process) is counted to the session
- *    that made it while that session lives, and to nobody after.
+ *  - What OpenSSL keeps beyond a session is counted to the session that
+ *    made it while that session lives, and to nobody after. Its one-time
+ *    caches (~20 KiB) are filled at start-up (tls_context_create); a
+ *    client using an algorithm that start-up did not (another key share
+ *    group) is charged for that algorithm's first fetch.
  */
 #ifndef LUMEN_CONN_MEMORY_H
 #define LUMEN_CONN_MEMORY_H

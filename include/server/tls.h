@@ -6,7 +6,9 @@
  * A tls_context holds the SSL_CTX: certificate chain, private key (checked
  * against the certificate), CA file for client certificates, cipher list,
  * lowest protocol version (TLS 1.2 unless TLSProtocolMin says 1.3; older
- * versions are never offered) and TLSVerifyClient. A tls_session wraps an
+ * versions are never offered) and TLSVerifyClient; creating it also runs
+ * one handshake with itself in memory, so that OpenSSL's one-time set-up
+ * happens at start-up, not in a client's session. A tls_session wraps an
  * SSL on a connection's non-blocking socket: the connection drives the
  * handshake, reads and writes from its I/O thread or, for writes, from a
  * worker; each call reports whether it must wait for the socket to become

@@ -132,6 +132,48 @@ static int configure(SSL_CTX *ctx, const struct config_tls *cfg, char *err, size
 	return load_keys(ctx, cfg, err, errlen);
 }
 
+/* One step of each side; true while neither has failed. */
+static bool step_both(SSL *client, SSL *server, bool *done)
+{
+	int c = SSL_do_handshake(client);
+	int s = SSL_do_handshake(server);
+	*done = c == 1 && s == 1;
+	bool c_waits = c == 1 || SSL_get_error(client, c) == SSL_ERROR_WANT_READ;
+	bool s_waits = s == 1 || SSL_get_error(server, s) == SSL_ERROR_WANT_READ;
+	return c_waits && s_waits;
+}
+
+/*
+ * A handshake with ourselves over a memory BIO pair, at start-up. OpenSSL
+ * sets up process-wide state during the first handshake (algorithm
+ * fetches, ~20 KiB kept for the process's life); done here, it is not
+ * charged to the first client's session, and an allocation failing in it
+ * cannot leave that one-time set-up failed for every later client (an
+ * allocation failed in a first client handshake made every later one fail
+ * with "internal error": t_tls_faults.py). Best effort: a context that
+ * demands client certificates ends this handshake early, which is fine.
+ */
+static void warm_up(SSL_CTX *server_ctx)
+{
+	SSL_CTX *client_ctx = SSL_CTX_new(TLS_client_method());
+	SSL *server = client_ctx != NULL ? SSL_new(server_ctx) : NULL;
+	SSL *client = server != NULL ? SSL_new(client_ctx) : NULL;
+	BIO *server_end = NULL, *client_end = NULL;
+	if (client != NULL && BIO_new_bio_pair(&server_end, 0, &client_end, 0) == 1) {
+		SSL_set_bio(server, server_end, server_end);
+		SSL_set_bio(client, client_end, client_end);
+		SSL_set_accept_state(server);
+		SSL_set_connect_state(client);
+		bool done = false;
+		for (int i = 0; i < 16 && !done && step_both(client, server, &done); i++)
+			;
+	}
+	SSL_free(client);
+	SSL_free(server);
+	SSL_CTX_free(client_ctx);
+	ERR_clear_error();
+}
+
 int tls_context_create(const struct config_tls *cfg, struct tls_context **out, char *err,
 		       size_t errlen)
 {
@@ -155,6 +197,7 @@ int tls_context_create(const struct config_tls *cfg, struct tls_context **out, c
 		tls_context_free(t);
 		return rc;
 	}
+	warm_up(t->ctx);
 	*out = t;
 	return LUMEN_OK;
 }

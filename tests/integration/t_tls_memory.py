@@ -4,8 +4,8 @@
 Idle: 60 ldaps:// and 20 StartTLS connections, each answered once, then
 idle: /metrics (lumen_connection_memory_tls_bytes) and cn=Monitor
 (cn=Memory TLS) show what OpenSSL holds for them, close to the per-session
-figure measured in tests/unit/test_tls_memory.c (17.6 KiB; at most
-TLS_MEMORY_IDLE each, plus the caches the first handshakes fill); the
+figure measured in tests/unit/test_tls_memory.c (14.4 KiB; at most
+TLS_MEMORY_IDLE each, with some slack for first fetches); the
 reported total is the sum of its kinds plus the I/O threads' scratch
 buffers; 20 stalled handshakes (TCP open, no ClientHello) are each counted
 at the room reserved for a handshake (TLS_MEMORY_HANDSHAKE_PEAK); once all
@@ -170,7 +170,7 @@ def idle():
         print(f"  info {n} idle TLS connections: tls {tls} ({tls / n:.0f} each), "
               f"base {f.get('base_bytes')}, total {f.get('bytes')}, scratch {f.get('scratch_bytes')}")
         R.check(f"idle: {n} idle TLS sessions counted, 8 KiB to TLS_MEMORY_IDLE each "
-                "(plus OpenSSL's first caches)",
+                "(plus slack for OpenSSL's first fetches)",
                 n * 8192 <= tls <= n * IDLE + 64 * 1024, (tls, n * 8192, n * IDLE))
         R.check("idle: the total is its kinds plus the scratch buffers",
                 f["bytes"] == f["base_bytes"] + f["queued_bytes"] + f["output_bytes"]
@@ -224,8 +224,12 @@ def refuse():
         R.check("refuse: ... at the room a handshake needs",
                 f["base_bytes"] + f.get("tls_bytes", 0) + PEAK > REFUSE_TOTAL, f)
         R.check("refuse: bases and TLS sessions stay under conn_total_memory",
-                f["base_bytes"] + f.get("tls_bytes", 1 << 40) <= REFUSE_TOTAL
-                and f["peak_bytes"] - f["scratch_bytes"] <= REFUSE_TOTAL, f)
+                f["base_bytes"] + f.get("tls_bytes", 1 << 40) <= REFUSE_TOTAL, f)
+        # Requests do not count against admission (they wait): the peak may
+        # pass the bound by about one small request per connection.
+        R.check("refuse: the peak stays under the bound and a request per connection",
+                f["peak_bytes"] - f["scratch_bytes"] <= REFUSE_TOTAL + (len(tls_socks) + 2) * 1024,
+                f)
         R.check("refuse: the refusal is counted", f.get("refused_total", 0) >= 1, f)
         R.check("refuse: the log says so, once",
                 srv.log_has("refusing new connections until some close")

@@ -149,15 +149,12 @@ static size_t handshake(struct pair *p)
 	return peak;
 }
 
+/* The first session of the process: tls_context_create's handshake with
+ * itself filled OpenSSL's one-time caches (~20 KiB, kept for the process's
+ * life), so they are not charged to it. */
 START_TEST(session_states)
 {
-	/* The first handshake fills OpenSSL's caches (method fetches, ~20 KiB,
-	 * kept for the process's life) and is charged for them: warm up. */
 	struct pair p = { 0 };
-	open_pair(&p);
-	handshake(&p);
-	close_pair(&p);
-	memset(&p, 0, sizeof(p));
 	open_pair(&p);
 	size_t fresh = tls_session_bytes(p.server);
 	size_t peak = handshake(&p);
@@ -186,7 +183,7 @@ START_TEST(session_states)
 	ck_assert_uint_le(peak, TLS_MEMORY_HANDSHAKE_PEAK);
 	ck_assert_uint_gt(peak, TLS_MEMORY_HANDSHAKE_PEAK / 2);
 	ck_assert_uint_le(idle, TLS_MEMORY_IDLE);
-	ck_assert_uint_gt(idle, TLS_MEMORY_IDLE / 4);
+	ck_assert_uint_gt(idle, TLS_MEMORY_IDLE / 2);
 	ck_assert_uint_gt(reading, idle + 16384);     /* the record buffer */
 	ck_assert_uint_le(after_read, idle + 1024);   /* RELEASE_BUFFERS gave it back */
 	ck_assert_uint_gt(writing, idle + 16384);
@@ -213,8 +210,8 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("tls_memory");
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, blocks_charged_to_their_maker);
 	tcase_add_test(tc, session_states);
+	tcase_add_test(tc, blocks_charged_to_their_maker);
 	tcase_add_test(tc, freed_mid_handshake);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Allocation failures during a TLS handshake (tests/fault/fault_inject.c:
+lumend-faults fails the Nth allocation counted while the test holds the
+window open with SIGUSR2). OpenSSL allocates through tls_memory.h's hooks,
+which call the wrapped malloc, so its allocations fail too.
+
+A traced run counts the allocations of the first ldaps:// connection
+(accept, handshake, one search, close); then, for a spread of N over that
+count (every 4th or so),
+lumend-faults fails the Nth one and each run must show:
+  - the client got its answer, or a failed handshake / closed connection;
+    never a hang;
+  - the daemon still serves a new ldaps:// connection (before tls.c's
+    start-up handshake with itself, a failure in OpenSSL's one-time set-up
+    during the first client handshake, e.g. alloc:246 and alloc:249 in
+    crypto/stack/stack.c, made every later handshake fail);
+  - once every connection is closed the TLS bytes in /metrics are 0 again
+    (no session's account is left counted on an error path);
+  - lumend exits 0 on SIGTERM, and the sanitizer build reports nothing.
+"""
+import os
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import lumen_harness as h  # noqa: E402
+
+R = h.Results("t_tls_faults.py")
+BUILD = os.path.join(h.ROOT, h.BUILD)
+TMP = tempfile.mkdtemp(prefix="lumen-it-tlsfaults-")
+POINTS = 160
+
+
+def make_files():
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", f"{TMP}/server.key", "-out", f"{TMP}/server.pem", "-days", "2",
+                    "-subj", "/CN=localhost"], check=True, capture_output=True)
+
+
+def config_text(d, mport):
+    schema = "".join(f"include {h.ROOT}/schema/{n}.schema\n" for n in ("core", "cosine"))
+    return (schema + f"threads 2\nlistener-threads 1\nmetrics-listen 127.0.0.1:{mport}\n"
+            f"TLSCertificateFile {TMP}/server.pem\nTLSCertificateKeyFile {TMP}/server.key\n"
+            'database mdb\nsuffix "dc=example,dc=com"\n'
+            f'rootdn "cn=admin,dc=example,dc=com"\nrootpw secret\ndirectory {d}/db\n')
+
+
+class Faulty:
+    """lumend-faults on ldaps:// with /metrics, failing `spec`."""
+
+    def __init__(self, spec, name):
+        self.d = os.path.join(TMP, name)
+        os.makedirs(os.path.join(self.d, "db"))
+        self.port, self.mport = h.free_port(), h.free_port()
+        with open(f"{self.d}/slapd.conf", "w") as f:
+            f.write(config_text(self.d, self.mport))
+        env = dict(os.environ, LUMEN_FAULT=spec, LUMEN_FAULT_ARM="signal")
+        env["ASAN_OPTIONS"] = f"log_path={self.d}/asan:detect_leaks=1"
+        env["UBSAN_OPTIONS"] = f"log_path={self.d}/ubsan:print_stacktrace=1"
+        self.err = open(os.path.join(self.d, "stderr"), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BUILD, "lumend-faults"), "-f", f"{self.d}/slapd.conf", "-h",
+             f"ldaps://127.0.0.1:{self.port}/", "-d", os.environ.get("FAULT_DEBUG", "0")],
+            stderr=self.err, stdout=subprocess.DEVNULL, env=env)
+        h.wait_port(self.mport, 15)
+        h.wait_port(self.port, 15)
+
+    def window(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.05)
+
+    def tls_bytes(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.mport}/metrics",
+                                        timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        m = re.search(r"^lumen_connection_memory_tls_bytes (\d+)$", text, re.M)
+        return int(m.group(1)) if m else None
+
+    def settled_tls_bytes(self, seconds=5):
+        deadline = time.time() + seconds
+        while True:
+            v = self.tls_bytes()
+            if v == 0 or time.time() >= deadline:
+                return v
+            time.sleep(0.05)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "hang"
+        self.err.close()
+        return rc
+
+    def stderr(self):
+        with open(os.path.join(self.d, "stderr"), errors="replace") as f:
+            return f.read()
+
+    def reports(self):
+        out = ""
+        for name in os.listdir(self.d):
+            if name.startswith(("asan", "ubsan")):
+                with open(os.path.join(self.d, name), errors="replace") as f:
+                    out += f.read()
+        return out
+
+
+def ldaps_search(port):
+    """One ldaps connection answering one search: 'ok', 'closed' or 'timeout'."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10)) as s:
+            s.sendall(h.search(1, attrs=("1.1",)))
+            r, closed = h.read_responses(s, 2, timeout=10)
+            if len(r) == 2 and r[-1].code == 0:
+                return "ok"
+            return "closed" if closed or r else "timeout"
+    except socket.timeout:
+        return "timeout"
+    except (ssl.SSLError, OSError):
+        return "closed"
+
+
+def run(spec, name):
+    """One run: (outcome, problems, stderr)."""
+    problems = []
+    srv = Faulty(spec, name)
+    try:
+        srv.window()
+        outcome = ldaps_search(srv.port)
+        time.sleep(0.05)
+        srv.window()
+        if outcome == "timeout":
+            problems.append("no answer and not closed (timeout)")
+        if ldaps_search(srv.port) != "ok":
+            problems.append("a new ldaps connection is not served")
+        left = srv.settled_tls_bytes()
+        if left != 0:
+            problems.append(f"TLS bytes left counted: {left}")
+    finally:
+        rc = srv.stop()
+    if rc != 0:
+        problems.append(f"exit status {rc}")
+    reports = srv.reports()
+    if reports:
+        problems.append("sanitizer: " + reports[:2000])
+    return outcome, problems, srv.stderr()
+
+
+def main():
+    make_files()
+    outcome, problems, err = run("trace", "trace")
+    m = re.findall(r"lumen-fault: counted alloc=(\d+)", err)
+    total = int(m[0]) if m else 0
+    R.check("clean run: served, nothing left counted", outcome == "ok" and not problems,
+            (outcome, problems))
+    R.check("the window counts the connection's allocations", total > 50, err[-500:])
+    step = max(1, total // POINTS)
+    plan = sorted(set(list(range(1, 6)) + list(range(6, total + 1, step))))
+    tally, failures = {}, []
+    for n in plan:
+        outcome, problems, err = run(f"alloc:{n}", f"alloc-{n}")
+        fired = "fired alloc" in err
+        tally[outcome] = tally.get(outcome, 0) + 1
+        if problems:
+            failures.append(f"alloc:{n} (fired {fired}): {outcome}: {problems}")
+    print(f"  info {len(plan)} failure points of {total} allocations: {tally}")
+    R.check(f"{len(plan)} allocation failures: answered or closed, serving, TLS bytes back to 0",
+            not failures, "\n".join(failures[:6]))
+    R.check("some failures closed the connection", tally.get("closed", 0) > 0, tally)
+    R.finish()
+
+
+if __name__ == "__main__":
+    main()

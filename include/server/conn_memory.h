@@ -198,12 +198,15 @@ bool conn_memory_reserve_tls(struct conn_memory *m, struct conn_memory_held *hel
 /*
  * The connection's TLS session now holds tls_bytes (counted whatever the
  * answer: the memory is there). False when it grew and that took the
- * fixed bytes over max_total (counted in tls_refused): a handshake is
- * then stopped by the caller; a session past its handshake goes on (its
- * record buffers are transient).
+ * fixed bytes over max_total: a handshake is then stopped by the caller
+ * (and counted, conn_memory_count_tls_stop); a session past its handshake
+ * goes on (its record buffers are transient).
  */
 bool conn_memory_set_tls(struct conn_memory *m, struct conn_memory_held *held,
 			 size_t tls_bytes);
+
+/* A handshake was stopped for the total (tls_refused). */
+void conn_memory_count_tls_stop(struct conn_memory *m);
 
 /* Add the I/O threads' scratch buffers to the reported figures (before
  * the I/O threads start). */

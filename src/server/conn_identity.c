@@ -116,6 +116,7 @@ bool conn_drive_tls_locked(struct conn *c)
 		return true;
 	enum tls_io io = tls_session_handshake(c->tls, why, sizeof(why));
 	if (!conn_count_tls_locked(c)) {
+		conn_memory_count_tls_stop(conn_memory_of(c));
 		log_printf(0, "conn=%llu fd=%d closing: TLS handshake stopped: its session "
 			   "(%zu bytes) took the connections past conn_total_memory (%llu bytes)",
 			   (unsigned long long)c->id, c->fd, tls_session_bytes(c->tls),

@@ -203,10 +203,12 @@ bool conn_memory_set_tls(struct conn_memory *m, struct conn_memory_held *held,
 	conn_memory_change(m, CONN_MEM_TLS, held, old, tls_bytes);
 	if (tls_bytes <= old || m->max_total == 0)
 		return true;
-	if (atomic_load_explicit(&m->fixed, memory_order_relaxed) <= m->max_total)
-		return true;
+	return atomic_load_explicit(&m->fixed, memory_order_relaxed) <= m->max_total;
+}
+
+void conn_memory_count_tls_stop(struct conn_memory *m)
+{
 	atomic_fetch_add_explicit(&m->tls_refused, 1, memory_order_relaxed);
-	return false;
 }
 
 void conn_memory_add_scratch(struct conn_memory *m, size_t bytes)

@@ -304,6 +304,9 @@ START_TEST(tls_reserve_and_growth)
 	ck_assert_uint_eq(a.bytes[CONN_MEM_TLS], 8000);              /* counted anyway */
 	conn_memory_figures(&m, &f);
 	ck_assert_uint_eq(f.tls, 9500);
+	ck_assert_uint_eq(f.tls_refused, 1);                         /* the StartTLS */
+	conn_memory_count_tls_stop(&m);                              /* the caller stops it */
+	conn_memory_figures(&m, &f);
 	ck_assert_uint_eq(f.tls_refused, 2);
 	ck_assert(conn_memory_set_tls(&m, &a, 0));
 	ck_assert(conn_memory_set_tls(&m, &b, 7000));                /* 9000: fits */

@@ -193,7 +193,9 @@ void io_thread_request_stop(struct io_thread *io)
 	pthread_mutex_lock(&io->lock);
 	io->stop_requested = true;
 	pthread_mutex_unlock(&io->lock);
-	event_active(io->control, EV_READ, 0);
+	/* (none when start-up failed half-way through io_thread_init) */
+	if (io->control != NULL)
+		event_active(io->control, EV_READ, 0);
 }
 
 void io_thread_conn_gone(struct io_thread *io, struct conn *c)

@@ -56,13 +56,15 @@ def config_text(d, mport):
 class Faulty:
     """lumend-faults on ldaps:// with /metrics, failing `spec`."""
 
-    def __init__(self, spec, name):
+    def __init__(self, spec, name, armed_by_signal=True):
         self.d = os.path.join(TMP, name)
         os.makedirs(os.path.join(self.d, "db"))
         self.port, self.mport = h.free_port(), h.free_port()
         with open(f"{self.d}/slapd.conf", "w") as f:
             f.write(config_text(self.d, self.mport))
-        env = dict(os.environ, LUMEN_FAULT=spec, LUMEN_FAULT_ARM="signal")
+        env = dict(os.environ, LUMEN_FAULT=spec)
+        if armed_by_signal:
+            env["LUMEN_FAULT_ARM"] = "signal"
         env["ASAN_OPTIONS"] = f"log_path={self.d}/asan:detect_leaks=1"
         env["UBSAN_OPTIONS"] = f"log_path={self.d}/ubsan:print_stacktrace=1"
         self.err = open(os.path.join(self.d, "stderr"), "w")
@@ -70,8 +72,19 @@ class Faulty:
             [os.path.join(BUILD, "lumend-faults"), "-f", f"{self.d}/slapd.conf", "-h",
              f"ldaps://127.0.0.1:{self.port}/", "-d", os.environ.get("FAULT_DEBUG", "0")],
             stderr=self.err, stdout=subprocess.DEVNULL, env=env)
-        h.wait_port(self.mport, 15)
-        h.wait_port(self.port, 15)
+        self.ready = self.wait_ready()
+
+    def wait_ready(self, seconds=60):
+        """Until lumend says it is ready (its threads run: the listening
+        socket accepts before that) or exits; True if ready."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if " ready: " in self.stderr():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.05)
+        return False
 
     def window(self):
         self.proc.send_signal(signal.SIGUSR2)
@@ -106,6 +119,8 @@ class Faulty:
         return rc
 
     def stderr(self):
+        if not self.err.closed:
+            self.err.flush()
         with open(os.path.join(self.d, "stderr"), errors="replace") as f:
             return f.read()
 
@@ -162,6 +177,67 @@ def run(spec, name):
     return outcome, problems, srv.stderr()
 
 
+def start_up(spec, name):
+    """lumend-faults counting from its start: (started, problems, stderr)."""
+    problems = []
+    srv = Faulty(spec, name, armed_by_signal=False)
+    if srv.ready:
+        if ldaps_search(srv.port) != "ok":
+            problems.append("started but does not serve ldaps")
+        rc = srv.stop()
+        if rc != 0:
+            problems.append(f"exit status {rc}")
+    else:
+        try:
+            rc = srv.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            srv.proc.kill()
+            rc = "hang"
+        srv.err.close()
+        if rc == "hang" or rc <= 0:
+            problems.append(f"start-up failed with exit status {rc}")
+        elif "lumend: " not in srv.stderr():
+            problems.append("start-up failed without saying why")
+    reports = srv.reports()
+    if reports:
+        problems.append("sanitizer: " + reports[:2000])
+    return srv.ready, problems, srv.stderr()
+
+
+# The last 3,000 allocations before ready (the TLS context and its
+# handshake with itself), 50 of them, and every one of the last 40 (the
+# threads starting).
+STARTUP_TAIL, STARTUP_POINTS, STARTUP_EVERY = 3000, 50, 40
+
+
+def start_up_faults():
+    """The allocations just before lumend is ready: the TLS context, its
+    handshake with itself, the threads. Each failure ends start-up with a
+    message and exit status 1, or lumend starts and serves (the handshake
+    with itself is best effort); never a crash. (A failure starting the
+    workers crashed in begin_shutdown, before the accept events existed.)"""
+    ready, problems, err = start_up("trace", "startup-trace")
+    before_ready = err[:err.find(" ready: ")] if ready else ""
+    calls = re.findall(r"lumen-fault: call alloc #(\d+)", before_ready)
+    last = int(calls[-1]) if calls else 0
+    R.check("start-up: the trace counts allocations up to ready", ready and last > STARTUP_TAIL,
+            (ready, problems, last))
+    step = max(1, STARTUP_TAIL // STARTUP_POINTS)
+    tally, failures = {}, []
+    plan = sorted(set(range(last - STARTUP_TAIL + 1, last + 1, step))
+                  | set(range(last - STARTUP_EVERY + 1, last + 1)))
+    for n in plan:
+        started, problems, err = start_up(f"alloc:{n}", f"startup-{n}")
+        key = "started" if started else "refused to start"
+        tally[key] = tally.get(key, 0) + 1
+        if problems:
+            failures.append(f"alloc:{n}: {key}: {problems} {err[-300:]}")
+    print(f"  info start-up: {sum(tally.values())} failure points in the last {STARTUP_TAIL} "
+          f"allocations: {tally}")
+    R.check("start-up: each failure exits 1 with a message or starts and serves",
+            not failures, "\n".join(failures[:4]))
+
+
 def main():
     make_files()
     outcome, problems, err = run("trace", "trace")
@@ -183,6 +259,7 @@ def main():
     R.check(f"{len(plan)} allocation failures: answered or closed, serving, TLS bytes back to 0",
             not failures, "\n".join(failures[:6]))
     R.check("some failures closed the connection", tally.get("closed", 0) > 0, tally)
+    start_up_faults()
     R.finish()
 
 

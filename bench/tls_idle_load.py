@@ -18,7 +18,6 @@ import argparse
 import os
 import re
 import resource
-import socket
 import ssl
 import sys
 import time

@@ -14,14 +14,17 @@
  * allocates through the same functions and is charged to nothing.
  *
  * Why exact and not a fixed estimate per state: what a session holds
- * depends on the client (its certificate chain, key share group, whether
- * a record is half read, whether output is pending) from a few KiB to
- * over 70 KiB; an estimate either overcounts idle sessions by 10x or
- * misses busy ones. The cost is one thread-local read and one atomic add
- * per OpenSSL allocation, and a 16-byte header (which is charged too).
- * The measured figures (tls_memory.c's TLS_MEMORY_* estimates) remain for
- * what cannot be known before it happens: the room a new session needs
- * at admission, and the figures when the hooks could not be installed.
+ * depends on the client and the moment (its hello and certificate chain,
+ * its key share group, a record half read, output pending): 9 KiB new,
+ * 14 KiB idle, 31 KiB busy, 44 KiB at a handshake's peak, and ~190 KiB
+ * for a hostile ClientHello announced at 120 KB. An estimate at the peak
+ * overcounts idle sessions 3x; one per state misses busy and hostile
+ * ones, which are what a bound is for. The cost is one thread-local read
+ * and one atomic add per OpenSSL allocation (about 0.5% of lumend's CPU
+ * under a TLS search load) and a 16-byte header, which is charged too.
+ * The measured figures below remain for what cannot be known before it
+ * happens (the room a new session needs at admission) and for when the
+ * hooks could not be installed.
  *
  * Ownership: an account is made by tls_memory_account_new for one session
  * and given up by tls_memory_account_drop when the session is freed; it
@@ -36,6 +39,8 @@
  *    calls it first thing. Without it accounts stay at 0 and callers use
  *    the estimates (tls_memory_installed tells).
  *  - The allocator's own overhead per block is not counted.
+ *  - In the fault-injection builds the hooks' malloc is the wrapped one,
+ *    so OpenSSL's allocations can be failed like Lumen's (t_tls_faults.py).
  */
 #ifndef LUMEN_TLS_MEMORY_H
 #define LUMEN_TLS_MEMORY_H

@@ -281,8 +281,10 @@ int conn_hold_output(struct conn *c, const struct timeval *delay);
  * encoded success) in the clear and have the I/O thread start the
  * handshake once it is out. Returns LUMEN_OK; LUMEN_EBUSY (other
  * operations outstanding or input pending), LUMEN_EEXIST (TLS already on
- * or starting), LUMEN_EIO (the connection is closing); nothing is sent on
- * error.
+ * or starting), LUMEN_ELIMIT (the room a handshake takes,
+ * TLS_MEMORY_HANDSHAKE_PEAK, would pass conn_total_memory; reserved
+ * otherwise, conn_memory.h), LUMEN_EIO (the connection is closing);
+ * nothing is sent on error.
  */
 int conn_start_tls(struct conn *c, const struct op *op, const void *response, size_t len);
 

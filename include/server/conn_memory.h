@@ -3,18 +3,28 @@
  * total, and the bounds on them: conn_max_memory (anonymous),
  * conn_max_memory_auth (bound) and conn_total_memory (server layer).
  *
- * What counts, in three kinds (reported apart in cn=Monitor and /metrics):
- *  - base: the connection object, all an idle connection holds. Its input
- *    buffer is not part of it: an I/O thread reads into its own scratch
- *    buffer, and a connection keeps a buffer of its own only for bytes it
- *    could not take yet (conn_frame.c);
+ * What counts, in four kinds (reported apart in cn=Monitor and /metrics):
+ *  - base: the connection object, all an idle plain connection holds. Its
+ *    input buffer is not part of it: an I/O thread reads into its own
+ *    scratch buffer, and a connection keeps a buffer of its own only for
+ *    bytes it could not take yet (conn_frame.c);
  *  - queued: input kept for later, each op object and its copy of the
  *    request PDU (queued, running, parked or kept for reuse), an open
  *    transaction's queued requests;
- *  - output: the output queue's capacity.
+ *  - output: the output queue's capacity;
+ *  - tls: what OpenSSL holds for the connection's TLS session, exactly
+ *    (tls_memory.h: its blocks and their headers, after every SSL call),
+ *    and during a handshake at least the room reserved for one
+ *    (TLS_MEMORY_HANDSHAKE_PEAK): about 14 KiB idle, 31 KiB with a record
+ *    half read or output waiting, 44 KiB at a handshake's peak.
  * conn.c keeps each connection's figures (under its lock) and reports every
  * change here, so the totals are atomic counters read by cn=Monitor and
- * /metrics without taking any lock.
+ * /metrics without taking any lock. The reported total and peak also hold
+ * the I/O threads' input scratch buffers (IO_INPUT_BYTES each,
+ * conn_memory_add_scratch, reported as "scratch"): a fixed amount there
+ * from start-up whether clients connect or not, so it is shown but not
+ * weighed against conn_total_memory (that would only lower the bound by
+ * a constant, and below it refuse every connection).
  *
  * The bounds are back-pressure, not errors: a connection whose next
  * request (or the input room for it) would take it over its bound, or the
@@ -25,10 +35,18 @@
  * wedge a client whose single request is larger than the bound
  * (sockbuf_max_incoming bounds that request instead). The total can
  * therefore exceed conn_total_memory by at most one request per connection.
- * What cannot wait is the base of a new connection: conn_memory_admit
- * refuses one whose base would take the connections' base bytes over the
- * total (the listener closes it, as slapd closes a connection beyond its
- * descriptor table).
+ *
+ * What cannot wait is the fixed part: a connection's base and its TLS
+ * session. conn_memory_admit refuses a new connection whose base, and for
+ * ldaps:// the room its handshake needs, would take the fixed bytes of all
+ * connections over the total (the listener closes it, as slapd closes a
+ * connection beyond its descriptor table); conn_memory_reserve_tls does
+ * the same for StartTLS, and conn_memory_set_tls says when a handshake
+ * grew past its reservation and the total (the caller stops it). A
+ * session's record buffers while data moves (16.5 KiB each way) are
+ * counted but not refused: like a request, the total can exceed the bound
+ * by one of each per TLS connection, and they delay other connections'
+ * requests until freed.
  *
  * Waiting for the total: a connection registers a waiter (FIFO); every
  * release that finds waiters wakes, in order, as many as the bytes now
@@ -39,7 +57,8 @@
  * connection's lock.
  *
  * Thread-safety: every function may be called from any thread; the
- * counters are atomics, the wait list has its own lock, and the bounds are
+ * counters are atomics, the wait list has its own lock, and the bounds
+ * (and the scratch figure, set before the I/O threads start) are
  * read-only after init.
  *
  * Output a search queues while its client does not read is bounded by
@@ -56,9 +75,13 @@
  * Caveats:
  *  - Output counts here too, so it also holds back new requests of that
  *    connection and of the others.
- *  - Allocator overhead, the I/O threads' scratch buffers and TLS sessions
- *    (OpenSSL's own allocations) are not counted: the figures are the
- *    buffers' sizes.
+ *  - Allocator overhead is not counted: the figures are the buffers' sizes
+ *    (and OpenSSL's blocks with their 16-byte headers).
+ *  - What OpenSSL keeps beyond a session is counted to the session that
+ *    made it while that session lives, and to nobody after. Its one-time
+ *    caches (~20 KiB) are filled at start-up (tls_context_create); a
+ *    client using an algorithm that start-up did not (another key share
+ *    group) is charged for that algorithm's first fetch.
  */
 #ifndef LUMEN_CONN_MEMORY_H
 #define LUMEN_CONN_MEMORY_H
@@ -73,6 +96,7 @@ enum conn_memory_kind {
 	CONN_MEM_BASE = 0,     /* the connection object */
 	CONN_MEM_QUEUED,       /* input kept, requests, transaction queue, kept VLV result */
 	CONN_MEM_OUTPUT,       /* the output queue */
+	CONN_MEM_TLS,          /* the TLS session (OpenSSL's blocks, tls_memory.h) */
 	CONN_MEM_KINDS
 };
 
@@ -83,7 +107,8 @@ struct conn_memory_held {
 
 static inline size_t conn_memory_held_total(const struct conn_memory_held *h)
 {
-	return h->bytes[CONN_MEM_BASE] + h->bytes[CONN_MEM_QUEUED] + h->bytes[CONN_MEM_OUTPUT];
+	return h->bytes[CONN_MEM_BASE] + h->bytes[CONN_MEM_QUEUED] + h->bytes[CONN_MEM_OUTPUT] +
+	       h->bytes[CONN_MEM_TLS];
 }
 
 /*
@@ -106,15 +131,18 @@ struct conn_memory_waiter {
 struct conn_memory {
 	atomic_uint_fast64_t total;      /* bytes held by every connection now */
 	atomic_uint_fast64_t kind[CONN_MEM_KINDS];
+	atomic_uint_fast64_t fixed;      /* base + tls: what admission weighs */
 	atomic_uint_fast64_t peak;       /* the largest total seen */
 	atomic_uint_fast64_t waits;      /* times a connection stopped reading for memory */
 	atomic_uint_fast64_t wakeups;    /* waiters woken by released memory */
 	atomic_uint_fast64_t refused;    /* connections refused at the total */
+	atomic_uint_fast64_t tls_refused; /* StartTLS refused, handshakes stopped */
 	atomic_uint n_waiting;           /* waiters listed (read without the lock) */
 	atomic_bool refusing;            /* the last admission was refused */
 	size_t max_conn;                 /* conn_max_memory */
 	size_t max_conn_auth;            /* conn_max_memory_auth */
 	uint64_t max_total;              /* conn_total_memory; 0 = no bound */
+	uint64_t scratch;                /* the I/O threads' scratch buffers */
 	pthread_mutex_t wait_lock;       /* the wait list and promised */
 	struct conn_memory_waiter *wait_head, *wait_tail;
 	uint64_t promised;               /* set aside for woken waiters */
@@ -122,9 +150,10 @@ struct conn_memory {
 
 /* What a figure is reported as (cn=Monitor, /metrics). */
 struct conn_memory_figures {
-	uint64_t total, peak, waits, max_total;
-	uint64_t base, queued, output;   /* total by kind */
-	uint64_t wakeups, refused;
+	uint64_t total, peak, waits, max_total;   /* total and peak with scratch */
+	uint64_t base, queued, output, tls;      /* total by kind */
+	uint64_t scratch;                /* the I/O threads' input buffers */
+	uint64_t wakeups, refused, tls_refused;
 	uint64_t waiting;                /* connections waiting for the total now */
 };
 
@@ -145,16 +174,43 @@ void conn_memory_change(struct conn_memory *m, enum conn_memory_kind kind,
 void conn_memory_release(struct conn_memory *m, struct conn_memory_held *held);
 
 /*
- * May a new connection whose base is base_bytes be admitted? If so its
- * base is counted at once, in *held (racing admissions cannot both take
- * the last room). False when the base bytes of all connections would pass
- * max_total; the caller closes it. *first_refusal is set when this refusal
- * starts a run of them (log once), *refused_before to the refusals so far
- * when an admission ends a run (0 otherwise), so the caller logs both
- * edges and nothing between.
+ * May a new connection whose base is base_bytes, and whose TLS handshake
+ * needs tls_bytes (0 for plain), be admitted? If so both are counted at
+ * once, in *held (racing admissions cannot both take the last room).
+ * False when the fixed bytes (bases and TLS) of all connections would
+ * pass max_total; the caller closes it. *first_refusal is set when this
+ * refusal starts a run of them (log once), *refused_before to the
+ * refusals so far when an admission ends a run (0 otherwise), so the
+ * caller logs both edges and nothing between.
  */
 bool conn_memory_admit(struct conn_memory *m, struct conn_memory_held *held, size_t base_bytes,
-		       bool *first_refusal, uint64_t *refused_before);
+		       size_t tls_bytes, bool *first_refusal, uint64_t *refused_before);
+
+/*
+ * Reserve room for a TLS handshake (StartTLS) on an admitted connection:
+ * its TLS figure becomes at least tls_bytes. False (nothing counted, the
+ * refusal counted in tls_refused) when the fixed bytes would pass
+ * max_total.
+ */
+bool conn_memory_reserve_tls(struct conn_memory *m, struct conn_memory_held *held,
+			     size_t tls_bytes);
+
+/*
+ * The connection's TLS session now holds tls_bytes (counted whatever the
+ * answer: the memory is there). False when it grew and that took the
+ * fixed bytes over max_total: a handshake is then stopped by the caller
+ * (and counted, conn_memory_count_tls_stop); a session past its handshake
+ * goes on (its record buffers are transient).
+ */
+bool conn_memory_set_tls(struct conn_memory *m, struct conn_memory_held *held,
+			 size_t tls_bytes);
+
+/* A handshake was stopped for the total (tls_refused). */
+void conn_memory_count_tls_stop(struct conn_memory *m);
+
+/* Add the I/O threads' scratch buffers to the reported figures (before
+ * the I/O threads start). */
+void conn_memory_add_scratch(struct conn_memory *m, size_t bytes);
 
 /*
  * May a connection that holds `held` bytes and has n_pending operations

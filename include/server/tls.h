@@ -6,7 +6,9 @@
  * A tls_context holds the SSL_CTX: certificate chain, private key (checked
  * against the certificate), CA file for client certificates, cipher list,
  * lowest protocol version (TLS 1.2 unless TLSProtocolMin says 1.3; older
- * versions are never offered) and TLSVerifyClient. A tls_session wraps an
+ * versions are never offered) and TLSVerifyClient; creating it also runs
+ * one handshake with itself in memory, so that OpenSSL's one-time set-up
+ * happens at start-up, not in a client's session. A tls_session wraps an
  * SSL on a connection's non-blocking socket: the connection drives the
  * handshake, reads and writes from its I/O thread or, for writes, from a
  * worker; each call reports whether it must wait for the socket to become
@@ -14,7 +16,9 @@
  *
  * Ownership: tls_context_create allocates, tls_context_free frees (after
  * every session is gone); a session is freed by tls_session_free, which
- * neither closes the socket nor sends anything.
+ * neither closes the socket nor sends anything. What OpenSSL allocates in
+ * a session's calls (SSL_new to SSL_free) is charged to the session
+ * (tls_memory.h, tls_session_bytes).
  * Thread-safety: a context is shared read-only by all threads once made;
  * a session must be used by one thread at a time (the connection's lock
  * serializes it), and may move between threads between calls.
@@ -74,6 +78,13 @@ enum tls_io tls_session_read(struct tls_session *s, void *buf, size_t len, size_
 /* Write up to len bytes (see Caveats); *sent is set for TLS_IO_OK (> 0). */
 enum tls_io tls_session_write(struct tls_session *s, const void *buf, size_t len,
 			      size_t *sent);
+
+/*
+ * The bytes OpenSSL holds for the session now (tls_memory.h): exact when
+ * the allocation hooks are installed, else the measured estimate for its
+ * state (handshake or established). 0 for NULL.
+ */
+size_t tls_session_bytes(const struct tls_session *s);
 
 /* True if decrypted bytes wait inside the session. */
 bool tls_session_pending(struct tls_session *s);

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "stats.h"
 #include "tls.h"
+#include "tls_memory.h"
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_kick(evutil_socket_t fd, short what, void *arg);
@@ -122,17 +123,20 @@ static void discard_new(struct conn *c)
 }
 
 /*
- * May a connection be accepted with the memory the others hold? Its base
- * must fit under conn_total_memory (what queues waits; a base cannot). The
- * log says when refusing starts and when it ends, not each refusal.
+ * May a connection be accepted with the memory the others hold? Its base,
+ * and on ldaps:// the room its TLS handshake takes, must fit under
+ * conn_total_memory (what queues waits; these cannot). The log says when
+ * refusing starts and when it ends, not each refusal.
  */
-static bool memory_admits(struct conn_memory *m, struct conn_memory_held *held, int fd)
+static bool memory_admits(struct conn_memory *m, struct conn_memory_held *held, int fd,
+			  bool tls)
 {
 	bool first = false;
 	uint64_t refused = 0;
-	bool admitted = conn_memory_admit(m, held, sizeof(struct conn), &first, &refused);
+	bool admitted = conn_memory_admit(m, held, sizeof(struct conn),
+					  tls ? TLS_MEMORY_HANDSHAKE_PEAK : 0, &first, &refused);
 	if (first)
-		log_printf(0, "fd=%d refused: the connections' base memory would pass "
+		log_printf(0, "fd=%d refused: the connections' base and TLS memory would pass "
 			   "conn_total_memory (%llu bytes); refusing new connections until "
 			   "some close", fd, (unsigned long long)m->max_total);
 	if (refused > 0)
@@ -147,7 +151,7 @@ int conn_create(struct io_thread *io, int fd, const struct sockaddr *peer, sockl
 	struct server *s = io->server;
 	struct conn_memory_held held = { { 0 } };
 	*out = NULL;
-	if (!memory_admits(&s->conn_memory, &held, fd)) {
+	if (!memory_admits(&s->conn_memory, &held, fd, tls)) {
 		close(fd);
 		return LUMEN_ELIMIT;
 	}

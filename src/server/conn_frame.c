@@ -212,7 +212,9 @@ static int make_input_room(struct conn *c)
 static int fill_input_tls(struct conn *c)
 {
 	size_t got = 0;
-	switch (tls_session_read(c->tls, c->in + c->in_len, c->in_cap - c->in_len, &got)) {
+	enum tls_io io = tls_session_read(c->tls, c->in + c->in_len, c->in_cap - c->in_len, &got);
+	conn_count_tls_locked(c);
+	switch (io) {
 	case TLS_IO_OK:
 		c->in_len += got;
 		c->last_activity = time(NULL);

@@ -14,6 +14,7 @@
 #include "lumen_error.h"
 #include "ops.h"
 #include "tls.h"
+#include "tls_memory.h"
 
 /* ldapi: the peer's uid/gid (SASL EXTERNAL) and the local SSF. */
 static void read_peer_credentials(struct conn *c)
@@ -57,15 +58,30 @@ int conn_secure_setup(struct conn *c, const struct sockaddr *peer, socklen_t pee
 	if (s->tls == NULL)
 		return LUMEN_EIO;
 	rc = tls_session_new(s->tls, c->fd, &c->tls);
-	if (rc == LUMEN_OK)
+	if (rc == LUMEN_OK) {
 		c->tls_state = CONN_TLS_HANDSHAKE;
+		conn_count_tls_locked(c);    /* within the room reserved at admission */
+	}
 	return rc;
+}
+
+bool conn_count_tls_locked(struct conn *c)
+{
+	size_t now = tls_session_bytes(c->tls);
+	bool handshake = c->tls_state == CONN_TLS_HANDSHAKE || c->tls_state == CONN_TLS_STARTING;
+	/* The room reserved for a handshake stays taken until it ends. */
+	if (handshake && now < TLS_MEMORY_HANDSHAKE_PEAK)
+		now = TLS_MEMORY_HANDSHAKE_PEAK;
+	if (now == c->mem_held.bytes[CONN_MEM_TLS])
+		return true;
+	return conn_memory_set_tls(conn_memory_of(c), &c->mem_held, now) || !handshake;
 }
 
 /* Handshake finished: record the SSF, switch to the idle timeout. */
 static void tls_established(struct conn *c)
 {
 	c->tls_state = CONN_TLS_ON;
+	conn_count_tls_locked(c);        /* the handshake's room goes back */
 	c->ssf = tls_session_ssf(c->tls);
 	log_printf(LOG_LEVEL_STATS, "conn=%llu fd=%d TLS established tls_ssf=%u ssf=%u "
 		   "tls_proto=%s tls_cipher=%s", (unsigned long long)c->id, c->fd, c->ssf, c->ssf,
@@ -98,7 +114,17 @@ bool conn_drive_tls_locked(struct conn *c)
 	}
 	if (c->tls_state != CONN_TLS_HANDSHAKE || c->closing || c->aborting)
 		return true;
-	switch (tls_session_handshake(c->tls, why, sizeof(why))) {
+	enum tls_io io = tls_session_handshake(c->tls, why, sizeof(why));
+	if (!conn_count_tls_locked(c)) {
+		conn_memory_count_tls_stop(conn_memory_of(c));
+		log_printf(0, "conn=%llu fd=%d closing: TLS handshake stopped: its session "
+			   "(%zu bytes) took the connections past conn_total_memory (%llu bytes)",
+			   (unsigned long long)c->id, c->fd, tls_session_bytes(c->tls),
+			   (unsigned long long)conn_memory_of(c)->max_total);
+		conn_teardown_locked(c);
+		return false;
+	}
+	switch (io) {
 	case TLS_IO_OK:
 		tls_established(c);
 		return true;
@@ -125,12 +151,17 @@ int conn_start_tls(struct conn *c, const struct op *op, const void *response, si
 		rc = LUMEN_EEXIST;
 	else if (c->n_pending != 1 || c->ops != op || c->in_len > c->in_start)
 		rc = LUMEN_EBUSY;
+	else if (!conn_memory_reserve_tls(conn_memory_of(c), &c->mem_held,
+					  TLS_MEMORY_HANDSHAKE_PEAK))
+		rc = LUMEN_ELIMIT;
 	if (rc == LUMEN_OK) {
 		/* The answer leaves in the clear; the I/O thread starts the
 		 * handshake once it is out and this operation has ended. */
 		rc = conn_send_locked(c, response, len);
 		if (rc == LUMEN_OK)
 			c->tls_state = CONN_TLS_STARTING;
+		else    /* the reservation goes back */
+			conn_count_tls_locked(c);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;

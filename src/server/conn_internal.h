@@ -337,6 +337,13 @@ int conn_secure_setup(struct conn *c, const struct sockaddr *peer, socklen_t pee
  * was torn down (lock released).
  */
 bool conn_drive_tls_locked(struct conn *c);
+/*
+ * Count what c's TLS session holds now (tls_session_bytes; during a
+ * handshake at least TLS_MEMORY_HANDSHAKE_PEAK, the room reserved for it)
+ * as its CONN_MEM_TLS bytes. False when a handshake grew past its room
+ * and the total (conn_memory_set_tls): the caller stops it.
+ */
+bool conn_count_tls_locked(struct conn *c);
 /* Free the identity buffers and the TLS session (c is being freed). */
 void conn_free_identity(struct conn *c);
 

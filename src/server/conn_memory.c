@@ -10,15 +10,18 @@ void conn_memory_init(struct conn_memory *m, size_t max_conn, size_t max_conn_au
 	atomic_init(&m->total, 0);
 	for (int k = 0; k < CONN_MEM_KINDS; k++)
 		atomic_init(&m->kind[k], 0);
+	atomic_init(&m->fixed, 0);
 	atomic_init(&m->peak, 0);
 	atomic_init(&m->waits, 0);
 	atomic_init(&m->wakeups, 0);
 	atomic_init(&m->refused, 0);
+	atomic_init(&m->tls_refused, 0);
 	atomic_init(&m->n_waiting, 0);
 	atomic_init(&m->refusing, false);
 	m->max_conn = max_conn;
 	m->max_conn_auth = max_conn_auth;
 	m->max_total = max_total;
+	m->scratch = 0;
 	pthread_mutex_init(&m->wait_lock, NULL);
 	m->wait_head = m->wait_tail = NULL;
 	m->promised = 0;
@@ -94,6 +97,12 @@ static void after_release(struct conn_memory *m)
 		wake_waiters(m);
 }
 
+/* Kinds that cannot wait for room: what admission weighs (conn_memory_admit). */
+static bool is_fixed(enum conn_memory_kind kind)
+{
+	return kind == CONN_MEM_BASE || kind == CONN_MEM_TLS;
+}
+
 void conn_memory_change(struct conn_memory *m, enum conn_memory_kind kind,
 			struct conn_memory_held *held, size_t old_bytes, size_t new_bytes)
 {
@@ -101,12 +110,16 @@ void conn_memory_change(struct conn_memory *m, enum conn_memory_kind kind,
 		size_t more = new_bytes - old_bytes;
 		held->bytes[kind] += more;
 		atomic_fetch_add_explicit(&m->kind[kind], more, memory_order_relaxed);
+		if (is_fixed(kind))
+			atomic_fetch_add_explicit(&m->fixed, more, memory_order_relaxed);
 		uint64_t now = atomic_fetch_add_explicit(&m->total, more, memory_order_relaxed) + more;
 		raise_peak(m, now);
 	} else {
 		size_t less = old_bytes - new_bytes;
 		held->bytes[kind] -= less;
 		atomic_fetch_sub_explicit(&m->kind[kind], less, memory_order_relaxed);
+		if (is_fixed(kind))
+			atomic_fetch_sub_explicit(&m->fixed, less, memory_order_relaxed);
 		atomic_fetch_sub(&m->total, less);
 		after_release(m);
 	}
@@ -115,6 +128,8 @@ void conn_memory_change(struct conn_memory *m, enum conn_memory_kind kind,
 void conn_memory_release(struct conn_memory *m, struct conn_memory_held *held)
 {
 	size_t all = conn_memory_held_total(held);
+	atomic_fetch_sub_explicit(&m->fixed, held->bytes[CONN_MEM_BASE] + held->bytes[CONN_MEM_TLS],
+				  memory_order_relaxed);
 	for (int k = 0; k < CONN_MEM_KINDS; k++) {
 		atomic_fetch_sub_explicit(&m->kind[k], held->bytes[k], memory_order_relaxed);
 		held->bytes[k] = 0;
@@ -124,38 +139,81 @@ void conn_memory_release(struct conn_memory *m, struct conn_memory_held *held)
 		after_release(m);
 }
 
-/* Take base_bytes of the total's room for bases; false if it is not there. */
-static bool reserve_base(struct conn_memory *m, size_t base_bytes)
+/* Take `bytes` of the room under max_total for fixed bytes (bases and TLS
+ * sessions); false if it is not there. */
+static bool reserve_fixed(struct conn_memory *m, size_t bytes)
 {
-	uint64_t base = atomic_load_explicit(&m->kind[CONN_MEM_BASE], memory_order_relaxed);
+	uint64_t fixed = atomic_load_explicit(&m->fixed, memory_order_relaxed);
 	do {
-		if (m->max_total > 0 && base + base_bytes > m->max_total)
+		if (m->max_total > 0 && fixed + bytes > m->max_total)
 			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&m->kind[CONN_MEM_BASE], &base,
-							base + base_bytes, memory_order_relaxed,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&m->fixed, &fixed, fixed + bytes,
+							memory_order_relaxed, memory_order_relaxed));
 	return true;
 }
 
+/* Count bytes reserved in fixed as kind, in held and the totals. */
+static void count_reserved(struct conn_memory *m, struct conn_memory_held *held,
+			   enum conn_memory_kind kind, size_t bytes)
+{
+	held->bytes[kind] += bytes;
+	atomic_fetch_add_explicit(&m->kind[kind], bytes, memory_order_relaxed);
+	uint64_t now = atomic_fetch_add_explicit(&m->total, bytes, memory_order_relaxed) + bytes;
+	raise_peak(m, now);
+}
+
 bool conn_memory_admit(struct conn_memory *m, struct conn_memory_held *held, size_t base_bytes,
-		       bool *first_refusal, uint64_t *refused_before)
+		       size_t tls_bytes, bool *first_refusal, uint64_t *refused_before)
 {
 	*first_refusal = false;
 	*refused_before = 0;
-	if (!reserve_base(m, base_bytes)) {
+	if (!reserve_fixed(m, base_bytes + tls_bytes)) {
 		atomic_fetch_add_explicit(&m->refused, 1, memory_order_relaxed);
 		*first_refusal = !atomic_exchange(&m->refusing, true);
 		return false;
 	}
-	held->bytes[CONN_MEM_BASE] += base_bytes;
-	uint64_t now = atomic_fetch_add_explicit(&m->total, base_bytes, memory_order_relaxed) +
-		       base_bytes;
-	raise_peak(m, now);
+	count_reserved(m, held, CONN_MEM_BASE, base_bytes);
+	if (tls_bytes > 0)
+		count_reserved(m, held, CONN_MEM_TLS, tls_bytes);
 	/* Only the admission that ends a run reads the counter. */
 	if (atomic_load_explicit(&m->refusing, memory_order_relaxed) &&
 	    atomic_exchange(&m->refusing, false))
 		*refused_before = atomic_load_explicit(&m->refused, memory_order_relaxed);
 	return true;
+}
+
+bool conn_memory_reserve_tls(struct conn_memory *m, struct conn_memory_held *held,
+			     size_t tls_bytes)
+{
+	if (held->bytes[CONN_MEM_TLS] >= tls_bytes)
+		return true;
+	size_t more = tls_bytes - held->bytes[CONN_MEM_TLS];
+	if (!reserve_fixed(m, more)) {
+		atomic_fetch_add_explicit(&m->tls_refused, 1, memory_order_relaxed);
+		return false;
+	}
+	count_reserved(m, held, CONN_MEM_TLS, more);
+	return true;
+}
+
+bool conn_memory_set_tls(struct conn_memory *m, struct conn_memory_held *held,
+			 size_t tls_bytes)
+{
+	size_t old = held->bytes[CONN_MEM_TLS];
+	conn_memory_change(m, CONN_MEM_TLS, held, old, tls_bytes);
+	if (tls_bytes <= old || m->max_total == 0)
+		return true;
+	return atomic_load_explicit(&m->fixed, memory_order_relaxed) <= m->max_total;
+}
+
+void conn_memory_count_tls_stop(struct conn_memory *m)
+{
+	atomic_fetch_add_explicit(&m->tls_refused, 1, memory_order_relaxed);
+}
+
+void conn_memory_add_scratch(struct conn_memory *m, size_t bytes)
+{
+	m->scratch += bytes;
 }
 
 bool conn_memory_room_in_conn(const struct conn_memory *m, size_t held, size_t more, bool bound)
@@ -270,13 +328,16 @@ void conn_memory_count_wait(struct conn_memory *m)
 
 void conn_memory_figures(const struct conn_memory *m, struct conn_memory_figures *out)
 {
-	out->total = atomic_load_explicit(&m->total, memory_order_relaxed);
-	out->peak = atomic_load_explicit(&m->peak, memory_order_relaxed);
+	out->scratch = m->scratch;
+	out->total = atomic_load_explicit(&m->total, memory_order_relaxed) + m->scratch;
+	out->peak = atomic_load_explicit(&m->peak, memory_order_relaxed) + m->scratch;
 	out->waits = atomic_load_explicit(&m->waits, memory_order_relaxed);
 	out->max_total = m->max_total;
 	out->base = atomic_load_explicit(&m->kind[CONN_MEM_BASE], memory_order_relaxed);
 	out->queued = atomic_load_explicit(&m->kind[CONN_MEM_QUEUED], memory_order_relaxed);
 	out->output = atomic_load_explicit(&m->kind[CONN_MEM_OUTPUT], memory_order_relaxed);
+	out->tls = atomic_load_explicit(&m->kind[CONN_MEM_TLS], memory_order_relaxed);
+	out->tls_refused = atomic_load_explicit(&m->tls_refused, memory_order_relaxed);
 	out->wakeups = atomic_load_explicit(&m->wakeups, memory_order_relaxed);
 	out->refused = atomic_load_explicit(&m->refused, memory_order_relaxed);
 	out->waiting = atomic_load_explicit(&m->n_waiting, memory_order_relaxed);

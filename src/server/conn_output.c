@@ -80,6 +80,7 @@ static ssize_t tls_push(struct conn *c, const uint8_t *buf, size_t len)
 	while (done < len) {
 		size_t sent = 0;
 		enum tls_io io = tls_session_write(c->tls, buf + done, len - done, &sent);
+		conn_count_tls_locked(c);
 		if (io == TLS_IO_OK) {
 			done += sent;
 			continue;

@@ -107,6 +107,7 @@ int io_thread_init(struct io_thread *io, struct server *server, unsigned index)
 	io->input = malloc(IO_INPUT_BYTES);
 	if (io->control == NULL || io->input == NULL)
 		return LUMEN_ENOMEM;
+	conn_memory_add_scratch(&server->conn_memory, IO_INPUT_BYTES);
 	return LUMEN_OK;
 }
 
@@ -192,7 +193,9 @@ void io_thread_request_stop(struct io_thread *io)
 	pthread_mutex_lock(&io->lock);
 	io->stop_requested = true;
 	pthread_mutex_unlock(&io->lock);
-	event_active(io->control, EV_READ, 0);
+	/* (none when start-up failed half-way through io_thread_init) */
+	if (io->control != NULL)
+		event_active(io->control, EV_READ, 0);
 }
 
 void io_thread_conn_gone(struct io_thread *io, struct conn *c)

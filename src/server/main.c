@@ -26,6 +26,7 @@
 #include "log.h"
 #include "lumen_error.h"
 #include "server.h"
+#include "tls_memory.h"
 #include "version.h"
 
 /* $(sysconfdir)/lumen/slapd.conf: the Makefile passes it from its install paths. */
@@ -359,6 +360,9 @@ int main(int argc, char **argv)
 	struct config *cfg = NULL;
 	struct server *server = NULL;
 	char err[1024] = "";
+	/* Before anything calls OpenSSL (the configuration may hash a
+	 * password): TLS sessions are counted from their first byte. */
+	bool tls_counted = tls_memory_install() == LUMEN_OK;
 	int rc = parse_options(argc, argv, &opts);
 	if (rc != LUMEN_OK)
 		return 1;
@@ -380,6 +384,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "config file testing succeeded\n");
 		goto done;
 	}
+	if (!tls_counted)
+		fprintf(stderr, "lumend: OpenSSL allocated before its allocation functions could be "
+			"set: TLS sessions are counted by estimate\n");
 	rc = serve(server, cfg, &opts, argc, argv);
 done:
 	server_destroy(server);

@@ -306,7 +306,8 @@ static void render_memory(struct render *r, const struct conn_memory *memory)
 		return;
 	conn_memory_figures(memory, &f);
 	emit_scalar(r, "lumen_connection_memory_bytes", "gauge",
-		    "Bytes the buffers of all client connections hold.", f.total);
+		    "Bytes the buffers and TLS sessions of all client connections hold, "
+		    "with the I/O threads' input buffers.", f.total);
 	emit_scalar(r, "lumen_connection_memory_peak_bytes", "gauge",
 		    "The most bytes client connections held at once.", f.peak);
 	emit_scalar(r, "lumen_connection_memory_limit_bytes", "gauge",
@@ -319,12 +320,21 @@ static void render_memory(struct render *r, const struct conn_memory *memory)
 		    "Bytes of input kept, requests and transaction queues.", f.queued);
 	emit_scalar(r, "lumen_connection_memory_output_bytes", "gauge",
 		    "Bytes of output queues.", f.output);
+	emit_scalar(r, "lumen_connection_memory_tls_bytes", "gauge",
+		    "Bytes OpenSSL holds for TLS sessions (and handshakes' reserved room).",
+		    f.tls);
+	emit_scalar(r, "lumen_connection_memory_scratch_bytes", "gauge",
+		    "Bytes of the I/O threads' input buffers (fixed).", f.scratch);
 	emit_scalar(r, "lumen_connection_memory_waiting", "gauge",
 		    "Connections waiting for room under conn_total_memory.", f.waiting);
 	emit_scalar(r, "lumen_connection_memory_wakeups_total", "counter",
 		    "Waiting connections woken by released memory.", f.wakeups);
 	emit_scalar(r, "lumen_connection_memory_refused_total", "counter",
-		    "Connections refused: their base would pass conn_total_memory.", f.refused);
+		    "Connections refused: their base (and TLS handshake) would pass "
+		    "conn_total_memory.", f.refused);
+	emit_scalar(r, "lumen_connection_memory_tls_refused_total", "counter",
+		    "StartTLS refused or TLS handshakes stopped at conn_total_memory.",
+		    f.tls_refused);
 }
 
 int metrics_render(struct stats *stats, const struct database_figures_source *databases,

@@ -67,8 +67,9 @@ static int connection_entry(struct monitor_walk *w, const char *parent,
 }
 
 /* Lumen's leaves: the bytes all connections hold, by kind (conn_memory.h),
- * their peak, the bound (conn_total_memory, 0 = none), how often a
- * connection waited for room, was woken by released memory or was refused,
+ * with the I/O threads' scratch buffers, their peak, the bound (conn_total_memory, 0 = none), how often a
+ * connection waited for room, was woken by released memory or was refused
+ * (a StartTLS refused or a handshake stopped: TLS Refused),
  * and how many wait now. */
 static int connection_memory(struct monitor_walk *w, const char *parent,
 			     const struct conn_memory_figures *m)
@@ -81,12 +82,15 @@ static int connection_memory(struct monitor_walk *w, const char *parent,
 		{ "Memory Base", m->base },
 		{ "Memory Queued", m->queued },
 		{ "Memory Output", m->output },
+		{ "Memory TLS", m->tls },
+		{ "Memory Scratch", m->scratch },
 		{ "Memory Peak", m->peak },
 		{ "Memory Limit", m->max_total },
 		{ "Memory Waits", m->waits },
 		{ "Memory Waiting", m->waiting },
 		{ "Memory Wakeups", m->wakeups },
 		{ "Memory Refused", m->refused },
+		{ "Memory TLS Refused", m->tls_refused },
 	};
 	int rc = LUMEN_OK;
 	for (size_t i = 0; rc == LUMEN_OK && i < sizeof(leaves) / sizeof(leaves[0]); i++)

@@ -62,7 +62,9 @@ static void who_am_i(struct op_context *ctx, const struct ldap_extended_request 
  * StartTLS (RFC 4511 §4.14): answered in the clear, then the I/O thread
  * runs the handshake (conn_start_tls). Refused with operationsError while
  * other operations are outstanding, when TLS is already on, and on
- * ldaps://; unavailable (protocolError) when TLS is not configured.
+ * ldaps://; unavailable (protocolError) when TLS is not configured; busy
+ * when a TLS session would take the connections' memory past
+ * conn_total_memory (the client may retry once others close).
  */
 void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req)
 {
@@ -85,6 +87,11 @@ void op_starttls(struct op_context *ctx, const struct ldap_extended_request *req
 		return;
 	}
 	ber_writer_reset(ctx->out);
+	if (rc == LUMEN_ELIMIT) {
+		op_send_extended(ctx, LDAP_BUSY, "no memory room for a TLS session under "
+				 "conn_total_memory", NULL, NULL);
+		return;
+	}
 	const char *why = rc == LUMEN_EEXIST ? "TLS is already started"
 			  : rc == LUMEN_EBUSY ? "other operations are outstanding"
 					      : "cannot start TLS";

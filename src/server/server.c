@@ -333,7 +333,8 @@ struct server_accept {
 
 static void set_accepting(struct server *s, bool on)
 {
-	for (size_t i = 0; i < s->listeners.n; i++) {
+	/* (none yet when start-up failed before the main events were made) */
+	for (size_t i = 0; s->accepting != NULL && i < s->listeners.n; i++) {
 		struct event *ev = s->accepting[i].event;
 		if (ev == NULL)
 			continue;
@@ -394,10 +395,11 @@ static void begin_shutdown(struct server *s)
 	log_printf(0, "lumend shutting down");
 	sd_notify_stopping();
 	set_accepting(s, false);
-	event_del(s->accept_resume);
+	if (s->accept_resume != NULL)
+		event_del(s->accept_resume);
 	syncrepl_request_stop(s->syncrepl);
 	/* Stop accepting for good: the sockets go, and so do ldapi paths. */
-	for (size_t i = 0; i < s->listeners.n; i++) {
+	for (size_t i = 0; s->accepting != NULL && i < s->listeners.n; i++) {
 		if (s->accepting[i].event != NULL)
 			event_free(s->accepting[i].event);
 		s->accepting[i].event = NULL;

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "lumen_error.h"
+#include "tls_memory.h"
 
 struct tls_context {
 	SSL_CTX *ctx;
@@ -21,7 +22,16 @@ struct tls_context {
 
 struct tls_session {
 	SSL *ssl;
+	struct tls_memory_account *account;   /* what OpenSSL holds for it */
 };
+
+/* Around every SSL call on a session: its allocations are charged to it. */
+#define CHARGED_TO(s, call)                                                    \
+	do {                                                                   \
+		struct tls_memory_account *previous_ = tls_memory_enter((s)->account); \
+		call;                                                          \
+		tls_memory_leave(previous_);                                   \
+	} while (0)
 
 /* OpenSSL's most recent reason, or the system's, into why. */
 static void last_reason(char *why, size_t whylen)
@@ -122,6 +132,48 @@ static int configure(SSL_CTX *ctx, const struct config_tls *cfg, char *err, size
 	return load_keys(ctx, cfg, err, errlen);
 }
 
+/* One step of each side; true while neither has failed. */
+static bool step_both(SSL *client, SSL *server, bool *done)
+{
+	int c = SSL_do_handshake(client);
+	int s = SSL_do_handshake(server);
+	*done = c == 1 && s == 1;
+	bool c_waits = c == 1 || SSL_get_error(client, c) == SSL_ERROR_WANT_READ;
+	bool s_waits = s == 1 || SSL_get_error(server, s) == SSL_ERROR_WANT_READ;
+	return c_waits && s_waits;
+}
+
+/*
+ * A handshake with ourselves over a memory BIO pair, at start-up. OpenSSL
+ * sets up process-wide state during the first handshake (algorithm
+ * fetches, ~20 KiB kept for the process's life); done here, it is not
+ * charged to the first client's session, and an allocation failing in it
+ * cannot leave that one-time set-up failed for every later client (an
+ * allocation failed in a first client handshake made every later one fail
+ * with "internal error": t_tls_faults.py). Best effort: a context that
+ * demands client certificates ends this handshake early, which is fine.
+ */
+static void warm_up(SSL_CTX *server_ctx)
+{
+	SSL_CTX *client_ctx = SSL_CTX_new(TLS_client_method());
+	SSL *server = client_ctx != NULL ? SSL_new(server_ctx) : NULL;
+	SSL *client = server != NULL ? SSL_new(client_ctx) : NULL;
+	BIO *server_end = NULL, *client_end = NULL;
+	if (client != NULL && BIO_new_bio_pair(&server_end, 0, &client_end, 0) == 1) {
+		SSL_set_bio(server, server_end, server_end);
+		SSL_set_bio(client, client_end, client_end);
+		SSL_set_accept_state(server);
+		SSL_set_connect_state(client);
+		bool done = false;
+		for (int i = 0; i < 16 && !done && step_both(client, server, &done); i++)
+			;
+	}
+	SSL_free(client);
+	SSL_free(server);
+	SSL_CTX_free(client_ctx);
+	ERR_clear_error();
+}
+
 int tls_context_create(const struct config_tls *cfg, struct tls_context **out, char *err,
 		       size_t errlen)
 {
@@ -145,6 +197,7 @@ int tls_context_create(const struct config_tls *cfg, struct tls_context **out, c
 		tls_context_free(t);
 		return rc;
 	}
+	warm_up(t->ctx);
 	*out = t;
 	return LUMEN_OK;
 }
@@ -163,12 +216,19 @@ int tls_session_new(struct tls_context *ctx, int fd, struct tls_session **out)
 	*out = NULL;
 	if (s == NULL)
 		return LUMEN_ENOMEM;
-	s->ssl = SSL_new(ctx->ctx);
-	if (s->ssl == NULL) {
+	s->account = tls_memory_account_new();
+	if (s->account == NULL) {
 		free(s);
 		return LUMEN_ENOMEM;
 	}
-	if (SSL_set_fd(s->ssl, fd) != 1) {
+	CHARGED_TO(s, s->ssl = SSL_new(ctx->ctx));
+	if (s->ssl == NULL) {
+		tls_session_free(s);
+		return LUMEN_ENOMEM;
+	}
+	int set;
+	CHARGED_TO(s, set = SSL_set_fd(s->ssl, fd));
+	if (set != 1) {
 		tls_session_free(s);
 		return LUMEN_EIO;
 	}
@@ -181,8 +241,18 @@ void tls_session_free(struct tls_session *s)
 {
 	if (s == NULL)
 		return;
-	SSL_free(s->ssl);
+	CHARGED_TO(s, SSL_free(s->ssl));
+	tls_memory_account_drop(s->account);
 	free(s);
+}
+
+size_t tls_session_bytes(const struct tls_session *s)
+{
+	if (s == NULL)
+		return 0;
+	if (!tls_memory_installed())
+		return SSL_is_init_finished(s->ssl) ? TLS_MEMORY_IDLE : TLS_MEMORY_HANDSHAKE_PEAK;
+	return tls_memory_account_bytes(s->account);
 }
 
 /* Map SSL_get_error; the error queue is cleared either way. */
@@ -212,7 +282,8 @@ enum tls_io tls_session_handshake(struct tls_session *s, char *why, size_t whyle
 {
 	ERR_clear_error();
 	errno = 0;
-	int ret = SSL_do_handshake(s->ssl);
+	int ret;
+	CHARGED_TO(s, ret = SSL_do_handshake(s->ssl));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, why, whylen);
@@ -223,7 +294,8 @@ enum tls_io tls_session_read(struct tls_session *s, void *buf, size_t len, size_
 	ERR_clear_error();
 	errno = 0;
 	*got = 0;
-	int ret = SSL_read_ex(s->ssl, buf, len, got);
+	int ret;
+	CHARGED_TO(s, ret = SSL_read_ex(s->ssl, buf, len, got));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, NULL, 0);
@@ -235,7 +307,8 @@ enum tls_io tls_session_write(struct tls_session *s, const void *buf, size_t len
 	ERR_clear_error();
 	errno = 0;
 	*sent = 0;
-	int ret = SSL_write_ex(s->ssl, buf, len, sent);
+	int ret;
+	CHARGED_TO(s, ret = SSL_write_ex(s->ssl, buf, len, sent));
 	if (ret == 1)
 		return TLS_IO_OK;
 	return classify(s, ret, NULL, 0);
@@ -250,7 +323,7 @@ void tls_session_shutdown(struct tls_session *s)
 {
 	ERR_clear_error();
 	if (SSL_is_init_finished(s->ssl))
-		SSL_shutdown(s->ssl);
+		CHARGED_TO(s, SSL_shutdown(s->ssl));
 	ERR_clear_error();
 }
 

@@ -377,14 +377,19 @@ def idle():
                 and total <= IDLE_TOTAL, (total, IDLE_TOTAL))
         R.check("idle: an idle connection holds under 2 KiB", total / IDLE_N < 2048,
                 total / IDLE_N)
-        R.check("idle: /metrics splits the total into base, queued and output",
+        R.check("idle: /metrics splits the total into base, queued, output, tls and "
+                "the I/O threads' scratch buffers",
                 all(k in f for k in ("lumen_connection_memory_base_bytes",
                                      "lumen_connection_memory_queued_bytes",
-                                     "lumen_connection_memory_output_bytes"))
+                                     "lumen_connection_memory_output_bytes",
+                                     "lumen_connection_memory_tls_bytes",
+                                     "lumen_connection_memory_scratch_bytes"))
                 and f["lumen_connection_memory_base_bytes"] > 0
+                and f["lumen_connection_memory_tls_bytes"] == 0
                 and f["lumen_connection_memory_base_bytes"]
                 + f["lumen_connection_memory_queued_bytes"]
-                + f["lumen_connection_memory_output_bytes"] == total, f)
+                + f["lumen_connection_memory_output_bytes"]
+                + f["lumen_connection_memory_scratch_bytes"] == total, f)
         R.check("idle: cn=Monitor publishes the kinds",
                 all(k in mon for k in ("Memory Base", "Memory Queued", "Memory Output",
                                        "Memory Waiting", "Memory Wakeups", "Memory Refused"))

@@ -179,15 +179,17 @@ START_TEST(kinds_add_up)
 	conn_memory_change(&m, CONN_MEM_QUEUED, &a, 0, 512);
 	conn_memory_change(&m, CONN_MEM_OUTPUT, &a, 0, 16384);
 	conn_memory_change(&m, CONN_MEM_OUTPUT, &a, 16384, 32768);
+	conn_memory_change(&m, CONN_MEM_TLS, &a, 0, 17000);
 	conn_memory_figures(&m, &f);
 	ck_assert_uint_eq(f.base, 700);
 	ck_assert_uint_eq(f.queued, 512);
 	ck_assert_uint_eq(f.output, 32768);
-	ck_assert_uint_eq(f.total, 700 + 512 + 32768);
+	ck_assert_uint_eq(f.tls, 17000);
+	ck_assert_uint_eq(f.total, 700 + 512 + 32768 + 17000);
 	ck_assert_uint_eq(HELD(a), f.total);
 	conn_memory_release(&m, &a);
 	conn_memory_figures(&m, &f);
-	ck_assert_uint_eq(f.base + f.queued + f.output + f.total, 0);
+	ck_assert_uint_eq(f.base + f.queued + f.output + f.tls + f.total, 0);
 	conn_memory_destroy(&m);
 }
 END_TEST
@@ -204,12 +206,12 @@ START_TEST(admission_counts_bases)
 	conn_memory_init(&m, 1000, 5000, 2000);
 	struct conn_memory_held a = { { 0 } }, b = { { 0 } }, c = { { 0 } }, d = { { 0 } };
 	conn_memory_change(&m, CONN_MEM_QUEUED, &b, 0, 50000);    /* over, but queued */
-	ck_assert(conn_memory_admit(&m, &a, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &a, 1000, 0, &first, &ended));
 	ck_assert_uint_eq(a.bytes[CONN_MEM_BASE], 1000);
-	ck_assert(conn_memory_admit(&m, &c, 1000, &first, &ended));
-	ck_assert(!conn_memory_admit(&m, &d, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &c, 1000, 0, &first, &ended));
+	ck_assert(!conn_memory_admit(&m, &d, 1000, 0, &first, &ended));
 	ck_assert(first);
-	ck_assert(!conn_memory_admit(&m, &d, 1000, &first, &ended));
+	ck_assert(!conn_memory_admit(&m, &d, 1000, 0, &first, &ended));
 	ck_assert(!first);
 	ck_assert_uint_eq(ended, 0);
 	ck_assert_uint_eq(HELD(d), 0);
@@ -217,10 +219,10 @@ START_TEST(admission_counts_bases)
 	ck_assert_uint_eq(f.base, 2000);
 	ck_assert_uint_eq(f.total, 52000);
 	conn_memory_release(&m, &c);                          /* one closes */
-	ck_assert(conn_memory_admit(&m, &d, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &d, 1000, 0, &first, &ended));
 	ck_assert_uint_eq(ended, 2);
 	conn_memory_release(&m, &d);
-	ck_assert(conn_memory_admit(&m, &d, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &d, 1000, 0, &first, &ended));
 	ck_assert_uint_eq(ended, 0);
 	conn_memory_figures(&m, &f);
 	ck_assert_uint_eq(f.refused, 2);
@@ -230,9 +232,120 @@ START_TEST(admission_counts_bases)
 	conn_memory_destroy(&m);
 	conn_memory_init(&m, 1000, 5000, 0);                    /* no bound */
 	conn_memory_change(&m, CONN_MEM_BASE, &a, 0, (size_t)1 << 40);
-	ck_assert(conn_memory_admit(&m, &c, 1000, &first, &ended));
+	ck_assert(conn_memory_admit(&m, &c, 1000, 0, &first, &ended));
 	conn_memory_release(&m, &a);
 	conn_memory_release(&m, &c);
+	conn_memory_destroy(&m);
+}
+END_TEST
+
+/* A TLS connection is admitted with the room its handshake takes; base
+ * and TLS together are what cannot pass the total, so a plain connection
+ * still fits where a TLS one does not. */
+START_TEST(admission_counts_tls)
+{
+	struct conn_memory m;
+	struct conn_memory_figures f;
+	bool first;
+	uint64_t ended;
+	conn_memory_init(&m, 1000, 5000, 10000);
+	struct conn_memory_held a = { { 0 } }, b = { { 0 } }, c = { { 0 } };
+	ck_assert(conn_memory_admit(&m, &a, 1000, 6000, &first, &ended));
+	ck_assert_uint_eq(a.bytes[CONN_MEM_BASE], 1000);
+	ck_assert_uint_eq(a.bytes[CONN_MEM_TLS], 6000);
+	ck_assert(!conn_memory_admit(&m, &b, 1000, 6000, &first, &ended));   /* 14000 */
+	ck_assert(first);
+	ck_assert_uint_eq(HELD(b), 0);
+	ck_assert(conn_memory_admit(&m, &b, 1000, 0, &first, &ended));       /* plain: 8000 */
+	ck_assert_uint_eq(ended, 1);
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.tls, 6000);
+	ck_assert_uint_eq(f.base, 2000);
+	ck_assert_uint_eq(f.total, 8000);
+	ck_assert_uint_eq(HELD(a), 7000);
+	/* the handshake ends: its session holds less; the room goes back */
+	ck_assert(conn_memory_set_tls(&m, &a, 1500));
+	ck_assert(!conn_memory_admit(&m, &c, 1000, 6000, &first, &ended));   /* 10500 */
+	ck_assert(conn_memory_admit(&m, &c, 1000, 5000, &first, &ended));    /* 9500 */
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.tls, 6500);
+	ck_assert_uint_eq(f.total, 9500);
+	conn_memory_release(&m, &a);
+	conn_memory_release(&m, &b);
+	conn_memory_release(&m, &c);
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.total + f.tls + f.base, 0);
+	ck_assert_uint_eq(f.refused, 2);
+	conn_memory_destroy(&m);
+}
+END_TEST
+
+/* StartTLS reserves the room on an admitted connection; what queues does
+ * not count (it waits), bases and TLS do. A handshake that grows past its
+ * room and the total is reported (the caller stops it); past the
+ * handshake growth is counted without a refusal to act on. */
+START_TEST(tls_reserve_and_growth)
+{
+	struct conn_memory m;
+	struct conn_memory_figures f;
+	conn_memory_init(&m, 1000, 5000, 10000);
+	struct conn_memory_held a = { { 0 } }, b = { { 0 } }, q = { { 0 } };
+	conn_memory_change(&m, CONN_MEM_BASE, &a, 0, 1000);
+	conn_memory_change(&m, CONN_MEM_BASE, &b, 0, 1000);
+	conn_memory_change(&m, CONN_MEM_QUEUED, &q, 0, 50000);      /* over, but it waits */
+	ck_assert(conn_memory_reserve_tls(&m, &a, 6000));
+	ck_assert(conn_memory_reserve_tls(&m, &a, 6000));            /* held already */
+	ck_assert_uint_eq(a.bytes[CONN_MEM_TLS], 6000);
+	ck_assert(!conn_memory_reserve_tls(&m, &b, 6000));           /* 14000 > 10000 */
+	ck_assert_uint_eq(b.bytes[CONN_MEM_TLS], 0);
+	ck_assert(conn_memory_reserve_tls(&m, &b, 2000));            /* exactly 10000 */
+	ck_assert(conn_memory_set_tls(&m, &b, 1500));                /* shrinking: fine */
+	ck_assert(!conn_memory_set_tls(&m, &a, 8000));               /* 10500: over */
+	ck_assert_uint_eq(a.bytes[CONN_MEM_TLS], 8000);              /* counted anyway */
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.tls, 9500);
+	ck_assert_uint_eq(f.tls_refused, 1);                         /* the StartTLS */
+	conn_memory_count_tls_stop(&m);                              /* the caller stops it */
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.tls_refused, 2);
+	ck_assert(conn_memory_set_tls(&m, &a, 0));
+	ck_assert(conn_memory_set_tls(&m, &b, 7000));                /* 9000: fits */
+	conn_memory_release(&m, &a);
+	conn_memory_release(&m, &b);
+	conn_memory_release(&m, &q);
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.total, 0);
+	conn_memory_destroy(&m);
+	conn_memory_init(&m, 1000, 5000, 0);                         /* no bound */
+	ck_assert(conn_memory_reserve_tls(&m, &a, (size_t)1 << 40));
+	ck_assert(conn_memory_set_tls(&m, &a, (size_t)1 << 41));
+	conn_memory_release(&m, &a);
+	conn_memory_destroy(&m);
+}
+END_TEST
+
+/* The I/O threads' scratch buffers are in the reported total and peak,
+ * not in what the bound weighs. */
+START_TEST(scratch_reported_not_weighed)
+{
+	struct conn_memory m;
+	struct conn_memory_figures f;
+	bool first;
+	uint64_t ended;
+	conn_memory_init(&m, 1000, 5000, 2000);
+	conn_memory_add_scratch(&m, 16384);
+	conn_memory_add_scratch(&m, 16384);
+	struct conn_memory_held a = { { 0 } };
+	ck_assert(conn_memory_admit(&m, &a, 1000, 0, &first, &ended));
+	ck_assert(conn_memory_room(&m, 0, 1000, false, 1));          /* 2000: fits */
+	ck_assert(!conn_memory_over_total(&m));
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.scratch, 32768);
+	ck_assert_uint_eq(f.total, 32768 + 1000);
+	ck_assert_uint_eq(f.peak, 32768 + 1000);
+	conn_memory_release(&m, &a);
+	conn_memory_figures(&m, &f);
+	ck_assert_uint_eq(f.total, 32768);
 	conn_memory_destroy(&m);
 }
 END_TEST
@@ -419,6 +532,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, threads_add_up);
 	tcase_add_test(tc, kinds_add_up);
 	tcase_add_test(tc, admission_counts_bases);
+	tcase_add_test(tc, admission_counts_tls);
+	tcase_add_test(tc, tls_reserve_and_growth);
+	tcase_add_test(tc, scratch_reported_not_weighed);
 	tcase_add_test(tc, release_wakes_in_order);
 	tcase_add_test(tc, wait_and_unwait);
 	tcase_add_test(tc, no_lost_wakeup);

@@ -90,8 +90,9 @@ static struct monitor_sources sources(void)
 		.threads = { .max = 4, .open = 4, .active = 1, .pending = 3, .backload = 4 },
 		.waiters_read = 6, .waiters_write = 1,
 		.conn_memory = { .total = 123456, .peak = 234567, .waits = 5, .max_total = 1u << 30,
-				 .base = 23456, .queued = 60000, .output = 40000, .waiting = 2,
-				 .wakeups = 9, .refused = 3 },
+				 .base = 23456, .queued = 60000, .output = 40000, .tls = 70000,
+				 .scratch = 32768, .waiting = 2, .wakeups = 9, .refused = 3,
+				 .tls_refused = 4 },
 		.databases = databases, .n_databases = 1,
 	};
 }
@@ -190,6 +191,12 @@ static const struct {
 	  "9" },
 	{ "cn=Memory Refused,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
 	  "3" },
+	{ "cn=Memory TLS,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "70000" },
+	{ "cn=Memory Scratch,cn=Connections,cn=Monitor", "monitorCounterObject", "monitorCounter",
+	  "32768" },
+	{ "cn=Memory TLS Refused,cn=Connections,cn=Monitor", "monitorCounterObject",
+	  "monitorCounter", "4" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
 	  "monitorConnectionMemory", "20480" },
 	{ "cn=Connection 17,cn=Connections,cn=Monitor", "monitorConnection",
@@ -247,7 +254,7 @@ static const struct {
 
 /* root 1, Connections 1+2+10+2, Operations 1+10, Statistics 1+4, Threads 1+8,
  * Time 1+3, Waiters 1+2, Listeners 1+2, Databases 1+1 */
-#define TREE_SIZE 53
+#define TREE_SIZE 56
 
 START_TEST(whole_tree)
 {
@@ -303,7 +310,7 @@ static const struct {
 	{ "cn=Monitor", LDAP_SCOPE_CHILDREN, TREE_SIZE - 1, "cn=Connections,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 10, "cn=Bind,cn=Operations,cn=Monitor" },
 	{ "cn=Operations,cn=Monitor", LDAP_SCOPE_SUBTREE, 11, "cn=Operations,cn=Monitor" },
-	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 14, "cn=Total,cn=Connections,cn=Monitor" },
+	{ "cn=Connections,cn=Monitor", LDAP_SCOPE_ONE, 17, "cn=Total,cn=Connections,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_BASE, 1,
 	  "cn=Search,cn=Operations,cn=Monitor" },
 	{ "cn=Search,cn=Operations,cn=Monitor", LDAP_SCOPE_ONE, 0, NULL },

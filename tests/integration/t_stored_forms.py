@@ -48,6 +48,9 @@ def write_config(tmp, rule, extra=""):
     return path
 
 
+STARTED = []
+
+
 class Server:
     def __init__(self, tmp, config, run):
         self.port = h.free_port()
@@ -59,6 +62,7 @@ class Server:
         self.proc = subprocess.Popen([h.LUMEND, "-f", config, "-h",
                                       f"ldap://127.0.0.1:{self.port}/", "-d", "stats"],
                                      stderr=self.log, env=env)
+        STARTED.append(self.proc)
         h.wait_port(self.port, 30)
         if self.proc.poll() is not None:
             raise RuntimeError("lumend did not start: " + self.log_text())
@@ -125,6 +129,10 @@ def main():
                     reports += f.read()
         R.check("no sanitizer reports", reports == "", reports[:4000])
     finally:
+        for proc in STARTED:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     R.finish()
 

@@ -98,6 +98,10 @@ if [ "$count" -ge 10 ] && [ -z "$problems" ]; then ok "stage sums match etime on
 # --- rotation by SIGHUP -----------------------------------------------------
 mv "$LOG" "$LOG.1"
 ldapsearch -x -H "$URI" -b "" -s base -LLL '(vendorName=before-hup)' 1.1 >/dev/null 2>&1
+# The logger thread writes behind the operations: a line still queued when
+# SIGHUP comes lands in the new file, which loses nothing. What must hold is
+# that a line written before SIGHUP stays where it was written.
+wait_for "$LOG.1" 'before-hup' || true
 kill -HUP "$LUMEN_PID"
 sleep 0.2
 ldapsearch -x -H "$URI" -b "" -s base -LLL '(vendorName=after-hup)' 1.1 >/dev/null 2>&1

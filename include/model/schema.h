@@ -122,6 +122,7 @@ struct attribute_type {
 	enum attribute_usage usage;
 	unsigned index;                         /* dense 0..n-1, for per-type arrays */
 	const char *definition;                 /* the RFC 4512 description, normalized spacing */
+	bool is_object_class;                   /* objectClass (2.5.4.0) itself */
 };
 
 /* The type's primary name (names[0]) or its OID when it has no name. */
@@ -165,6 +166,14 @@ struct schema;
 int schema_create(struct schema **out);
 /* Frees the schema and everything loaded into it; NULL is allowed. */
 void schema_free(struct schema *s);
+
+/*
+ * A number no other schema of this process has, set by schema_finalize
+ * (0 before): what per-thread memos of lookups are keyed by, since a freed
+ * schema's address can come back.
+ */
+uint64_t schema_serial(const struct schema *s);
+
 /* Parse one .schema file (attributetype / objectclass / objectidentifier). */
 int schema_load_file(struct schema *s, const char *path, char *err, size_t errlen);
 /* Parse definitions from memory; `origin` names them in errors. */

@@ -97,7 +97,10 @@ struct ber_element {
 };
 
 void ber_reader_init(struct ber_reader *r, const void *buf, size_t len);
-bool ber_reader_at_end(const struct ber_reader *r);
+static inline bool ber_reader_at_end(const struct ber_reader *r)
+{
+	return r->pos >= r->end;
+}
 
 /*
  * For decoders built on the reader, which report the first reason they
@@ -141,7 +144,7 @@ int ber_read_element(struct ber_reader *r, struct ber_element *el);
  * Typed reads: each checks that the next tag equals `tag` (LUMEN_EMALFORMED if
  * not) and that the contents are a valid encoding of the type.
  */
-int ber_read_octets(struct ber_reader *r, ber_tag_t tag, struct ber_view *out);
+static inline int ber_read_octets(struct ber_reader *r, ber_tag_t tag, struct ber_view *out);
 int ber_read_integer(struct ber_reader *r, ber_tag_t tag, int64_t *out);
 /* As ber_read_integer, but the value must lie in [min, max]. */
 int ber_read_int_range(struct ber_reader *r, ber_tag_t tag, int64_t min,
@@ -149,7 +152,47 @@ int ber_read_int_range(struct ber_reader *r, ber_tag_t tag, int64_t min,
 int ber_read_boolean(struct ber_reader *r, ber_tag_t tag, bool *out);
 int ber_read_null(struct ber_reader *r, ber_tag_t tag);
 /* Enter a constructed element: *inner reads its contents; r moves past it. */
-int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner);
+static inline int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner);
+
+/*
+ * The general readers behind ber_read_octets and ber_enter. Those two read
+ * the form most elements take (a one-octet tag, a length under 128) inline:
+ * decoding a stored entry or a request reads dozens of elements, and a call
+ * per element cost as much as the read. Both paths give the same results.
+ */
+int ber_read_octets_general(struct ber_reader *r, ber_tag_t tag, struct ber_view *out);
+int ber_enter_general(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner);
+
+/* Take the next element if it has the short form and carries `tag`. */
+static inline bool ber_take_short(struct ber_reader *r, ber_tag_t tag, struct ber_view *out)
+{
+	const uint8_t *p = r->pos;
+	size_t avail = (size_t)(r->end - p);
+	if (BER_TAG_NUMBER(tag) >= 0x1fu || avail < 2 || p[1] >= 0x80 || p[1] > avail - 2)
+		return false;
+	if (p[0] != (uint8_t)((BER_TAG_CLASS(tag) << 6) | (BER_TAG_CONSTRUCTED(tag) << 5) |
+			      BER_TAG_NUMBER(tag)))
+		return false;
+	out->ptr = p + 2;
+	out->len = p[1];
+	r->pos = p + 2 + p[1];
+	return true;
+}
+
+static inline int ber_read_octets(struct ber_reader *r, ber_tag_t tag, struct ber_view *out)
+{
+	return ber_take_short(r, tag, out) ? LUMEN_OK : ber_read_octets_general(r, tag, out);
+}
+
+static inline int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner)
+{
+	struct ber_view contents;
+	if (!ber_take_short(r, tag, &contents))
+		return ber_enter_general(r, tag, inner);
+	inner->pos = contents.ptr;
+	inner->end = contents.ptr + contents.len;
+	return LUMEN_OK;
+}
 
 /* Decode INTEGER contents (no tag/length); minimal, at most 8 octets. */
 int ber_decode_integer(struct ber_view contents, int64_t *out);

@@ -157,19 +157,77 @@ int dn_normalize_parsed(const struct dn *dn, struct arena *arena, struct ber_vie
 	return LUMEN_OK;
 }
 
+/*
+ * A thread's memo of the DNs it normalized last, by their exact bytes and
+ * the schema's serial: clients name the same search base, bind DN prefix
+ * or group again and again, and parsing and normalizing a DN costs more
+ * than the rest of a one-entry search's request handling. Only successes
+ * are kept; the oldest slot gives way.
+ */
+#define DN_MEMO_SLOTS 8
+#define DN_MEMO_TEXT 128
+#define DN_MEMO_NDN 192
+
+struct dn_memo {
+	uint64_t serial;
+	uint16_t text_len, ndn_len;
+	char text[DN_MEMO_TEXT];
+	uint8_t ndn[DN_MEMO_NDN];
+};
+
+static _Thread_local struct dn_memo dn_memos[DN_MEMO_SLOTS];
+static _Thread_local unsigned dn_memo_next;
+
+static const struct dn_memo *dn_memo_find(uint64_t serial, const char *text, size_t len)
+{
+	if (serial == 0 || len == 0 || len > DN_MEMO_TEXT)
+		return NULL;
+	for (size_t i = 0; i < DN_MEMO_SLOTS; i++) {
+		const struct dn_memo *m = &dn_memos[i];
+		if (m->serial == serial && m->text_len == len && memcmp(m->text, text, len) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static void dn_memo_keep(uint64_t serial, const char *text, size_t len, struct ber_view ndn)
+{
+	if (serial == 0 || len == 0 || len > DN_MEMO_TEXT || ndn.len > DN_MEMO_NDN)
+		return;
+	struct dn_memo *m = &dn_memos[dn_memo_next++ % DN_MEMO_SLOTS];
+	m->serial = serial;
+	m->text_len = (uint16_t)len;
+	m->ndn_len = (uint16_t)ndn.len;
+	memcpy(m->text, text, len);
+	if (ndn.len > 0)
+		memcpy(m->ndn, ndn.ptr, ndn.len);
+}
+
 /* Errors: those of dn_parse and dn_normalize_parsed. */
 int dn_normalize(const struct schema *s, const char *text, size_t len,
 		 struct arena *arena, struct ber_view *ndn)
 {
+	uint64_t serial = schema_serial(s);
+	const struct dn_memo *m = dn_memo_find(serial, text, len);
+	ndn->ptr = NULL;
+	ndn->len = 0;
+	if (m != NULL) {
+		if (m->ndn_len == 0)
+			return LUMEN_OK;
+		uint8_t *copy = arena_alloc(arena, m->ndn_len);
+		if (copy == NULL)
+			return LUMEN_ENOMEM;
+		memcpy(copy, m->ndn, m->ndn_len);
+		*ndn = (struct ber_view){ copy, m->ndn_len };
+		return LUMEN_OK;
+	}
 	struct dn dn;
 	int rc = dn_parse(s, text, len, arena, &dn);
-
-	if (rc != LUMEN_OK) {
-		ndn->ptr = NULL;
-		ndn->len = 0;
-		return rc;
-	}
-	return dn_normalize_parsed(&dn, arena, ndn);
+	if (rc == LUMEN_OK)
+		rc = dn_normalize_parsed(&dn, arena, ndn);
+	if (rc == LUMEN_OK)
+		dn_memo_keep(serial, text, len, *ndn);
+	return rc;
 }
 
 /* ----------------------------------------------- operations on ndn strings */

@@ -287,7 +287,7 @@ int entry_has_value(const struct entry *e, const struct attribute_description *a
 
 static bool is_object_class_type(const struct attribute_type *type)
 {
-	return type != NULL && type->oid != NULL && strcmp(type->oid, "2.5.4.0") == 0;
+	return type != NULL && type->is_object_class;
 }
 
 static void mark_class(struct entry *e, const struct object_class *oc)

@@ -21,7 +21,7 @@ struct compile_state {
 
 static bool is_object_class_type(const struct attribute_type *type)
 {
-	return type != NULL && type->oid != NULL && strcmp(type->oid, "2.5.4.0") == 0;
+	return type != NULL && type->is_object_class;
 }
 
 /* Same normalizer means stored equality-normalized values can be compared. */

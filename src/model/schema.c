@@ -179,6 +179,7 @@ int schema_add_attribute_type(struct schema *s, struct attribute_type_def *def,
 	if (rc != LUMEN_OK)
 		return rc;
 	def->type.index = (unsigned)s->n_types;
+	def->type.is_object_class = strcmp(def->type.oid, "2.5.4.0") == 0;
 	s->types[s->n_types++] = def;
 	return LUMEN_OK;
 }
@@ -201,20 +202,119 @@ int schema_add_object_class(struct schema *s, struct object_class_def *def,
 	return LUMEN_OK;
 }
 
+/* ------------------------------------------------------------ name memo */
+
+/*
+ * A thread's memo of the names it looked up last, by their exact bytes:
+ * decoding an entry parses every attribute description and objectClass
+ * value it holds, and a directory's entries spell the same few dozen names
+ * again and again. A hit costs a compare of the bytes instead of
+ * validation, case-folded hashing and a probe of the name table. Only
+ * successes against a finalized (immutable) schema are kept, under its
+ * serial (never its address, which a later schema may reuse); a slot
+ * another name maps to is simply overwritten.
+ */
+#define NAME_MEMO_SLOTS 256u
+#define NAME_MEMO_BYTES 45u
+
+enum name_memo_kind { MEMO_DESCRIPTION, MEMO_CLASS };
+
+struct name_memo {
+	uint64_t serial;
+	const void *value;      /* attribute_type or object_class */
+	uint8_t kind, len;
+	uint8_t type_len;       /* a description's bytes before its options */
+	char text[NAME_MEMO_BYTES];
+};
+
+static _Thread_local struct name_memo name_memos[NAME_MEMO_SLOTS];
+
+/* Two candidate slots per name (an entry's thirty-odd names would collide
+ * in one-choice hashing and evict each other on every entry). */
+static void memo_slots(enum name_memo_kind kind, const char *text, size_t len,
+		       struct name_memo *slot[2])
+{
+	const unsigned char *t = (const unsigned char *)text;
+	uint32_t h = ((uint32_t)len * 2u + (uint32_t)kind) * 0x9e3779b1u;
+	h = (h ^ t[0]) * 0x85ebca6bu;
+	h = (h ^ t[len / 2]) * 0xc2b2ae35u;
+	h = (h ^ t[len - 1]) * 0x27d4eb2fu;
+	h ^= h >> 15;
+	slot[0] = &name_memos[h & (NAME_MEMO_SLOTS - 1)];
+	slot[1] = &name_memos[(h >> 16) & (NAME_MEMO_SLOTS - 1)];
+}
+
+static bool memo_holds(const struct name_memo *m, uint64_t serial, enum name_memo_kind kind,
+		       const char *text, size_t len)
+{
+	return m->serial == serial && m->kind == kind && m->len == len &&
+	       memcmp(m->text, text, len) == 0;
+}
+
+static const struct name_memo *memo_find(const struct schema *s, enum name_memo_kind kind,
+					 const char *text, size_t len)
+{
+	if (s->serial == 0 || len == 0 || len > NAME_MEMO_BYTES)
+		return NULL;
+	struct name_memo *slot[2];
+	memo_slots(kind, text, len, slot);
+	if (memo_holds(slot[0], s->serial, kind, text, len))
+		return slot[0];
+	if (memo_holds(slot[1], s->serial, kind, text, len))
+		return slot[1];
+	return NULL;
+}
+
+/* Into a slot of another schema first, else the second choice when the
+ * first holds a name of this schema (two names sharing both choices
+ * alternate, which costs only the slow path). */
+static void memo_keep(const struct schema *s, enum name_memo_kind kind, const char *text,
+		      size_t len, size_t type_len, const void *value)
+{
+	if (s->serial == 0 || len == 0 || len > NAME_MEMO_BYTES)
+		return;
+	struct name_memo *slot[2];
+	memo_slots(kind, text, len, slot);
+	struct name_memo *m = slot[0]->serial == s->serial ? slot[1] : slot[0];
+	m->serial = s->serial;
+	m->value = value;
+	m->kind = (uint8_t)kind;
+	m->len = (uint8_t)len;
+	m->type_len = (uint8_t)type_len;
+	memcpy(m->text, text, len);
+}
+
 /* ------------------------------------------------------------- lookups */
 
 const struct attribute_type *schema_attribute_type(const struct schema *s,
 						   const char *name_or_oid, size_t len)
 {
+	const struct name_memo *m = memo_find(s, MEMO_DESCRIPTION, name_or_oid, len);
+	if (m != NULL && m->type_len == len)   /* a bare type, no options */
+		return m->value;
 	struct attribute_type_def *def = name_table_get(&s->type_names, name_or_oid, len);
-	return def != NULL ? &def->type : NULL;
+	if (def == NULL)
+		return NULL;
+	memo_keep(s, MEMO_DESCRIPTION, name_or_oid, len, len, &def->type);
+	return &def->type;
 }
 
 const struct object_class *schema_object_class(const struct schema *s,
 					       const char *name_or_oid, size_t len)
 {
+	const struct name_memo *m = memo_find(s, MEMO_CLASS, name_or_oid, len);
+	if (m != NULL)
+		return m->value;
 	struct object_class_def *def = name_table_get(&s->class_names, name_or_oid, len);
-	return def != NULL ? &def->object_class : NULL;
+	if (def == NULL)
+		return NULL;
+	memo_keep(s, MEMO_CLASS, name_or_oid, len, len, &def->object_class);
+	return &def->object_class;
+}
+
+uint64_t schema_serial(const struct schema *s)
+{
+	return s->serial;
 }
 
 size_t schema_attribute_type_count(const struct schema *s)
@@ -284,9 +384,17 @@ int attribute_description_parse(const struct schema *s, const char *text, size_t
 {
 	size_t type_len = 0;
 
+	const struct name_memo *m = memo_find(s, MEMO_DESCRIPTION, text, len);
 	ad->type = NULL;
 	ad->options.ptr = NULL;
 	ad->options.len = 0;
+	if (m != NULL) {
+		ad->type = m->value;
+		if (m->type_len < len)
+			ad->options = (struct ber_view){ (const uint8_t *)text + m->type_len + 1,
+							 len - m->type_len - 1 };
+		return LUMEN_OK;
+	}
 	while (type_len < len && text[type_len] != ';')
 		type_len++;
 	if (type_len == 0)
@@ -309,7 +417,11 @@ int attribute_description_parse(const struct schema *s, const char *text, size_t
 		ad->options.len = len - type_len - 1;
 	}
 	ad->type = schema_attribute_type(s, text, type_len);
-	return ad->type != NULL ? LUMEN_OK : LUMEN_ENOTFOUND;
+	if (ad->type == NULL)
+		return LUMEN_ENOTFOUND;
+	if (type_len < len)   /* the bare type was kept by schema_attribute_type */
+		memo_keep(s, MEMO_DESCRIPTION, text, len, type_len, ad->type);
+	return LUMEN_OK;
 }
 
 /* Next ';'-separated option of *rest, consumed; false at the end. */

@@ -5,6 +5,7 @@
  * Errors name the file and line of the referring definition.
  * Contract: include/schema.h.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,10 @@ static int resolve_object_class(struct schema *s, struct object_class_def *def,
 	return LUMEN_OK;
 }
 
+/* Schemas are told apart by serial, never by address: a freed schema's
+ * address can come back, and a thread's memo (schema.c) must not outlive it. */
+static atomic_uint_fast64_t next_serial;
+
 int schema_finalize(struct schema *s, char *err, size_t errlen)
 {
 	struct schema_origin nowhere = { "schema", 0 };
@@ -237,8 +242,10 @@ int schema_finalize(struct schema *s, char *err, size_t errlen)
 	}
 	for (size_t i = 0; rc == LUMEN_OK && i < s->n_classes; i++)
 		rc = resolve_object_class(s, s->classes[i], seen, err, errlen);
-	if (rc == LUMEN_OK)
+	if (rc == LUMEN_OK) {
 		s->finalized = true;
+		s->serial = atomic_fetch_add(&next_serial, 1) + 1;
+	}
 done:
 	free(seen);
 	return rc;

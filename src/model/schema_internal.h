@@ -61,6 +61,7 @@ struct schema {
 	struct name_table class_names;
 	struct name_table oid_macros;   /* objectidentifier name -> OID string */
 	bool finalized;
+	uint64_t serial;                /* unique per finalized schema, from 1 */
 };
 
 /* schema.c */

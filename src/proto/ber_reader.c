@@ -44,11 +44,6 @@ void ber_reader_init(struct ber_reader *r, const void *buf, size_t len)
 	r->end = len > 0 ? r->pos + len : r->pos;
 }
 
-bool ber_reader_at_end(const struct ber_reader *r)
-{
-	return r->pos >= r->end;
-}
-
 /*
  * Parse an identifier. Returns octets used via *used. EINCOMPLETE if the
  * buffer ends inside it; EMALFORMED for a non-minimal or oversized number.
@@ -153,7 +148,20 @@ static int next_element(const struct ber_reader *r, struct ber_element *el,
 {
 	size_t avail = (size_t)(r->end - r->pos);
 	size_t header_len, content_len;
-	int rc = parse_header(r->pos, avail, &el->tag, &header_len, &content_len);
+	const uint8_t *p = r->pos;
+	/* Most elements of a request or a stored entry have a one-octet tag and
+	 * a short length: read them here (decoding an entry reads dozens). */
+	if (avail >= 2 && (p[0] & 0x1fu) != 0x1fu && p[1] < 0x80) {
+		if (p[1] > avail - 2)
+			return LUMEN_EINCOMPLETE;
+		el->tag = BER_TAG((uint32_t)(p[0] >> 6), (uint32_t)(p[0] >> 5) & 1u,
+				  (uint32_t)(p[0] & 0x1fu));
+		el->value.ptr = p + 2;
+		el->value.len = p[1];
+		*next = el->value.ptr + el->value.len;
+		return LUMEN_OK;
+	}
+	int rc = parse_header(p, avail, &el->tag, &header_len, &content_len);
 	if (rc == LUMEN_ELIMIT)
 		return LUMEN_EINCOMPLETE; /* longer than any buffer: cannot fit */
 	if (rc != LUMEN_OK)
@@ -200,7 +208,7 @@ static int read_tagged(struct ber_reader *r, ber_tag_t tag, struct ber_view *val
 	return LUMEN_OK;
 }
 
-int ber_read_octets(struct ber_reader *r, ber_tag_t tag, struct ber_view *out)
+int ber_read_octets_general(struct ber_reader *r, ber_tag_t tag, struct ber_view *out)
 {
 	return read_tagged(r, tag, out);
 }
@@ -278,7 +286,7 @@ int ber_read_null(struct ber_reader *r, ber_tag_t tag)
 	return read_fixed(r, tag, 0, &contents);
 }
 
-int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner)
+int ber_enter_general(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner)
 {
 	struct ber_view contents;
 	int rc = read_tagged(r, tag, &contents);

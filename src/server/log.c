@@ -244,7 +244,7 @@ void log_stop(void)
 	close_log_file();
 }
 
-void log_printf(unsigned level, const char *fmt, ...)
+void (log_printf)(unsigned level, const char *fmt, ...)
 {
 	static __thread char line[LOG_LINE_MAX];
 	if (!log_enabled(level))

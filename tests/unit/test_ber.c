@@ -416,6 +416,72 @@ START_TEST(test_writer_misuse)
 }
 END_TEST
 
+/*
+ * ber_read_octets and ber_enter read short-form elements inline and the rest
+ * through the general reader: for every identifier and length octet, every
+ * tag asked for and every buffer length, both paths must agree on the
+ * result, the contents and where the reader ends.
+ */
+/* Whether both paths agree on one input (plain compares: tens of millions of
+ * Check assertions would each cost a message to the runner). */
+static bool same_as_general(const uint8_t *buf, size_t len, ber_tag_t tag)
+{
+	struct ber_reader fast, general;
+	struct ber_view fast_value = { NULL, 0 }, general_value = { NULL, 0 };
+	ber_reader_init(&fast, buf, len);
+	ber_reader_init(&general, buf, len);
+	int fast_rc = ber_read_octets(&fast, tag, &fast_value);
+	int general_rc = ber_read_octets_general(&general, tag, &general_value);
+	if (fast_rc != general_rc || fast.pos != general.pos ||
+	    (fast_rc == LUMEN_OK && (fast_value.ptr != general_value.ptr ||
+				     fast_value.len != general_value.len)))
+		return false;
+	struct ber_reader inner_fast, inner_general;
+	ber_reader_init(&fast, buf, len);
+	ber_reader_init(&general, buf, len);
+	fast_rc = ber_enter(&fast, tag, &inner_fast);
+	general_rc = ber_enter_general(&general, tag, &inner_general);
+	return fast_rc == general_rc && fast.pos == general.pos &&
+	       (fast_rc != LUMEN_OK || (inner_fast.pos == inner_general.pos &&
+					inner_fast.end == inner_general.end));
+}
+
+START_TEST(test_inline_reads_match_general)
+{
+	static uint8_t buf[2 + 255 + 1];
+	const ber_tag_t tags[] = { BER_TAG_OCTET_STRING, BER_TAG_SEQUENCE, BER_TAG_SET,
+				   BER_TAG(BER_CLASS_CONTEXT, 0, 0), BER_TAG(BER_CLASS_CONTEXT, 1, 1),
+				   BER_TAG_APP_CONS(3), BER_TAG(BER_CLASS_CONTEXT, 0, 31) };
+	unsigned checked = 0, fast_ok = 0;
+	memset(buf, 'x', sizeof(buf));
+	buf[2] = 0x01;   /* a long form's first length octet */
+	for (unsigned id = 0; id < 256; id++) {
+		for (unsigned length = 0; length < 256; length++) {
+			buf[0] = (uint8_t)id;
+			buf[1] = (uint8_t)length;
+			size_t short_len = length < 0x80 ? length : 0;
+			size_t lens[] = { 0, 1, 2, 3, 2 + short_len - (short_len > 0),
+					  2 + short_len, sizeof(buf) };
+			for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++) {
+				for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+					if (!same_as_general(buf, lens[l], tags[t]))
+						ck_abort_msg("octets %02x %02x, %zu bytes, tag %08x",
+							     id, length, lens[l], (unsigned)tags[t]);
+					checked++;
+				}
+			}
+			struct ber_reader r;
+			struct ber_view v;
+			ber_reader_init(&r, buf, sizeof(buf));
+			fast_ok += ber_take_short(&r, BER_TAG_OCTET_STRING, &v);
+		}
+	}
+	ck_assert_uint_eq(checked, 256u * 256u * 7u * 7u);
+	/* The inline path took exactly the short octet strings: 0x04 and 0..127. */
+	ck_assert_uint_eq(fast_ok, 128u);
+}
+END_TEST
+
 #define N_ELEMENTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *make_suite(void)
@@ -429,6 +495,7 @@ static Suite *make_suite(void)
 	tcase_add_test(reader, test_enter_bounds_inner_reader);
 	tcase_add_loop_test(reader, test_frame_vectors, 0, N_ELEMENTS(frame_vectors));
 	tcase_add_test(reader, test_view_compare);
+	tcase_add_test(reader, test_inline_reads_match_general);
 	suite_add_tcase(s, reader);
 	TCase *writer = tcase_create("writer");
 	tcase_add_loop_test(writer, test_write_integer_vectors, 0, N_ELEMENTS(write_integer_vectors));

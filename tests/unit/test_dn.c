@@ -449,7 +449,8 @@ END_TEST
 /* A bounded arena makes each allocation fail in turn: clean ENOMEM, no leak. */
 START_TEST(out_of_memory)
 {
-	const char *text = "OU=Sales+CN=J.  Smith,DC=example,DC=net";
+	/* A DN no other test normalizes: a memo hit would skip the parse. */
+	const char *text = "OU=Sales+CN=J.  Smith,DC=example,DC=oom";
 	int rc = LUMEN_ENOMEM;
 
 	for (size_t max = 1; rc == LUMEN_ENOMEM && max < 1u << 16; max *= 2) {
@@ -461,6 +462,73 @@ START_TEST(out_of_memory)
 		arena_free(&small);
 	}
 	ck_assert_int_eq(rc, LUMEN_OK);
+}
+END_TEST
+
+/* A schema where x-memo matches as `rule`. */
+static struct schema *schema_with_rule(const char *rule)
+{
+	struct schema *s;
+	char err[256] = "", text[256];
+	snprintf(text, sizeof(text),
+		 "attributetype ( 1.3.6.1.4.1.99999.1.9 NAME 'x-memo' EQUALITY %s\n"
+		 "	SYNTAX 1.3.6.1.4.1.1466.115.121.1.15 )\n", rule);
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_msg(schema_load_file(s, "schema/core.schema", err, sizeof(err)) == LUMEN_OK,
+		      "%s", err);
+	ck_assert_msg(schema_load_text(s, "memo", text, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_msg(schema_finalize(s, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	return s;
+}
+
+/*
+ * dn_normalize keeps the last DNs each thread normalized: a DN normalized
+ * again gives the same ndn, in the caller's arena (a caller may write to
+ * its copy), under the schema it is normalized against, and failures are
+ * never kept.
+ */
+START_TEST(normalize_memo)
+{
+	struct ber_view ndn;
+	const char *base = "OU=People, DC=Example,DC=com";
+	for (int round = 0; round < 3; round++) {
+		ck_assert_int_eq(normalize(base, &ndn), LUMEN_OK);
+		ck_assert_view(ndn, "ou=people,dc=example,dc=com");
+		((uint8_t *)ndn.ptr)[0] = 'X';
+	}
+	struct schema *ignore = schema_with_rule("caseIgnoreMatch");
+	struct schema *exact = schema_with_rule("caseExactMatch");
+	const char *text = "x-memo=MiXeD,cn=A";
+	for (int round = 0; round < 3; round++) {
+		ck_assert_int_eq(dn_normalize(ignore, text, strlen(text), &arena, &ndn), LUMEN_OK);
+		ck_assert_view(ndn, "x-memo=mixed,cn=a");
+		ck_assert_int_eq(dn_normalize(exact, text, strlen(text), &arena, &ndn), LUMEN_OK);
+		ck_assert_view(ndn, "x-memo=MiXeD,cn=a");
+	}
+	schema_free(ignore);
+	schema_free(exact);
+	/* More DNs than the memo holds, each normalized twice in turn. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 20; i++) {
+			char dn[64], want[64];
+			snprintf(dn, sizeof(dn), "CN=User%d,DC=Example", i);
+			snprintf(want, sizeof(want), "cn=user%d,dc=example", i);
+			ck_assert_int_eq(normalize(dn, &ndn), LUMEN_OK);
+			ck_assert_view(ndn, want);
+		}
+	}
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(normalize("cn=a,=b", &ndn), LUMEN_EMALFORMED);
+		ck_assert_int_eq(normalize("nosuchtype=a", &ndn), LUMEN_ENOTFOUND);
+		ck_assert_int_eq(normalize("", &ndn), LUMEN_OK);
+		ck_assert_uint_eq(ndn.len, 0);
+	}
+	char long_dn[400];
+	snprintf(long_dn, sizeof(long_dn), "CN=%0200d,DC=Example", 7);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(normalize(long_dn, &ndn), LUMEN_OK);
+		ck_assert_uint_eq(ndn.len, strlen(long_dn));
+	}
 }
 END_TEST
 
@@ -482,6 +550,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, is_within);
 	tcase_add_test(tc, rdn_count);
 	tcase_add_test(tc, out_of_memory);
+	tcase_add_test(tc, normalize_memo);
 	suite_add_tcase(s, tc);
 	return s;
 }

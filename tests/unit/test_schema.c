@@ -366,6 +366,86 @@ START_TEST(description_parse)
 }
 END_TEST
 
+/* A schema of its own holding `x-memo` under the given OID. */
+static struct schema *schema_with_memo_type(const char *oid)
+{
+	struct schema *s;
+	char err[256] = "", text[256];
+	snprintf(text, sizeof(text),
+		 "attributetype ( %s NAME 'x-memo' SUP base )\n"
+		 "attributetype ( %s.1 NAME 'x-a-name-longer-than-the-memo-keeps-of-any-name' SUP base )\n"
+		 "objectclass ( %s.2 NAME 'x-memo-class' SUP top AUXILIARY )\n",
+		 oid, oid, oid);
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	ck_assert_int_eq(schema_load_text(s, "prelude", prelude, err, sizeof(err)), LUMEN_OK);
+	ck_assert_msg(schema_load_text(s, "memo", text, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_msg(schema_finalize(s, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	return s;
+}
+
+static const char *parsed_oid(const struct schema *s, const char *text)
+{
+	struct attribute_description d;
+	int rc = attribute_description_parse(s, text, strlen(text), &d);
+	ck_assert_msg(rc == LUMEN_OK, "%s: rc %d", text, rc);
+	return d.type->oid;
+}
+
+/*
+ * attribute_description_parse keeps what each thread parsed last, by its
+ * bytes: a name parsed again must give what the slow path gives, in the
+ * schema it is parsed against (two schemas, and a schema freed and made
+ * again, may hold the same name for different types), with options that
+ * point into the text parsed now.
+ */
+START_TEST(description_memo)
+{
+	struct schema *one = schema_with_memo_type("1.9.1"), *two = schema_with_memo_type("1.9.2");
+	for (int round = 0; round < 3; round++) {
+		ck_assert_str_eq(parsed_oid(one, "x-memo"), "1.9.1");
+		ck_assert_str_eq(parsed_oid(two, "x-memo"), "1.9.2");
+		ck_assert_str_eq(parsed_oid(two, "X-MEMO"), "1.9.2");
+		ck_assert_str_eq(schema_object_class(one, "x-memo-class", 12)->oid, "1.9.1.2");
+		ck_assert_str_eq(schema_object_class(two, "x-memo-class", 12)->oid, "1.9.2.2");
+	}
+	const char *long_name = "x-a-name-longer-than-the-memo-keeps-of-any-name;lang-de";
+	ck_assert_str_eq(parsed_oid(one, long_name), "1.9.1.1");
+	ck_assert_str_eq(parsed_oid(one, long_name), "1.9.1.1");
+	schema_free(one);
+	for (int round = 0; round < 3; round++) {
+		struct schema *again = schema_with_memo_type("1.9.3");
+		ck_assert_str_eq(parsed_oid(again, "x-memo"), "1.9.3");
+		schema_free(again);
+	}
+	schema_free(two);
+
+	char first[] = "cn;lang-de", second[] = "cn;lang-de";
+	struct attribute_description d = ad(first, LUMEN_OK);
+	ck_assert_ptr_eq(d.options.ptr, (const uint8_t *)first + 3);
+	d = ad(second, LUMEN_OK);
+	ck_assert(d.type == type("cn"));
+	ck_assert_ptr_eq(d.options.ptr, (const uint8_t *)second + 3);
+	ck_assert_uint_eq(d.options.len, 7);
+	d = ad("cn", LUMEN_OK);
+	ck_assert(d.options.ptr == NULL && d.options.len == 0);
+	/* A description kept with options is no type name. */
+	ck_assert_ptr_null(schema_attribute_type(full, first, strlen(first)));
+	ck_assert(schema_attribute_type(full, "CN", 2) == type("cn"));
+	for (int round = 0; round < 2; round++) {
+		ck_assert(schema_object_class(full, "person", 6) == class("Person"));
+		ck_assert_ptr_null(schema_object_class(full, "cn", 2));   /* a type, not a class */
+		ck_assert_ptr_null(schema_attribute_type(full, "person", 6));
+	}
+	/* Failures are never kept; a name parsed well before still is. */
+	for (int round = 0; round < 2; round++) {
+		ad("nosuchattr", LUMEN_ENOTFOUND);
+		ad("cn;", LUMEN_EMALFORMED);
+		ad("cx;n", LUMEN_ENOTFOUND);
+		ck_assert(ad("cn", LUMEN_OK).type == type("cn"));
+	}
+}
+END_TEST
+
 static const struct {
 	const char *want, *have;
 	bool match;
@@ -408,6 +488,7 @@ static Suite *make_suite(void)
 	tcase_add_test(shipped_tc, object_class_must_may);
 	tcase_add_test(shipped_tc, definitions_are_canonical);
 	tcase_add_test(shipped_tc, description_parse);
+	tcase_add_test(shipped_tc, description_memo);
 	tcase_add_loop_test(shipped_tc, description_matches, 0,
 			    sizeof(ad_cases) / sizeof(ad_cases[0]));
 	suite_add_tcase(s, shipped_tc);

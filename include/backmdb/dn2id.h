@@ -68,6 +68,15 @@ int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uin
 		 struct dn2id_match *matched);
 
 /*
+ * dn2id_lookup in a read-only snapshot (an mdb_reader's transaction, never
+ * a write transaction): each thread remembers the last names it found, and
+ * their parents, by store, snapshot and name, so a name looked up again in
+ * the same snapshot, or a sibling of one, costs at most one step down.
+ */
+int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
+			  uint64_t *id, struct dn2id_match *matched);
+
+/*
  * Adds entry id as a child of parent_id (0 for a root) with normalized RDN
  * nrdn and user-form RDN rdn; bumps the ancestors' subtree counts.
  * Errors: LUMEN_EINVAL, LUMEN_ENOTFOUND (parent), LUMEN_EEXIST, LUMEN_EFULL,

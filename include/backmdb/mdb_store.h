@@ -84,6 +84,7 @@ struct mdb_store_index {
 
 struct mdb_store {
 	MDB_env *env;
+	uint64_t serial;         /* no other store of this process has it (lookup memos) */
 	MDB_dbi id2entry, dn2id, id2name, subcount, meta, journal;
 	bool has_journal;        /* false: read-only, and the table was never made */
 	/* The IDs of the entries of class referral (RFC 3296), so that the

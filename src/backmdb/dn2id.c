@@ -247,12 +247,14 @@ static int find_root(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor, 
 	return found ? LUMEN_OK : LUMEN_ENOTFOUND;
 }
 
-int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uint64_t *id,
-		 struct dn2id_match *matched)
+/* The walk down from the root; *parent_id (if not NULL) is the ID of the
+ * entry's parent, 0 for a root. */
+static int lookup_walk(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uint64_t *id,
+		       struct dn2id_match *matched, uint64_t *parent_id)
 {
 	size_t starts[DN_MAX_RDNS];
 	size_t n, first = 0;
-	uint64_t current = 0;
+	uint64_t current = 0, parent = 0;
 	MDB_cursor *cursor = NULL;
 	struct dn2id_match best = { 0, 0 };
 	int rc;
@@ -272,6 +274,7 @@ int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uin
 		size_t k = first - 1;
 		size_t end = first < n ? starts[first] - 1 : ndn.len;
 		struct ber_view rdn = { ndn.ptr + starts[k], end - starts[k] };
+		parent = current;
 		rc = find_child(store, txn, cursor, current, rdn, &current);
 		if (rc != LUMEN_OK)
 			goto done;
@@ -280,12 +283,125 @@ int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uin
 		first = k;
 	}
 	*id = current;
+	if (parent_id != NULL)
+		*parent_id = parent;
 done:
 	if (cursor != NULL)
 		mdb_cursor_close(cursor);
 	if (matched != NULL)
 		*matched = rc == LUMEN_ENOTFOUND ? best : (struct dn2id_match){ 0, 0 };
 	return rc;
+}
+
+int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uint64_t *id,
+		 struct dn2id_match *matched)
+{
+	return lookup_walk(store, txn, ndn, id, matched, NULL);
+}
+
+/* ------------------------------------------------------ snapshot memo */
+
+/*
+ * A thread's memo of the names it found last in read snapshots: an entry's
+ * ID is a function of the snapshot and the name, and a read-only snapshot
+ * is named by its store and transaction ID, so a hit needs no
+ * invalidation. Searches name the same base and binds the same parent
+ * every time; a hit saves the walk from the root. Write transactions never
+ * come here: their ID is reused when one aborts.
+ */
+#define LOOKUP_MEMO_SLOTS 8
+#define LOOKUP_MEMO_NDN 128
+
+struct lookup_memo {
+	uint64_t store_serial, txn_id, id;
+	size_t len;
+	uint8_t ndn[LOOKUP_MEMO_NDN];
+};
+
+static _Thread_local struct lookup_memo lookup_memos[LOOKUP_MEMO_SLOTS];
+static _Thread_local unsigned lookup_memo_next;
+
+static bool memo_get(uint64_t serial, uint64_t txn_id, struct ber_view ndn, uint64_t *id)
+{
+	if (ndn.len == 0 || ndn.len > LOOKUP_MEMO_NDN)
+		return false;
+	for (size_t i = 0; i < LOOKUP_MEMO_SLOTS; i++) {
+		const struct lookup_memo *m = &lookup_memos[i];
+		if (m->txn_id == txn_id && m->store_serial == serial && m->len == ndn.len &&
+		    memcmp(m->ndn, ndn.ptr, ndn.len) == 0) {
+			*id = m->id;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void memo_put(uint64_t serial, uint64_t txn_id, struct ber_view ndn, uint64_t id)
+{
+	if (ndn.len == 0 || ndn.len > LOOKUP_MEMO_NDN || id == 0)
+		return;
+	struct lookup_memo *m = &lookup_memos[lookup_memo_next++ % LOOKUP_MEMO_SLOTS];
+	m->store_serial = serial;
+	m->txn_id = txn_id;
+	m->id = id;
+	m->len = ndn.len;
+	memcpy(m->ndn, ndn.ptr, ndn.len);
+}
+
+/* ndn without its first RDN; false for a single RDN. */
+static bool parent_of(struct ber_view ndn, struct ber_view *parent)
+{
+	for (size_t i = 0; i < ndn.len; i++) {
+		if (ndn.ptr[i] == '\\') {
+			i++;
+		} else if (ndn.ptr[i] == ',') {
+			*parent = (struct ber_view){ ndn.ptr + i + 1, ndn.len - i - 1 };
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The child named by ndn's first RDN of parent_id (a memo hit). */
+static int lookup_below(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
+			struct ber_view parent, uint64_t parent_id, uint64_t *id,
+			struct dn2id_match *matched)
+{
+	MDB_cursor *cursor = NULL;
+	struct ber_view rdn = { ndn.ptr, ndn.len - parent.len - 1 };
+	int rc = mdb_store_map_error(mdb_cursor_open(txn, store->dn2id, &cursor));
+	if (rc == LUMEN_OK)
+		rc = find_child(store, txn, cursor, parent_id, rdn, id);
+	if (cursor != NULL)
+		mdb_cursor_close(cursor);
+	if (matched != NULL)
+		*matched = rc == LUMEN_ENOTFOUND ? (struct dn2id_match){ parent_id, parent.len }
+						 : (struct dn2id_match){ 0, 0 };
+	return rc;
+}
+
+int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
+			  uint64_t *id, struct dn2id_match *matched)
+{
+	uint64_t txn_id = mdb_txn_id(txn), parent_id = 0;
+	struct ber_view parent;
+	if (memo_get(store->serial, txn_id, ndn, id)) {
+		if (matched != NULL)
+			*matched = (struct dn2id_match){ 0, 0 };
+		return LUMEN_OK;
+	}
+	bool has_parent = parent_of(ndn, &parent);
+	int rc;
+	if (has_parent && memo_get(store->serial, txn_id, parent, &parent_id))
+		rc = lookup_below(store, txn, ndn, parent, parent_id, id, matched);
+	else
+		rc = lookup_walk(store, txn, ndn, id, matched, &parent_id);
+	if (rc != LUMEN_OK)
+		return rc;
+	memo_put(store->serial, txn_id, ndn, *id);
+	if (has_parent)
+		memo_put(store->serial, txn_id, parent, parent_id);
+	return LUMEN_OK;
 }
 
 static int read_count(struct mdb_store *store, MDB_txn *txn, uint64_t id, uint64_t *count)

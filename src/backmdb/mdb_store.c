@@ -5,6 +5,7 @@
 #include "mdb_store.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,9 @@ static int configure_env(struct mdb_store *store, const struct mdb_store_options
 	return mrc;
 }
 
+/* Stores are told apart by serial, never by address (dn2id's lookup memo). */
+static atomic_uint_fast64_t next_store_serial;
+
 int mdb_store_open(const struct mdb_store_options *options, struct mdb_store **out,
 		   char *errbuf, size_t errlen)
 {
@@ -267,6 +271,7 @@ int mdb_store_open(const struct mdb_store_options *options, struct mdb_store **o
 	if (store == NULL)
 		return LUMEN_ENOMEM;
 	pthread_mutex_init(&store->index_lock, NULL);
+	store->serial = atomic_fetch_add(&next_store_serial, 1) + 1;
 	store->maxsize = options->maxsize ? options->maxsize : MDB_STORE_DEFAULT_MAXSIZE;
 	store->dbnosync = options->dbnosync;
 	store->max_indexes = options->maxindexes ? options->maxindexes : MDB_STORE_DEFAULT_MAXINDEXES;

@@ -373,6 +373,127 @@ START_TEST(second_root_and_commit)
 }
 END_TEST
 
+static int lookup_snapshot(MDB_txn *in, const char *ndn, uint64_t *id, struct dn2id_match *m)
+{
+	return dn2id_lookup_snapshot(t.store, in, TEST_VIEW(ndn), id, m);
+}
+
+/*
+ * The snapshot lookup answers as dn2id_lookup does, every time: names
+ * found, names missing (with the same matched ancestor), siblings of a
+ * remembered parent, and twice in a row.
+ */
+START_TEST(snapshot_lookup_matches_walk)
+{
+	static const char *const names[] = {
+		"dc=example,dc=com", "ou=people,dc=example,dc=com",
+		"uid=a,ou=people,dc=example,dc=com", "uid=b,ou=people,dc=example,dc=com",
+		"uid=zz,ou=people,dc=example,dc=com", "cn=g1,ou=groups,dc=example,dc=com",
+		"cn=x,uid=a,ou=people,dc=example,dc=com", "ou=nothing,dc=example,dc=com",
+		"cn=y,ou=nothing,dc=example,dc=com", "dc=other,dc=com", "uid=a\2cou=people,dc=example,dc=com",
+	};
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = test_read_txn(&t);
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			uint64_t walk_id = 0, memo_id = 0;
+			struct dn2id_match walk_m = { 7, 7 }, memo_m = { 9, 9 };
+			int walk_rc = lookup(names[i], &walk_id, &walk_m);
+			int memo_rc = lookup_snapshot(txn, names[i], &memo_id, &memo_m);
+			ck_assert_msg(walk_rc == memo_rc, "%s: %d against %d", names[i], memo_rc, walk_rc);
+			if (walk_rc == LUMEN_OK)
+				ck_assert_uint_eq(memo_id, walk_id);
+			ck_assert_uint_eq(memo_m.id, walk_m.id);
+			ck_assert_uint_eq(memo_m.ndn_len, walk_m.ndn_len);
+		}
+	}
+}
+END_TEST
+
+/*
+ * A name remembered in one snapshot is not believed in the next: deleted,
+ * moved or re-added under another ID, the new snapshot sees what is
+ * stored, while a snapshot still open keeps its own answer.
+ */
+START_TEST(snapshot_lookup_follows_writes)
+{
+	uint64_t id;
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	MDB_txn *before = test_read_txn(&t);
+	ck_assert_int_eq(lookup_snapshot(before, "uid=b,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_OK);
+	ck_assert_uint_eq(id, 5);
+	ck_assert_int_eq(lookup_snapshot(before, "uid=a,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_OK);
+	ck_assert_uint_eq(id, 4);
+
+	txn = test_write_txn(&t);
+	ck_assert_int_eq(dn2id_delete(t.store, txn, 5), LUMEN_OK);
+	ck_assert_int_eq(dn2id_delete(t.store, txn, 4), LUMEN_OK);
+	ck_assert_int_eq(dn2id_add(t.store, txn, 2, TEST_VIEW("uid=a"), TEST_VIEW("uid=a"), 40),
+			 LUMEN_OK);
+	ck_assert_int_eq(dn2id_move(t.store, txn, 3, 2, TEST_VIEW("ou=groups"), TEST_VIEW("ou=groups")),
+			 LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+
+	txn = test_read_txn(&t);
+	ck_assert_int_eq(lookup_snapshot(txn, "uid=b,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_ENOTFOUND);
+	ck_assert_int_eq(lookup_snapshot(txn, "uid=a,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_OK);
+	ck_assert_uint_eq(id, 40);
+	ck_assert_int_eq(lookup_snapshot(txn, "cn=g1,ou=groups,dc=example,dc=com", &id, NULL),
+			 LUMEN_ENOTFOUND);
+	ck_assert_int_eq(lookup_snapshot(txn, "cn=g1,ou=groups,ou=people,dc=example,dc=com", &id,
+					 NULL), LUMEN_OK);
+	ck_assert_uint_eq(id, 6);
+	/* The older snapshot still sees its own tree. */
+	ck_assert_int_eq(lookup_snapshot(before, "uid=b,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_OK);
+	ck_assert_uint_eq(id, 5);
+	ck_assert_int_eq(lookup_snapshot(before, "uid=a,ou=people,dc=example,dc=com", &id, NULL),
+			 LUMEN_OK);
+	ck_assert_uint_eq(id, 4);
+	mdb_txn_abort(before);
+}
+END_TEST
+
+/* Two stores at the same transaction ID hold the same name under other
+ * IDs: a memo keyed by the snapshot alone would mix them up. */
+START_TEST(snapshot_lookup_per_store)
+{
+	struct test_store other;
+	uint64_t id;
+	test_store_open(&other);
+	MDB_txn *w = test_write_txn(&other);
+	ck_assert_int_eq(dn2id_add(other.store, w, 0, TEST_VIEW("dc=example,dc=com"),
+				   TEST_VIEW("dc=example,dc=com"), 11), LUMEN_OK);
+	ck_assert_int_eq(dn2id_add(other.store, w, 11, TEST_VIEW("ou=people"),
+				   TEST_VIEW("ou=people"), 12), LUMEN_OK);
+	ck_assert_int_eq(dn2id_add(other.store, w, 12, TEST_VIEW("uid=a"), TEST_VIEW("uid=a"), 13),
+			 LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(w), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = test_read_txn(&t);
+	MDB_txn *r = test_read_txn(&other);
+	ck_assert_uint_eq(mdb_txn_id(r), mdb_txn_id(txn));
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(lookup_snapshot(txn, "uid=a,ou=people,dc=example,dc=com", &id, NULL),
+				 LUMEN_OK);
+		ck_assert_uint_eq(id, 4);
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r,
+						       TEST_VIEW("uid=a,ou=people,dc=example,dc=com"),
+						       &id, NULL), LUMEN_OK);
+		ck_assert_uint_eq(id, 13);
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r,
+						       TEST_VIEW("uid=b,ou=people,dc=example,dc=com"),
+						       &id, NULL), LUMEN_ENOTFOUND);
+	}
+	mdb_txn_abort(r);
+	test_store_close(&other);
+}
+END_TEST
+
 /* A database whose suffix is the empty DN holds top-level entries. */
 START_TEST(empty_root)
 {
@@ -457,6 +578,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, escaped_comma_is_not_a_separator);
 	tcase_add_test(tc, long_rdns);
 	tcase_add_test(tc, second_root_and_commit);
+	tcase_add_test(tc, snapshot_lookup_matches_walk);
+	tcase_add_test(tc, snapshot_lookup_follows_writes);
+	tcase_add_test(tc, snapshot_lookup_per_store);
 	tcase_add_test(tc, long_root);
 	tcase_add_test(tc, empty_root);
 	tcase_add_test(tc, too_many_rdns);

@@ -138,7 +138,7 @@ int ber_peek_tag(const struct ber_reader *r, ber_tag_t *tag);
  * first (inside a fully framed PDU this means malformed: callers map it),
  * LUMEN_EMALFORMED for a bad tag or length.
  */
-int ber_read_element(struct ber_reader *r, struct ber_element *el);
+static inline int ber_read_element(struct ber_reader *r, struct ber_element *el);
 
 /*
  * Typed reads: each checks that the next tag equals `tag` (LUMEN_EMALFORMED if
@@ -162,6 +162,26 @@ static inline int ber_enter(struct ber_reader *r, ber_tag_t tag, struct ber_read
  */
 int ber_read_octets_general(struct ber_reader *r, ber_tag_t tag, struct ber_view *out);
 int ber_enter_general(struct ber_reader *r, ber_tag_t tag, struct ber_reader *inner);
+int ber_read_element_general(struct ber_reader *r, struct ber_element *el);
+
+/* The next element if it has the short form, whatever its tag. */
+static inline bool ber_take_short_any(struct ber_reader *r, struct ber_element *el)
+{
+	const uint8_t *p = r->pos;
+	size_t avail = (size_t)(r->end - p);
+	if (avail < 2 || (p[0] & 0x1fu) == 0x1fu || p[1] >= 0x80 || p[1] > avail - 2)
+		return false;
+	el->tag = BER_TAG((uint32_t)(p[0] >> 6), (uint32_t)(p[0] >> 5) & 1u, (uint32_t)(p[0] & 0x1fu));
+	el->value.ptr = p + 2;
+	el->value.len = p[1];
+	r->pos = p + 2 + p[1];
+	return true;
+}
+
+static inline int ber_read_element(struct ber_reader *r, struct ber_element *el)
+{
+	return ber_take_short_any(r, el) ? LUMEN_OK : ber_read_element_general(r, el);
+}
 
 /* Take the next element if it has the short form and carries `tag`. */
 static inline bool ber_take_short(struct ber_reader *r, ber_tag_t tag, struct ber_view *out)

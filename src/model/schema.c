@@ -231,8 +231,8 @@ static _Thread_local struct name_memo name_memos[NAME_MEMO_SLOTS];
 
 /* Two candidate slots per name (an entry's thirty-odd names would collide
  * in one-choice hashing and evict each other on every entry). */
-static void memo_slots(enum name_memo_kind kind, const char *text, size_t len,
-		       struct name_memo *slot[2])
+static inline void memo_slots(enum name_memo_kind kind, const char *text, size_t len,
+			      struct name_memo *slot[2])
 {
 	const unsigned char *t = (const unsigned char *)text;
 	uint32_t h = ((uint32_t)len * 2u + (uint32_t)kind) * 0x9e3779b1u;
@@ -244,11 +244,27 @@ static void memo_slots(enum name_memo_kind kind, const char *text, size_t len,
 	slot[1] = &name_memos[(h >> 16) & (NAME_MEMO_SLOTS - 1)];
 }
 
-static bool memo_holds(const struct name_memo *m, uint64_t serial, enum name_memo_kind kind,
-		       const char *text, size_t len)
+/* Names are a dozen bytes: word compares beat a call to memcmp. */
+static inline bool bytes_equal(const char *a, const char *b, size_t n)
+{
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	for (; n > 0; n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
+static inline bool memo_holds(const struct name_memo *m, uint64_t serial,
+			      enum name_memo_kind kind, const char *text, size_t len)
 {
 	return m->serial == serial && m->kind == kind && m->len == len &&
-	       memcmp(m->text, text, len) == 0;
+	       bytes_equal(m->text, text, len);
 }
 
 static const struct name_memo *memo_find(const struct schema *s, enum name_memo_kind kind,

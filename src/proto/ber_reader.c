@@ -184,7 +184,7 @@ int ber_peek_tag(const struct ber_reader *r, ber_tag_t *tag)
 	return rc;
 }
 
-int ber_read_element(struct ber_reader *r, struct ber_element *el)
+int ber_read_element_general(struct ber_reader *r, struct ber_element *el)
 {
 	const uint8_t *next;
 	int rc = next_element(r, el, &next);

@@ -417,7 +417,7 @@ START_TEST(test_writer_misuse)
 END_TEST
 
 /*
- * ber_read_octets and ber_enter read short-form elements inline and the rest
+ * ber_read_octets, ber_enter and ber_read_element read short-form elements inline and the rest
  * through the general reader: for every identifier and length octet, every
  * tag asked for and every buffer length, both paths must agree on the
  * result, the contents and where the reader ends.
@@ -435,6 +435,16 @@ static bool same_as_general(const uint8_t *buf, size_t len, ber_tag_t tag)
 	if (fast_rc != general_rc || fast.pos != general.pos ||
 	    (fast_rc == LUMEN_OK && (fast_value.ptr != general_value.ptr ||
 				     fast_value.len != general_value.len)))
+		return false;
+	struct ber_element fast_el = { 0, { NULL, 0 } }, general_el = { 0, { NULL, 0 } };
+	ber_reader_init(&fast, buf, len);
+	ber_reader_init(&general, buf, len);
+	fast_rc = ber_read_element(&fast, &fast_el);
+	general_rc = ber_read_element_general(&general, &general_el);
+	if (fast_rc != general_rc || fast.pos != general.pos ||
+	    (fast_rc == LUMEN_OK && (fast_el.tag != general_el.tag ||
+				     fast_el.value.ptr != general_el.value.ptr ||
+				     fast_el.value.len != general_el.value.len)))
 		return false;
 	struct ber_reader inner_fast, inner_general;
 	ber_reader_init(&fast, buf, len);

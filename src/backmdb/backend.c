@@ -301,6 +301,16 @@ static int fail_open(char *errbuf, size_t errlen, const char *name, int rc, cons
 	return rc;
 }
 
+/* A storage failure while opening: which database, what failed, and why. */
+static int fail_storage(const struct backend *be, char *errbuf, size_t errlen, int rc,
+			const char *what)
+{
+	if (errbuf != NULL && errlen > 0)
+		snprintf(errbuf, errlen, "%s: database %s: %s: %s", be->name, be->store->directory,
+			 what, lumen_strerror(rc));
+	return rc;
+}
+
 static int normalize_suffixes(struct backend *be, const struct backend_settings *st,
 			      char *errbuf, size_t errlen)
 {
@@ -471,9 +481,11 @@ static int open_indexes(struct backend *be, const struct backend_settings *st,
 			continue;
 		rc = add_index(be, type, merged[type->index]);
 		merged[type->index] = 0;
-		if (rc != LUMEN_OK)
-			rc = fail_open(errbuf, errlen, be->name, rc,
-				       "index %s: cannot open its table", name);
+		if (rc != LUMEN_OK) {
+			char what[160];
+			snprintf(what, sizeof(what), "index %s: cannot open its table", name);
+			rc = fail_storage(be, errbuf, errlen, rc, what);
+		}
 	}
 	free(merged);
 	return rc;
@@ -530,6 +542,8 @@ static int open_store(struct backend *be, const struct backend_settings *st,
 		return fail_open(errbuf, errlen, be->name, LUMEN_EINVAL, "%s",
 				 "no directory configured");
 	int rc = mdb_store_open(&options, &be->store, why, sizeof(why));
+	if (rc != LUMEN_OK && why[0] == '\0')
+		snprintf(why, sizeof(why), "database %s: %s", st->directory, lumen_strerror(rc));
 	if (rc != LUMEN_OK)
 		return fail_open(errbuf, errlen, be->name, rc, "%s", why);
 	return LUMEN_OK;
@@ -613,11 +627,11 @@ int backend_open(const struct schema *schema, const struct backend_settings *set
 	if (rc == LUMEN_OK)
 		rc = open_indexes(be, settings, errbuf, errlen);
 	if (rc == LUMEN_OK && (rc = count_roots(be)) != LUMEN_OK)
-		rc = fail_open(errbuf, errlen, be->name, rc, "%s", "cannot read the tree's roots");
+		rc = fail_storage(be, errbuf, errlen, rc, "cannot read the tree's roots");
 	if (rc == LUMEN_OK &&
 	    (rc = stored_forms_check(be->store, schema, &be->trust_normalized)) != LUMEN_OK)
-		rc = fail_open(errbuf, errlen, be->name, rc, "%s",
-			       "cannot read or record the normalization rules");
+		rc = fail_storage(be, errbuf, errlen, rc,
+				  "cannot read or record the normalization rules");
 	if (rc == LUMEN_OK && getrandom(&be->cookie_secret, sizeof(be->cookie_secret), 0) !=
 			      (ssize_t)sizeof(be->cookie_secret))
 		rc = fail_open(errbuf, errlen, be->name, LUMEN_EIO, "%s", "no randomness");

@@ -217,8 +217,12 @@ static int open_fixed_tables(struct mdb_store *store, bool read_only, char *errb
 	rc = check_format_version(store, txn, read_only, errbuf, errlen);
 	if (rc == LUMEN_OK)
 		rc = mdb_store_map_error(read_names_current(store, txn));
-	if (rc != LUMEN_OK)
+	if (rc != LUMEN_OK) {
+		if (errbuf != NULL && errlen > 0 && errbuf[0] == '\0')
+			set_error(errbuf, errlen, "database %s: cannot read its format version: %s",
+				  store->directory, lumen_strerror(rc));
 		goto fail;
+	}
 	mrc = mdb_txn_commit(txn);
 	txn = NULL;
 	if (mrc != MDB_SUCCESS) {

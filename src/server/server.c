@@ -185,7 +185,11 @@ static int open_database(struct server *s, struct server_database *db, char *err
 	settings.server_id = s->config->server_id;
 	rc = mdb_database_open(s->config->schema, &settings, &db->database, why, sizeof(why));
 	config_backend_settings_free(&settings);
-	if (rc != LUMEN_OK)
+	/* The backend's messages already start with the origin (its name). */
+	bool named = strncmp(why, cfg->origin, strlen(cfg->origin)) == 0;
+	if (rc != LUMEN_OK && named)
+		snprintf(err, errlen, "%s", why);
+	else if (rc != LUMEN_OK)
 		snprintf(err, errlen, "%s: %s", cfg->origin,
 			 why[0] != '\0' ? why : lumen_strerror(rc));
 	if (rc != LUMEN_OK)

@@ -318,3 +318,25 @@ def read_responses(sock, count=None, timeout=5):
             break
         buf += data
     return out, closed
+
+
+# --- fault injection (tests/fault/fault_inject.c) ---------------------------
+
+def fault_sites(stderr, word):
+    """[(kind, n, site)] of lumend-faults' lines 'lumen-fault: WORD KIND #N at SITE'."""
+    out = []
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 6 and parts[0] == "lumen-fault:" and parts[1] == word:
+            out.append((parts[2], int(parts[3].lstrip("#")), parts[5]))
+    return out
+
+
+def first_of_each_site(calls):
+    """[(kind, n)]: the first call of every distinct call site of a trace."""
+    seen, plan = set(), []
+    for kind, n, site in calls:
+        if (kind, site) not in seen:
+            seen.add((kind, site))
+            plan.append((kind, n))
+    return plan

@@ -246,23 +246,8 @@ def run_operation(d, spec, op):
     return outcome, srv.stderr(), problems
 
 
-def sites(stderr, word):
-    """[(kind, n, site)] of the lines 'lumen-fault: WORD KIND #N at SITE'."""
-    out = []
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) == 6 and parts[0] == "lumen-fault:" and parts[1] == word:
-            out.append((parts[2], int(parts[3].lstrip("#")), parts[5]))
-    return out
-
-
-def first_of_each_site(calls):
-    seen, plan = set(), []
-    for kind, n, site in calls:
-        if (kind, site) not in seen:
-            seen.add((kind, site))
-            plan.append((kind, n))
-    return plan
+sites = h.fault_sites
+first_of_each_site = h.first_of_each_site
 
 
 covered = set()

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fuzz_shipped_schema.h"
 #include "../../src/config/config_lexer.h"
 #include "access_rules.h"
 #include "dn.h"
@@ -42,25 +43,10 @@ static struct schema *schema;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const files[] = { "schema/core.schema", "schema/cosine.schema",
-					     "schema/inetorgperson.schema", "schema/nis.schema",
-					     "schema/lumen.schema" };
-	char err[256];
 
 	(void)argc;
 	(void)argv;
-	if (schema_create(&schema) != LUMEN_OK)
-		abort();
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (schema_load_file(schema, files[i], err, sizeof(err)) != LUMEN_OK) {
-			fprintf(stderr, "fuzz_access: %s (run from the repository root)\n", err);
-			abort();
-		}
-	}
-	if (schema_finalize(schema, err, sizeof(err)) != LUMEN_OK) {
-		fprintf(stderr, "fuzz_access: %s\n", err);
-		abort();
-	}
+	schema = fuzz_load_schema("fuzz_access", fuzz_schema_files, 5);
 	return 0;
 }
 

@@ -43,6 +43,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "fuzz_shipped_schema.h"
 #include "backend.h"
 #include "controls.h"
 #include "dn.h"
@@ -200,27 +201,14 @@ static void remove_dirs(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const files[] = { "schema/core.schema", "schema/cosine.schema",
-					     "schema/inetorgperson.schema", "schema/nis.schema",
-					     "schema/lumen.schema" };
 	static const char *const virtual_oids[] = { "1.3.6.1.1.20", "2.5.18.10", "2.5.18.9",
 						    "1.3.6.1.4.1.453.16.2.103" };
 	const char *tmp = getenv("TMPDIR");
-	char err[256];
 	struct backend *be;
 
 	(void)argc;
 	(void)argv;
-	if (schema_create(&schema) != LUMEN_OK)
-		abort();
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (schema_load_file(schema, files[i], err, sizeof(err)) != LUMEN_OK) {
-			fprintf(stderr, "fuzz_backend_ops: %s (run from the repository root)\n", err);
-			abort();
-		}
-	}
-	if (schema_finalize(schema, err, sizeof(err)) != LUMEN_OK)
-		abort();
+	schema = fuzz_load_schema("fuzz_backend_ops", fuzz_schema_files, 5);
 	for (size_t i = 0; i < 4; i++) {
 		virtual_types[i] = schema_attribute_type(schema, virtual_oids[i], strlen(virtual_oids[i]));
 		if (virtual_types[i] == NULL)

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_shipped_schema.h"
 #include "controls.h"
 #include "lumen_error.h"
 #include "matched_values.h"
@@ -70,22 +71,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		{ "createTimestamp", "20260101000000Z" },
 	};
 	const char *dn = "cn=Fuzz Ee,ou=People,dc=example,dc=com";
-	char err[256];
 
 	(void)argc;
 	(void)argv;
-	if (schema_create(&schema) != LUMEN_OK)
-		abort();
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (schema_load_file(schema, files[i], err, sizeof(err)) != LUMEN_OK) {
-			fprintf(stderr, "fuzz_controls: %s (run from the repository root)\n", err);
-			abort();
-		}
-	}
-	if (schema_finalize(schema, err, sizeof(err)) != LUMEN_OK) {
-		fprintf(stderr, "fuzz_controls: %s\n", err);
-		abort();
-	}
+	schema = fuzz_load_schema("fuzz_controls", files, sizeof(files) / sizeof(files[0]));
 	if (entry_create(schema, (struct ber_view){ (const uint8_t *)dn, strlen(dn) },
 			 (struct ber_view){ NULL, 0 }, &sample) != LUMEN_OK)
 		abort();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_shipped_schema.h"
 #include "dn.h"
 #include "lumen_error.h"
 
@@ -23,24 +24,10 @@ static struct schema *schema;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const files[] = { "schema/core.schema", "schema/cosine.schema",
-					     "schema/inetorgperson.schema" };
-	char err[256];
 
 	(void)argc;
 	(void)argv;
-	if (schema_create(&schema) != LUMEN_OK)
-		abort();
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (schema_load_file(schema, files[i], err, sizeof(err)) != LUMEN_OK) {
-			fprintf(stderr, "fuzz_dn: %s (run from the repository root)\n", err);
-			abort();
-		}
-	}
-	if (schema_finalize(schema, err, sizeof(err)) != LUMEN_OK) {
-		fprintf(stderr, "fuzz_dn: %s\n", err);
-		abort();
-	}
+	schema = fuzz_load_schema("fuzz_dn", fuzz_schema_files, 3);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_shipped_schema.h"
 #include "entry.h"
 #include "lumen_error.h"
 
@@ -30,25 +31,10 @@ static struct schema *schema;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const files[] = { "schema/core.schema", "schema/cosine.schema",
-					     "schema/inetorgperson.schema", "schema/nis.schema",
-					     "schema/lumen.schema" };
-	char err[256];
 
 	(void)argc;
 	(void)argv;
-	if (schema_create(&schema) != LUMEN_OK)
-		abort();
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (schema_load_file(schema, files[i], err, sizeof(err)) != LUMEN_OK) {
-			fprintf(stderr, "fuzz_entry_record: %s (run from the repository root)\n", err);
-			abort();
-		}
-	}
-	if (schema_finalize(schema, err, sizeof(err)) != LUMEN_OK) {
-		fprintf(stderr, "fuzz_entry_record: %s\n", err);
-		abort();
-	}
+	schema = fuzz_load_schema("fuzz_entry_record", fuzz_schema_files, 5);
 	return 0;
 }
 

@@ -293,10 +293,19 @@ class Response:
 def read_responses(sock, count=None, timeout=5):
     """Read until `count` messages arrived, the peer closed, or timeout.
     Returns (responses, closed)."""
+    return read_messages_until(
+        sock, lambda out: count is not None and len(out) >= count, timeout)
+
+
+def read_messages_until(sock, done, timeout=5):
+    """Read whole messages until done(messages so far) is true, the peer
+    closed, or timeout. Returns (responses, closed). Reads no further than
+    the message that satisfied done, so a test that reads a fixed count or
+    up to one message never leaves the next scenario a cut message."""
     sock.settimeout(timeout)
     buf, out, closed = b"", [], False
     deadline = time.time() + timeout
-    while count is None or len(out) < count:
+    while not done(out):
         framed = parse_tlv(buf)
         if framed is not None:
             out.append(Response(buf[:framed[2]]))

@@ -85,25 +85,8 @@ def read_finals(sock, finals, timeout=5):
     timeout: a search may send entries before it is cancelled, and reading
     a fixed count of messages would stop short and leave the rest of the
     stream, cut mid-message, to the next scenario."""
-    out, buf = [], b""
-    deadline = time.time() + timeout
-    while sum(1 for r in out if r.op != 0x64) < finals:
-        framed = h.parse_tlv(buf)
-        if framed is not None:
-            out.append(h.Response(buf[:framed[2]]))
-            buf = buf[framed[2]:]
-            continue
-        remaining = deadline - time.time()
-        if remaining <= 0:
-            break
-        sock.settimeout(remaining)
-        try:
-            data = sock.recv(65536)
-        except socket.timeout:
-            break
-        if not data:
-            break
-        buf += data
+    out, _ = h.read_messages_until(
+        sock, lambda got: sum(1 for r in got if r.op != 0x64) >= finals, timeout)
     return out
 
 
@@ -121,25 +104,8 @@ def bound_socket(server, rcvbuf=None):
 
 def read_until(sock, msgid, op, seconds=20):
     """Messages until one with msgid and op arrived (or the time is up)."""
-    sock.settimeout(seconds)
-    buf, out = b"", []
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        framed = h.parse_tlv(buf)
-        if framed is not None:
-            r = h.Response(buf[:framed[2]])
-            buf = buf[framed[2]:]
-            out.append(r)
-            if r.msgid == msgid and r.op == op:
-                return out
-            continue
-        try:
-            data = sock.recv(1 << 16)
-        except socket.timeout:
-            break
-        if not data:
-            break
-        buf += data
+    out, _ = h.read_messages_until(
+        sock, lambda got: bool(got) and got[-1].msgid == msgid and got[-1].op == op, seconds)
     return out
 
 

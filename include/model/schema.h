@@ -206,6 +206,14 @@ struct attribute_description {
 int attribute_description_parse(const struct schema *s, const char *text, size_t len,
 				 struct attribute_description *ad);
 /*
+ * attribute_description_parse for the description at `position` of a
+ * sequence parsed again and again in the same order (the attributes of
+ * stored entries): the calling thread remembers the last description at
+ * each position, so a repeat costs a compare of its bytes.
+ */
+int attribute_description_parse_at(const struct schema *s, size_t position, const char *text,
+				   size_t len, struct attribute_description *ad);
+/*
  * True if `have` (an entry's description) is matched by `want` (a request's):
  * have's type is want's type or a subtype, and have carries every option of
  * want (options case-insensitive; an option ending in '-' is a range, so

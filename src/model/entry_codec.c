@@ -220,7 +220,8 @@ static int stage_attribute(const struct schema *s, struct staged_record *st,
 	struct ber_view d = sa->stored.description;
 	if (d.len == 0)
 		return LUMEN_EMALFORMED;
-	int rc = attribute_description_parse(s, (const char *)d.ptr, d.len, &sa->desc);
+	int rc = attribute_description_parse_at(s, st->n_attributes, (const char *)d.ptr, d.len,
+						&sa->desc);
 	if (rc != LUMEN_OK)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
 	sa->first_value = st->n_values;

@@ -244,15 +244,29 @@ static inline void memo_slots(enum name_memo_kind kind, const char *text, size_t
 	slot[1] = &name_memos[(h >> 16) & (NAME_MEMO_SLOTS - 1)];
 }
 
-/* Names are a dozen bytes: word compares beat a call to memcmp. */
+/* Names are a dozen bytes: word compares beat a call to memcmp, and the
+ * last word overlapping the one before takes the tail in one compare. */
 static inline bool bytes_equal(const char *a, const char *b, size_t n)
 {
-	for (; n >= 8; a += 8, b += 8, n -= 8) {
+	if (n >= 8) {
 		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		uint32_t x[2], y[2];
+		memcpy(&x[0], a, 4);
+		memcpy(&y[0], b, 4);
+		memcpy(&x[1], a + n - 4, 4);
+		memcpy(&y[1], b + n - 4, 4);
+		return x[0] == y[0] && x[1] == y[1];
 	}
 	for (; n > 0; n--)
 		if (*a++ != *b++)
@@ -395,6 +409,16 @@ static bool is_key_char(char c)
 	       c == '-';
 }
 
+/* A remembered description: its type, and its options in `text`. */
+static void describe_from(const struct attribute_type *type, size_t type_len, const char *text,
+			  size_t len, struct attribute_description *ad)
+{
+	ad->type = type;
+	ad->options = type_len < len ? (struct ber_view){ (const uint8_t *)text + type_len + 1,
+							  len - type_len - 1 }
+				     : (struct ber_view){ NULL, 0 };
+}
+
 int attribute_description_parse(const struct schema *s, const char *text, size_t len,
 				 struct attribute_description *ad)
 {
@@ -405,10 +429,7 @@ int attribute_description_parse(const struct schema *s, const char *text, size_t
 	ad->options.ptr = NULL;
 	ad->options.len = 0;
 	if (m != NULL) {
-		ad->type = m->value;
-		if (m->type_len < len)
-			ad->options = (struct ber_view){ (const uint8_t *)text + m->type_len + 1,
-							 len - m->type_len - 1 };
+		describe_from(m->value, m->type_len, text, len, ad);
 		return LUMEN_OK;
 	}
 	while (type_len < len && text[type_len] != ';')
@@ -437,6 +458,48 @@ int attribute_description_parse(const struct schema *s, const char *text, size_t
 		return LUMEN_ENOTFOUND;
 	if (type_len < len)   /* the bare type was kept by schema_attribute_type */
 		memo_keep(s, MEMO_DESCRIPTION, text, len, type_len, ad->type);
+	return LUMEN_OK;
+}
+
+/*
+ * Descriptions by position: a thread's memo of the last description parsed
+ * at each position of a sequence parsed again and again in the same order.
+ * A directory's entries mostly list the same attributes in the same order,
+ * so the bytes at position i of a record are usually those seen there last,
+ * and comparing them skips the name memo's hashing and probing (a fifth of
+ * decoding an entry). Keyed by the schema's serial like the name memo.
+ */
+#define POSITION_MEMO_SLOTS 64u
+#define POSITION_MEMO_BYTES 38u
+
+struct position_memo {
+	uint64_t serial;
+	const struct attribute_type *type;
+	uint8_t len, type_len;
+	char text[POSITION_MEMO_BYTES];
+};
+
+static _Thread_local struct position_memo position_memos[POSITION_MEMO_SLOTS];
+
+int attribute_description_parse_at(const struct schema *s, size_t position, const char *text,
+				   size_t len, struct attribute_description *ad)
+{
+	if (position >= POSITION_MEMO_SLOTS || s->serial == 0 || len == 0 ||
+	    len > POSITION_MEMO_BYTES)
+		return attribute_description_parse(s, text, len, ad);
+	struct position_memo *m = &position_memos[position];
+	if (m->serial == s->serial && m->len == len && bytes_equal(m->text, text, len)) {
+		describe_from(m->type, m->type_len, text, len, ad);
+		return LUMEN_OK;
+	}
+	int rc = attribute_description_parse(s, text, len, ad);
+	if (rc != LUMEN_OK)
+		return rc;
+	m->serial = s->serial;
+	m->type = ad->type;
+	m->len = (uint8_t)len;
+	m->type_len = (uint8_t)(ad->options.ptr == NULL ? len : len - ad->options.len - 1);
+	memcpy(m->text, text, len);
 	return LUMEN_OK;
 }
 

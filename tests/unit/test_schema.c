@@ -446,6 +446,92 @@ START_TEST(description_memo)
 }
 END_TEST
 
+static struct attribute_description ad_at(const struct schema *s, size_t position,
+					  const char *text, int want_rc)
+{
+	struct attribute_description d;
+	int rc = attribute_description_parse_at(s, position, text, strlen(text), &d);
+	ck_assert_msg(rc == want_rc, "%s at %zu: rc %d", text, position, rc);
+	return d;
+}
+
+/*
+ * attribute_description_parse_at keeps the last description at each
+ * position: a different name, a shorter one, other options, another schema
+ * or a failure at that position must each give what a fresh parse gives.
+ */
+START_TEST(description_by_position)
+{
+	for (size_t position = 0; position < 70; position += 23) {
+		for (int round = 0; round < 2; round++) {
+			ck_assert(ad_at(full, position, "cn", LUMEN_OK).type == type("cn"));
+			ck_assert(ad_at(full, position, "c", LUMEN_OK).type == type("c"));
+			ck_assert(ad_at(full, position, "sn", LUMEN_OK).type == type("sn"));
+			ck_assert(ad_at(full, position, "SN", LUMEN_OK).type == type("sn"));
+		}
+		char first[] = "cn;lang-de", second[] = "cn;lang-en";
+		struct attribute_description d = ad_at(full, position, first, LUMEN_OK);
+		ck_assert_ptr_eq(d.options.ptr, (const uint8_t *)first + 3);
+		d = ad_at(full, position, first, LUMEN_OK);
+		ck_assert_ptr_eq(d.options.ptr, (const uint8_t *)first + 3);
+		ck_assert_uint_eq(d.options.len, 7);
+		d = ad_at(full, position, second, LUMEN_OK);
+		ck_assert(d.type == type("cn") && ber_view_eq_str(d.options, "lang-en"));
+		d = ad_at(full, position, "cn", LUMEN_OK);
+		ck_assert(d.options.ptr == NULL && d.options.len == 0);
+		d = ad_at(full, position, "cn", LUMEN_OK);
+		ck_assert(d.options.ptr == NULL && d.options.len == 0);
+		/* Failures are never kept, nor do they drop what was. */
+		for (int round = 0; round < 2; round++) {
+			ad_at(full, position, "cx", LUMEN_ENOTFOUND);
+			ad_at(full, position, "cn;", LUMEN_EMALFORMED);
+			ck_assert(ad_at(full, position, "cn", LUMEN_OK).type == type("cn"));
+		}
+	}
+	struct schema *one = schema_with_memo_type("1.9.1"), *two = schema_with_memo_type("1.9.2");
+	const char *long_name = "x-a-name-longer-than-the-memo-keeps-of-any-name";
+	for (int round = 0; round < 2; round++) {
+		ck_assert_str_eq(ad_at(one, 5, "x-memo", LUMEN_OK).type->oid, "1.9.1");
+		ck_assert_str_eq(ad_at(two, 5, "x-memo", LUMEN_OK).type->oid, "1.9.2");
+		ck_assert_str_eq(ad_at(one, 6, long_name, LUMEN_OK).type->oid, "1.9.1.1");
+		ck_assert_str_eq(ad_at(two, 6, long_name, LUMEN_OK).type->oid, "1.9.2.1");
+	}
+	ad_at(full, 5, "x-memo", LUMEN_ENOTFOUND);
+	schema_free(one);
+	schema_free(two);
+}
+END_TEST
+
+/* A remembered name of each length must not answer for the same name with
+ * any one byte changed, by either memo. */
+START_TEST(memo_compares_every_byte)
+{
+	static const char *const names[] = {
+		"c", "sn", "uid", "mail", "title", "street", "surname", "initials",
+		"givenName", "postalCode", "description", "employeeType", "telephoneNumber",
+		"destinationIndicator", "preferredDeliveryMethod", "facsimileTelephoneNumber",
+		"physicalDeliveryOfficeName", "x121Address;lang-de;x-a-long-option",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct attribute_type *want = ad_at(full, 1, names[i], LUMEN_OK).type;
+		ck_assert(ad(names[i], LUMEN_OK).type == want);
+		char changed[64];
+		size_t len = strlen(names[i]), type_len = strcspn(names[i], ";");
+		for (size_t at = 0; at < type_len; at++) {
+			memcpy(changed, names[i], len + 1);
+			changed[at] = changed[at] == 'q' ? 'w' : 'q';
+			struct attribute_description d;
+			int rc = attribute_description_parse_at(full, 1, changed, len, &d);
+			ck_assert_msg(rc != LUMEN_OK || d.type != want, "%s at %zu", changed, at);
+			rc = attribute_description_parse(full, changed, len, &d);
+			ck_assert_msg(rc != LUMEN_OK || d.type != want, "%s", changed);
+			ck_assert(ad_at(full, 1, names[i], LUMEN_OK).type == want);
+			ck_assert(ad(names[i], LUMEN_OK).type == want);
+		}
+	}
+}
+END_TEST
+
 static const struct {
 	const char *want, *have;
 	bool match;
@@ -489,6 +575,8 @@ static Suite *make_suite(void)
 	tcase_add_test(shipped_tc, definitions_are_canonical);
 	tcase_add_test(shipped_tc, description_parse);
 	tcase_add_test(shipped_tc, description_memo);
+	tcase_add_test(shipped_tc, description_by_position);
+	tcase_add_test(shipped_tc, memo_compares_every_byte);
 	tcase_add_loop_test(shipped_tc, description_matches, 0,
 			    sizeof(ad_cases) / sizeof(ad_cases[0]));
 	suite_add_tcase(s, shipped_tc);

@@ -168,21 +168,28 @@ void ber_write_string(struct ber_writer *w, ber_tag_t tag, const char *s)
 	ber_write_octets(w, tag, s, s != NULL ? strlen(s) : 0);
 }
 
+/* Octets of v's shortest two's complement form (X.690 §8.3.2). */
+static size_t integer_octets(int64_t v)
+{
+	size_t n = 1;
+	while (n < 8 && (v < -((int64_t)1 << (8 * n - 1)) || v >= ((int64_t)1 << (8 * n - 1))))
+		n++;
+	return n;
+}
+
+/* Every result carries two small integers and every entry one: written in
+ * place, most significant octet first, without a copy through memcpy. */
 void ber_write_integer(struct ber_writer *w, ber_tag_t tag, int64_t v)
 {
-	uint8_t octets[8];
+	size_t n = integer_octets(v);
+	if (!put_header(w, tag, n))
+		return;
 	uint64_t u = (uint64_t)v;
-	for (int i = 7; i >= 0; i--) {
-		octets[i] = (uint8_t)(u & 0xff);
+	for (size_t i = n; i > 0; i--) {
+		w->buf[w->len + i - 1] = (uint8_t)(u & 0xff);
 		u >>= 8;
 	}
-	/* Drop leading octets that only repeat the sign of the next one. */
-	size_t start = 0;
-	while (start < 7 &&
-	       ((octets[start] == 0x00 && (octets[start + 1] & 0x80) == 0) ||
-		(octets[start] == 0xff && (octets[start + 1] & 0x80) != 0)))
-		start++;
-	ber_write_octets(w, tag, octets + start, 8 - start);
+	w->len += n;
 }
 
 void ber_write_boolean(struct ber_writer *w, ber_tag_t tag, bool v)

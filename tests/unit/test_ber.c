@@ -261,7 +261,46 @@ static const struct write_integer_vector write_integer_vectors[] = {
 	{ 2147483647, BYTES(0x02, 0x04, 0x7f, 0xff, 0xff, 0xff) },
 	{ INT64_MAX, BYTES(0x02, 0x08, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) },
 	{ INT64_MIN, BYTES(0x02, 0x08, 0x80, 0, 0, 0, 0, 0, 0, 0) },
+	{ 32767, BYTES(0x02, 0x02, 0x7f, 0xff) },
+	{ 32768, BYTES(0x02, 0x03, 0x00, 0x80, 0x00) },
+	{ -32768, BYTES(0x02, 0x02, 0x80, 0x00) },
+	{ -32769, BYTES(0x02, 0x03, 0xff, 0x7f, 0xff) },
+	{ -2147483649LL, BYTES(0x02, 0x05, 0xff, 0x7f, 0xff, 0xff, 0xff) },
+	{ (1LL << 55) - 1, BYTES(0x02, 0x07, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) },
+	{ 1LL << 55, BYTES(0x02, 0x08, 0x00, 0x80, 0, 0, 0, 0, 0, 0) },
+	{ -(1LL << 55), BYTES(0x02, 0x07, 0x80, 0, 0, 0, 0, 0, 0) },
+	{ -(1LL << 55) - 1, BYTES(0x02, 0x08, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) },
 };
+
+/* Around every power of two, both signs: the value reads back, in the
+ * fewest octets (X.690 §8.3.2: the first nine bits never all equal). */
+START_TEST(test_write_integer_shortest)
+{
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	for (int bit = 0; bit < 63; bit++) {
+		int64_t around[] = { (1LL << bit) - 1, 1LL << bit, -(1LL << bit), -(1LL << bit) - 1 };
+		for (size_t i = 0; i < 4; i++) {
+			ber_writer_reset(&w);
+			ber_write_integer(&w, BER_TAG_ENUMERATED, around[i]);
+			ck_assert_int_eq(ber_writer_error(&w), LUMEN_OK);
+			ck_assert_uint_eq(w.len, 2u + w.buf[1]);
+			if (w.buf[1] > 1) {
+				bool redundant = (w.buf[2] == 0x00 && (w.buf[3] & 0x80) == 0) ||
+						 (w.buf[2] == 0xff && (w.buf[3] & 0x80) != 0);
+				ck_assert_msg(!redundant, "%lld in %u octets", (long long)around[i],
+					      w.buf[1]);
+			}
+			struct ber_reader r;
+			int64_t back;
+			ber_reader_init(&r, w.buf, w.len);
+			ck_assert_int_eq(ber_read_integer(&r, BER_TAG_ENUMERATED, &back), LUMEN_OK);
+			ck_assert(back == around[i]);
+		}
+	}
+	ber_writer_free(&w);
+}
+END_TEST
 
 START_TEST(test_write_integer_vectors)
 {
@@ -509,6 +548,7 @@ static Suite *make_suite(void)
 	suite_add_tcase(s, reader);
 	TCase *writer = tcase_create("writer");
 	tcase_add_loop_test(writer, test_write_integer_vectors, 0, N_ELEMENTS(write_integer_vectors));
+	tcase_add_test(writer, test_write_integer_shortest);
 	tcase_add_loop_test(writer, test_write_nested_lengths, 0, N_ELEMENTS(nested_sizes));
 	tcase_add_test(writer, test_write_types_round_trip);
 	tcase_add_test(writer, test_writer_poisoned_by_bound);

@@ -198,13 +198,26 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;
 }
 
+/* The entry's subordinate counts into info; an error is the fetch's. */
+static int with_counts(struct backend *be, struct backend_reader *rd,
+		       struct backend_entry_info *info)
+{
+	uint64_t children = 0;
+	int rc = dn2id_counts(be->store, rd->reader.txn, info->id, &children, NULL);
+	if (rc != LUMEN_OK)
+		return rc;
+	info->has_counts = true;
+	info->num_subordinates = children;
+	info->has_subordinates = children > 0;
+	return LUMEN_OK;
+}
+
 int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn,
 		  backend_entry_fn fn, void *ctx)
 {
 	struct backend_reader *rd = NULL;
 	struct entry_cache_handle *handle = NULL;
 	const struct entry *e;
-	uint64_t children = 0;
 
 	op->matched_dn = (struct ber_view){ NULL, 0 };
 	int rc = backend_reader_acquire(be, &rd);
@@ -216,13 +229,9 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 		backend_result(op, LDAP_SUCCESS, NULL);
 		info.dn = e->dn;
 		info.ndn = e->ndn;
-		if (op->fetch_counts &&
-		    dn2id_counts(be->store, rd->reader.txn, info.id, &children, NULL) == LUMEN_OK) {
-			info.has_counts = true;
-			info.num_subordinates = children;
-			info.has_subordinates = children > 0;
-		}
-		rc = fn(ctx, e, &info);
+		if (op->fetch_counts)
+			rc = with_counts(be, rd, &info);
+		rc = rc == LUMEN_OK ? fn(ctx, e, &info) : backend_fail(be, op, rc);
 	}
 	backend_entry_put(be, handle);
 	backend_reader_release(be, rd);
@@ -235,7 +244,6 @@ static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t 
 {
 	struct entry_cache_handle *handle = NULL;
 	const struct entry *e;
-	uint64_t children = 0;
 
 	arena_reset(&rd->entry_arena);
 	int rc = backend_entry_get(be, rd, id, &rd->entry_arena, &handle, &e);
@@ -244,13 +252,10 @@ static int fetch_one_id(struct backend *be, struct backend_reader *rd, uint64_t 
 	if (rc != LUMEN_OK)
 		return rc;
 	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
-	if (want_counts &&
-	    dn2id_counts(be->store, rd->reader.txn, id, &children, NULL) == LUMEN_OK) {
-		info.has_counts = true;
-		info.num_subordinates = children;
-		info.has_subordinates = children > 0;
-	}
-	rc = fn(ctx, e, &info);
+	if (want_counts)
+		rc = with_counts(be, rd, &info);
+	if (rc == LUMEN_OK)
+		rc = fn(ctx, e, &info);
 	backend_entry_put(be, handle);
 	return rc == BACKEND_SINK_SKIPPED || rc == BACKEND_SINK_PAUSE ? 0 : rc;
 }

@@ -706,8 +706,16 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	struct ber_view id = { sorted->id, sizeof(sorted->id) };
 	if (sort_window(ctx, t, sorted, returned, &w)) {
 		int rc = send_window(ctx, t, sink, &sorted->coll, &w);
-		t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED : LDAP_SUCCESS;
-		t->bop.diagnostic = rc == LUMEN_OK ? NULL : "search stopped";
+		if (rc == LUMEN_OK) {
+			t->bop.result_code = sink->size_exceeded ? LDAP_SIZE_LIMIT_EXCEEDED
+								 : LDAP_SUCCESS;
+			t->bop.diagnostic = NULL;
+		} else if (t->bop.result_code == LDAP_SUCCESS) {
+			/* never a success with entries missing; a storage failure
+			 * the database answered keeps its own code and message */
+			t->bop.result_code = LDAP_OTHER;
+			t->bop.diagnostic = "search stopped";
+		}
 		add_sort_response(ctx, &t->bop, LDAP_SUCCESS);
 		if (t->controls.vlv)
 			add_vlv_response(ctx, &t->bop, w.target_position, n, 0, id);

@@ -349,3 +349,124 @@ def first_of_each_site(calls):
             seen.add((kind, site))
             plan.append((kind, n))
     return plan
+
+
+def first_and_last_of_each_site(calls):
+    """[(kind, n)]: the first and the last call of every distinct call site
+    of a trace (an operation that reads its target, then its candidates,
+    reaches the same site for both)."""
+    last = {(kind, site): (kind, n) for kind, n, site in calls}
+    plan = first_of_each_site(calls)
+    return plan + sorted(set(last.values()) - set(plan), key=lambda c: (c[0], c[1]))
+
+
+class FaultyLumend:
+    """lumend-faults serving directory d (its slapd.conf) on a free loopback
+    port (`scheme` ldap or ldaps), told to fail the call `spec` names
+    (LUMEN_FAULT). With armed_by_signal it counts only between two window()
+    calls (LUMEN_FAULT_ARM=signal), else from its start. `ready` says
+    whether it started; with must_start a failed start raises. Sanitizer
+    reports go into d."""
+
+    def __init__(self, d, spec, scheme="ldap", armed_by_signal=True, must_start=True):
+        self.d, self.port = d, free_port()
+        env = dict(os.environ, LUMEN_FAULT=spec)
+        if armed_by_signal:
+            env["LUMEN_FAULT_ARM"] = "signal"
+        env["ASAN_OPTIONS"] = f"log_path={d}/asan:detect_leaks=1"
+        env["UBSAN_OPTIONS"] = f"log_path={d}/ubsan:print_stacktrace=1"
+        self.err = open(os.path.join(d, "stderr"), "w")
+        self.proc = subprocess.Popen([os.path.join(ROOT, BUILD, "lumend-faults"), "-f",
+                                      os.path.join(d, "slapd.conf"), "-h",
+                                      f"{scheme}://127.0.0.1:{self.port}/",
+                                      "-d", os.environ.get("FAULT_DEBUG", "0")],
+                                     stderr=self.err, stdout=subprocess.DEVNULL, env=env)
+        self.ready = self.wait_ready()
+        if must_start and not self.ready:
+            raise RuntimeError("lumend-faults did not start: " + self.stderr())
+
+    def wait_ready(self, seconds=60):
+        """Until lumend says it is ready or exits; True if ready. (The
+        kernel completes TCP handshakes once lumend listens, before its
+        databases are open: only the message says it is ready.)"""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if " ready: " in self.stderr():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+        return False
+
+    def connect(self, dn=None, password=None):
+        """A python-ldap connection, bound as dn when one is given."""
+        import ldap
+        c = ldap.initialize(f"ldap://127.0.0.1:{self.port}")
+        c.set_option(ldap.OPT_NETWORK_TIMEOUT, 10)
+        c.set_option(ldap.OPT_TIMEOUT, 20)
+        if dn is not None:
+            c.simple_bind_s(dn, password)
+        return c
+
+    def window(self):
+        """Open or close the counting window (SIGUSR2)."""
+        self.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.05)
+
+    def stop(self):
+        """SIGTERM; the exit status, or "hang"."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "hang"
+        self.err.close()
+        return rc
+
+    def stderr(self):
+        if not self.err.closed:
+            self.err.flush()
+        with open(os.path.join(self.d, "stderr"), errors="replace") as f:
+            return f.read()
+
+    def stop_problems(self):
+        """Stop it; what went wrong: an exit status but 0, sanitizer reports."""
+        problems = []
+        rc = self.stop()
+        if rc != 0:
+            problems.append(f"exit status {rc}")
+        reports = self.sanitizer_reports()
+        if reports:
+            problems.append("sanitizer: " + reports[:2000])
+        return problems
+
+    def sanitizer_reports(self):
+        out = ""
+        for name in os.listdir(self.d):
+            if name.startswith(("asan", "ubsan")):
+                with open(os.path.join(self.d, name), errors="replace") as f:
+                    out += f.read()
+        return out
+
+
+def fault_database(tmp, name, config_text, ldif, template=None):
+    """Directory tmp/name with a slapd.conf from config_text(its db
+    directory) and a database: a copy of template's, or ldif loaded by
+    lumenadd."""
+    d = os.path.join(tmp, name)
+    if template is not None:
+        shutil.copytree(template, d)
+    else:
+        os.makedirs(os.path.join(d, "db"))
+    with open(os.path.join(d, "slapd.conf"), "w") as f:
+        f.write(config_text(os.path.join(d, "db")))
+    if template is None:
+        with open(os.path.join(d, "base.ldif"), "w") as f:
+            f.write(ldif)
+        p = subprocess.run([os.path.join(ROOT, BUILD, "lumenadd"), "-f",
+                            os.path.join(d, "slapd.conf"), "-l", os.path.join(d, "base.ldif")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError("cannot load the template: " + p.stderr.decode(errors="replace"))
+    return d

@@ -25,7 +25,6 @@ Prints the number of distinct failure points covered.
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -84,24 +83,11 @@ def tool(name, conf, *args, env=None):
 
 def make_database(name):
     """A directory with slapd.conf and a database loaded with BASE."""
-    d = os.path.join(TMP, name)
-    os.makedirs(os.path.join(d, "db"))
-    with open(os.path.join(d, "slapd.conf"), "w") as f:
-        f.write(config_text(os.path.join(d, "db")))
-    with open(os.path.join(d, "base.ldif"), "w") as f:
-        f.write(BASE)
-    rc, _, err = tool("lumenadd", os.path.join(d, "slapd.conf"), "-l", os.path.join(d, "base.ldif"))
-    if rc != 0:
-        raise RuntimeError("cannot load the template: " + err)
-    return d
+    return h.fault_database(TMP, name, config_text, BASE)
 
 
 def copy_database(template, name):
-    d = os.path.join(TMP, name)
-    shutil.copytree(template, d)
-    with open(os.path.join(d, "slapd.conf"), "w") as f:
-        f.write(config_text(os.path.join(d, "db")))
-    return d
+    return h.fault_database(TMP, name, config_text, None, template)
 
 
 def state(d):
@@ -152,71 +138,13 @@ WORKLOADS = [("add", op_add), ("modify", op_modify), ("delete", op_delete),
              ("modrdn", op_modrdn), ("passwd", op_passwd)]
 
 
-class Faulty:
-    """lumend-faults on a database directory, with its fault spec."""
-
-    def __init__(self, d, spec):
-        self.d, self.port = d, h.free_port()
-        env = dict(os.environ, LUMEN_FAULT=spec, LUMEN_FAULT_ARM="signal")
-        env["ASAN_OPTIONS"] = f"log_path={d}/asan:detect_leaks=1"
-        env["UBSAN_OPTIONS"] = f"log_path={d}/ubsan:print_stacktrace=1"
-        self.err = open(os.path.join(d, "stderr"), "w")
-        self.proc = subprocess.Popen([os.path.join(BUILD, "lumend-faults"), "-f",
-                                      os.path.join(d, "slapd.conf"), "-h",
-                                      f"ldap://127.0.0.1:{self.port}/", "-d", "0"],
-                                     stderr=self.err, stdout=subprocess.DEVNULL, env=env)
-        deadline = time.time() + 15
-        while time.time() < deadline and self.proc.poll() is None:
-            try:
-                h.socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError("lumend-faults did not start: " + self.stderr())
-
-    def connect(self):
-        c = ldap.initialize(f"ldap://127.0.0.1:{self.port}")
-        c.set_option(ldap.OPT_NETWORK_TIMEOUT, 10)
-        c.set_option(ldap.OPT_TIMEOUT, 20)
-        c.simple_bind_s(ROOTDN, "secret")
-        return c
-
-    def window(self):
-        self.proc.send_signal(signal.SIGUSR2)
-        time.sleep(0.05)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "hang"
-        self.err.close()
-        return rc
-
-    def stderr(self):
-        if not self.err.closed:
-            self.err.flush()
-        with open(os.path.join(self.d, "stderr"), errors="replace") as f:
-            return f.read()
-
-    def sanitizer_reports(self):
-        out = ""
-        for name in os.listdir(self.d):
-            if name.startswith(("asan", "ubsan")):
-                with open(os.path.join(self.d, name), errors="replace") as f:
-                    out += f.read()
-        return out
-
-
 def run_operation(d, spec, op):
     """One run: returns (outcome, server stderr, problems)."""
     problems = []
-    srv = Faulty(d, spec)
+    srv = h.FaultyLumend(d, spec)
     outcome = None
     try:
-        c = srv.connect()
+        c = srv.connect(ROOTDN, "secret")
         srv.window()
         try:
             op(c)
@@ -231,18 +159,13 @@ def run_operation(d, spec, op):
         time.sleep(0.05)
         srv.window()
         try:
-            probe = srv.connect()
+            probe = srv.connect(ROOTDN, "secret")
             probe.search_s(SUFFIX, ldap.SCOPE_BASE, "(objectClass=*)", ["1.1"])
             probe.unbind_s()
         except ldap.LDAPError as e:
             problems.append(f"daemon no longer serves: {e}")
     finally:
-        rc = srv.stop()
-    if rc != 0:
-        problems.append(f"exit status {rc}")
-    reports = srv.sanitizer_reports()
-    if reports:
-        problems.append("sanitizer: " + reports[:2000])
+        problems += srv.stop_problems()
     return outcome, srv.stderr(), problems
 
 

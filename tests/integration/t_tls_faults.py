@@ -27,7 +27,6 @@ failed before the accept events or an I/O thread's events existed).
 """
 import os
 import re
-import signal
 import socket
 import ssl
 import subprocess
@@ -60,42 +59,17 @@ def config_text(d, mport):
             f'rootdn "cn=admin,dc=example,dc=com"\nrootpw secret\ndirectory {d}/db\n')
 
 
-class Faulty:
+class Faulty(h.FaultyLumend):
     """lumend-faults on ldaps:// with /metrics, failing `spec`."""
 
     def __init__(self, spec, name, armed_by_signal=True):
-        self.d = os.path.join(TMP, name)
-        os.makedirs(os.path.join(self.d, "db"))
-        self.port, self.mport = h.free_port(), h.free_port()
-        with open(f"{self.d}/slapd.conf", "w") as f:
-            f.write(config_text(self.d, self.mport))
-        env = dict(os.environ, LUMEN_FAULT=spec)
-        if armed_by_signal:
-            env["LUMEN_FAULT_ARM"] = "signal"
-        env["ASAN_OPTIONS"] = f"log_path={self.d}/asan:detect_leaks=1"
-        env["UBSAN_OPTIONS"] = f"log_path={self.d}/ubsan:print_stacktrace=1"
-        self.err = open(os.path.join(self.d, "stderr"), "w")
-        self.proc = subprocess.Popen(
-            [os.path.join(BUILD, "lumend-faults"), "-f", f"{self.d}/slapd.conf", "-h",
-             f"ldaps://127.0.0.1:{self.port}/", "-d", os.environ.get("FAULT_DEBUG", "0")],
-            stderr=self.err, stdout=subprocess.DEVNULL, env=env)
-        self.ready = self.wait_ready()
-
-    def wait_ready(self, seconds=60):
-        """Until lumend says it is ready (its threads run: the listening
-        socket accepts before that) or exits; True if ready."""
-        deadline = time.time() + seconds
-        while time.time() < deadline:
-            if " ready: " in self.stderr():
-                return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.05)
-        return False
-
-    def window(self):
-        self.proc.send_signal(signal.SIGUSR2)
-        time.sleep(0.05)
+        d = os.path.join(TMP, name)
+        os.makedirs(os.path.join(d, "db"))
+        self.mport = h.free_port()
+        with open(f"{d}/slapd.conf", "w") as f:
+            f.write(config_text(d, self.mport))
+        super().__init__(d, spec, scheme="ldaps", armed_by_signal=armed_by_signal,
+                         must_start=False)
 
     def tls_bytes(self):
         try:
@@ -114,30 +88,6 @@ class Faulty:
             if v == 0 or time.time() >= deadline:
                 return v
             time.sleep(0.05)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "hang"
-        self.err.close()
-        return rc
-
-    def stderr(self):
-        if not self.err.closed:
-            self.err.flush()
-        with open(os.path.join(self.d, "stderr"), errors="replace") as f:
-            return f.read()
-
-    def reports(self):
-        out = ""
-        for name in os.listdir(self.d):
-            if name.startswith(("asan", "ubsan")):
-                with open(os.path.join(self.d, name), errors="replace") as f:
-                    out += f.read()
-        return out
 
 
 def ldaps_search(port):
@@ -175,12 +125,7 @@ def run(spec, name):
         if left != 0:
             problems.append(f"TLS bytes left counted: {left}")
     finally:
-        rc = srv.stop()
-    if rc != 0:
-        problems.append(f"exit status {rc}")
-    reports = srv.reports()
-    if reports:
-        problems.append("sanitizer: " + reports[:2000])
+        problems += srv.stop_problems()
     return outcome, problems, srv.stderr()
 
 
@@ -197,17 +142,12 @@ def start_up(spec, name):
         if rc != 0:
             problems.append(f"exit status {rc}")
     else:
-        try:
-            rc = srv.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            srv.proc.kill()
-            rc = "hang"
-        srv.err.close()
+        rc = srv.stop()    # it exited (or hangs: killed)
         if rc == "hang" or rc <= 0:
             problems.append(f"start-up failed with exit status {rc}")
         elif "lumend: " not in srv.stderr():
             problems.append("start-up failed without saying why")
-    reports = srv.reports()
+    reports = srv.sanitizer_reports()
     if reports:
         problems.append("sanitizer: " + reports[:2000])
     return srv.ready, problems, srv.stderr()

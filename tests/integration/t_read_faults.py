@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Fault injection on the read paths: binds, compares and searches (indexed,
+unindexed, one-level, the root DSE) failed at every allocation and LMDB call
+site they reach, with access rules in force (tests/fault/fault_inject.c, the
+lumend-faults build).
+
+For each operation, a traced run lists the calls it makes; then, for the
+first and the last call of every distinct site (a search reads its base
+entry, then its candidates, through the same calls), lumend-faults is told
+to fail exactly that call (counted only inside the window the test opens
+with SIGUSR2 around the operation, on a connection already made). One bind
+finds its entry below a parent an earlier bind looked up in the same
+snapshot, so the remembered-parent path is failed too. Each run must show:
+  - the clean run's answer, or an LDAP error result, or (where the failure
+    hit the connection itself) a closed connection; never another answer:
+    no compareFalse for a true assertion, no search that succeeds with
+    fewer or other entries, no success for a failed bind;
+  - no hang; the daemon still serves a new connection and exits 0 on
+    SIGTERM; no sanitizer report.
+LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC.
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import lumen_harness as h  # noqa: E402
+
+import ldap  # noqa: E402
+from ldap.controls.sss import SSSRequestControl  # noqa: E402
+
+r = h.Results("t_read_faults.py")
+ROOT = h.ROOT
+BUILD = os.path.join(ROOT, h.BUILD)
+SUFFIX = "dc=example,dc=com"
+PEOPLE = f"ou=people,{SUFFIX}"
+LMDB_ERRORS = ("io", "full", "nospc")
+TMP = tempfile.mkdtemp(prefix="lumen-it-read-faults-")
+
+
+def config_text(dbdir):
+    schema = "".join(f"include {ROOT}/schema/{n}.schema\n"
+                     for n in ("core", "cosine", "inetorgperson"))
+    return (schema + "threads 2\nlistener-threads 1\n"
+            f'database mdb\nsuffix "{SUFFIX}"\nrootdn "cn=admin,{SUFFIX}"\nrootpw secret\n'
+            f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass eq\n"
+            "access to attrs=userPassword by self write by anonymous auth by * none\n"
+            "access to * by * read\n")
+
+
+def entry_ldif(uid):
+    return (f"dn: uid={uid},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: {uid}\n"
+            f"cn: {uid} person\nsn: {uid}\nuserPassword: pw-{uid}\n\n")
+
+
+BASE = (f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\n"
+        f"o: Example\n\ndn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
+        + "".join(entry_ldif(f"u{i}") for i in range(4)))
+
+
+def make_database():
+    return h.fault_database(TMP, "template", config_text, BASE)
+
+
+def copy_database(template, name):
+    return h.fault_database(TMP, name, config_text, None, template)
+
+
+def sorted_entries(found):
+    return sorted((dn.lower(), sorted((k.lower(), sorted(v)) for k, v in attrs.items()))
+                  for dn, attrs in found)
+
+
+def bind_as(uid):
+    return lambda c: c.simple_bind_s(f"uid={uid},{PEOPLE}", f"pw-{uid}") and "bound"
+
+
+# The operations: (label, what runs before the window, the operation), each
+# a function of a connection returning a comparable answer.
+OPERATIONS = [
+    ("bind", None, bind_as("u1")),
+    # below the parent the first bind looked up, in the same snapshot
+    ("bind below a remembered parent", bind_as("u1"), bind_as("u2")),
+    ("compare true", None, lambda c: c.compare_s(f"uid=u3,{PEOPLE}", "cn", b"u3 person")),
+    ("search uid", None,
+     lambda c: sorted_entries(c.search_s(SUFFIX, ldap.SCOPE_SUBTREE, "(uid=u0)"))),
+    ("search one-level", None, lambda c: sorted_entries(
+        c.search_s(PEOPLE, ldap.SCOPE_ONELEVEL, "(objectClass=person)", ["cn"]))),
+    ("search unindexed", None, lambda c: sorted_entries(
+        c.search_s(SUFFIX, ldap.SCOPE_SUBTREE, "(sn=u3)"))),
+    # sorted: the entries are fetched again by ID, with their counts
+    ("sorted search", None, lambda c: c.search_ext_s(
+        PEOPLE, ldap.SCOPE_ONELEVEL, "(objectClass=person)", ["cn", "hasSubordinates"],
+        serverctrls=[SSSRequestControl(criticality=True, ordering_rules=["-cn:caseIgnoreOrderingMatch"])])),
+    ("root DSE", None, lambda c: sorted_entries(
+        c.search_s("", ldap.SCOPE_BASE, "(objectClass=*)", ["namingContexts"]))),
+]
+
+
+def entries(n):
+    """The clean answer of a search: n entries (what else it is, every
+    failed run must reproduce exactly)."""
+    return lambda found: found if isinstance(found, list) and len(found) == n else None
+
+
+EXPECTED = {
+    "bind": lambda _: "bound", "bind below a remembered parent": lambda _: "bound",
+    "compare true": lambda _: True,
+    "search uid": entries(1), "search one-level": entries(4), "search unindexed": entries(1),
+    "sorted search": entries(4), "root DSE": entries(1),
+}
+
+
+def result_code(e):
+    if e.args and isinstance(e.args[0], dict):
+        return e.args[0].get("result", -1)
+    return -1
+
+
+def answer_of(op, c):
+    """The operation's answer, ("error", code), ("closed",) or ("timeout",)."""
+    try:
+        return op(c)
+    except ldap.SERVER_DOWN:
+        return ("closed",)
+    except ldap.TIMEOUT:
+        return ("timeout",)
+    except ldap.LDAPError as e:
+        return ("error", result_code(e))
+
+
+def run(d, spec, before, op):
+    """One run of one operation: (answer, server stderr, problems)."""
+    problems = []
+    srv = h.FaultyLumend(d, spec)
+    answer = None
+    try:
+        c = srv.connect()
+        c.simple_bind_s("", "")   # connected before the window: its calls are not the op's
+        if before is not None:
+            before(c)
+        srv.window()
+        answer = answer_of(op, c)
+        srv.window()
+        try:
+            probe = srv.connect(f"uid=u1,{PEOPLE}", "pw-u1")
+            probe.search_s(SUFFIX, ldap.SCOPE_BASE, "(objectClass=*)", ["1.1"])
+            probe.unbind_s()
+        except ldap.LDAPError as e:
+            problems.append(f"daemon no longer serves: {e}")
+    finally:
+        problems += srv.stop_problems()
+    return answer, srv.stderr(), problems
+
+
+def wrong_answer(answer, clean):
+    """Why answer is neither the clean one nor an error, or None."""
+    if isinstance(answer, tuple) and answer[0] == "closed":
+        return None
+    if isinstance(answer, tuple) and answer[0] == "error":
+        return f"result code {answer[1]} raised as an error" if answer[1] in (0, 5, 6) else None
+    if answer != clean:
+        return f"{answer!r} instead of {clean!r}"
+    return None
+
+
+template = make_database()
+covered, tally, runs = set(), {}, 0
+for label, before, op in OPERATIONS:
+    d = copy_database(template, f"clean-{label.replace(' ', '-')}")
+    clean, err, problems = run(d, "trace", before, op)
+    r.check(f"{label}: clean run answers as it should", clean == EXPECTED[label](clean)
+            and not problems, f"{clean} {problems}")
+    plan = h.first_and_last_of_each_site(h.fault_sites(err, "call"))
+    r.check(f"{label}: the trace lists calls", len(plan) > 0, err[-500:])
+    failures = []
+    for i, (kind, n) in enumerate(plan):
+        spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+        d = copy_database(template, f"{runs}-{kind}-{n}")
+        runs += 1
+        answer, err, problems = run(d, spec, before, op)
+        fired = h.fault_sites(err, "fired")
+        for k, _, site in fired:
+            covered.add((k, site))
+        key = answer[0] if isinstance(answer, tuple) else "clean answer"
+        tally[key] = tally.get(key, 0) + 1
+        wrong = wrong_answer(answer, clean)
+        if wrong:
+            problems.append(wrong)
+        if not fired:
+            problems.append("the fault did not fire")
+        if problems:
+            failures.append(f"{spec} (fired {fired}): {problems}")
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+    r.check(f"{label}: {len(plan)} failure points, each answered right or with an error, "
+            "the daemon serving", not failures, "\n".join(failures[:6]))
+
+print(f"# {len(covered)} distinct failure points fired in {runs} runs; answers: {tally}")
+if not os.environ.get("KEEP_TMP"):
+    shutil.rmtree(TMP, ignore_errors=True)
+r.finish()

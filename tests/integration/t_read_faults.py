@@ -33,7 +33,6 @@ from ldap.controls.sss import SSSRequestControl  # noqa: E402
 
 r = h.Results("t_read_faults.py")
 ROOT = h.ROOT
-BUILD = os.path.join(ROOT, h.BUILD)
 SUFFIX = "dc=example,dc=com"
 PEOPLE = f"ou=people,{SUFFIX}"
 LMDB_ERRORS = ("io", "full", "nospc")

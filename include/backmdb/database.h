@@ -98,6 +98,17 @@ struct backend_op {
 	/* fetch: fill num/hasSubordinates in the entry's info (a read of the
 	 * tree per entry, so only when the attributes asked for need them) */
 	bool fetch_counts;
+	/*
+	 * fetch and compare: the attribute types (with their subtypes) the
+	 * caller will look at; NULL: all of them. An entry the entry cache
+	 * neither holds nor would keep is then decoded with those alone
+	 * (entry_decode_selected), sparing a bind or a compare the decoding
+	 * of the rest. Set it only when nothing else reads the entry (no
+	 * access rule with filter=, no copy kept); the assertion control makes
+	 * a Compare read the whole entry anyway. A Compare uses it only when
+	 * it names the asserted type alone.
+	 */
+	const struct entry_selection *fetch_only;
 	/* Set (by another thread) when the operation is abandoned or the
 	 * connection closes; read with a relaxed atomic load. May be NULL. */
 	const bool *abandoned;

@@ -31,6 +31,7 @@
 #ifndef LUMEN_ENTRY_CACHE_H
 #define LUMEN_ENTRY_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,22 @@ int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uin
  */
 int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object,
 			    uint64_t version, struct entry_cache_handle **out);
+
+/*
+ * A handle on an object the cache never keeps (a partial decode, which no
+ * other reader may be handed): destroyed at release. Errors: LUMEN_ENOMEM
+ * (the object has been destroyed).
+ */
+int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
+		     struct entry_cache_handle **out);
+
+/*
+ * Would entry_cache_insert keep an object for id now? Asks the doorkeeper
+ * as an insert does, with the same effect: a refusal counts as the ID's
+ * first sighting, so the next insert or question about it is admitted.
+ * For a reader that can decode less when the object will not be kept.
+ */
+bool entry_cache_admits(struct entry_cache *cache, uint64_t id);
 
 /*
  * The newest snapshot the handle's object is known to be current at: the

@@ -211,6 +211,26 @@ int entry_decode(const struct schema *s, const void *bytes, size_t len,
 int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
 			bool trust_normalized, struct arena *scratch, struct entry **out);
 
+/* The attribute types a partial decode keeps: each one and its subtypes
+ * (n_types 0: none, the entry is its DN alone). */
+struct entry_selection {
+	const struct attribute_type *const *types;
+	size_t n_types;
+};
+/*
+ * entry_decode_stored keeping only the attributes `only` selects (NULL:
+ * all of them). Every description must still parse, but the values of the
+ * attributes left out are not read, so a bad value there goes unnoticed:
+ * a partial entry serves a reader that looks at nothing else (a bind's
+ * password check), never a cache, an index or a write. Its object class
+ * set is empty unless objectClass is selected. With no type selected the
+ * attributes are not walked at all: only the record's outer framing and
+ * its DNs are checked.
+ */
+int entry_decode_selected(const struct schema *s, const void *bytes, size_t len,
+			  bool trust_normalized, const struct entry_selection *only,
+			  struct arena *scratch, struct entry **out);
+
 /* Walk a record without decoding it (attribute selection in search). */
 struct entry_record {
 	struct ber_view dn;

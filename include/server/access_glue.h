@@ -49,6 +49,7 @@ struct access_op {
 	const bool *abandoned;
 	bool has_rules;             /* the database or the global list has rules */
 	bool checks;                /* reads must be checked (not root, rules exist) */
+	bool tests_values;          /* checks, and a rule's filter= reads the target */
 };
 
 /*

@@ -117,6 +117,13 @@ struct acl_target {
 	bool failed;                    /* a rule's filter= could not be evaluated */
 };
 
+/*
+ * Does a decision under this policy read the target's values (a rule with
+ * filter=)? If not, it needs only the target's DN, and a reader may hand
+ * acl_target_init an entry decoded without its other attributes.
+ */
+bool acl_policy_tests_values(const struct acl_policy *policy);
+
 /* Start deciding about `entry` (never fails; see the arena note above). */
 void acl_target_init(struct acl_target *t, const struct acl_policy *policy,
 		     const struct acl_subject *subject, const struct entry *entry);

@@ -193,16 +193,18 @@ static int correct_dn(struct backend *be, MDB_txn *txn, uint64_t id, struct entr
 	return entry_set_dn(e, dn, ndn);
 }
 
-int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct arena *scratch,
-		       struct entry **out)
+/* backend_load_entry with the attributes `only` selects (NULL: all). */
+static int load_selected(struct backend *be, MDB_txn *txn, uint64_t id,
+			 const struct entry_selection *only, struct arena *scratch,
+			 struct entry **out)
 {
 	struct ber_view bytes;
 	struct entry *e = NULL;
 
 	int rc = id2entry_get(be->store, txn, id, &bytes);
 	if (rc == LUMEN_OK)
-		rc = entry_decode_stored(be->schema, bytes.ptr, bytes.len, be->trust_normalized,
-					 scratch, &e);
+		rc = entry_decode_selected(be->schema, bytes.ptr, bytes.len, be->trust_normalized,
+					   only, scratch, &e);
 	/* read after the snapshot began: see mdb_store_names_moved */
 	if (rc == LUMEN_OK && !atomic_load(&be->store->names_current))
 		rc = correct_dn(be, txn, id, e, scratch);
@@ -212,6 +214,12 @@ int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct are
 	}
 	*out = e;
 	return LUMEN_OK;
+}
+
+int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct arena *scratch,
+		       struct entry **out)
+{
+	return load_selected(be, txn, id, NULL, scratch, out);
 }
 
 /* Replaces a cached copy whose DN went stale (a rename above it). */
@@ -252,6 +260,13 @@ int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id
 		      struct arena *scratch, struct entry_cache_handle **handle,
 		      const struct entry **entry)
 {
+	return backend_entry_get_selected(be, rd, id, NULL, scratch, handle, entry);
+}
+
+int backend_entry_get_selected(struct backend *be, struct backend_reader *rd, uint64_t id,
+			       const struct entry_selection *only, struct arena *scratch,
+			       struct entry_cache_handle **handle, const struct entry **entry)
+{
 	MDB_txn *txn = rd->reader.txn;
 	struct entry *e = NULL;
 	int rc;
@@ -259,6 +274,13 @@ int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id
 	*handle = NULL;
 	if (entry_cache_get(be->entry_cache, id, handle) == LUMEN_OK) {
 		rc = refresh_cached(be, txn, id, scratch, handle);
+	} else if (only != NULL &&
+		   (only->n_types == 0 || !entry_cache_admits(be->entry_cache, id))) {
+		/* A read of the DN alone is no sighting: it would make the
+		 * operation's next read of the entry look like a second one. */
+		rc = load_selected(be, txn, id, only, scratch, &e);
+		if (rc == LUMEN_OK)
+			rc = entry_cache_hold(be->entry_cache, id, e, handle);
 	} else {
 		rc = backend_load_entry(be, txn, id, scratch, &e);
 		if (rc == LUMEN_OK && rd->scan)

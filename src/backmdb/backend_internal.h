@@ -173,6 +173,15 @@ int backend_load_entry(struct backend *be, MDB_txn *txn, uint64_t id, struct are
 int backend_entry_get(struct backend *be, struct backend_reader *rd, uint64_t id,
 		      struct arena *scratch, struct entry_cache_handle **handle,
 		      const struct entry **entry);
+/*
+ * backend_entry_get for a reader that looks only at the types `only`
+ * selects (NULL: every attribute, as backend_entry_get): an entry the
+ * cache holds is handed as it is; one it would not keep is decoded with
+ * those types alone (entry_decode_selected) and never cached.
+ */
+int backend_entry_get_selected(struct backend *be, struct backend_reader *rd, uint64_t id,
+			       const struct entry_selection *only, struct arena *scratch,
+			       struct entry_cache_handle **handle, const struct entry **entry);
 void backend_entry_put(struct backend *be, struct entry_cache_handle *handle);
 
 /* ---------------------------------------------------- index_keys.c */

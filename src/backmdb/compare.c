@@ -22,8 +22,9 @@
  * target is at or below a referral object (BACKEND_ANSWERED).
  */
 static int find_entry(struct backend *be, struct backend_op *op, struct backend_reader *rd,
-		      struct ber_view ndn, bool referrals, uint64_t *id_out,
-		      struct entry_cache_handle **handle, const struct entry **e)
+		      struct ber_view ndn, bool referrals, const struct entry_selection *only,
+		      uint64_t *id_out, struct entry_cache_handle **handle,
+		      const struct entry **e)
 {
 	struct dn2id_match match = { 0 };
 	uint64_t id = 0;
@@ -41,7 +42,7 @@ static int find_entry(struct backend *be, struct backend_op *op, struct backend_
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : rc;
 	}
 	if (rc == LUMEN_OK)
-		rc = backend_entry_get(be, rd, id, op->arena, handle, e);
+		rc = backend_entry_get_selected(be, rd, id, only, op->arena, handle, e);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
 	*id_out = id;
@@ -176,7 +177,12 @@ int backend_compare(struct backend *be, struct backend_op *op, struct ber_view n
 	rc = backend_reader_acquire(be, &rd);
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
-	rc = find_entry(be, op, rd, ndn, true, &id, &handle, &e);
+	/* The assertion may test any attribute; a computed value reads none. */
+	const struct entry_selection *only = op->fetch_only;
+	if (op->assertion != NULL || only == NULL || only->n_types != 1 ||
+	    only->types[0] != want.type)
+		only = NULL;
+	rc = find_entry(be, op, rd, ndn, true, only, &id, &handle, &e);
 	if (rc == LUMEN_OK) {
 		const struct filter_virtual *av = backend_virtual_for_filter(
 			&assertion_virt, be, rd, op->assertion, op->arena);
@@ -224,7 +230,7 @@ int backend_fetch(struct backend *be, struct backend_op *op, struct ber_view ndn
 	if (rc != LUMEN_OK)
 		return backend_fail(be, op, rc);
 	struct backend_entry_info info = { 0 };
-	rc = find_entry(be, op, rd, ndn, false, &info.id, &handle, &e);
+	rc = find_entry(be, op, rd, ndn, false, op->fetch_only, &info.id, &handle, &e);
 	if (rc == LUMEN_OK) {
 		backend_result(op, LDAP_SUCCESS, NULL);
 		info.dn = e->dn;

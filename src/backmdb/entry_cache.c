@@ -226,9 +226,28 @@ static size_t take_position(struct entry_shard *s, node_t **victim)
 	return pos;
 }
 
-/* Insert; a scan's object takes only a free position (no eviction). */
+/* How an insert may place its object. */
+enum insert_mode {
+	INSERT_ADMITTED,   /* as the doorkeeper decides, evicting if full */
+	INSERT_SCAN,       /* only into a free position */
+	INSERT_NEVER,      /* not at all: a handle the cache does not keep */
+};
+
+static bool placed(struct cache_clock *clock, enum insert_mode mode, uint64_t h)
+{
+	switch (mode) {
+	case INSERT_ADMITTED:
+		return cache_clock_admit(clock, h);
+	case INSERT_SCAN:
+		return clock->n_free > 0;
+	case INSERT_NEVER:
+		break;
+	}
+	return false;
+}
+
 static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
-		  bool scan, struct entry_cache_handle **out)
+		  enum insert_mode mode, struct entry_cache_handle **out)
 {
 	uint64_t h = id_hash(id);
 	struct entry_shard *s = shard_of(cache, h);
@@ -248,10 +267,12 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 	n->shard = s;
 	n->resident = false;
 	atomic_init(&n->refs, 1);
-	if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
-	    find(s, h, id) != NULL) {
+	if (mode == INSERT_NEVER) {
+		/* not offered: neither refused nor counted by the doorkeeper */
+	} else if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
+		   find(s, h, id) != NULL) {
 		s->base.clock.counts.refused += s->base.clock.capacity != 0;
-	} else if (scan ? s->base.clock.n_free > 0 : cache_clock_admit(&s->base.clock, h)) {
+	} else if (placed(&s->base.clock, mode, h)) {
 		n->ring_pos = take_position(s, &victim);
 		s->ring[n->ring_pos] = n;
 		n->resident = true;
@@ -269,13 +290,30 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 int entry_cache_insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
 		       struct entry_cache_handle **out)
 {
-	return insert(cache, id, object, version, false, out);
+	return insert(cache, id, object, version, INSERT_ADMITTED, out);
 }
 
 int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object,
 			    uint64_t version, struct entry_cache_handle **out)
 {
-	return insert(cache, id, object, version, true, out);
+	return insert(cache, id, object, version, INSERT_SCAN, out);
+}
+
+int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
+		     struct entry_cache_handle **out)
+{
+	return insert(cache, id, object, 0, INSERT_NEVER, out);
+}
+
+bool entry_cache_admits(struct entry_cache *cache, uint64_t id)
+{
+	uint64_t h = id_hash(id);
+	struct entry_shard *s = shard_of(cache, h);
+
+	pthread_mutex_lock(&s->base.lock);
+	bool admits = cache_clock_admit(&s->base.clock, h);
+	pthread_mutex_unlock(&s->base.lock);
+	return admits;
 }
 
 uint64_t entry_cache_version(const struct entry_cache_handle *handle)

@@ -145,10 +145,14 @@ struct staged_record {
 	size_t n_values, cap_values;
 	size_t extra_bytes;           /* normalized forms computed into scratch */
 	bool trust_normalized;        /* take the record's normalized forms */
+	const struct entry_selection *only;  /* NULL: every attribute */
+	size_t position;              /* of the next attribute in the record */
 };
 
 /* The arrays were too small for this record: count, then stage again. */
 #define STAGE_FULL 1
+/* The attribute is not one the caller selected. */
+#define STAGE_SKIPPED 2
 
 /* Count attributes and values exactly, for a record the estimate missed. */
 static int count_record(struct entry_record rec, size_t *n_attributes, size_t *n_values)
@@ -214,16 +218,28 @@ static int stage_value(const struct attribute_type *type, struct staged_record *
 	return LUMEN_OK;
 }
 
+static bool selected(const struct entry_selection *only, const struct attribute_type *type)
+{
+	if (only == NULL)
+		return true;
+	for (size_t i = 0; i < only->n_types; i++)
+		if (type == only->types[i] || attribute_type_is_subtype(type, only->types[i]))
+			return true;
+	return false;
+}
+
 static int stage_attribute(const struct schema *s, struct staged_record *st,
 			   struct staged_attribute *sa, struct arena *scratch)
 {
 	struct ber_view d = sa->stored.description;
 	if (d.len == 0)
 		return LUMEN_EMALFORMED;
-	int rc = attribute_description_parse_at(s, st->n_attributes, (const char *)d.ptr, d.len,
+	int rc = attribute_description_parse_at(s, st->position++, (const char *)d.ptr, d.len,
 						&sa->desc);
 	if (rc != LUMEN_OK)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
+	if (!selected(st->only, sa->desc.type))
+		return STAGE_SKIPPED;
 	sa->first_value = st->n_values;
 	sa->n_values = 0;
 	struct ber_reader r, stored_norms, *norms = NULL;
@@ -261,13 +277,16 @@ static int stage_into(const struct schema *s, struct staged_record *st, size_t c
 	st->cap_attributes = cap_attributes;
 	st->cap_values = cap_values;
 	st->n_attributes = st->n_values = 0;
+	st->position = 0;
 	st->extra_bytes = 0;
 	struct entry_record walk = st->rec;
 	int more;
 	while ((more = entry_record_next(&walk, &st->attributes[st->n_attributes].stored)) == 1) {
-		if (st->n_attributes + 1 > ENTRY_MAX_ATTRIBUTES)
+		if (st->position + 1 > ENTRY_MAX_ATTRIBUTES)
 			return LUMEN_ELIMIT;
 		int rc = stage_attribute(s, st, &st->attributes[st->n_attributes], scratch);
+		if (rc == STAGE_SKIPPED)
+			continue;
 		if (rc != LUMEN_OK)
 			return rc;
 		if (++st->n_attributes == st->cap_attributes)
@@ -283,13 +302,15 @@ static int stage_into(const struct schema *s, struct staged_record *st, size_t c
  * once; a record with more is counted exactly and staged again.
  */
 static int stage_record(const struct schema *s, const void *bytes, size_t len,
-			bool trust_normalized, struct arena *scratch, struct staged_record *st)
+			bool trust_normalized, const struct entry_selection *only,
+			struct arena *scratch, struct staged_record *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->trust_normalized = trust_normalized;
+	st->only = only;
 	int rc = entry_record_open(bytes, len, &st->rec);
-	if (rc != LUMEN_OK)
-		return rc;
+	if (rc != LUMEN_OK || (only != NULL && only->n_types == 0))
+		return rc;      /* the DN alone: no attribute to look for */
 	rc = stage_into(s, st, len / 24 + 8, len / 12 + 16, scratch);
 	if (rc != STAGE_FULL)
 		return rc;
@@ -373,6 +394,13 @@ int entry_decode(const struct schema *s, const void *bytes, size_t len,
 int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
 			bool trust_normalized, struct arena *scratch, struct entry **out)
 {
+	return entry_decode_selected(s, bytes, len, trust_normalized, NULL, scratch, out);
+}
+
+int entry_decode_selected(const struct schema *s, const void *bytes, size_t len,
+			  bool trust_normalized, const struct entry_selection *only,
+			  struct arena *scratch, struct entry **out)
+{
 	struct arena own;
 	struct staged_record st;
 	*out = NULL;
@@ -380,7 +408,7 @@ int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
 		arena_init(&own, 0);
 		scratch = &own;
 	}
-	int rc = stage_record(s, bytes, len, trust_normalized, scratch, &st);
+	int rc = stage_record(s, bytes, len, trust_normalized, only, scratch, &st);
 	if (rc == LUMEN_OK)
 		rc = build_entry(s, bytes, len, &st, out);
 	if (scratch == &own)

@@ -95,6 +95,7 @@ void access_op_init(struct access_op *a, const struct server *s,
 	a->has_rules = cfg->access.n_rules > 0 ||
 		       (db != NULL && db->config->access.n_rules > 0);
 	a->checks = a->has_rules && !is_root;
+	a->tests_values = a->checks && acl_policy_tests_values(&a->policy);
 }
 
 /* filter_access.begin for searches: a fresh scratch and `search` on e. */
@@ -204,8 +205,10 @@ int access_decide(struct access_op *a, const struct server_database *db, struct 
 		  bool (*allowed)(struct acl_target *t, void *arg), void *arg,
 		  enum access_verdict *out)
 {
+	static const struct entry_selection dn_alone = { NULL, 0 };
 	struct decision d = { a, allowed, arg, ACCESS_ABSENT };
-	struct backend_op bop = { .arena = a->subject.arena, .abandoned = a->abandoned };
+	struct backend_op bop = { .arena = a->subject.arena, .abandoned = a->abandoned,
+				  .fetch_only = a->tests_values ? NULL : &dn_alone };
 	*out = ACCESS_ABSENT;
 	if (db == NULL || db->database == NULL)
 		return LUMEN_OK;

@@ -34,6 +34,16 @@ static const struct access_rule *rule_at(const struct acl_policy *p, size_t i,
 	return i < n_database ? &p->database->rules[i] : &p->global->rules[i - n_database];
 }
 
+bool acl_policy_tests_values(const struct acl_policy *policy)
+{
+	const struct access_rules *owner;
+	size_t n = rules_count(policy->database) + rules_count(policy->global);
+	for (size_t i = 0; i < n; i++)
+		if (rule_at(policy, i, &owner)->has_filter)
+			return true;
+	return false;
+}
+
 /* Does ndn stand in `style` relation to the pattern DN? (Not for regex/any.) */
 static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern,
 			     struct ber_view ndn)

@@ -100,6 +100,11 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	access_op_init(&access, ctx->server, db, anonymous, false, ctx->arena,
 		       &ctx->op->abandoned);
 	cred->access = &access;
+	/* A copy for the password policy, or a rule's filter, reads more. */
+	const struct attribute_type *password_type[1] = { cred->password_type };
+	struct entry_selection only = { password_type, 1 };
+	if (!cred->want_entry && !access.tests_values)
+		bop.fetch_only = &only;
 	int rc = database_fetch(db->database, &bop, ndn, collect_passwords, cred);
 	if (rc != LUMEN_OK && bop.result_code != LDAP_NO_SUCH_OBJECT)
 		log_printf(0, "conn=%llu op=%u bind entry lookup failed: %s",

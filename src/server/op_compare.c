@@ -31,11 +31,16 @@ void op_compare(struct op_context *ctx)
 	op_target_access(ctx, &t, &a);
 	struct attribute_description ad;
 	/* An unknown type is the backend's to report (undefinedAttributeType). */
-	if (a.checks &&
-	    attribute_description_parse(ctx->server->config->schema, (const char *)req->attr.ptr,
-					req->attr.len, &ad) == LUMEN_OK &&
-	    !op_target_decide(ctx, &t, &a, may_compare, (void *)ad.type))
+	bool known = attribute_description_parse(ctx->server->config->schema,
+						 (const char *)req->attr.ptr, req->attr.len,
+						 &ad) == LUMEN_OK;
+	if (a.checks && known && !op_target_decide(ctx, &t, &a, may_compare, (void *)ad.type))
 		return;
+	/* Only the asserted type's values are read, unless a rule's filter reads more. */
+	const struct attribute_type *compared_type[1] = { known ? ad.type : NULL };
+	struct entry_selection only = { compared_type, 1 };
+	if (known && !a.tests_values)
+		t.bop.fetch_only = &only;
 	struct access_values compared;
 	if (a.checks) {
 		access_values_init(&compared, &a, ACCESS_COMPARE);

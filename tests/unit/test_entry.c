@@ -309,6 +309,113 @@ START_TEST(dense_records_round_trip)
 }
 END_TEST
 
+/* The record of e, decoded keeping the selected types only. */
+static struct entry *decode_only(const struct entry *e, const char *const *names, size_t n)
+{
+	const struct attribute_type *types[8];
+	for (size_t i = 0; i < n; i++)
+		types[i] = ad_of(names[i]).type;
+	struct entry_selection only = { types, n };
+	struct ber_writer w;
+	struct entry *d = NULL;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, &only, NULL, &d),
+			 LUMEN_OK);
+	ber_writer_free(&w);
+	return d;
+}
+
+/* Every attribute of `part` is e's, values and forms alike. */
+static void expect_subset(const struct entry *e, const struct entry *part)
+{
+	ck_assert(ber_view_eq(e->dn, part->dn) && ber_view_eq(e->ndn, part->ndn));
+	for (size_t i = 0; i < part->n_attributes; i++) {
+		const struct entry_attribute *a = &part->attributes[i];
+		const struct entry_attribute *full = entry_find(e, &a->desc);
+		ck_assert_ptr_nonnull(full);
+		ck_assert_uint_eq(a->n_values, full->n_values);
+		for (size_t v = 0; v < a->n_values; v++) {
+			ck_assert(ber_view_eq(a->values[v].value, full->values[v].value));
+			ck_assert(ber_view_eq(a->values[v].normalized, full->values[v].normalized));
+		}
+	}
+}
+
+/*
+ * A partial decode keeps the selected types and their subtypes, in record
+ * order, and nothing else; the DN always. Skipped attributes do not
+ * disturb the per-position description memo for the full decodes after.
+ */
+START_TEST(selected_decode)
+{
+	struct entry *e = person();
+	static const char *const name[] = { "name" }, *const uid[] = { "uid" },
+				 *const two[] = { "description", "sn" };
+	struct entry *d = decode_only(e, name, 1);       /* cn (2 values) and sn */
+	ck_assert_uint_eq(d->n_attributes, 2);
+	ck_assert_ptr_eq(d->attributes[0].desc.type, ad_of("cn").type);
+	ck_assert_ptr_eq(d->attributes[1].desc.type, ad_of("sn").type);
+	ck_assert_ptr_null(d->structural);                /* objectClass left out */
+	expect_subset(e, d);
+	entry_free(d);
+	d = decode_only(e, uid, 1);
+	ck_assert_uint_eq(d->n_attributes, 1);
+	expect_subset(e, d);
+	entry_free(d);
+	d = decode_only(e, two, 2);
+	ck_assert_uint_eq(d->n_attributes, 2);
+	ck_assert_ptr_eq(d->attributes[0].desc.type, ad_of("sn").type);
+	ck_assert_ptr_eq(d->attributes[1].desc.type, ad_of("description").type);
+	expect_subset(e, d);
+	entry_free(d);
+	d = decode_only(e, NULL, 0);                      /* the DN alone */
+	ck_assert_uint_eq(d->n_attributes, 0);
+	expect_subset(e, d);
+	entry_free(d);
+	/* a full decode right after sees every attribute at its position */
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, NULL, NULL, &d),
+			 LUMEN_OK);
+	expect_same(e, d);
+	entry_free(d);
+	/* framing is still checked for what is skipped */
+	for (size_t len = 3; len < w.len; len++) {
+		ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, len, true,
+						       &(struct entry_selection){ NULL, 0 }, NULL,
+						       &d), LUMEN_EMALFORMED);
+		ck_assert_ptr_null(d);
+	}
+	ber_writer_free(&w);
+	entry_free(e);
+}
+END_TEST
+
+/* Many attributes, most skipped or most kept: both array sizings. */
+START_TEST(selected_decode_dense)
+{
+	struct entry *e = fixture_entry("cn=y,dc=example,dc=com", "objectClass: top\n");
+	char value[16];
+	for (int i = 0; i < 60; i++) {
+		snprintf(value, sizeof(value), "l;x-%d", i);
+		ck_assert_int_eq(entry_add_text(e, value, "1"), LUMEN_OK);
+	}
+	ck_assert_int_eq(entry_add_text(e, "description", "last"), LUMEN_OK);
+	static const char *const locality[] = { "l" }, *const description[] = { "description" };
+	struct entry *d = decode_only(e, locality, 1);
+	ck_assert_uint_eq(d->n_attributes, 60);
+	expect_subset(e, d);
+	entry_free(d);
+	d = decode_only(e, description, 1);
+	ck_assert_uint_eq(d->n_attributes, 1);
+	expect_subset(e, d);
+	entry_free(d);
+	entry_free(e);
+}
+END_TEST
+
 /*
  * Version 2 records carry the normalized forms: trusted, a read takes them
  * as stored (a planted one shows it); untrusted, it computes them again.
@@ -458,6 +565,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, encode_decode_round_trip);
 	tcase_add_test(tc, dense_records_round_trip);
 	tcase_add_test(tc, stored_normalized_forms);
+	tcase_add_test(tc, selected_decode);
+	tcase_add_test(tc, selected_decode_dense);
 	tcase_add_loop_test(tc, corrupt_records, 0, (int)(sizeof(corrupt) / sizeof(corrupt[0])));
 	tcase_add_test(tc, truncated_records);
 	suite_add_tcase(s, tc);

@@ -144,6 +144,64 @@ START_TEST(admission_once_full)
 }
 END_TEST
 
+/* A held object is handed back, never cached, counted nowhere, and
+ * destroyed at its release; the cache's own objects stay as they were. */
+START_TEST(hold_never_caches)
+{
+	put(1, 1);
+	struct entry_cache_handle *held, *again;
+	ck_assert_int_eq(entry_cache_hold(cache, 2, new_object(2), &held), LUMEN_OK);
+	ck_assert_uint_eq(((struct object *)entry_cache_object(held))->id, 2);
+	ck_assert(!cached(2));
+	/* an ID the cache holds: the held copy is another object */
+	ck_assert_int_eq(entry_cache_hold(cache, 1, new_object(1), &again), LUMEN_OK);
+	ck_assert_ptr_ne(entry_cache_object(again), NULL);
+	entry_cache_release(cache, again);
+	ck_assert(cached(1));
+	entry_cache_release(cache, held);
+	ck_assert_uint_eq(atomic_load(&destroyed), 2);
+	struct cache_stats s = stats();
+	ck_assert_uint_eq(s.size, 1);
+	ck_assert_uint_eq(s.inserts_refused, 0);
+	ck_assert_uint_eq(s.not_admitted, 0);
+	put(2, 1);               /* a free position: held before does not matter */
+	ck_assert(cached(2));
+}
+END_TEST
+
+/* entry_cache_admits answers as the next insert will, and its refusal
+ * is the ID's first sighting. */
+START_TEST(admits_as_insert_would)
+{
+	for (uint64_t id = 1; id <= 3; id++)
+		put(id, 1);
+	ck_assert(entry_cache_admits(cache, 50));      /* one position is free */
+	put(4, 1);
+	ck_assert(!entry_cache_admits(cache, 60));     /* full, first sighting */
+	ck_assert_uint_eq(stats().not_admitted, 1);
+	ck_assert(entry_cache_admits(cache, 60));      /* seen: admitted */
+	put(60, 1);
+	ck_assert(cached(60));
+	ck_assert(!entry_cache_admits(cache, 70));
+	put(70, 1);                                    /* the insert after it is admitted */
+	ck_assert(cached(70));
+	ck_assert_uint_eq(stats().not_admitted, 2);
+}
+END_TEST
+
+/* A disabled cache admits nothing. */
+START_TEST(disabled_cache_admits_nothing)
+{
+	struct entry_cache *off;
+	struct entry_cache_handle *h;
+	ck_assert_int_eq(entry_cache_create(0, destroy_object, NULL, &off), LUMEN_OK);
+	ck_assert(!entry_cache_admits(off, 1));
+	ck_assert_int_eq(entry_cache_hold(off, 1, new_object(1), &h), LUMEN_OK);
+	entry_cache_release(off, h);
+	entry_cache_destroy(off);
+}
+END_TEST
+
 /* A scan's misses fill free positions and never evict, however often a
  * key comes back; an ordinary insert still can. */
 START_TEST(scan_never_evicts)
@@ -294,6 +352,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, scan_never_evicts);
 	tcase_add_test(tc, evicted_object_lives_while_held);
 	tcase_add_test(tc, admission_once_full);
+	tcase_add_test(tc, hold_never_caches);
+	tcase_add_test(tc, admits_as_insert_would);
+	tcase_add_test(tc, disabled_cache_admits_nothing);
 	tcase_add_test(tc, invalidate_and_versions);
 	tcase_add_test(tc, disabled_cache);
 	tcase_add_test(tc, concurrent_use);

@@ -178,29 +178,115 @@ struct dn_memo {
 static _Thread_local struct dn_memo dn_memos[DN_MEMO_SLOTS];
 static _Thread_local unsigned dn_memo_next;
 
-static const struct dn_memo *dn_memo_find(uint64_t serial, const char *text, size_t len)
+/*
+ * The parents of the DNs a thread normalized lately, apart from whole DNs:
+ * a bind or a compare names a new entry each time, but mostly below the
+ * same few parents, so a DN whose parent is here costs the parse of its
+ * first RDN alone.
+ */
+#define PARENT_MEMO_SLOTS 4
+
+static _Thread_local struct dn_memo parent_memos[PARENT_MEMO_SLOTS];
+static _Thread_local unsigned parent_memo_next;
+
+static const struct dn_memo *memo_find(const struct dn_memo *memos, size_t n, uint64_t serial,
+				       const char *text, size_t len)
 {
 	if (serial == 0 || len == 0 || len > DN_MEMO_TEXT)
 		return NULL;
-	for (size_t i = 0; i < DN_MEMO_SLOTS; i++) {
-		const struct dn_memo *m = &dn_memos[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct dn_memo *m = &memos[i];
 		if (m->serial == serial && m->text_len == len && memcmp(m->text, text, len) == 0)
 			return m;
 	}
 	return NULL;
 }
 
-static void dn_memo_keep(uint64_t serial, const char *text, size_t len, struct ber_view ndn)
+static const struct dn_memo *dn_memo_find(uint64_t serial, const char *text, size_t len)
 {
-	if (serial == 0 || len == 0 || len > DN_MEMO_TEXT || ndn.len > DN_MEMO_NDN)
-		return;
-	struct dn_memo *m = &dn_memos[dn_memo_next++ % DN_MEMO_SLOTS];
+	return memo_find(dn_memos, DN_MEMO_SLOTS, serial, text, len);
+}
+
+static void memo_keep(struct dn_memo *m, uint64_t serial, const char *text, size_t len,
+		      struct ber_view ndn)
+{
 	m->serial = serial;
 	m->text_len = (uint16_t)len;
 	m->ndn_len = (uint16_t)ndn.len;
 	memcpy(m->text, text, len);
 	if (ndn.len > 0)
 		memcpy(m->ndn, ndn.ptr, ndn.len);
+}
+
+static void dn_memo_keep(uint64_t serial, const char *text, size_t len, struct ber_view ndn)
+{
+	if (serial == 0 || len == 0 || len > DN_MEMO_TEXT || ndn.len > DN_MEMO_NDN)
+		return;
+	memo_keep(&dn_memos[dn_memo_next++ % DN_MEMO_SLOTS], serial, text, len, ndn);
+}
+
+/*
+ * Where the first RDN of text surely ends: its first comma, when nothing
+ * before it can make that comma part of a value (an escape; a quote too,
+ * though a DN whose first RDN opens a quote it does not close never
+ * parses, since its parent holds balanced quotes: kept as the plain
+ * reason the comma is a separator) and
+ * the first RDN is not blank (a text of spaces alone parses as the empty
+ * DN). Another separator (';', or '+' between AVAs) is left to the whole
+ * parse, so the first RDN holds one AVA and the DN's limits (DN_MAX_RDNS,
+ * DN_MAX_AVAS) answer as for the whole. 0: no such comma.
+ */
+static size_t first_rdn_end(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		switch (text[i]) {
+		case ',':
+			return i > 0 && text[i - 1] != ' ' && i + 1 < len ? i : 0;
+		case '\\': case '"': case ';': case '+':
+			return 0;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The parent's ndn, when the first RDN ends at `comma` and text is whole. */
+static void parent_memo_keep(uint64_t serial, const char *text, size_t len, size_t comma,
+			     struct ber_view ndn)
+{
+	struct ber_view first, parent;
+	size_t parent_len = len - comma - 1;
+	if (serial == 0 || parent_len > DN_MEMO_TEXT)
+		return;
+	dn_split_first(ndn, &first, &parent);
+	if (parent.len == 0 || parent.len > DN_MEMO_NDN ||
+	    memo_find(parent_memos, PARENT_MEMO_SLOTS, serial, text + comma + 1, parent_len))
+		return;
+	memo_keep(&parent_memos[parent_memo_next++ % PARENT_MEMO_SLOTS], serial,
+		  text + comma + 1, parent_len, parent);
+}
+
+/* The first RDN parsed alone, then the parent's ndn from its memo. */
+static int normalize_below_parent(const struct schema *s, const struct dn_memo *parent,
+				  const char *text, size_t comma, struct arena *arena,
+				  struct ber_view *ndn)
+{
+	struct dn first;
+	struct ber_view first_ndn;
+	int rc = dn_parse(s, text, comma, arena, &first);
+	if (rc == LUMEN_OK)
+		rc = dn_normalize_parsed(&first, arena, &first_ndn);
+	if (rc != LUMEN_OK)
+		return rc;
+	uint8_t *out = arena_alloc(arena, first_ndn.len + 1 + parent->ndn_len);
+	if (out == NULL)
+		return LUMEN_ENOMEM;
+	memcpy(out, first_ndn.ptr, first_ndn.len);
+	out[first_ndn.len] = ',';
+	memcpy(out + first_ndn.len + 1, parent->ndn, parent->ndn_len);
+	*ndn = (struct ber_view){ out, first_ndn.len + 1 + parent->ndn_len };
+	return LUMEN_OK;
 }
 
 /* Errors: those of dn_parse and dn_normalize_parsed. */
@@ -221,10 +307,21 @@ int dn_normalize(const struct schema *s, const char *text, size_t len,
 		*ndn = (struct ber_view){ copy, m->ndn_len };
 		return LUMEN_OK;
 	}
-	struct dn dn;
-	int rc = dn_parse(s, text, len, arena, &dn);
-	if (rc == LUMEN_OK)
-		rc = dn_normalize_parsed(&dn, arena, ndn);
+	size_t comma = first_rdn_end(text, len);
+	const struct dn_memo *parent = comma == 0 ? NULL
+				       : memo_find(parent_memos, PARENT_MEMO_SLOTS, serial,
+						   text + comma + 1, len - comma - 1);
+	int rc;
+	if (parent != NULL) {
+		rc = normalize_below_parent(s, parent, text, comma, arena, ndn);
+	} else {
+		struct dn dn;
+		rc = dn_parse(s, text, len, arena, &dn);
+		if (rc == LUMEN_OK)
+			rc = dn_normalize_parsed(&dn, arena, ndn);
+		if (rc == LUMEN_OK && comma != 0)
+			parent_memo_keep(serial, text, len, comma, *ndn);
+	}
 	if (rc == LUMEN_OK)
 		dn_memo_keep(serial, text, len, *ndn);
 	return rc;

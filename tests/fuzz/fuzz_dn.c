@@ -6,7 +6,9 @@
  * where run.sh starts targets). Invariants checked on every DN that
  * parses: dn_format's output parses again to the same ndn, the ndn helpers
  * agree with the parsed form (RDN count, split/within), and normalizing is
- * deterministic. Seeds: tests/fuzz/corpus/fuzz_dn/ (one DN per file).
+ * deterministic. On every input, parsing or not: dn_normalize, memos and
+ * all, answers as the whole parse (ndn or error), also for a DN below the
+ * input taken from the parent memo. Seeds: tests/fuzz/corpus/fuzz_dn/ (one DN per file).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +53,35 @@ static void check_ndn_helpers(const struct dn *dn, struct ber_view ndn)
 		abort();
 }
 
+/* dn_normalize (and its memos) answers as the whole parse does, errors too. */
+static void check_as_whole(const char *text, size_t len, struct arena *arena)
+{
+	struct dn whole;
+	struct ber_view want = { NULL, 0 }, got = { NULL, 0 };
+	int want_rc = dn_parse(schema, text, len, arena, &whole);
+	if (want_rc == LUMEN_OK)
+		want_rc = dn_normalize_parsed(&whole, arena, &want);
+	int got_rc = dn_normalize(schema, text, len, arena, &got);
+	if (got_rc != want_rc || (got_rc == LUMEN_OK && !same(got, want)))
+		abort();
+}
+
+/*
+ * Two DNs below the input: the first fills the parent memo when the
+ * input is a parent that parses, the second takes its shortcut.
+ */
+static void check_below_input(const uint8_t *data, size_t size, struct arena *arena)
+{
+	char *text = arena_alloc(arena, size + 5);
+	if (text == NULL)
+		abort();
+	memcpy(text + 5, data, size);
+	memcpy(text, "cn=p,", 5);
+	check_as_whole(text, size + 5, arena);
+	memcpy(text, "cn=q,", 5);
+	check_as_whole(text, size + 5, arena);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct arena arena;
@@ -58,6 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ber_view ndn, ndn_again, formatted;
 
 	arena_init(&arena, 0);
+	check_as_whole((const char *)data, size, &arena);
+	check_below_input(data, size, &arena);
 	if (dn_parse(schema, (const char *)data, size, &arena, &dn) != LUMEN_OK)
 		goto done;
 	int rc = dn_normalize_parsed(&dn, &arena, &ndn);

@@ -532,6 +532,84 @@ START_TEST(normalize_memo)
 }
 END_TEST
 
+/* dn_normalize without any memo: the whole parse. */
+static int normalize_whole(const struct schema *s, const char *text, struct ber_view *ndn)
+{
+	struct dn dn;
+	int rc = dn_parse(s, text, strlen(text), &arena, &dn);
+	return rc == LUMEN_OK ? dn_normalize_parsed(&dn, &arena, ndn) : rc;
+}
+
+static void expect_as_whole(const struct schema *s, const char *text)
+{
+	struct ber_view got = { NULL, 0 }, want = { NULL, 0 };
+	int got_rc = dn_normalize(s, text, strlen(text), &arena, &got);
+	int want_rc = normalize_whole(s, text, &want);
+	ck_assert_msg(got_rc == want_rc, "%.80s: %d, whole %d", text, got_rc, want_rc);
+	ck_assert_msg(got_rc != LUMEN_OK || ber_view_eq(got, want), "%.80s: %.80s, whole %.80s",
+		      text, (const char *)got.ptr, (const char *)want.ptr);
+}
+
+/*
+ * A DN below a parent normalized lately is parsed from its first RDN only
+ * and takes the parent's form from the parent memo: the answer (ndn or
+ * error) is the whole parse's, for every first RDN under every parent,
+ * including first RDNs the shortcut must leave to the whole parse.
+ */
+START_TEST(normalize_below_known_parent)
+{
+	static const char *const firsts[] = {
+		"CN=Foo", "uid=User7", "cn=a b", "cn= lead", "cn=#04024869", "2.5.4.3=X",
+		"cn=\xc3\x9c" "ber", "cn=", "=x", "nosuchtype=x", "cn=x ", "cn=a\\,b", "cn=\"q,r\"",
+		"cn=a+sn=b", "sn=B+cn=A", "cn=a;ou=b", "cn", "cn=a\\", "cn=x=y", "cn=a\\2Cb",
+		" ", "   ", " cn=lead",
+	};
+	static const char *const parents[] = {
+		"ou=People,DC=Example,DC=com", "dc=com", "ou=a\\,b,dc=x", "ou=x, dc=y",
+		"OU=People ,dc=x", "nosuchtype=q,dc=x", "ou=p+cn=Q,dc=x", "cn=\"a,b\",dc=x",
+	};
+	char text[256];
+	/* each twice: the first may fill the parent memo, the second uses it */
+	for (int round = 0; round < 2; round++)
+		for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++)
+			for (size_t f = 0; f < sizeof(firsts) / sizeof(firsts[0]); f++) {
+				snprintf(text, sizeof(text), "%s,%s", firsts[f], parents[p]);
+				expect_as_whole(schema, text);
+				snprintf(text, sizeof(text), "%s ,%s", firsts[f], parents[p]);
+				expect_as_whole(schema, text);
+				snprintf(text, sizeof(text), "%s, %s", firsts[f], parents[p]);
+				expect_as_whole(schema, text);
+			}
+	/* The limits count the whole DN: a first RDN of many RDNs (';') or
+	 * AVAs ('+') over a parent of 20 RDNs. */
+	static char many[8192];
+	static const char *const joins[] = { ";", "+" };
+	static const int counts[] = { 230, 240, 1000, 1010 };
+	for (size_t j = 0; j < 2; j++)
+		for (size_t c = 0; c < 4; c++) {
+			size_t n = 0;
+			for (int i = 0; i < counts[c]; i++)
+				n += (size_t)snprintf(many + n, sizeof(many) - n, "%scn=%d",
+						      i ? joins[j] : "", i);
+			for (int i = 0; i < 20; i++)
+				n += (size_t)snprintf(many + n, sizeof(many) - n, ",dc=a");
+			expect_as_whole(schema, "cn=primer,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,"
+					"dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a,dc=a");
+			expect_as_whole(schema, many);
+		}
+	/* the parent memo is the schema's: x-memo's rule differs */
+	struct schema *ignore = schema_with_rule("caseIgnoreMatch");
+	struct schema *exact = schema_with_rule("caseExactMatch");
+	for (int round = 0; round < 2; round++) {
+		snprintf(text, sizeof(text), "cn=N%d,x-memo=MiXeD,cn=A", round);
+		expect_as_whole(ignore, text);
+		expect_as_whole(exact, text);
+	}
+	schema_free(ignore);
+	schema_free(exact);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("dn");
@@ -551,6 +629,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, rdn_count);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, normalize_memo);
+	tcase_add_test(tc, normalize_below_known_parent);
 	suite_add_tcase(s, tc);
 	return s;
 }

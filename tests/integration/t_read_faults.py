@@ -17,7 +17,11 @@ snapshot, so the remembered-parent path is failed too. Each run must show:
     fewer or other entries, no success for a failed bind;
   - no hang; the daemon still serves a new connection and exits 0 on
     SIGTERM; no sanitizer report.
-LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC.
+LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC. The entry cache
+holds one entry: the first entry read takes its free position, later ones
+meet the doorkeeper, so binds and compares take their partial decodes
+(first sightings), a sorted search's second read of an entry is admitted
+and evicts, and the other reads are refused.
 """
 import os
 import shutil
@@ -44,7 +48,7 @@ def config_text(dbdir):
                      for n in ("core", "cosine", "inetorgperson"))
     return (schema + "threads 2\nlistener-threads 1\n"
             f'database mdb\nsuffix "{SUFFIX}"\nrootdn "cn=admin,{SUFFIX}"\nrootpw secret\n'
-            f"directory {dbdir}\nindex uid,cn eq,sub\nindex objectClass eq\n"
+            f"directory {dbdir}\ncachesize 1\nindex uid,cn eq,sub\nindex objectClass eq\n"
             "access to attrs=userPassword by self write by anonymous auth by * none\n"
             "access to * by * read\n")
 

@@ -7,8 +7,8 @@
  * parses: dn_format's output parses again to the same ndn, the ndn helpers
  * agree with the parsed form (RDN count, split/within), and normalizing is
  * deterministic. On every input, parsing or not: dn_normalize, memos and
- * all, answers as the whole parse (ndn or error), also for a DN below the
- * input taken from the parent memo. Seeds: tests/fuzz/corpus/fuzz_dn/ (one DN per file).
+ * all, answers as the whole parse (ndn or error): the input itself below
+ * its own parent remembered first, and DNs below the input. Seeds: tests/fuzz/corpus/fuzz_dn/ (one DN per file).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +82,27 @@ static void check_below_input(const uint8_t *data, size_t size, struct arena *ar
 	check_as_whole(text, size + 5, arena);
 }
 
+/*
+ * The input below a remembered parent with the first RDN the fuzzer chose:
+ * its text after the first comma is made a parent first (under "cn=p,"),
+ * then the input itself may take the shortcut. False: no comma.
+ */
+static bool check_below_own_parent(const uint8_t *data, size_t size, struct arena *arena)
+{
+	const uint8_t *comma = memchr(data, ',', size);
+	if (comma == NULL)
+		return false;
+	size_t parent_len = size - (size_t)(comma + 1 - data);
+	char *text = arena_alloc(arena, parent_len + 5);
+	if (text == NULL)
+		abort();
+	memcpy(text, "cn=p,", 5);
+	memcpy(text + 5, comma + 1, parent_len);
+	check_as_whole(text, parent_len + 5, arena);
+	check_as_whole((const char *)data, size, arena);
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct arena arena;
@@ -89,7 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ber_view ndn, ndn_again, formatted;
 
 	arena_init(&arena, 0);
-	check_as_whole((const char *)data, size, &arena);
+	if (!check_below_own_parent(data, size, &arena))
+		check_as_whole((const char *)data, size, &arena);
 	check_below_input(data, size, &arena);
 	if (dn_parse(schema, (const char *)data, size, &arena, &dn) != LUMEN_OK)
 		goto done;

@@ -9,10 +9,11 @@ password policy (it reads the account's state), the assertion control and
 computed attributes (hasSubordinates). And a partial entry must never reach the
 cache, where a search would find it short of attributes.
 
-The same scenarios run on Lumen with the entry cache off (every read is a
-partial one), on Lumen with a one-entry cache (the doorkeeper admits an
-entry on its second sighting, so reads alternate between the two paths),
-and on OpenLDAP's slapd, which must give the same answers.
+The same scenarios run on Lumen with the entry cache off (every bind and
+compare reads partially), on Lumen with a one-entry cache (its doorkeeper
+admits some reads and refuses others, so both paths run, and a partial
+entry put in the cache would show in the search that follows), and on
+OpenLDAP's slapd, which must give the same answers.
 """
 import os
 import sys

@@ -581,7 +581,8 @@ START_TEST(normalize_below_known_parent)
 				expect_as_whole(schema, text);
 			}
 	/* The limits count the whole DN: a first RDN of many RDNs (';') or
-	 * AVAs ('+') over a parent of 20 RDNs. */
+	 * AVAs ('+') over a remembered parent of 20 RDNs must go to the whole
+	 * parse (the shortcut would count the first RDN's alone). */
 	static char many[8192];
 	static const char *const joins[] = { ";", "+" };
 	static const int counts[] = { 230, 240, 1000, 1010 };

@@ -344,8 +344,8 @@ static void expect_subset(const struct entry *e, const struct entry *part)
 
 /*
  * A partial decode keeps the selected types and their subtypes, in record
- * order, and nothing else; the DN always. Skipped attributes do not
- * disturb the per-position description memo for the full decodes after.
+ * order, and nothing else; the DN always. A full decode right after still
+ * has every attribute, and a truncated record is refused either way.
  */
 START_TEST(selected_decode)
 {

@@ -462,6 +462,31 @@ START_TEST(out_of_memory)
 		arena_free(&small);
 	}
 	ck_assert_int_eq(rc, LUMEN_OK);
+
+	/* Below a remembered parent: the first RDN's parse and the joined ndn
+	 * each run out in turn (every size, byte by byte); each DN is new, so
+	 * the whole-DN memo misses. */
+	struct ber_view ndn;
+	const char *primer = "cn=primer,OU=Oom-Parent,DC=example";
+	ck_assert_int_eq(dn_normalize(schema, primer, strlen(primer), &arena, &ndn), LUMEN_OK);
+	rc = LUMEN_ENOMEM;
+	size_t max = 1;
+	for (; rc == LUMEN_ENOMEM && max < 1u << 16; max++) {
+		struct arena small;
+		char dn[64];
+		snprintf(dn, sizeof(dn), "CN=Oom%zu,OU=Oom-Parent,DC=example", max);
+		arena_init(&small, max);
+		rc = dn_normalize(schema, dn, strlen(dn), &small, &ndn);
+		ck_assert(rc == LUMEN_OK || rc == LUMEN_ENOMEM);
+		if (rc == LUMEN_OK) {
+			char want[64];
+			snprintf(want, sizeof(want), "cn=oom%zu,ou=oom-parent,dc=example", max);
+			ck_assert(ber_view_eq_str(ndn, want));
+		}
+		arena_free(&small);
+	}
+	ck_assert_int_eq(rc, LUMEN_OK);
+	ck_assert_uint_gt(max, 2);      /* some sizes ran out */
 }
 END_TEST
 

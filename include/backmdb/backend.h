@@ -475,6 +475,8 @@ struct backend_stats {
 	uint64_t entry_cache_evictions, entry_cache_capacity;
 	uint64_t idl_cache_evictions, idl_cache_capacity;
 	uint64_t entry_cache_not_admitted, idl_cache_not_admitted;
+	/* entries read in part for a bind, compare or search, never cached */
+	uint64_t partial_reads;
 	/* stored normalized forms not trusted (another schema made them):
 	 * every entry read from the map is normalized again */
 	bool normalizing_on_read;

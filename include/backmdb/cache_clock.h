@@ -52,6 +52,7 @@
 struct cache_counters {
 	uint64_t hits, misses, evictions, invalidations, refused;
 	uint64_t not_admitted;       /* first sight of a key while full (doorkeeper) */
+	uint64_t held;               /* handles given for objects never kept */
 };
 
 struct cache_clock {
@@ -62,7 +63,9 @@ struct cache_clock {
 	size_t *free;                /* stack of free positions */
 	size_t n_free;
 	uint64_t last_invalidation;  /* newest committed write invalidated */
-	uint64_t *seen;              /* doorkeeper: a bit per hash, seen_mask + 1 bits */
+	/* doorkeeper: a bit per hash, seen_mask + 1 bits, then as many for
+	 * "seen twice" (cache_clock_admit_seen_twice) */
+	uint64_t *seen;
 	size_t seen_mask;
 	size_t seen_since_clear;     /* bits set since the doorkeeper was cleared */
 	struct cache_counters counts;
@@ -72,6 +75,7 @@ struct cache_clock {
 struct cache_stats {
 	uint64_t hits, misses, evictions, invalidations, inserts_refused;
 	uint64_t not_admitted;
+	uint64_t held;      /* objects handed out without being kept (entry_cache_hold) */
 	uint64_t size;      /* objects (keys) held now */
 	uint64_t capacity;
 };
@@ -135,6 +139,13 @@ size_t cache_clock_take(struct cache_clock *c, bool *evicted);
  * notes it and counts a not_admitted). Caching disabled: false.
  */
 bool cache_clock_admit(struct cache_clock *c, uint64_t hash);
+/*
+ * cache_clock_admit asking for more: once full, the hash seen twice before
+ * (each refusal notes a sighting and counts a not_admitted). For a reader
+ * that can do with less when not kept: two reads in a row of one key (a
+ * login's search and bind) are then not yet a reason to keep it.
+ */
+bool cache_clock_admit_seen_twice(struct cache_clock *c, uint64_t hash);
 /* The occupant of pos is gone (invalidated, or not kept): pos is free. */
 void cache_clock_release(struct cache_clock *c, size_t pos);
 

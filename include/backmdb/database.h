@@ -290,6 +290,15 @@ struct backend_search {
 	enum ldap_deref deref;         /* derefAliases (RFC 4511 §4.5.1.3) */
 	const struct filter *filter;   /* compiled; NULL = (objectClass=*) */
 	bool want_counts;              /* fill num/hasSubordinates in info */
+	/*
+	 * The attribute types (with their subtypes) the filter and the sink
+	 * look at; NULL: all of them. A candidate the entry cache neither
+	 * holds nor would keep is then decoded with those alone, as for
+	 * backend_op.fetch_only. It must hold objectClass (aliases are told
+	 * by it); referral objects are read whole. Overlays that wrap the
+	 * sink to read more must clear it.
+	 */
+	const struct entry_selection *fetch_only;
 	backend_entry_fn sink;
 	void *sink_ctx;
 	/* Referral objects in the scope; NULL: passed over in silence, with
@@ -508,6 +517,9 @@ struct database_figures {
 	uint64_t readers_used, readers_max;
 	uint64_t entries;               /* records in id2entry */
 	struct cache_figures entry_cache, idl_cache;
+	/* entries decoded in part (the types a bind, compare or search
+	 * reads) because the entry cache would not keep them */
+	uint64_t partial_reads;
 	/* the stored normalized forms follow other rules than the schema's:
 	 * reads normalize every value again (reloading the data ends it) */
 	bool normalizing_on_read;

@@ -87,10 +87,12 @@ int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
 		     struct entry_cache_handle **out);
 
 /*
- * Would entry_cache_insert keep an object for id now? Asks the doorkeeper
- * as an insert does, with the same effect: a refusal counts as the ID's
- * first sighting, so the next insert or question about it is admitted.
- * For a reader that can decode less when the object will not be kept.
+ * Is id worth keeping, for a reader that can decode less when it is not?
+ * While a position is free, yes. Once full the doorkeeper must have seen
+ * id twice before, where an insert needs once: one client's search and
+ * bind of an account are two reads in a row, not yet a sign of a hot
+ * entry. A refusal notes a sighting (counted as not_admitted), so the
+ * third read of an ID, or an insert after one refusal, is admitted.
  */
 bool entry_cache_admits(struct entry_cache *cache, uint64_t id);
 

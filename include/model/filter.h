@@ -178,6 +178,19 @@ int filter_item_keeps_value(const struct filter *f, const struct filter_node *it
 			    const struct entry_attribute *a, size_t i, struct arena *scratch,
 			    bool *keep);
 
+/*
+ * The attribute types whose values f can test, each once, into
+ * types[0 .. *n) (at most cap): every item's type, objectClass for class
+ * items. An item on a type also tests its subtypes, as an
+ * entry_selection of the same types keeps them, so an entry decoded with
+ * these types alone (and its DN, which dnAttributes reads) evaluates as
+ * the whole entry does. An item on an unknown type names nothing (it
+ * never matches). False when that is not so: an extensible match without
+ * a type (it may test any attribute), or more than cap types.
+ */
+bool filter_tested_types(const struct filter *f, const struct attribute_type **types,
+			 size_t cap, size_t *n);
+
 /* filter_test without access control, computed attributes or scratch;
  * a failure reads as FILTER_UNDEFINED (tools and tests only). */
 enum filter_result filter_evaluate(const struct filter *f, const struct entry *e);

@@ -131,6 +131,10 @@ const char *attribute_type_name(const struct attribute_type *at);
 bool attribute_type_is_subtype(const struct attribute_type *at,
 			       const struct attribute_type *sup);
 bool attribute_type_is_operational(const struct attribute_type *at);
+/* Adds at to list[0 .. *n) unless it is there; false when that would
+ * take more than cap entries (the list is left as it was). */
+bool attribute_type_list_add(const struct attribute_type **list, size_t *n, size_t cap,
+			     const struct attribute_type *at);
 
 /* --------------------------------------------------------- object classes */
 

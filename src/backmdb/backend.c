@@ -735,6 +735,7 @@ void backend_get_stats(struct backend *be, struct backend_stats *out)
 	out->idl_cache_capacity = is.capacity;
 	out->entry_cache_not_admitted = es.not_admitted;
 	out->idl_cache_not_admitted = is.not_admitted;
+	out->partial_reads = es.held;
 	out->normalizing_on_read = !be->trust_normalized;
 }
 

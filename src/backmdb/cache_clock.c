@@ -102,7 +102,7 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
 		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
-		.not_admitted = sum.not_admitted,
+		.not_admitted = sum.not_admitted, .held = sum.held,
 		.size = size, .capacity = cache->capacity,
 	};
 }
@@ -125,7 +125,8 @@ int cache_clock_init(struct cache_clock *c, size_t capacity)
 	c->referenced = calloc(capacity ? capacity : 1, sizeof(*c->referenced));
 	c->free = malloc((capacity ? capacity : 1) * sizeof(*c->free));
 	size_t bits = seen_bits(capacity);
-	c->seen = calloc(bits / 64, sizeof(*c->seen));
+	/* "seen" bits, then as many "seen twice" bits */
+	c->seen = calloc(2 * bits / 64, sizeof(*c->seen));
 	c->seen_mask = bits - 1;
 	if (c->referenced == NULL || c->free == NULL || c->seen == NULL)
 		return LUMEN_ENOMEM;
@@ -145,23 +146,57 @@ void cache_clock_free(struct cache_clock *c)
 	c->seen = NULL;
 }
 
+/* The doorkeeper's bit for a hash: word index and mask. */
+static size_t seen_bit(const struct cache_clock *c, uint64_t hash, uint64_t *mask)
+{
+	/* The low bits pick the shard's bucket; these pick the doorkeeper's. */
+	size_t bit = (size_t)(hash >> 20) & c->seen_mask;
+	*mask = (uint64_t)1 << (bit % 64);
+	return bit / 64;
+}
+
+/* A first sighting: noted, the bits cleared once a capacity's worth were. */
+static void note_first_sighting(struct cache_clock *c, uint64_t hash)
+{
+	uint64_t mask;
+	c->counts.not_admitted++;
+	if (++c->seen_since_clear > c->capacity) {
+		memset(c->seen, 0, 2 * (c->seen_mask + 1) / 8);
+		c->seen_since_clear = 1;
+	}
+	c->seen[seen_bit(c, hash, &mask)] |= mask;
+}
+
 bool cache_clock_admit(struct cache_clock *c, uint64_t hash)
 {
+	uint64_t mask;
 	if (c->capacity == 0)
 		return false;
 	if (c->n_free > 0)
 		return true;
-	/* The low bits pick the shard's bucket; these pick the doorkeeper's. */
-	size_t bit = (size_t)(hash >> 20) & c->seen_mask;
-	uint64_t mask = (uint64_t)1 << (bit % 64);
-	if (c->seen[bit / 64] & mask)
+	if (c->seen[seen_bit(c, hash, &mask)] & mask)
 		return true;
-	c->counts.not_admitted++;
-	if (++c->seen_since_clear > c->capacity) {
-		memset(c->seen, 0, (c->seen_mask + 1) / 8);
-		c->seen_since_clear = 1;
+	note_first_sighting(c, hash);
+	return false;
+}
+
+bool cache_clock_admit_seen_twice(struct cache_clock *c, uint64_t hash)
+{
+	uint64_t mask;
+	if (c->capacity == 0)
+		return false;
+	if (c->n_free > 0)
+		return true;
+	size_t word = seen_bit(c, hash, &mask);
+	uint64_t *twice = c->seen + (c->seen_mask + 1) / 64;
+	if (twice[word] & mask)
+		return true;
+	if (!(c->seen[word] & mask)) {
+		note_first_sighting(c, hash);
+		return false;
 	}
-	c->seen[bit / 64] |= mask;
+	c->counts.not_admitted++;
+	twice[word] |= mask;
 	return false;
 }
 
@@ -202,4 +237,5 @@ void cache_counters_add(struct cache_counters *sum, const struct cache_counters 
 	sum->invalidations += c->invalidations;
 	sum->refused += c->refused;
 	sum->not_admitted += c->not_admitted;
+	sum->held += c->held;
 }

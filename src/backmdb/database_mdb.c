@@ -130,6 +130,7 @@ static void mdb_db_figures(struct database *db, struct database_figures *out)
 		.hits = bs.idl_cache_hits, .misses = bs.idl_cache_misses,
 		.evictions = bs.idl_cache_evictions, .not_admitted = bs.idl_cache_not_admitted,
 	};
+	out->partial_reads = bs.partial_reads;
 	out->normalizing_on_read = bs.normalizing_on_read;
 }
 

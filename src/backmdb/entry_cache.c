@@ -269,6 +269,7 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 	atomic_init(&n->refs, 1);
 	if (mode == INSERT_NEVER) {
 		/* not offered: neither refused nor counted by the doorkeeper */
+		s->base.clock.counts.held++;
 	} else if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
 		   find(s, h, id) != NULL) {
 		s->base.clock.counts.refused += s->base.clock.capacity != 0;
@@ -311,7 +312,7 @@ bool entry_cache_admits(struct entry_cache *cache, uint64_t id)
 	struct entry_shard *s = shard_of(cache, h);
 
 	pthread_mutex_lock(&s->base.lock);
-	bool admits = cache_clock_admit(&s->base.clock, h);
+	bool admits = cache_clock_admit_seen_twice(&s->base.clock, h);
 	pthread_mutex_unlock(&s->base.lock);
 	return admits;
 }

@@ -436,7 +436,8 @@ static int test_candidate(struct search_run *r, uint64_t id)
 		if (idl_contains(r->referrals, id))
 			return send_reference(r, id);
 	}
-	int rc = backend_entry_get(r->be, r->rd, id, &r->rd->entry_arena, &handle, &e);
+	int rc = backend_entry_get_selected(r->be, r->rd, id, r->s->fetch_only,
+					    &r->rd->entry_arena, &handle, &e);
 	mark(r->op, BACKEND_STAGE_ENTRIES);
 	if (rc == LUMEN_ENOTFOUND)
 		return 0;   /* deleted since the candidates were read */

@@ -590,6 +590,32 @@ enum filter_result filter_evaluate(const struct filter *f, const struct entry *e
 	return filter_test(f, e, NULL, &r) == LUMEN_OK ? r : FILTER_UNDEFINED;
 }
 
+static bool node_tested_types(const struct filter_node *node, const struct attribute_type **types,
+			      size_t cap, size_t *n)
+{
+	switch (node->type) {
+	case LDAP_FILTER_AND:
+	case LDAP_FILTER_OR:
+	case LDAP_FILTER_NOT:
+		for (const struct filter_node *c = node->children; c != NULL; c = c->next)
+			if (!node_tested_types(c, types, cap, n))
+				return false;
+		return true;
+	default:
+		if (node->desc.type != NULL)
+			return attribute_type_list_add(types, n, cap, node->desc.type);
+		/* no type: unknown (never matches), or a typeless extensible match */
+		return node->undefined;
+	}
+}
+
+bool filter_tested_types(const struct filter *f, const struct attribute_type **types,
+			 size_t cap, size_t *n)
+{
+	*n = 0;
+	return f == NULL || f->root == NULL || node_tested_types(f->root, types, cap, n);
+}
+
 /* ---------------------------------------------------- virtual attributes */
 
 bool filter_virtual_provides(const struct filter_virtual *v, const struct attribute_type *type)

@@ -386,6 +386,18 @@ bool attribute_type_is_operational(const struct attribute_type *at)
 	return at->usage != ATTRIBUTE_USER_APPLICATIONS;
 }
 
+bool attribute_type_list_add(const struct attribute_type **list, size_t *n, size_t cap,
+			     const struct attribute_type *at)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (list[i] == at)
+			return true;
+	if (*n == cap)
+		return false;
+	list[(*n)++] = at;
+	return true;
+}
+
 const char *object_class_name(const struct object_class *oc)
 {
 	return oc->n_names > 0 ? oc->names[0] : oc->oid;

@@ -247,6 +247,9 @@ static const struct database_metric database_metrics[] = {
 		      "cachesize"),
 	CACHE_METRICS("idl_cache", idl_cache, "IDL cache", "Index keys held in the IDL cache.",
 		      "idlcachesize"),
+	{ "lumen_entry_partial_reads_total", "counter", "Entries decoded in part (the types a "
+	  "bind, compare or search reads) because the entry cache would not keep them.", false,
+	  FIGURE(partial_reads) },
 	{ "lumen_lmdb_map_size_bytes", "gauge", "LMDB map size (maxsize).", true,
 	  FIGURE(map_size) },
 	{ "lumen_lmdb_page_size_bytes", "gauge", "LMDB page size.", true, FIGURE(page_size) },

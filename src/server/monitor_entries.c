@@ -312,6 +312,8 @@ static void database_figures_text(struct monitor_node *node, const struct databa
 				    (unsigned long long)d->entries);
 	}
 	cache_text(node, "entryCache", &d->entry_cache);
+	monitor_node_printf(node, "monitoredInfo", "entryPartialReads=%llu",
+			    (unsigned long long)d->partial_reads);
 	cache_text(node, "idlCache", &d->idl_cache);
 }
 

@@ -731,6 +731,44 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
 	keep_sorted(ctx, t, sorted);        /* kept even when out of range */
 }
 
+/* The most attribute types a search reads in part; a longer list gains
+ * little over decoding the whole entry. */
+#define SEARCH_READ_ONLY_MAX 16
+
+/*
+ * The attribute types a plain search looks at, when that is less than
+ * the whole entry: the filter's types, the attributes asked for and
+ * objectClass (subentries and aliases are told by it), each with its
+ * subtypes. NULL (whole entries) when it returns all user or all
+ * operational attributes, when an access rule's filter= tests the entry
+ * (tests_values), when a typeless extensible match may test any
+ * attribute, past SEARCH_READ_ONLY_MAX types, or when the arena is out.
+ * Sorted and sync searches never ask: their keys and state are read too.
+ */
+static const struct entry_selection *search_reads(struct op_context *ctx,
+						  const struct filter *filter,
+						  const struct attribute_selection *sel,
+						  bool tests_values)
+{
+	const struct schema *schema = ctx->server->config->schema;
+	if (sel->all_user || sel->all_operational || tests_values)
+		return NULL;
+	const struct attribute_type **types = arena_calloc(ctx->arena, SEARCH_READ_ONLY_MAX,
+							   sizeof(*types));
+	struct entry_selection *only = arena_alloc(ctx->arena, sizeof(*only));
+	const struct attribute_type *object_class = schema_attribute_type(schema, "objectClass", 11);
+	size_t n = 0;
+	if (types == NULL || only == NULL || object_class == NULL ||
+	    !filter_tested_types(filter, types, SEARCH_READ_ONLY_MAX, &n) ||
+	    !attribute_type_list_add(types, &n, SEARCH_READ_ONLY_MAX, object_class))
+		return NULL;
+	for (size_t i = 0; i < sel->n_wanted; i++)
+		if (!attribute_type_list_add(types, &n, SEARCH_READ_ONLY_MAX, sel->wanted[i].type))
+			return NULL;
+	*only = (struct entry_selection){ types, n };
+	return only;
+}
+
 static void search_with(struct op_context *ctx, const struct ldap_search_request *req,
 			struct op_target *t, struct matched_values *mv)
 {
@@ -776,6 +814,8 @@ static void search_with(struct op_context *ctx, const struct ldap_search_request
 			access_search_end(&acc);
 		return;
 	}
+	if (!t->controls.has_sync)
+		search.fetch_only = search_reads(ctx, &filter, &sel, checks && acc.a.tests_values);
 	int rc = database_search(t->db->database, &t->bop, &search);
 	ctx->op->persist = search.persist;   /* released when the op ends */
 	if (search.paused && rc == LUMEN_OK && !sink.size_exceeded) {

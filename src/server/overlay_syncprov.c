@@ -504,6 +504,7 @@ static int syncprov_before(void *state, struct overlay_request *req)
 			       .delete_phase = s->resume.overlay_state[STATE_DELETE_PHASE] != 0 };
 	s->sink = refresh_sink;
 	s->sink_ctx = r;
+	s->fetch_only = NULL;       /* refresh_sink reads entryUUID and entryCSN */
 	return OVERLAY_CONTINUE;
 }
 

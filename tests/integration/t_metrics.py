@@ -180,6 +180,8 @@ def main():
         R.check("cache admission figures",
                 all((f"lumen_{c}_not_admitted_total", frozenset({"database": BASE}.items()))
                     in after for c in ("entry_cache", "idl_cache")))
+        R.check("partial reads figure", ("lumen_entry_partial_reads_total",
+                                         frozenset({"database": BASE}.items())) in after)
         conn.unbind_s()
         closed = settle(mport, lambda s: value(s, "lumen_connections_current") == 0)
         R.check("connection closed is counted", value(closed, "lumen_connections_current") == 0 and

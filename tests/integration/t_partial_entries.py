@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Binds and compares that decode only the attributes they read.
+"""Binds, compares and searches that decode only the attributes they read.
 
 When the entry cache neither holds an entry nor would keep it, a bind
 decodes only userPassword and a compare only the asserted type with its
@@ -8,6 +8,16 @@ that off: an access rule with filter= (it tests other attributes), a
 password policy (it reads the account's state), the assertion control and
 computed attributes (hasSubordinates). And a partial entry must never reach the
 cache, where a search would find it short of attributes.
+
+A search that names its attributes decodes those, the filter's types and
+objectClass (search_reads in op_search.c): the cases below return what
+the whole entry would, through supertypes, options, objectClass
+subclasses, filters on attributes not returned, typeless extensible
+matches (the whole entry again), dnAttributes, a subentry that must stay
+hidden (objectClass read though not asked for), and a filter= rule that
+decides on an attribute not asked for (the whole entry again). Lumen's
+cn=Monitor must count partial reads for these searches and none for
+"*" and "+".
 
 The same scenarios run on Lumen with the entry cache off (every bind and
 compare reads partially), on Lumen with a one-entry cache (its doorkeeper
@@ -45,6 +55,7 @@ dn: {ALICE}
 objectClass: inetOrgPerson
 uid: alice
 cn: Alice Smith
+cn;lang-de: Alice Schmidt
 sn: Smith
 givenName: Alice
 mail: alice@example.com
@@ -58,9 +69,15 @@ objectClass: inetOrgPerson
 uid: bob
 cn: Bob Jones
 sn: Jones
+givenName: Bob
 title: engineer
 employeeType: inactive
 userPassword: bob-pw
+
+dn: cn=rules,{PEOPLE}
+objectClass: subentry
+cn: rules
+subtreeSpecification: {{}}
 """
 
 POLICY_LDIF = f"""
@@ -91,6 +108,8 @@ FILTER_RULES = ["access to attrs=userPassword filter=(employeeType=active) "
                 "access to attrs=userPassword by * none",
                 "access to attrs=title filter=(employeeType=active) by users compare",
                 "access to attrs=title by * none",
+                "access to attrs=givenName filter=(employeeType=active) by * read",
+                "access to attrs=givenName by * none",
                 "access to * by * read"]
 
 
@@ -168,13 +187,99 @@ def plain_rules(label, server):
             got = compare_code(conn, dn, attribute, value, assertion)
             R.check(f"{label}: compare {what}{attempt} answers {want}", got == want,
                     f"got {got}")
-    # Nothing partial was cached: a search still returns every attribute.
-    entry = conn.search_s(ALICE, ldap.SCOPE_BASE, "(objectClass=*)")[0][1]
-    want = {"objectClass", "uid", "cn", "sn", "givenName", "mail", "title", "employeeType",
-            "description"}
-    R.check(f"{label}: a search after them returns the whole entry", set(entry) == want,
-            f"{sorted(entry)}")
+    whole_after(label, conn, "binds and compares")
     conn.unbind_s()
+
+
+def whole_after(label, conn, what):
+    """Nothing partial was cached: a search still returns every attribute."""
+    entry = conn.search_s(ALICE, ldap.SCOPE_BASE, "(objectClass=*)")[0][1]
+    want = {"objectClass", "uid", "cn", "cn;lang-de", "sn", "givenName", "mail", "title",
+            "employeeType", "description"}
+    R.check(f"{label}: a search after {what} returns the whole entry", set(entry) == want,
+            f"{sorted(entry)}")
+
+
+def found(conn, filterstr, attributes):
+    """{dn: {type: sorted values}} of a subtree search below PEOPLE."""
+    got = {}
+    for dn, entry in conn.search_s(PEOPLE, ldap.SCOPE_SUBTREE, filterstr, attributes):
+        got[dn] = {k: sorted(v) for k, v in entry.items()}
+    return got
+
+
+ALICE_CN = {"cn": [b"Alice Smith"], "cn;lang-de": [b"Alice Schmidt"]}
+NAMED_SEARCHES = [
+    ("no attributes", "(uid=alice)", ["1.1"], {ALICE: {}}),
+    ("cn", "(uid=alice)", ["cn"], {ALICE: ALICE_CN}),
+    ("a filter on a type not returned", "(employeeType=active)", ["cn"], {ALICE: ALICE_CN}),
+    ("a filter on a supertype", "(name=jones)", ["sn"], {BOB: {"sn": [b"Jones"]}}),
+    ("a superclass in the filter", "(objectClass=person)", ["uid"],
+     {ALICE: {"uid": [b"alice"]}, BOB: {"uid": [b"bob"]}}),
+    ("a supertype asked for", "(uid=alice)", ["name"],
+     {ALICE: dict(ALICE_CN, sn=[b"Smith"], givenName=[b"Alice"], title=[b"engineer"])}),
+    ("an option asked for", "(uid=alice)", ["cn;lang-de"],
+     {ALICE: {"cn;lang-de": [b"Alice Schmidt"]}}),
+    ("an option in the filter", "(cn;lang-de=alice schmidt)", ["uid"],
+     {ALICE: {"uid": [b"alice"]}}),
+    ("a negation on a type not returned",
+     "(&(objectClass=inetOrgPerson)(!(employeeType=active)))", ["mail"], {BOB: {}}),
+    ("a typeless extensible match", "(:caseExactMatch:=Jones)", ["uid"],
+     {BOB: {"uid": [b"bob"]}}),
+    ("dnAttributes", "(&(ou:dn:=people)(sn=*))", ["uid"],
+     {ALICE: {"uid": [b"alice"]}, BOB: {"uid": [b"bob"]}}),
+    ("a subentry stays hidden", "(cn=*)", ["uid"],
+     {ALICE: {"uid": [b"alice"]}, BOB: {"uid": [b"bob"]}}),
+    ("entryDN asked for", "(uid=bob)", ["entryDN", "sn"],
+     {BOB: {"entryDN": [BOB.encode()], "sn": [b"Jones"]}}),
+]
+
+
+def partial_read_count(server):
+    """Lumen's entryPartialReads over its databases (cn=Monitor)."""
+    conn = session(server, sh.ROOTDN, sh.ROOTPW)
+    total = 0
+    for _, entry in conn.search_s("cn=Databases,cn=Monitor", ldap.SCOPE_SUBTREE,
+                                  "(objectClass=*)", ["monitoredInfo"]):
+        for v in entry.get("monitoredInfo", []):
+            if v.startswith(b"entryPartialReads="):
+                total += int(v.split(b"=", 1)[1])
+    conn.unbind_s()
+    return total
+
+
+def named_searches(label, server):
+    """Searches that name their attributes return what whole entries give."""
+    conn = session(server)
+    for attempt in ("", " again"):
+        for what, filterstr, attributes, want in NAMED_SEARCHES:
+            got = found(conn, filterstr, attributes)
+            R.check(f"{label}: search, {what}{attempt}", got == want, f"got {got}")
+    whole_after(label, conn, "named searches")
+    if server.kind == "lumend":
+        partial_reads_counted(label, server, conn)
+    conn.unbind_s()
+
+
+def partial_reads_of(server, conn, attributes):
+    """The partial reads of one search for bob (no index: the four entries
+    below ou=people are read) with the access decision on its base."""
+    before = partial_read_count(server)
+    found(conn, "(uid=bob)", attributes)
+    return partial_read_count(server) - before
+
+
+def partial_reads_counted(label, server, conn):
+    """cn=Monitor counts a named search's partial reads; '*' and '+' read
+    whole entries (the access decision on the base reads its DN alone)."""
+    named = partial_reads_of(server, conn, ["sn"])
+    user = partial_reads_of(server, conn, ["*"])
+    operational = partial_reads_of(server, conn, ["+"])
+    if label.endswith("cachesize off"):
+        R.check(f"{label}: a search naming sn reads the four entries in part",
+                named - user == 4, f"{named} {user}")
+    R.check(f"{label}: searches for '*' and '+' read as many in part (the base's DN)",
+            user == operational and user <= 1, f"{user} {operational}")
 
 
 def filter_rules(label, server):
@@ -192,6 +297,11 @@ def filter_rules(label, server):
         got = compare_code(conn, BOB, "title", "engineer")
         R.check(f"{label}: compare of an inactive user's title is refused{attempt}",
                 got == 50, f"got {got}")
+        # filter= decides givenName by employeeType, which the search does not ask for
+        got = found(conn, "(objectClass=inetOrgPerson)", ["givenName"])
+        want = {ALICE: {"givenName": [b"Alice"]}, BOB: {}}
+        R.check(f"{label}: givenName as a filter= rule decides{attempt}", got == want,
+                f"got {got}")
     conn.unbind_s()
 
 
@@ -210,6 +320,8 @@ def run(kind, cache):
         server = start(kind, rules, cache)
         try:
             scenario(label, server)
+            if scenario is plain_rules:
+                named_searches(label, server)
         finally:
             server.stop(R)
     server = start(kind, PLAIN_RULES, cache, ppolicy=True)

@@ -63,12 +63,42 @@ START_TEST(test_staleness_and_counters)
 	cache_clock_invalidated(&c, 7);      /* never moves back */
 	ck_assert(!cache_clock_fresh(&c, 9));
 	ck_assert(cache_clock_fresh(&c, 10));
-	c.counts = (struct cache_counters){ 1, 2, 3, 4, 5, 6 };
-	struct cache_counters sum = { 10, 10, 10, 10, 10, 10 };
+	c.counts = (struct cache_counters){ 1, 2, 3, 4, 5, 6, 7 };
+	struct cache_counters sum = { 10, 10, 10, 10, 10, 10, 10 };
 	cache_counters_add(&sum, &c.counts);
 	ck_assert_uint_eq(sum.hits, 11);
 	ck_assert_uint_eq(sum.refused, 15);
 	ck_assert_uint_eq(sum.not_admitted, 16);
+	ck_assert_uint_eq(sum.held, 17);
+	cache_clock_free(&c);
+}
+END_TEST
+
+/* The stricter question needs two earlier sightings; the doorkeeper's
+ * clearing forgets both. */
+START_TEST(test_admit_seen_twice)
+{
+	struct cache_clock c;
+	bool evicted;
+	ck_assert_int_eq(cache_clock_init(&c, 2), LUMEN_OK);
+	ck_assert(cache_clock_admit_seen_twice(&c, 5ull << 20));      /* free positions */
+	cache_clock_take(&c, &evicted);
+	cache_clock_take(&c, &evicted);
+	ck_assert(!cache_clock_admit_seen_twice(&c, 5ull << 20));
+	ck_assert(cache_clock_admit(&c, 5ull << 20));                 /* once suffices here */
+	ck_assert(!cache_clock_admit_seen_twice(&c, 5ull << 20));
+	ck_assert(cache_clock_admit_seen_twice(&c, 5ull << 20));
+	ck_assert_uint_eq(c.counts.not_admitted, 2);
+	/* capacity (2) more first sightings clear the doorkeeper: 5 is forgotten */
+	ck_assert(!cache_clock_admit(&c, 6ull << 20));
+	ck_assert(!cache_clock_admit(&c, 7ull << 20));
+	ck_assert(!cache_clock_admit_seen_twice(&c, 5ull << 20));
+	ck_assert(!cache_clock_admit_seen_twice(&c, 5ull << 20));
+	ck_assert(cache_clock_admit_seen_twice(&c, 5ull << 20));
+	cache_clock_free(&c);
+	/* caching disabled: never */
+	ck_assert_int_eq(cache_clock_init(&c, 0), LUMEN_OK);
+	ck_assert(!cache_clock_admit_seen_twice(&c, 5ull << 20));
 	cache_clock_free(&c);
 }
 END_TEST
@@ -80,6 +110,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_shards);
 	tcase_add_test(tc, test_clock);
 	tcase_add_test(tc, test_staleness_and_counters);
+	tcase_add_test(tc, test_admit_seen_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }

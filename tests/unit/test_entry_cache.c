@@ -164,28 +164,38 @@ START_TEST(hold_never_caches)
 	ck_assert_uint_eq(s.size, 1);
 	ck_assert_uint_eq(s.inserts_refused, 0);
 	ck_assert_uint_eq(s.not_admitted, 0);
+	ck_assert_uint_eq(s.held, 2);
 	put(2, 1);               /* a free position: held before does not matter */
 	ck_assert(cached(2));
 }
 END_TEST
 
-/* entry_cache_admits answers as the next insert will, and its refusal
- * is the ID's first sighting. */
-START_TEST(admits_as_insert_would)
+/* entry_cache_admits: yes while a position is free; once full, only an ID
+ * seen twice before, each refusal a sighting; an insert needs one. */
+START_TEST(admits_after_two_sightings)
 {
 	for (uint64_t id = 1; id <= 3; id++)
 		put(id, 1);
 	ck_assert(entry_cache_admits(cache, 50));      /* one position is free */
 	put(4, 1);
 	ck_assert(!entry_cache_admits(cache, 60));     /* full, first sighting */
-	ck_assert_uint_eq(stats().not_admitted, 1);
-	ck_assert(entry_cache_admits(cache, 60));      /* seen: admitted */
+	ck_assert(!entry_cache_admits(cache, 60));     /* second sighting */
+	ck_assert_uint_eq(stats().not_admitted, 2);
+	ck_assert(entry_cache_admits(cache, 60));      /* seen twice: admitted */
+	ck_assert(entry_cache_admits(cache, 60));      /* asking again notes nothing */
+	ck_assert_uint_eq(stats().not_admitted, 2);
 	put(60, 1);
 	ck_assert(cached(60));
 	ck_assert(!entry_cache_admits(cache, 70));
-	put(70, 1);                                    /* the insert after it is admitted */
+	put(70, 1);                                    /* an insert needs one sighting */
 	ck_assert(cached(70));
-	ck_assert_uint_eq(stats().not_admitted, 2);
+	ck_assert_uint_eq(stats().not_admitted, 3);
+	/* an insert's refusal is a first sighting for the question too */
+	put(80, 1);
+	ck_assert(!cached(80));
+	ck_assert(!entry_cache_admits(cache, 80));
+	ck_assert(entry_cache_admits(cache, 80));
+	ck_assert_uint_eq(stats().not_admitted, 5);
 }
 END_TEST
 
@@ -353,7 +363,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, evicted_object_lives_while_held);
 	tcase_add_test(tc, admission_once_full);
 	tcase_add_test(tc, hold_never_caches);
-	tcase_add_test(tc, admits_as_insert_would);
+	tcase_add_test(tc, admits_after_two_sightings);
 	tcase_add_test(tc, disabled_cache_admits_nothing);
 	tcase_add_test(tc, invalidate_and_versions);
 	tcase_add_test(tc, disabled_cache);

@@ -228,6 +228,74 @@ START_TEST(decoded_entry_matches)
 }
 END_TEST
 
+/* e decoded with only the types f tests (entry_decode_selected). */
+static struct entry *decode_tested(const struct entry *e, const char *filter)
+{
+	const struct attribute_type *types[8];
+	size_t n = 99;
+	struct filter f;
+	ck_assert_int_eq(compile_text(filter, &f), LUMEN_OK);
+	ck_assert_msg(filter_tested_types(&f, types, 8, &n), "%s names its types", filter);
+	ck_assert_uint_le(n, 8);
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	struct entry_selection only = { types, n };
+	struct entry *d = NULL;
+	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, &only, &arena,
+					       &d), LUMEN_OK);
+	ber_writer_free(&w);
+	return d;
+}
+
+START_TEST(tested_types_decide_as_whole)
+{
+	/* every case but the typeless extensible ones evaluates the same on
+	 * an entry decoded with just the types the filter names */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *filter = cases[i].filter;
+		if (strncmp(filter, "(:", 2) == 0)
+			continue;
+		struct entry *b = decode_tested(babs, filter), *n = decode_tested(numbers, filter);
+		ck_assert_msg((int)eval(filter, b) == cases[i].on_babs, "%s on babs", filter);
+		ck_assert_msg((int)eval(filter, n) == cases[i].on_numbers, "%s on numbers", filter);
+		entry_free(b);
+		entry_free(n);
+	}
+}
+END_TEST
+
+START_TEST(tested_types_listed)
+{
+	const struct attribute_type *types[3];
+	size_t n;
+	struct filter f;
+	/* each type once, in the order met; unknown types name nothing */
+	ck_assert_int_eq(compile_text("(&(cn=a)(|(sn=b)(cn=c))(!(nosuch=d))(objectClass=person))",
+				      &f), LUMEN_OK);
+	ck_assert(filter_tested_types(&f, types, 3, &n));
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(attribute_type_name(types[0]), "cn");
+	ck_assert_str_eq(attribute_type_name(types[1]), "sn");
+	ck_assert_str_eq(attribute_type_name(types[2]), "objectClass");
+	/* one more than cap */
+	ck_assert_int_eq(compile_text("(&(cn=a)(sn=b)(uid=c)(mail=d))", &f), LUMEN_OK);
+	ck_assert(!filter_tested_types(&f, types, 3, &n));
+	/* a typeless extensible match may test any attribute */
+	ck_assert_int_eq(compile_text("(&(cn=a)(:caseIgnoreMatch:=jensen))", &f), LUMEN_OK);
+	ck_assert(!filter_tested_types(&f, types, 3, &n));
+	ck_assert_int_eq(compile_text("(:dn:caseExactMatch:=People)", &f), LUMEN_OK);
+	ck_assert(!filter_tested_types(&f, types, 3, &n));
+	/* ... unless it cannot match at all (an unknown rule) */
+	ck_assert_int_eq(compile_text("(:noSuchRule:=x)", &f), LUMEN_OK);
+	ck_assert(filter_tested_types(&f, types, 3, &n));
+	ck_assert_uint_eq(n, 0);
+	/* no filter tests nothing */
+	ck_assert(filter_tested_types(NULL, types, 3, &n));
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 /*
  * A provider standing in for the backend's computed attributes: seeAlso
  * plays entryDN (the entry's own DN) and uidNumber a computed count, so
@@ -422,6 +490,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, virtual_attributes);
 	tcase_add_test(tc, scratch_exhaustion_is_an_error);
 	tcase_add_test(tc, access_hook_per_subtype);
+	tcase_add_test(tc, tested_types_decide_as_whole);
+	tcase_add_test(tc, tested_types_listed);
 	suite_add_tcase(s, tc);
 	return s;
 }

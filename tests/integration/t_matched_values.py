@@ -181,7 +181,10 @@ def raw_search(port, value):
                b"\x02\x01\x00\x01\x01\x00" + tlv(0x87, b"objectClass") + tlv(0x30, b""))
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(tlv(0x30, b"\x02\x01\x02" + body + ctrl))
-        responses, _ = h.read_responses(sock, timeout=5)
+        # up to the SearchResultDone, then a moment for anything after it
+        responses, _ = h.read_messages_until(
+            sock, lambda out: any(r.op == 0x65 for r in out), timeout=10)
+        responses += h.read_responses(sock, timeout=0.3)[0]
     return [(r.op, r.code, r.diagnostic.decode()) for r in responses if r.code is not None]
 
 

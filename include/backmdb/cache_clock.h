@@ -51,7 +51,7 @@
 
 struct cache_counters {
 	uint64_t hits, misses, evictions, invalidations, refused;
-	uint64_t not_admitted;       /* first sight of a key while full (doorkeeper) */
+	uint64_t not_admitted;       /* a key seen too few times while full (doorkeeper) */
 	uint64_t held;               /* handles given for objects never kept */
 };
 

@@ -228,6 +228,11 @@ struct backend_entry_info {
 	const struct ldap_control *controls;
 	size_t n_controls;
 	bool dn_only;
+	/* The search's filter was just tested on this very entry, through
+	 * backend_op.filter_access: what its begin hook set up for the entry
+	 * still holds. False for every other way an entry reaches a sink
+	 * (fetches, references, changes pushed, entries a filter never saw). */
+	bool filter_tested;
 };
 
 /*
@@ -498,7 +503,7 @@ struct database_write_hook {
 
 struct cache_figures {
 	uint64_t size, capacity, hits, misses, evictions;
-	uint64_t not_admitted;   /* misses not kept: first sight while full */
+	uint64_t not_admitted;   /* misses not kept: too few sightings while full */
 };
 
 /*
@@ -517,8 +522,9 @@ struct database_figures {
 	uint64_t readers_used, readers_max;
 	uint64_t entries;               /* records in id2entry */
 	struct cache_figures entry_cache, idl_cache;
-	/* entries decoded in part (the types a bind, compare or search
-	 * reads) because the entry cache would not keep them */
+	/* entries decoded in part, never cached: the DN alone for an access
+	 * decision, or the types a bind, compare or search reads when the
+	 * entry cache would not keep the entry */
 	uint64_t partial_reads;
 	/* the stored normalized forms follow other rules than the schema's:
 	 * reads normalize every value again (reloading the data ends it) */

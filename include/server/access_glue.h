@@ -85,9 +85,15 @@ struct access_search {
 void access_search_begin(struct access_search *s, const struct server *srv,
 			 const struct server_database *db, struct ber_view requester_ndn,
 			 bool is_root, const bool *abandoned);
-/* May e, which the backend found to match through s->hook, be returned?
- * (sets up s->target for access_search_may_read). */
-bool access_search_entry(struct access_search *s, const struct entry *e);
+/*
+ * May e be returned? (sets up s->target for access_search_may_read).
+ * tested: the backend's filter test of e through s->hook came right
+ * before (backend_entry_info.filter_tested), so the target it set up is
+ * reused. Otherwise the entry is decided afresh: an entry's address says
+ * nothing, as the one last tested may have been freed and its memory
+ * handed to this one.
+ */
+bool access_search_entry(struct access_search *s, const struct entry *e, bool tested);
 /*
  * For entries no backend tests (the root DSE, cn=Subschema, cn=Monitor):
  * f evaluated on e through s->hook, then access_search_entry. False also

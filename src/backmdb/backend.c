@@ -274,10 +274,11 @@ int backend_entry_get_selected(struct backend *be, struct backend_reader *rd, ui
 	*handle = NULL;
 	if (entry_cache_get(be->entry_cache, id, handle) == LUMEN_OK) {
 		rc = refresh_cached(be, txn, id, scratch, handle);
-	} else if (only != NULL &&
-		   (only->n_types == 0 || !entry_cache_admits(be->entry_cache, id))) {
+	} else if (only != NULL && (only->n_types == 0 || rd->scan ||
+				    !entry_cache_admits(be->entry_cache, id))) {
 		/* A read of the DN alone is no sighting: it would make the
-		 * operation's next read of the entry look like a second one. */
+		 * operation's next read of the entry look like a second one.
+		 * Nor is a scan's read: a scan never teaches the cache. */
 		rc = load_selected(be, txn, id, only, scratch, &e);
 		if (rc == LUMEN_OK)
 			rc = entry_cache_hold(be->entry_cache, id, e, handle);

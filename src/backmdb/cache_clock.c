@@ -146,57 +146,68 @@ void cache_clock_free(struct cache_clock *c)
 	c->seen = NULL;
 }
 
-/* The doorkeeper's bit for a hash: word index and mask. */
-static size_t seen_bit(const struct cache_clock *c, uint64_t hash, uint64_t *mask)
+/* The doorkeeper's bit for a hash, in either half of `seen`. */
+static size_t seen_bit(const struct cache_clock *c, uint64_t hash)
 {
 	/* The low bits pick the shard's bucket; these pick the doorkeeper's. */
-	size_t bit = (size_t)(hash >> 20) & c->seen_mask;
-	*mask = (uint64_t)1 << (bit % 64);
-	return bit / 64;
+	return (size_t)(hash >> 20) & c->seen_mask;
+}
+
+static bool bit_is_set(const uint64_t *bits, size_t bit)
+{
+	return (bits[bit / 64] >> (bit % 64)) & 1u;
+}
+
+static void set_bit(uint64_t *bits, size_t bit)
+{
+	bits[bit / 64] |= (uint64_t)1 << (bit % 64);
+}
+
+/* The "seen twice" half. */
+static uint64_t *seen_twice(const struct cache_clock *c)
+{
+	return c->seen + (c->seen_mask + 1) / 64;
 }
 
 /* A first sighting: noted, the bits cleared once a capacity's worth were. */
-static void note_first_sighting(struct cache_clock *c, uint64_t hash)
+static void note_first_sighting(struct cache_clock *c, size_t bit)
 {
-	uint64_t mask;
 	c->counts.not_admitted++;
 	if (++c->seen_since_clear > c->capacity) {
 		memset(c->seen, 0, 2 * (c->seen_mask + 1) / 8);
 		c->seen_since_clear = 1;
 	}
-	c->seen[seen_bit(c, hash, &mask)] |= mask;
+	set_bit(c->seen, bit);
 }
 
 bool cache_clock_admit(struct cache_clock *c, uint64_t hash)
 {
-	uint64_t mask;
 	if (c->capacity == 0)
 		return false;
 	if (c->n_free > 0)
 		return true;
-	if (c->seen[seen_bit(c, hash, &mask)] & mask)
+	size_t bit = seen_bit(c, hash);
+	if (bit_is_set(c->seen, bit))
 		return true;
-	note_first_sighting(c, hash);
+	note_first_sighting(c, bit);
 	return false;
 }
 
 bool cache_clock_admit_seen_twice(struct cache_clock *c, uint64_t hash)
 {
-	uint64_t mask;
 	if (c->capacity == 0)
 		return false;
 	if (c->n_free > 0)
 		return true;
-	size_t word = seen_bit(c, hash, &mask);
-	uint64_t *twice = c->seen + (c->seen_mask + 1) / 64;
-	if (twice[word] & mask)
+	size_t bit = seen_bit(c, hash);
+	if (bit_is_set(seen_twice(c), bit))
 		return true;
-	if (!(c->seen[word] & mask)) {
-		note_first_sighting(c, hash);
+	if (!bit_is_set(c->seen, bit)) {
+		note_first_sighting(c, bit);
 		return false;
 	}
 	c->counts.not_admitted++;
-	twice[word] |= mask;
+	set_bit(seen_twice(c), bit);
 	return false;
 }
 

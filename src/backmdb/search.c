@@ -336,7 +336,8 @@ static inline void mark(struct backend_op *op, enum backend_stage stage)
 /* Sends one matching entry. 1 = stop (result set), 0 = go on, <0 error. */
 static int send_entry(struct search_run *r, uint64_t id, const struct entry *e)
 {
-	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn };
+	struct backend_entry_info info = { .id = id, .dn = e->dn, .ndn = e->ndn,
+					   .filter_tested = r->s->filter != NULL };
 	uint64_t children = 0;
 
 	if (database_size_reached(r->op, r->sent_before + r->sent)) {

@@ -126,11 +126,11 @@ void access_search_begin(struct access_search *s, const struct server *srv,
 	s->may_match = false;
 }
 
-bool access_search_entry(struct access_search *s, const struct entry *e)
+bool access_search_entry(struct access_search *s, const struct entry *e, bool tested)
 {
 	/* The backend set the target up while testing e; an entry it did not
-	 * test through the hook gets the entry-level check here. */
-	if (s->begun != e)
+	 * test through the hook just now gets the entry-level check here. */
+	if (!tested || s->begun != e)
 		search_begin_entry(s, e);
 	s->begun = NULL;
 	return s->may_match && acl_search_may_return(&s->target);
@@ -142,7 +142,7 @@ bool access_search_test(struct access_search *s, const struct filter *f, const s
 	enum filter_result r;
 	if (filter_test(f, e, &how, &r) != LUMEN_OK || r != FILTER_TRUE)
 		return false;
-	return access_search_entry(s, e);
+	return access_search_entry(s, e, true);
 }
 
 bool access_search_may_read(void *search, const struct attribute_type *type)

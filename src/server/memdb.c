@@ -190,6 +190,7 @@ static int take_search(struct memdb_run *r, const struct entry *e)
 		return MEMDB_STOP;
 	struct backend_entry_info info;
 	entry_info(r, e, &info);
+	info.filter_tested = r->s->filter != NULL;
 	int verdict = r->s->sink(r->s->sink_ctx, e, &info);
 	r->last_sent = r->ordinal;      /* a refused entry is not tried again */
 	if (verdict == BACKEND_SINK_SKIPPED)

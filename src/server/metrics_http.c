@@ -235,8 +235,9 @@ struct database_metric {
 	  FIGURE(field.misses) }, \
 	{ "lumen_" prefix "_evictions_total", "counter", title " evictions.", false, \
 	  FIGURE(field.evictions) }, \
-	{ "lumen_" prefix "_not_admitted_total", "counter", title " misses not kept: a key " \
-	  "seen for the first time while the cache is full.", false, \
+	{ "lumen_" prefix "_not_admitted_total", "counter", title " misses not kept: the " \
+	  "doorkeeper had not seen the key (twice, for a reader that can decode less) while " \
+	  "the cache is full.", false, \
 	  FIGURE(field.not_admitted) }, \
 	{ "lumen_" prefix "_size", "gauge", held, false, FIGURE(field.size) }, \
 	{ "lumen_" prefix "_capacity", "gauge", title " capacity (" setting ").", false, \
@@ -247,9 +248,9 @@ static const struct database_metric database_metrics[] = {
 		      "cachesize"),
 	CACHE_METRICS("idl_cache", idl_cache, "IDL cache", "Index keys held in the IDL cache.",
 		      "idlcachesize"),
-	{ "lumen_entry_partial_reads_total", "counter", "Entries decoded in part (the types a "
-	  "bind, compare or search reads) because the entry cache would not keep them.", false,
-	  FIGURE(partial_reads) },
+	{ "lumen_entry_partial_reads_total", "counter", "Entries decoded in part, never cached: "
+	  "the DN alone for an access decision, or the types a bind, compare or search reads "
+	  "when the entry cache would not keep the entry.", false, FIGURE(partial_reads) },
 	{ "lumen_lmdb_map_size_bytes", "gauge", "LMDB map size (maxsize).", true,
 	  FIGURE(map_size) },
 	{ "lumen_lmdb_page_size_bytes", "gauge", "LMDB page size.", true, FIGURE(page_size) },

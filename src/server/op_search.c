@@ -172,7 +172,7 @@ static int send_entry(void *arg, const struct entry *e, const struct backend_ent
 	if (subentry_rule_hides(sink->subentries, e))
 		return BACKEND_SINK_SKIPPED;
 	if (sink->access != NULL) {
-		if (!access_search_entry(sink->access, e))
+		if (!access_search_entry(sink->access, e, info->filter_tested))
 			return BACKEND_SINK_SKIPPED;
 		if (sink->size_limit > 0 &&
 		    sink->returned_before + ctx->n_entries >= sink->size_limit) {
@@ -202,7 +202,7 @@ static bool may_refer(struct search_sink *sink, const struct entry *e)
 	const struct schema *schema = sink->ctx->server->config->schema;
 	if (sink->access == NULL)
 		return true;
-	return access_search_entry(sink->access, e) &&
+	return access_search_entry(sink->access, e, false) &&
 	       access_search_may_read(sink->access, schema_attribute_type(schema, "ref", 3));
 }
 
@@ -386,7 +386,7 @@ static int collect_entry(void *arg, const struct entry *e, const struct backend_
 {
 	struct sort_run *run = arg;
 	if (subentry_rule_hides(run->subentries, e) ||
-	    (run->access != NULL && !access_search_entry(run->access, e)))
+	    (run->access != NULL && !access_search_entry(run->access, e, info->filter_tested)))
 		return BACKEND_SINK_SKIPPED;
 	run->rc = sort_collection_add(run->coll, e, info->id,
 				      run->access != NULL ? access_search_may_read : NULL,

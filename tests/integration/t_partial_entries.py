@@ -17,7 +17,9 @@ matches (the whole entry again), dnAttributes, a subentry that must stay
 hidden (objectClass read though not asked for), and a filter= rule that
 decides on an attribute not asked for (the whole entry again). Lumen's
 cn=Monitor must count partial reads for these searches and none for
-"*" and "+".
+"*" and "+". A named search over more than 1,000 entries (a scan) reads
+them in part and asks the cache's doorkeeper nothing, so that it does not
+make every entry it passed look seen.
 
 The same scenarios run on Lumen with the entry cache off (every bind and
 compare reads partially), on Lumen with a one-entry cache (its doorkeeper
@@ -235,17 +237,21 @@ NAMED_SEARCHES = [
 ]
 
 
-def partial_read_count(server):
-    """Lumen's entryPartialReads over its databases (cn=Monitor)."""
+def monitor_figure(server, name):
+    """A figure of Lumen's databases summed (cn=Monitor's monitoredInfo)."""
     conn = session(server, sh.ROOTDN, sh.ROOTPW)
     total = 0
     for _, entry in conn.search_s("cn=Databases,cn=Monitor", ldap.SCOPE_SUBTREE,
                                   "(objectClass=*)", ["monitoredInfo"]):
         for v in entry.get("monitoredInfo", []):
-            if v.startswith(b"entryPartialReads="):
+            if v.startswith(name.encode() + b"="):
                 total += int(v.split(b"=", 1)[1])
     conn.unbind_s()
     return total
+
+
+def partial_read_count(server):
+    return monitor_figure(server, "entryPartialReads")
 
 
 def named_searches(label, server):
@@ -314,6 +320,40 @@ def password_policy(label, server):
         R.check(f"{label}: alice still binds{attempt}", bind_code(server, ALICE, "alice-pw") == 0)
 
 
+BULK = 1100     # more than BACKEND_SCAN_IDS (1,000): a search over them is a scan
+
+
+def scans_teach_nothing():
+    """A scan that names its attributes reads in part and asks the cache's
+    doorkeeper nothing: its one-time reads must not make the entries look
+    seen (with a one-entry cache every later read would otherwise count)."""
+    server = start("lumend", PLAIN_RULES, "1")
+    try:
+        bulk = "ou=bulk," + B
+        lines = [f"dn: {bulk}\nobjectClass: organizationalUnit\nou: bulk\n"]
+        lines += [f"dn: uid=b{i},{bulk}\nobjectClass: inetOrgPerson\nuid: b{i}\ncn: b{i}\n"
+                  f"sn: b\ndescription: bulk {i}\n" for i in range(BULK)]
+        path = os.path.join(server.tmp, "bulk.ldif")
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
+        rc, out = server.ldapadd(path)
+        R.check("scan: bulk loaded", rc == 0, out)
+        refused = monitor_figure(server, "entryCacheNotAdmitted")
+        partial = partial_read_count(server)
+        conn = session(server)
+        for _ in range(2):
+            got = conn.search_s(bulk, ldap.SCOPE_SUBTREE, "(description=bulk*)", ["cn"])
+            R.check("scan: every entry found", len(got) == BULK, f"{len(got)}")
+        conn.unbind_s()
+        refused = monitor_figure(server, "entryCacheNotAdmitted") - refused
+        partial = partial_read_count(server) - partial
+        R.check("scan: two named scans read every entry in part", partial >= 2 * BULK,
+                f"{partial}")
+        R.check("scan: and ask the doorkeeper about none", refused == 0, f"{refused}")
+    finally:
+        server.stop(R)
+
+
 def run(kind, cache):
     label = kind if cache is None else f"{kind}, cachesize {cache}"
     for rules, scenario in ((PLAIN_RULES, plain_rules), (FILTER_RULES, filter_rules)):
@@ -334,6 +374,7 @@ def run(kind, cache):
 def main():
     run("lumend", "off")
     run("lumend", "1")
+    scans_teach_nothing()
     missing = sh.slapd_missing()
     if missing:
         R.check("slapd available for the same scenarios", False, missing)

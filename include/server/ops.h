@@ -348,8 +348,17 @@ void op_target_access(struct op_context *ctx, struct op_target *t, struct access
 /* Refuse an operation on e: insufficientAccessRights, or noSuchObject when
  * e is NULL or its existence may not be disclosed to the requester. */
 void op_target_refuse(struct op_context *ctx, struct access_op *a, const struct entry *e);
+/*
+ * Inside a transaction (t->bop.group), access is decided on a snapshot
+ * from before it: an entry the snapshot lacks may be one an earlier update
+ * of the same transaction added or moved there, which no decision may
+ * wave through as absent. Then insufficientAccessRights is sent and true
+ * returned; outside a transaction false (absent means absent).
+ */
+bool op_target_refuse_unseen(struct op_context *ctx, const struct op_target *t);
 /* Decide about t's target entry with allowed() (access_decide). True: go
- * on (allowed, or no such entry); false: the refusal or error was sent. */
+ * on (allowed, or no such entry outside a transaction); false: the
+ * refusal or error was sent. */
 bool op_target_decide(struct op_context *ctx, struct op_target *t, struct access_op *a,
 		      bool (*allowed)(struct acl_target *at, void *arg), void *arg);
 /* A private copy of ndn from t's database (*out NULL: none). On failure

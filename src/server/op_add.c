@@ -39,6 +39,15 @@ static bool may_add_below(struct access_op *a, const struct entry *parent,
 	return acl_target_allowed(&at, ACL_ATTR_CHILDREN, ACCESS_WRITE);
 }
 
+/* Is t's entry one of its database's suffixes (its parent lies outside)? */
+static bool is_suffix(const struct op_target *t)
+{
+	for (size_t i = 0; i < t->db->n_suffixes; i++)
+		if (ber_view_eq(t->db->suffixes[i], t->ndn))
+			return true;
+	return false;
+}
+
 /* True when the add may go on; else the answer was sent. */
 static bool add_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a)
 {
@@ -48,6 +57,9 @@ static bool add_allowed(struct op_context *ctx, struct op_target *t, struct acce
 		return true;
 	dn_split_first(t->ndn, &rdn, &parent_ndn);
 	if (!op_target_fetch(ctx, t, parent_ndn, &parent))
+		return false;
+	/* a parent the snapshot lacks, below the database's suffix */
+	if (parent == NULL && !is_suffix(t) && op_target_refuse_unseen(ctx, t))
 		return false;
 	fresh = build_new_entry(ctx, t);
 	bool allowed = fresh != NULL ? acl_may_add(&a->policy, &a->subject, parent, fresh)

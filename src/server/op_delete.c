@@ -22,8 +22,8 @@ static bool delete_allowed(struct op_context *ctx, struct op_target *t, struct a
 	if (!op_target_fetch(ctx, t, t->ndn, &entry))
 		return false;
 	dn_split_first(t->ndn, &rdn, &parent_ndn);
-	if (entry == NULL)
-		go_on = true;       /* noSuchObject from the backend, matchedDN hidden */
+	if (entry == NULL)          /* noSuchObject from the backend, matchedDN hidden */
+		go_on = !op_target_refuse_unseen(ctx, t);
 	else if (op_target_fetch(ctx, t, parent_ndn, &parent)) {
 		go_on = acl_may_delete(&a->policy, &a->subject, parent, entry);
 		if (!go_on)

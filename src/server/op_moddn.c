@@ -44,11 +44,11 @@ static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct a
 		new_rdn.n_rdns = 0;
 	if (!op_target_fetch(ctx, t, t->ndn, &p.entry))
 		return false;
-	if (p.entry == NULL) {
-		return true;        /* noSuchObject from the backend, matchedDN hidden */
-	}
+	if (p.entry == NULL)        /* noSuchObject from the backend, matchedDN hidden */
+		return !op_target_refuse_unseen(ctx, t);
 	if (op_target_fetch(ctx, t, old_parent_ndn, &p.old_parent) &&
-	    op_target_fetch(ctx, t, new_parent_ndn, &p.new_parent)) {
+	    op_target_fetch(ctx, t, new_parent_ndn, &p.new_parent) &&
+	    (p.new_parent != NULL || !op_target_refuse_unseen(ctx, t))) {
 		go_on = acl_may_rename(&a->policy, &a->subject, p.entry, p.old_parent,
 				       p.new_parent, new_parent_ndn,
 				       new_rdn.n_rdns > 0 ? &new_rdn.rdns[0] : NULL);

@@ -170,6 +170,16 @@ static void access_failed(struct op_context *ctx, struct ber_view ndn, int rc)
 		       "cannot check access");
 }
 
+bool op_target_refuse_unseen(struct op_context *ctx, const struct op_target *t)
+{
+	if (t->bop.group == NULL)
+		return false;
+	op_send_result(ctx, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL,
+		       "access control cannot see an entry an earlier update of this "
+		       "transaction added or moved");
+	return true;
+}
+
 bool op_target_decide(struct op_context *ctx, struct op_target *t, struct access_op *a,
 		      bool (*allowed)(struct acl_target *at, void *arg), void *arg)
 {
@@ -183,6 +193,8 @@ bool op_target_decide(struct op_context *ctx, struct op_target *t, struct access
 		op_send_result(ctx, LDAP_INSUFFICIENT_ACCESS_RIGHTS, NULL, NULL);
 	else if (v == ACCESS_HIDDEN)
 		op_send_result(ctx, LDAP_NO_SUCH_OBJECT, NULL, NULL);
+	else if (v == ACCESS_ABSENT && op_target_refuse_unseen(ctx, t))
+		return false;
 	return v == ACCESS_ALLOWED || v == ACCESS_ABSENT;
 }
 

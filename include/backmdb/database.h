@@ -109,6 +109,9 @@ struct backend_op {
 	 * it names the asserted type alone.
 	 */
 	const struct entry_selection *fetch_only;
+	/* The requester's access rules test attribute values (filter=): a
+	 * decision on an entry short of them (a DN alone) would be wrong. */
+	bool access_tests_values;
 	/* Set (by another thread) when the operation is abandoned or the
 	 * connection closes; read with a relaxed atomic load. May be NULL. */
 	const bool *abandoned;

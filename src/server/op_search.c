@@ -289,6 +289,7 @@ static bool start_access(struct op_context *ctx, struct op_target *t,
 		return false;
 	t->hide_matched = true;
 	t->bop.filter_access = &acc->hook;
+	t->bop.access_tests_values = acc->a.tests_values;
 	sink->access = acc;
 	sink->sel->may_read = access_search_may_read;
 	sink->sel->may_read_arg = acc;

@@ -15,7 +15,12 @@
  * scope and filter, else state delete with the DN when it was (a delete, a
  * rename out of the scope); each Sync State control carries the cookie of
  * the change's CSN. The server's sink applies access control to every
- * message, as to the refresh. A full output pauses the search until its
+ * message, as to the refresh: a delete for an entry a change took out of
+ * the search is decided on that entry under its old DN. A deleted entry
+ * leaves only its DN, on which access rules that test values (filter=)
+ * cannot decide: under such rules the search ends with
+ * e-syncRefreshRequired instead, and the consumer's refresh decides on
+ * the entries that remain. A full output pauses the search until its
  * client reads.
  *
  * Bounds: a queue holds at most syncprov-persist-queue bytes. A consumer
@@ -46,6 +51,10 @@
 /* Changes one run sends before it lets other work have the worker (and
  * bounds what one run takes from the operation's arena). */
 #define PERSIST_CHANGES_PER_RUN 256u
+/* push_one: a delete the requester's access rules cannot decide (they
+ * test values, and the entry is gone): the search goes back to a refresh,
+ * which decides on the entries that are there. */
+#define PERSIST_UNDECIDABLE 1
 
 /* One queued change: the struct and its strings in one allocation. */
 struct queued_change {
@@ -313,13 +322,24 @@ static int send_with(struct push *p, const struct entry *e, const struct backend
 	return LUMEN_OK;
 }
 
-/* State delete with the DN the consumer knew (ndn: the change's old one). */
-static int send_delete(struct push *p, struct ber_view ndn, const uint8_t *uuid)
+/*
+ * State delete with the DN the consumer knew (ndn: the change's old one).
+ * Access is decided on `now`, the entry as it is now (a modify or rename
+ * took it out of the search), under the DN the consumer knew; for a
+ * deleted entry (now NULL) on that DN alone, which the caller allows only
+ * when no access rule tests values.
+ */
+static int send_delete(struct push *p, struct ber_view ndn, const struct entry *now,
+		       const uint8_t *uuid)
 {
 	struct entry *e = NULL;
-	int rc = entry_create(p->sp->schema, ndn, ndn, &e);
-	if (rc != LUMEN_OK)
+	int rc = now != NULL ? entry_dup(now, &e) : entry_create(p->sp->schema, ndn, ndn, &e);
+	if (rc == LUMEN_OK && now != NULL)
+		rc = entry_set_dn(e, ndn, ndn);
+	if (rc != LUMEN_OK) {
+		entry_free(e);
 		return rc;
+	}
 	struct backend_entry_info info = { .dn = e->dn, .ndn = e->ndn };
 	rc = send_with(p, e, &info, LDAP_SYNC_DELETE, uuid);
 	entry_free(e);
@@ -352,7 +372,7 @@ static int fetched(void *ctx, const struct entry *e, const struct backend_entry_
 	if (c->kind == DATABASE_WRITE_ADD)
 		return LUMEN_OK;
 	struct ber_view was = c->old_ndn.len > 0 ? c->old_ndn : c->ndn;
-	return in_scope(p->req->u.search, was) ? send_delete(p, was, uuid) : LUMEN_OK;
+	return in_scope(p->req->u.search, was) ? send_delete(p, was, e, uuid) : LUMEN_OK;
 }
 
 /* Sends one change; p->sent is the sink's answer (-1: nothing sent). */
@@ -370,9 +390,12 @@ static int push_one(struct push *p)
 	if (!syncprov_cookie(p->sp, req, ((struct psearch *)req->u.search->persist)->rid, &one,
 			     &p->cookie))
 		return LUMEN_ENOMEM;
+	if (c->kind == DATABASE_WRITE_DELETE && ldap_sync_uuid_parse(c->uuid, uuid) &&
+	    in_scope(req->u.search, c->old_ndn) && req->op->access_tests_values)
+		return PERSIST_UNDECIDABLE;
 	if (c->kind == DATABASE_WRITE_DELETE)
 		return ldap_sync_uuid_parse(c->uuid, uuid) && in_scope(req->u.search, c->old_ndn)
-		       ? send_delete(p, c->old_ndn, uuid) : LUMEN_OK;
+		       ? send_delete(p, c->old_ndn, NULL, uuid) : LUMEN_OK;
 	int rc = database_fetch(req->database, req->op, c->ndn, fetched, p);
 	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;   /* gone since: its delete follows */
 }
@@ -432,6 +455,10 @@ int syncprov_persist_send(struct syncprov *sp, struct overlay_request *req)
 		struct push p = { .sp = sp, .req = req, .change = c, .sent = -1 };
 		int rc = in_refresh(ps, c) ? LUMEN_OK : push_one(&p);
 		free(c);
+		if (rc == PERSIST_UNDECIDABLE)
+			return answer(req, LDAP_SYNC_REFRESH_REQUIRED,
+				      "an entry was deleted and access rules with filter= "
+				      "cannot decide on its DN alone: refresh required");
 		if (rc != LUMEN_OK)
 			return answer(req, LDAP_OTHER, "cannot send a change");
 		if (p.sent == BACKEND_SINK_PAUSE) {

@@ -23,6 +23,12 @@
  *    wins: server_find_database looks at the configured ones first.
  *  - The root DSE's database holds the empty DN alone: it is no catch-all
  *    for DNs outside every suffix.
+ *  - When access rules exist only inside database sections, no global rule
+ *    speaks for cn=Monitor and "no rule at all" would open it to everyone,
+ *    other connections' bind DNs and addresses included: then it gets the
+ *    one rule `access to * by * none` of its own (slapd has no monitor
+ *    database unless one is configured). A global rule naming cn=Monitor
+ *    opens it as before.
  */
 #ifndef LUMEN_OWN_DATABASES_H
 #define LUMEN_OWN_DATABASES_H

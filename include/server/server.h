@@ -87,6 +87,7 @@ struct server {
 	/* The root DSE, cn=Subschema and cn=Monitor (own_databases.h). */
 	struct server_database *own;
 	size_t n_own;
+	struct config_database *monitor_closed;   /* own_databases.c; NULL: not closed */
 	struct ldap_decode_limits limits;
 	struct workq *workq;
 	struct io_thread *io_threads;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access_rules.h"
 #include "config.h"
 #include "dn.h"
 #include "lumen_error.h"
@@ -38,6 +39,38 @@ struct own_spec {
 static const struct ber_view rootdse_ndn = { (const uint8_t *)"", 0 };
 static const struct ber_view subschema_ndn = { (const uint8_t *)"cn=subschema", 12 };
 static const struct ber_view monitor_ndn = { (const uint8_t *)"cn=monitor", 10 };
+
+/* Access rules in database sections only: nothing global speaks for cn=Monitor. */
+static bool monitor_needs_closing(const struct server *s)
+{
+	if (s->config->access.n_rules > 0)
+		return false;
+	for (size_t i = 0; i < s->n_databases; i++)
+		if (s->databases[i].config->access.n_rules > 0)
+			return true;
+	return false;
+}
+
+/* cn=Monitor's own `access to * by * none` (own_databases.h, Caveats). */
+static int close_monitor(struct server *s, struct server_database *monitor, char *err,
+			 size_t errlen)
+{
+	char words[6][8] = { "access", "to", "*", "by", "*", "none" };
+	char *argv[6];
+	for (size_t i = 0; i < 6; i++)
+		argv[i] = words[i];
+	struct config_database *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return LUMEN_ENOMEM;
+	c->origin = (char *)"(built in: cn=Monitor without global access rules)";
+	s->monitor_closed = c;
+	int rc = access_rule_parse(&c->access, 6, argv, c->origin, 0, err, errlen);
+	if (rc == LUMEN_OK)
+		rc = access_rules_compile(&c->access, s->config->schema, err, errlen);
+	if (rc == LUMEN_OK)
+		monitor->config = c;
+	return rc;
+}
 
 static int open_one(struct server *s, const struct own_spec *spec, struct server_database *db)
 {
@@ -75,6 +108,8 @@ int own_databases_open(struct server *s, char *err, size_t errlen)
 		}
 		s->n_own++;
 	}
+	if (monitor_needs_closing(s))
+		return close_monitor(s, &s->own[n - 1], err, errlen);
 	return LUMEN_OK;
 }
 
@@ -85,6 +120,10 @@ void own_databases_close(struct server *s)
 	free(s->own);
 	s->own = NULL;
 	s->n_own = 0;
+	if (s->monitor_closed != NULL)
+		access_rules_free(&s->monitor_closed->access);
+	free(s->monitor_closed);
+	s->monitor_closed = NULL;
 }
 
 const struct server_database *own_databases_find(const struct server *s, struct ber_view ndn)

@@ -12,7 +12,10 @@ by the one search path, so they answer as ordinary entries do:
     cn=Monitor what its entries hold;
   - access control: a cn=Monitor base the requester may not search answers
     noSuchObject (slapd's back-monitor, any entry); compare works and
-    writes are refused (unwillingToPerform), side by side with slapd.
+    writes are refused (unwillingToPerform), side by side with slapd;
+  - with access rules only inside the database section, cn=Monitor is
+    closed (noSuchObject to anonymous and to the database's rootdn), as on
+    a slapd with no monitor database; the root DSE is still read.
 """
 import os
 import subprocess
@@ -184,6 +187,28 @@ def side_by_side(kind):
     return answers
 
 
+# Rules only inside the database section: no global rule speaks for
+# cn=Monitor. slapd (no monitor database configured) has none; Lumen closes
+# it (own_databases.h), where "no rule at all" once let anonymous read
+# other connections' bind DNs and addresses.
+DATABASE_RULES = ["access to * by users read by * none"]
+
+
+def database_rules_only(kind):
+    srv = (sh.Slapd if kind == "slapd" else sh.Lumend)(db_lines=DATABASE_RULES).start()
+    try:
+        root = connect(srv.uri, (sh.ROOTDN, sh.ROOTPW))
+        got = {}
+        for who, conn in (("anonymous", connect(srv.uri)), ("the rootdn", root)):
+            code, entries, _ = collect(conn, "cn=Monitor", ldap.SCOPE_SUBTREE, "(objectClass=*)")
+            got[who] = (code, len(entries))
+        code, entries, _ = collect(connect(srv.uri), "", ldap.SCOPE_BASE, "(objectClass=*)")
+        got["root DSE, anonymous"] = (code, len(entries))
+        return got
+    finally:
+        srv.stop(R if kind == "lumend" else None)
+
+
 def _result(fn):
     try:
         return ("ok", fn())
@@ -213,6 +238,16 @@ R.check("lumend: writes to the server's own entries: unwillingToPerform",
 R.check("lumend: compare on cn=Monitor and cn=Subschema",
         lumen["compare cn=Monitor cn"] == ("ok", True) and
         lumen["compare cn=Subschema cn, false"] == ("ok", False), lumen)
+closed = database_rules_only("lumend")
+for who in ("anonymous", "the rootdn"):
+    R.check(f"lumend, database rules only: cn=Monitor is noSuchObject to {who}",
+            closed[who] == (ldap.NO_SUCH_OBJECT.errnum, 0), closed[who])
+R.check("lumend, database rules only: the root DSE is still read",
+        closed["root DSE, anonymous"] == (0, 1), closed["root DSE, anonymous"])
+if not missing:
+    slapd_closed = database_rules_only("slapd")
+    R.check("as slapd: database rules only", slapd_closed == closed,
+            f"slapd {slapd_closed}, lumend {closed}")
 if not missing:
     slapd = side_by_side("slapd")
     for key in slapd:

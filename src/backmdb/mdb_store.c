@@ -184,6 +184,10 @@ static int open_referrals(struct mdb_store *store, MDB_txn *txn, unsigned create
 {
 	int mrc = mdb_dbi_open(txn, "referrals", create | MDB_INTEGERKEY, &store->referrals);
 	store->has_referrals = mrc == MDB_SUCCESS;
+	MDB_stat st;
+	if (mrc == MDB_SUCCESS)
+		mrc = mdb_stat(txn, store->referrals, &st);
+	atomic_store(&store->referrals_listed, mrc == MDB_SUCCESS && st.ms_entries > 0);
 	return mrc == MDB_NOTFOUND && create == 0 ? MDB_SUCCESS : mrc;
 }
 

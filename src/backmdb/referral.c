@@ -4,9 +4,9 @@
  * answered with (RFC 4511 §4.1.10, §4.5.3), written the way slapd's
  * back-mdb writes them (backend_internal.h).
  *
- * Cost: every check starts with the referrals table's entry count, read
- * from the transaction's copy of the table's root (no page is touched), so
- * a database without referral objects pays one call per operation. With
+ * Cost: a database that never held a referral object since it was opened
+ * pays an atomic load per check (mdb_store.referrals_listed); else every
+ * check starts with the referrals table's entry count. With
  * some, a target's ancestors are looked up in the table one by one (a few
  * B-tree probes: DNs are shallow), and a search tests each referral
  * object's place against its scope, not the scope against them.
@@ -28,7 +28,8 @@ bool referral_entry_is(const struct backend *be, const struct entry *e)
 static bool table_empty(struct backend *be, MDB_txn *txn)
 {
 	MDB_stat st;
-	if (!be->store->has_referrals || be->referral_class == NULL)
+	if (!be->store->has_referrals || be->referral_class == NULL ||
+	    !atomic_load(&be->store->referrals_listed))
 		return true;
 	return mdb_stat(txn, be->store->referrals, &st) != MDB_SUCCESS || st.ms_entries == 0;
 }
@@ -51,6 +52,8 @@ int referral_list(struct backend *be, MDB_txn *txn, uint64_t id, bool is)
 	if (!be->store->has_referrals)
 		return LUMEN_OK;
 	MDB_val key = { sizeof(id), &id }, data = { 1, "" };
+	if (is)   /* before the commit that makes it visible to readers */
+		atomic_store(&be->store->referrals_listed, true);
 	int mrc = is ? mdb_put(txn, be->store->referrals, &key, &data, 0)
 		     : mdb_del(txn, be->store->referrals, &key, NULL);
 	return mrc == MDB_NOTFOUND ? LUMEN_OK : mdb_store_map_error(mrc);

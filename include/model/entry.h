@@ -79,6 +79,14 @@ struct entry_attribute {
 	struct ber_view encoded;            /* PartialAttribute TLV; empty when stale */
 };
 
+/* One attribute of a partial entry's outline: what it takes to select it
+ * and send it as stored, without its values. */
+struct entry_outline_attribute {
+	struct attribute_description desc;  /* desc.options points into entry memory */
+	struct ber_view name;               /* the description as stored */
+	struct ber_view encoded;            /* PartialAttribute TLV, values included */
+};
+
 struct entry {
 	const struct schema *schema;
 	struct ber_view dn;                  /* user form, NUL-terminated in memory */
@@ -91,6 +99,11 @@ struct entry {
 	const struct object_class *structural; /* most derived structural class, or NULL */
 	bool two_structural;                 /* objectClass names two unrelated structural classes */
 	bool unknown_class;                  /* an objectClass value the schema does not know */
+	/* Every attribute of the record, in stored order, when the entry was
+	 * decoded in part with entry_selection.outline; NULL otherwise (and
+	 * in copies). `attributes` then holds the selected ones alone. */
+	const struct entry_outline_attribute *outline;
+	size_t n_outline;
 	struct entry_chunk *memory;          /* private */
 };
 
@@ -212,17 +225,21 @@ int entry_decode_stored(const struct schema *s, const void *bytes, size_t len,
 			bool trust_normalized, struct arena *scratch, struct entry **out);
 
 /* The attribute types a partial decode keeps: each one and its subtypes
- * (n_types 0: none, the entry is its DN alone). */
+ * (n_types 0: none, the entry is its DN alone). outline: also list every
+ * attribute's description and encoded form (entry.outline), for a reader
+ * that sends attributes it does not test (a search returning all). */
 struct entry_selection {
 	const struct attribute_type *const *types;
 	size_t n_types;
+	bool outline;
 };
 /*
  * entry_decode_stored keeping only the attributes `only` selects (NULL:
  * all of them). Every description must still parse, but the values of the
  * attributes left out are not read, so a bad value there goes unnoticed:
  * a partial entry serves a reader that looks at nothing else (a bind's
- * password check), never a cache, an index or a write. Its object class
+ * password check) or, with only->outline, one that sends the others as
+ * stored (a search returning all), never a cache, an index or a write. Its object class
  * set is empty unless objectClass is selected. With no type selected the
  * attributes are not walked at all: only the record's outer framing and
  * its DNs are checked.

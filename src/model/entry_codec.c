@@ -147,6 +147,8 @@ struct staged_record {
 	bool trust_normalized;        /* take the record's normalized forms */
 	const struct entry_selection *only;  /* NULL: every attribute */
 	size_t position;              /* of the next attribute in the record */
+	struct entry_outline_attribute *outline;  /* only->outline: every attribute */
+	size_t n_outline;
 };
 
 /* The arrays were too small for this record: count, then stage again. */
@@ -238,6 +240,12 @@ static int stage_attribute(const struct schema *s, struct staged_record *st,
 						&sa->desc);
 	if (rc != LUMEN_OK)
 		return rc == LUMEN_ENOTFOUND ? LUMEN_ENOTFOUND : LUMEN_EMALFORMED;
+	if (st->outline != NULL) {
+		if (st->n_outline == st->cap_attributes)
+			return STAGE_FULL;
+		st->outline[st->n_outline++] = (struct entry_outline_attribute){
+			sa->desc, sa->stored.description, sa->stored.encoded };
+	}
 	if (!selected(st->only, sa->desc.type))
 		return STAGE_SKIPPED;
 	sa->first_value = st->n_values;
@@ -272,11 +280,14 @@ static int stage_into(const struct schema *s, struct staged_record *st, size_t c
 {
 	st->attributes = arena_alloc(scratch, cap_attributes * sizeof(*st->attributes));
 	st->values = arena_alloc(scratch, cap_values * sizeof(*st->values));
-	if (st->attributes == NULL || st->values == NULL)
+	if (st->only != NULL && st->only->outline)
+		st->outline = arena_alloc(scratch, cap_attributes * sizeof(*st->outline));
+	if (st->attributes == NULL || st->values == NULL ||
+	    (st->only != NULL && st->only->outline && st->outline == NULL))
 		return LUMEN_ENOMEM;
 	st->cap_attributes = cap_attributes;
 	st->cap_values = cap_values;
-	st->n_attributes = st->n_values = 0;
+	st->n_attributes = st->n_values = st->n_outline = 0;
 	st->position = 0;
 	st->extra_bytes = 0;
 	struct entry_record walk = st->rec;
@@ -309,7 +320,7 @@ static int stage_record(const struct schema *s, const void *bytes, size_t len,
 	st->trust_normalized = trust_normalized;
 	st->only = only;
 	int rc = entry_record_open(bytes, len, &st->rec);
-	if (rc != LUMEN_OK || (only != NULL && only->n_types == 0))
+	if (rc != LUMEN_OK || (only != NULL && only->n_types == 0 && !only->outline))
 		return rc;      /* the DN alone: no attribute to look for */
 	rc = stage_into(s, st, len / 24 + 8, len / 12 + 16, scratch);
 	if (rc != STAGE_FULL)
@@ -330,13 +341,35 @@ static struct ber_view rebase(struct ber_view v, const uint8_t *from, const uint
 	return (struct ber_view){ to + (v.ptr - from), v.len };
 }
 
+/* The outline's views moved from the caller's bytes into the entry's copy. */
+static int build_outline(struct entry *e, const struct staged_record *st,
+			 const uint8_t *bytes, const uint8_t *to)
+{
+	struct entry_outline_attribute *outline =
+		entry_mem_alloc(e, st->n_outline * sizeof(*outline) + 1,
+				alignof(struct entry_outline_attribute));
+	if (outline == NULL)
+		return LUMEN_ENOMEM;
+	for (size_t i = 0; i < st->n_outline; i++) {
+		const struct entry_outline_attribute *from = &st->outline[i];
+		outline[i].desc.type = from->desc.type;
+		outline[i].desc.options = rebase(from->desc.options, bytes, to);
+		outline[i].name = rebase(from->name, bytes, to);
+		outline[i].encoded = rebase(from->encoded, bytes, to);
+	}
+	e->outline = outline;
+	e->n_outline = st->n_outline;
+	return LUMEN_OK;
+}
+
 static int build_entry(const struct schema *s, const uint8_t *bytes, size_t len,
 		       const struct staged_record *st, struct entry **out)
 {
 	size_t align = alignof(max_align_t);
 	size_t size = len + st->extra_bytes + st->rec.dn.len + st->rec.ndn.len + 2 +
 		      st->n_attributes * sizeof(struct entry_attribute) +
-		      st->n_values * sizeof(struct entry_value) + 4 * align;
+		      st->n_values * sizeof(struct entry_value) +
+		      st->n_outline * sizeof(struct entry_outline_attribute) + 5 * align;
 	struct entry *e;
 	int rc = entry_new_sized(s, size, &e);
 	if (rc != LUMEN_OK)
@@ -377,6 +410,8 @@ static int build_entry(const struct schema *s, const uint8_t *bytes, size_t len,
 		a->encoded = rebase(sa->stored.encoded, bytes, to);
 	}
 	e->n_attributes = e->cap_attributes = st->n_attributes;
+	if (st->outline != NULL && build_outline(e, st, bytes, to) != LUMEN_OK)
+		goto nomem;
 	entry_refresh_classes(e);
 	*out = e;
 	return LUMEN_OK;

@@ -205,7 +205,7 @@ int access_decide(struct access_op *a, const struct server_database *db, struct 
 		  bool (*allowed)(struct acl_target *t, void *arg), void *arg,
 		  enum access_verdict *out)
 {
-	static const struct entry_selection dn_alone = { NULL, 0 };
+	static const struct entry_selection dn_alone = { NULL, 0, false };
 	struct decision d = { a, allowed, arg, ACCESS_ABSENT };
 	struct backend_op bop = { .arena = a->subject.arena, .abandoned = a->abandoned,
 				  .fetch_only = a->tests_values ? NULL : &dn_alone };

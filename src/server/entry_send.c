@@ -173,6 +173,16 @@ static void write_kept_values(const struct attribute_selection *sel,
 	ber_end(w);
 }
 
+/* typesOnly: the description with an empty value set. */
+static void write_type_only(struct ber_view name, struct ber_writer *w)
+{
+	ber_begin(w, BER_TAG_SEQUENCE);
+	ber_write_octets(w, BER_TAG_OCTET_STRING, name.ptr, name.len);
+	ber_begin(w, BER_TAG_SET);
+	ber_end(w);
+	ber_end(w);
+}
+
 static void write_attribute(const struct attribute_selection *sel,
 			    const struct entry_attribute *a, struct ber_writer *w)
 {
@@ -180,25 +190,43 @@ static void write_attribute(const struct attribute_selection *sel,
 		write_kept_values(sel, a, w);
 		return;
 	}
-	if (!sel->types_only) {
+	if (!sel->types_only)
 		entry_attribute_write(a, w);   /* a memcpy when `encoded` is fresh */
-		return;
+	else
+		write_type_only(a->name, w);
+}
+
+/* A partial entry's attributes as stored: the values are not decoded, so
+ * there is nothing for keep_value to look at (the search reads entries
+ * whole when it is set). */
+static void write_outline(const struct attribute_selection *sel, const struct entry *e,
+			  struct ber_writer *w)
+{
+	for (size_t i = 0; i < e->n_outline; i++) {
+		const struct entry_outline_attribute *a = &e->outline[i];
+		if (!is_selected(sel, &a->desc) || !readable(sel, a->desc.type))
+			continue;
+		if (sel->types_only)
+			write_type_only(a->name, w);
+		else
+			ber_write_raw(w, a->encoded.ptr, a->encoded.len);
 	}
-	ber_begin(w, BER_TAG_SEQUENCE);
-	ber_write_octets(w, BER_TAG_OCTET_STRING, a->name.ptr, a->name.len);
-	ber_begin(w, BER_TAG_SET);
-	ber_end(w);
-	ber_end(w);
 }
 
 void entry_send_body(const struct attribute_selection *sel, const struct entry *e,
 		     const struct backend_entry_info *info, struct ber_writer *w)
 {
 	struct ber_view dn = info != NULL ? info->dn : e->dn;
+	bool dn_only = info != NULL && info->dn_only;
 	ber_begin(w, BER_TAG_APP_CONS(LDAP_OP_SEARCH_ENTRY));
 	ber_write_octets(w, BER_TAG_OCTET_STRING, dn.ptr, dn.len);
 	ber_begin(w, BER_TAG_SEQUENCE);
-	for (size_t i = 0; i < e->n_attributes && !(info != NULL && info->dn_only); i++) {
+	/* The search asks for an outline only where keep_value is unset;
+	 * with both, the decoded attributes are all there is to test. */
+	bool from_outline = e->outline != NULL && sel->keep_value == NULL;
+	if (from_outline && !dn_only)
+		write_outline(sel, e, w);
+	for (size_t i = 0; i < e->n_attributes && !from_outline && !dn_only; i++) {
 		const struct entry_attribute *a = &e->attributes[i];
 		if (a->desc.type != NULL && is_selected(sel, &a->desc) &&
 		    readable(sel, a->desc.type))

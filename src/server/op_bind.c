@@ -102,7 +102,7 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	cred->access = &access;
 	/* A copy for the password policy, or a rule's filter, reads more. */
 	const struct attribute_type *password_type[1] = { cred->password_type };
-	struct entry_selection only = { password_type, 1 };
+	struct entry_selection only = { password_type, 1, false };
 	if (!cred->want_entry && !access.tests_values)
 		bop.fetch_only = &only;
 	int rc = database_fetch(db->database, &bop, ndn, collect_passwords, cred);

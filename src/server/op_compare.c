@@ -38,7 +38,7 @@ void op_compare(struct op_context *ctx)
 		return;
 	/* Only the asserted type's values are read, unless a rule's filter reads more. */
 	const struct attribute_type *compared_type[1] = { known ? ad.type : NULL };
-	struct entry_selection only = { compared_type, 1 };
+	struct entry_selection only = { compared_type, 1, false };
 	if (known && !a.tests_values)
 		t.bop.fetch_only = &only;
 	struct access_values compared;

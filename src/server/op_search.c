@@ -740,11 +740,14 @@ static void search_sorted(struct op_context *ctx, const struct ldap_search_reque
  * The attribute types a plain search looks at, when that is less than
  * the whole entry: the filter's types, the attributes asked for and
  * objectClass (subentries and aliases are told by it), each with its
- * subtypes. NULL (whole entries) when it returns all user or all
- * operational attributes, when an access rule's filter= tests the entry
- * (tests_values), when a typeless extensible match may test any
- * attribute, past SEARCH_READ_ONLY_MAX types, or when the arena is out.
- * Sorted and sync searches never ask: their keys and state are read too.
+ * subtypes. A search returning all user or all operational attributes
+ * decodes the filter's types and objectClass and sends the rest as
+ * stored, from the entry's outline. NULL (whole entries) when an access
+ * rule's filter= tests the entry (tests_values), when Matched Values
+ * must look at the values of all (keep_value), when a typeless
+ * extensible match may test any attribute, past SEARCH_READ_ONLY_MAX
+ * types, or when the arena is out. Sorted and sync searches never ask:
+ * their keys and state are read too.
  */
 static const struct entry_selection *search_reads(struct op_context *ctx,
 						  const struct filter *filter,
@@ -752,7 +755,8 @@ static const struct entry_selection *search_reads(struct op_context *ctx,
 						  bool tests_values)
 {
 	const struct schema *schema = ctx->server->config->schema;
-	if (sel->all_user || sel->all_operational || tests_values)
+	bool all = sel->all_user || sel->all_operational;
+	if (tests_values || (all && sel->keep_value != NULL))
 		return NULL;
 	const struct attribute_type **types = arena_calloc(ctx->arena, SEARCH_READ_ONLY_MAX,
 							   sizeof(*types));
@@ -763,10 +767,10 @@ static const struct entry_selection *search_reads(struct op_context *ctx,
 	    !filter_tested_types(filter, types, SEARCH_READ_ONLY_MAX, &n) ||
 	    !attribute_type_list_add(types, &n, SEARCH_READ_ONLY_MAX, object_class))
 		return NULL;
-	for (size_t i = 0; i < sel->n_wanted; i++)
+	for (size_t i = 0; i < sel->n_wanted && !all; i++)
 		if (!attribute_type_list_add(types, &n, SEARCH_READ_ONLY_MAX, sel->wanted[i].type))
 			return NULL;
-	*only = (struct entry_selection){ types, n };
+	*only = (struct entry_selection){ types, n, all };
 	return only;
 }
 

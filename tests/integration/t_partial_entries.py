@@ -15,9 +15,15 @@ the whole entry would, through supertypes, options, objectClass
 subclasses, filters on attributes not returned, typeless extensible
 matches (the whole entry again), dnAttributes, a subentry that must stay
 hidden (objectClass read though not asked for), and a filter= rule that
-decides on an attribute not asked for (the whole entry again). Lumen's
-cn=Monitor must count partial reads for these searches and none for
-"*" and "+". A named search over more than 1,000 entries (a scan) reads
+decides on an attribute not asked for (the whole entry again).
+
+A search for "*" or "+" decodes the filter's types and objectClass and
+sends the other attributes as stored (the entry's outline): it must
+return what the whole entry gives, with typesOnly, next to named
+operational attributes, without the userPassword a rule hides, and with
+Matched Values (which looks at every value: the whole entry again).
+Lumen's cn=Monitor must count partial reads for these searches as for
+named ones. A named search over more than 1,000 entries (a scan) reads
 them in part and asks the cache's doorkeeper nothing, so that it does not
 make every entry it passed look seen.
 
@@ -35,6 +41,7 @@ import lumen_harness as h  # noqa: E402
 import slapd_harness as sh  # noqa: E402
 
 import ldap  # noqa: E402
+from ldap.controls import RequestControl  # noqa: E402
 from ldap.controls.libldap import AssertionControl  # noqa: E402
 
 R = h.Results("t_partial_entries.py")
@@ -237,6 +244,49 @@ NAMED_SEARCHES = [
 ]
 
 
+ALICE_USER = dict(ALICE_CN, objectClass=[b"inetOrgPerson"], uid=[b"alice"], sn=[b"Smith"],
+                  givenName=[b"Alice"], mail=[b"alice@example.com"], title=[b"engineer"],
+                  employeeType=[b"active"], description=[b"first of the people"])
+ALL_SEARCHES = [
+    ("'*' (userPassword hidden by a rule)", "(uid=alice)", ["*"], {ALICE: ALICE_USER}),
+    ("no attribute list", "(uid=alice)", None, {ALICE: ALICE_USER}),
+    ("'*' with a filter on a type", "(employeeType=inactive)", ["*"],
+     {BOB: {"objectClass": [b"inetOrgPerson"], "uid": [b"bob"], "cn": [b"Bob Jones"],
+            "sn": [b"Jones"], "givenName": [b"Bob"], "title": [b"engineer"],
+            "employeeType": [b"inactive"]}}),
+    ("'*' and entryDN", "(uid=alice)", ["*", "entryDN"],
+     {ALICE: dict(ALICE_USER, entryDN=[ALICE.encode()])}),
+]
+
+# RFC 3876 ValuesReturnFilter: SEQUENCE { equalityMatch (mail=alice@example.com) }
+MATCHED_VALUES = RequestControl("1.2.826.0.1.3344810.2.3", True,
+                                b"\x30\x1b\xa3\x19\x04\x04mail\x04\x11alice@example.com")
+
+
+def all_searches(label, conn):
+    """Searches returning all attributes give what whole entries give."""
+    for what, filterstr, attributes, want in ALL_SEARCHES:
+        got = found(conn, filterstr, attributes)
+        R.check(f"{label}: search, {what}", got == want, f"got {got}")
+    entries = conn.search_ext_s(ALICE, ldap.SCOPE_BASE, "(objectClass=*)", ["*"], attrsonly=1)
+    types = {k: v for k, v in entries[0][1].items()}
+    R.check(f"{label}: search, '*' types only",
+            types == {k: [] for k in ALICE_USER}, f"got {types}")
+    entry = conn.search_s(ALICE, ldap.SCOPE_BASE, "(objectClass=*)", ["*", "+"])[0][1]
+    R.check(f"{label}: search, '*' and '+'",
+            {k: sorted(v) for k, v in entry.items() if k in ALICE_USER} == ALICE_USER and
+            {"entryUUID", "createTimestamp", "entryDN", "subschemaSubentry"} <= set(entry) and
+            "userPassword" not in entry, f"got {sorted(entry)}")
+    entry = conn.search_s(ALICE, ldap.SCOPE_BASE, "(objectClass=*)", ["+"])[0][1]
+    R.check(f"{label}: search, '+' alone",
+            "entryUUID" in entry and not set(entry) & set(ALICE_USER), f"got {sorted(entry)}")
+    entries = conn.search_ext_s(PEOPLE, ldap.SCOPE_SUBTREE, "(uid=alice)", ["*"],
+                                serverctrls=[MATCHED_VALUES])
+    want = {"mail": [b"alice@example.com"]}     # every other type matches no item
+    got = {k: sorted(v) for k, v in entries[0][1].items()} if entries else None
+    R.check(f"{label}: search, '*' with Matched Values", got == want, f"got {got}")
+
+
 def monitor_figure(server, name):
     """A figure of Lumen's databases summed (cn=Monitor's monitoredInfo)."""
     conn = session(server, sh.ROOTDN, sh.ROOTPW)
@@ -261,6 +311,7 @@ def named_searches(label, server):
         for what, filterstr, attributes, want in NAMED_SEARCHES:
             got = found(conn, filterstr, attributes)
             R.check(f"{label}: search, {what}{attempt}", got == want, f"got {got}")
+        all_searches(label + attempt, conn)
     whole_after(label, conn, "named searches")
     if server.kind == "lumend":
         partial_reads_counted(label, server, conn)
@@ -276,16 +327,23 @@ def partial_reads_of(server, conn, attributes):
 
 
 def partial_reads_counted(label, server, conn):
-    """cn=Monitor counts a named search's partial reads; '*' and '+' read
-    whole entries (the access decision on the base reads its DN alone)."""
+    """cn=Monitor counts the partial reads of searches naming attributes
+    and of those for '*' and '+' alike; Matched Values reads whole
+    entries (the access decision on the base reads its DN alone)."""
     named = partial_reads_of(server, conn, ["sn"])
     user = partial_reads_of(server, conn, ["*"])
     operational = partial_reads_of(server, conn, ["+"])
+    before = partial_read_count(server)
+    conn.search_ext_s(PEOPLE, ldap.SCOPE_SUBTREE, "(uid=bob)", ["*"],
+                      serverctrls=[MATCHED_VALUES])
+    matched = partial_read_count(server) - before
     if label.endswith("cachesize off"):
         R.check(f"{label}: a search naming sn reads the four entries in part",
-                named - user == 4, f"{named} {user}")
-    R.check(f"{label}: searches for '*' and '+' read as many in part (the base's DN)",
-            user == operational and user <= 1, f"{user} {operational}")
+                named - matched == 4, f"{named} {matched}")
+    R.check(f"{label}: searches for '*' and '+' read as many in part as one naming sn",
+            user == operational == named, f"{named} {user} {operational}")
+    R.check(f"{label}: one with Matched Values reads whole entries (the base's DN)",
+            matched <= 1, f"{matched}")
 
 
 def filter_rules(label, server):

@@ -315,7 +315,7 @@ static struct entry *decode_only(const struct entry *e, const char *const *names
 	const struct attribute_type *types[8];
 	for (size_t i = 0; i < n; i++)
 		types[i] = ad_of(names[i]).type;
-	struct entry_selection only = { types, n };
+	struct entry_selection only = { types, n, false };
 	struct ber_writer w;
 	struct entry *d = NULL;
 	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
@@ -384,7 +384,7 @@ START_TEST(selected_decode)
 	/* framing is still checked for what is skipped */
 	for (size_t len = 3; len < w.len; len++) {
 		ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, len, true,
-						       &(struct entry_selection){ NULL, 0 }, NULL,
+						       &(struct entry_selection){ NULL, 0, false }, NULL,
 						       &d), LUMEN_EMALFORMED);
 		ck_assert_ptr_null(d);
 	}
@@ -412,6 +412,92 @@ START_TEST(selected_decode_dense)
 	ck_assert_uint_eq(d->n_attributes, 1);
 	expect_subset(e, d);
 	entry_free(d);
+	entry_free(e);
+}
+END_TEST
+
+/* The record of e decoded whole and, with an outline, keeping `types`. */
+static void decode_outline(const struct entry *e, const struct attribute_type *const *types,
+			   size_t n, struct entry **whole, struct entry **part)
+{
+	struct entry_selection only = { types, n, true };
+	struct ber_writer w;
+	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, NULL, NULL, whole),
+			 LUMEN_OK);
+	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, &only, NULL, part),
+			 LUMEN_OK);
+	for (size_t len = 3; len < w.len; len += 7) {
+		struct entry *cut = NULL;
+		ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, len, true, &only, NULL,
+						       &cut), LUMEN_EMALFORMED);
+		ck_assert_ptr_null(cut);
+	}
+	ber_writer_free(&w);
+}
+
+/* The outline lists every stored attribute as the whole decode has it:
+ * type, options, description and encoded bytes, in order. */
+static void expect_outline_of(const struct entry *whole, const struct entry *part)
+{
+	ck_assert_ptr_nonnull(part->outline);
+	ck_assert_uint_eq(part->n_outline, whole->n_attributes);
+	for (size_t i = 0; i < part->n_outline; i++) {
+		const struct entry_outline_attribute *o = &part->outline[i];
+		const struct entry_attribute *a = &whole->attributes[i];
+		ck_assert_ptr_eq(o->desc.type, a->desc.type);
+		ck_assert(ber_view_eq(o->desc.options, a->desc.options));
+		ck_assert(ber_view_eq(o->name, a->name));
+		ck_assert(a->encoded.len > 0 && ber_view_eq(o->encoded, a->encoded));
+	}
+}
+
+/*
+ * An outline comes with the selected attributes decoded as without one;
+ * with none selected it still lists them all. A record with more
+ * attributes than the first pass's estimate is staged again, outline
+ * included. Whole decodes, partial ones without it and copies have none.
+ */
+START_TEST(selected_decode_outline)
+{
+	struct entry *e = person(), *whole, *part;
+	const struct attribute_type *name[] = { ad_of("name").type };
+	decode_outline(e, name, 1, &whole, &part);
+	expect_outline_of(whole, part);
+	ck_assert_uint_eq(part->n_attributes, 2);       /* cn and sn */
+	expect_subset(e, part);
+	ck_assert_ptr_null(whole->outline);
+	struct entry *copy;
+	ck_assert_int_eq(entry_dup(part, &copy), LUMEN_OK);
+	ck_assert_ptr_null(copy->outline);
+	entry_free(copy);
+	entry_free(whole);
+	entry_free(part);
+	decode_outline(e, NULL, 0, &whole, &part);
+	expect_outline_of(whole, part);
+	ck_assert_uint_eq(part->n_attributes, 0);
+	entry_free(whole);
+	entry_free(part);
+	static const char *const uid[] = { "uid" };
+	part = decode_only(e, uid, 1);
+	ck_assert_ptr_null(part->outline);
+	entry_free(part);
+	entry_free(e);
+
+	e = fixture_entry("cn=y,dc=example,dc=com", "objectClass: top\n");
+	char value[16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(value, sizeof(value), "l;x-%d", i);
+		ck_assert_int_eq(entry_add_text(e, value, "1"), LUMEN_OK);
+	}
+	const struct attribute_type *object_class[] = { ad_of("objectClass").type };
+	decode_outline(e, object_class, 1, &whole, &part);
+	expect_outline_of(whole, part);
+	ck_assert_uint_eq(part->n_outline, 301);
+	ck_assert_uint_eq(part->n_attributes, 1);
+	entry_free(whole);
+	entry_free(part);
 	entry_free(e);
 }
 END_TEST
@@ -567,6 +653,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, stored_normalized_forms);
 	tcase_add_test(tc, selected_decode);
 	tcase_add_test(tc, selected_decode_dense);
+	tcase_add_test(tc, selected_decode_outline);
 	tcase_add_loop_test(tc, corrupt_records, 0, (int)(sizeof(corrupt) / sizeof(corrupt[0])));
 	tcase_add_test(tc, truncated_records);
 	suite_add_tcase(s, tc);

@@ -240,7 +240,7 @@ static struct entry *decode_tested(const struct entry *e, const char *filter)
 	struct ber_writer w;
 	ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
 	ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
-	struct entry_selection only = { types, n };
+	struct entry_selection only = { types, n, false };
 	struct entry *d = NULL;
 	ck_assert_int_eq(entry_decode_selected(fixture_schema, w.buf, w.len, true, &only, &arena,
 					       &d), LUMEN_OK);

@@ -220,12 +220,17 @@ static int stage_value(const struct attribute_type *type, struct staged_record *
 	return LUMEN_OK;
 }
 
+/* Asked for every attribute of every record read: the types themselves
+ * first, the supertype chain only for a type that has one (most have not). */
 static bool selected(const struct entry_selection *only, const struct attribute_type *type)
 {
 	if (only == NULL)
 		return true;
 	for (size_t i = 0; i < only->n_types; i++)
-		if (type == only->types[i] || attribute_type_is_subtype(type, only->types[i]))
+		if (type == only->types[i])
+			return true;
+	for (size_t i = 0; i < only->n_types && type->sup != NULL; i++)
+		if (attribute_type_is_subtype(type->sup, only->types[i]))
 			return true;
 	return false;
 }

@@ -65,9 +65,15 @@ sn: a
 STATES = {0: "present", 1: "add", 2: "modify", 3: "delete"}
 
 
+MARKER = [(ldap.MOD_REPLACE, "description", [b"marker"])]
+
+
 def pushed(server, change):
     """After an anonymous refreshAndPersist's refresh, change(root): the
-    (state, DN) pushed within 3 s, and the code it ended with (None: open)."""
+    (state, DN) pushed, and the code it ended with (None: open). A last
+    change to alice, which every rule here shows, marks the end: changes
+    are pushed in commit order, so nothing of change(root) comes after it
+    (10 s at most)."""
     anon = ldap.initialize(server.uri)
     msgid = anon.search_ext(B, ldap.SCOPE_SUBTREE, "(objectClass=*)", ["*"],
                             serverctrls=[SyncRequestControl(True, mode="refreshAndPersist")])
@@ -79,9 +85,10 @@ def pushed(server, change):
     root = ldap.initialize(server.uri)
     root.simple_bind_s(sh.ROOTDN, sh.ROOTPW)
     change(root)
-    out, ended = [], None
-    end = time.time() + 3
-    while time.time() < end and ended is None:
+    root.modify_s(ALICE, MARKER)
+    out, ended, marked = [], None, False
+    end = time.time() + 10
+    while time.time() < end and ended is None and not marked:
         try:
             _, data, _, _ = anon.result4(msgid, all=0, timeout=0.5, add_ctrls=1)[:4]
         except ldap.TIMEOUT:
@@ -90,6 +97,9 @@ def pushed(server, change):
             ended = e.args[0].get("result")
             break
         for item in data or []:
+            if item[1].get("description") == MARKER[0][2]:
+                marked = True
+                break
             state = [STATES.get(c.state, c.state) for c in item[2]
                      if c.controlType == SyncStateControl.controlType]
             out.append((state[0] if state else None, item[0]))

@@ -72,6 +72,26 @@ static bool is_selected(const struct attribute_selection *sel,
 	return false;
 }
 
+/* The computed attributes' types of the schema this thread saw last (by
+ * serial, which no later schema reuses): every search needs all four. */
+static _Thread_local struct {
+	uint64_t serial;
+	const struct attribute_type *types[COMPUTED_ATTRIBUTE_COUNT];
+} computed_memo;
+
+static void computed_types(const struct schema *schema,
+			   const struct attribute_type *out[COMPUTED_ATTRIBUTE_COUNT])
+{
+	uint64_t serial = schema_serial(schema);
+	if (serial == 0 || computed_memo.serial != serial) {
+		for (int c = 0; c < COMPUTED_ATTRIBUTE_COUNT; c++)
+			computed_memo.types[c] = schema_attribute_type(schema, computed_names[c],
+								       strlen(computed_names[c]));
+		computed_memo.serial = serial;
+	}
+	memcpy(out, computed_memo.types, sizeof(computed_memo.types));
+}
+
 int attribute_selection_init(struct attribute_selection *sel, const struct schema *schema,
 			     const struct ber_view *names, size_t n_names, bool types_only,
 			     struct arena *arena)
@@ -89,11 +109,10 @@ int attribute_selection_init(struct attribute_selection *sel, const struct schem
 	}
 	for (size_t i = 0; i < n_names; i++)
 		add_wanted(sel, schema, names[i]);
+	computed_types(schema, sel->computed_type);
 	for (int c = 0; c < COMPUTED_ATTRIBUTE_COUNT; c++) {
-		const struct attribute_type *at =
-			schema_attribute_type(schema, computed_names[c], strlen(computed_names[c]));
+		const struct attribute_type *at = sel->computed_type[c];
 		struct attribute_description have = { at, { NULL, 0 } };
-		sel->computed_type[c] = at;
 		sel->computed[c] = at != NULL && is_selected(sel, &have);
 	}
 	return LUMEN_OK;

@@ -104,6 +104,7 @@ struct entry {
 	 * in copies). `attributes` then holds the selected ones alone. */
 	const struct entry_outline_attribute *outline;
 	size_t n_outline;
+	struct ber_view record;              /* with an outline: the record it came from */
 	struct entry_chunk *memory;          /* private */
 };
 
@@ -247,6 +248,15 @@ struct entry_selection {
 int entry_decode_selected(const struct schema *s, const void *bytes, size_t len,
 			  bool trust_normalized, const struct entry_selection *only,
 			  struct arena *scratch, struct entry **out);
+
+/*
+ * The whole entry a partial one with an outline was decoded from, for a
+ * reader handed a partial entry that turns out to need the rest (a new
+ * entry the caller frees; normalized forms computed again, and the DN
+ * the partial entry carries now). LUMEN_EINVAL without an outline; else
+ * as entry_decode.
+ */
+int entry_decode_whole(const struct entry *partial, struct entry **out);
 
 /* Walk a record without decoding it (attribute selection in search). */
 struct entry_record {

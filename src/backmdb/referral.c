@@ -28,8 +28,13 @@ bool referral_entry_is(const struct backend *be, const struct entry *e)
 static bool table_empty(struct backend *be, MDB_txn *txn)
 {
 	MDB_stat st;
-	if (!be->store->has_referrals || be->referral_class == NULL ||
-	    !atomic_load(&be->store->referrals_listed))
+	if (!be->store->has_referrals || be->referral_class == NULL)
+		return true;
+	/* The snapshot's own reads (LMDB's plain loads of the meta page)
+	 * come before the flag's: a snapshot that holds a referral sees it
+	 * set, on weakly ordered CPUs too. */
+	atomic_thread_fence(memory_order_acquire);
+	if (!atomic_load_explicit(&be->store->referrals_listed, memory_order_relaxed))
 		return true;
 	return mdb_stat(txn, be->store->referrals, &st) != MDB_SUCCESS || st.ms_entries == 0;
 }

@@ -348,7 +348,7 @@ static struct ber_view rebase(struct ber_view v, const uint8_t *from, const uint
 
 /* The outline's views moved from the caller's bytes into the entry's copy. */
 static int build_outline(struct entry *e, const struct staged_record *st,
-			 const uint8_t *bytes, const uint8_t *to)
+			 const uint8_t *bytes, size_t len, const uint8_t *to)
 {
 	struct entry_outline_attribute *outline =
 		entry_mem_alloc(e, st->n_outline * sizeof(*outline) + 1,
@@ -364,6 +364,7 @@ static int build_outline(struct entry *e, const struct staged_record *st,
 	}
 	e->outline = outline;
 	e->n_outline = st->n_outline;
+	e->record = (struct ber_view){ to, len };
 	return LUMEN_OK;
 }
 
@@ -415,7 +416,7 @@ static int build_entry(const struct schema *s, const uint8_t *bytes, size_t len,
 		a->encoded = rebase(sa->stored.encoded, bytes, to);
 	}
 	e->n_attributes = e->cap_attributes = st->n_attributes;
-	if (st->outline != NULL && build_outline(e, st, bytes, to) != LUMEN_OK)
+	if (st->outline != NULL && build_outline(e, st, bytes, len, to) != LUMEN_OK)
 		goto nomem;
 	entry_refresh_classes(e);
 	*out = e;
@@ -454,6 +455,23 @@ int entry_decode_selected(const struct schema *s, const void *bytes, size_t len,
 	if (scratch == &own)
 		arena_free(&own);
 	return rc;
+}
+
+int entry_decode_whole(const struct entry *partial, struct entry **out)
+{
+	*out = NULL;
+	if (partial->outline == NULL)
+		return LUMEN_EINVAL;
+	struct entry *e;
+	int rc = entry_decode(partial->schema, partial->record.ptr, partial->record.len, NULL, &e);
+	if (rc == LUMEN_OK && !ber_view_eq(e->ndn, partial->ndn))
+		rc = entry_set_dn(e, partial->dn, partial->ndn);   /* corrected since stored */
+	if (rc != LUMEN_OK) {
+		entry_free(e);
+		return rc;
+	}
+	*out = e;
+	return LUMEN_OK;
 }
 
 /* ------------------------------------------------------------------ dup */

@@ -434,10 +434,10 @@ static bool is_suffix(const struct syncprov *sp, struct ber_view ndn)
  * Lumen keeps the context current in memory and recoverable from the
  * session log, so nothing is written: the value shown is never stale.
  */
-static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+static int show_suffix(struct suffix_read *r, const struct entry *e,
+		       const struct backend_entry_info *info)
 {
-	struct suffix_read *r = ctx;
-	if (!is_suffix(r->sp, e->ndn) || entry_find_type(e, r->sp->context_csn) != NULL)
+	if (entry_find_type(e, r->sp->context_csn) != NULL)
 		return r->server_sink(r->server_ctx, e, info);
 	struct sync_cookie context;
 	pthread_mutex_lock(&r->sp->lock);
@@ -455,6 +455,23 @@ static int suffix_sink(void *ctx, const struct entry *e, const struct backend_en
 	}
 	int rc = r->server_sink(r->server_ctx, shown, info);
 	entry_free(shown);
+	return rc;
+}
+
+/* A search returning all attributes may hand over the suffix decoded in
+ * part (entry.outline): the copy with contextCSN is made from all of it. */
+static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct suffix_read *r = ctx;
+	if (!is_suffix(r->sp, e->ndn))
+		return r->server_sink(r->server_ctx, e, info);
+	if (e->outline == NULL)
+		return show_suffix(r, e, info);
+	struct entry *whole;
+	if (entry_decode_whole(e, &whole) != LUMEN_OK)
+		return r->server_sink(r->server_ctx, e, info);   /* as stored, as above */
+	int rc = show_suffix(r, whole, info);
+	entry_free(whole);
 	return rc;
 }
 

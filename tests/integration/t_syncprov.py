@@ -26,6 +26,10 @@ The provider's suffix entry shows its contextCSN (the newest CSN, as
 OpenLDAP's syncprov-checkpoint writes it; here never stale): after a write
 it is that write's entryCSN, with `+` or by name, not with `*`; the same
 scenario against slapd with `syncprov-checkpoint 1 10` gives the same.
+With the entry cache off, a search for `*` or `+` reads the suffix entry
+in part (the filter's types, the rest sent as stored); the contextCSN
+shown must come with all of it: `*` returns the same attributes as slapd
+and `+` its entryUUID and entryCSN too.
 
 Bad input: a malformed cookie is protocolError naming what is wrong; the
 Sync Request on a database without syncprov is unavailableCriticalExtension
@@ -322,6 +326,44 @@ def openldap_checkpoint():
         server.stop(R)
 
 
+def suffix_whole(kind):
+    """The suffix entry's attributes with `*` (base and subtree) and
+    whether `+` carries entryUUID, entryCSN and contextCSN."""
+    glob = ["moduleload syncprov"] if kind == "slapd" else []
+    db = ["overlay syncprov", "syncprov-checkpoint 1 10"]
+    server = sh.make_server(kind, global_lines=glob,
+                            db_lines=db + (["cachesize off"] if kind == "lumend" else []))
+    server.start()
+    try:
+        path = os.path.join(server.tmp, "data.ldif")
+        with open(path, "w") as f:
+            f.write(ldif())
+        rc, out = server.ldapadd(path)
+        R.check(f"{kind}, cache off: loaded", rc == 0, out)
+        p = bind(server)
+        p.modify_s(f"uid=u1,{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [b"Whole"])])
+        base = p.search_s(B, ldap.SCOPE_BASE, "(objectClass=*)", ["*"])[0][1]
+        sub = p.search_s(B, ldap.SCOPE_SUBTREE, f"(entryDN={B})", ["*"])[0][1]
+        oper = p.search_s(B, ldap.SCOPE_BASE, "(objectClass=*)", ["+"])[0][1]
+        return {"*": sorted(base), "* subtree": sorted(sub),
+                "+": all(k in oper for k in ("entryUUID", "entryCSN", "contextCSN"))}
+    finally:
+        server.stop(R)
+
+
+def suffix_whole_both():
+    lumen = suffix_whole("lumend")
+    R.check("lumend, cache off: '*' on the suffix returns its user attributes",
+            lumen["*"] == lumen["* subtree"] and "o" in lumen["*"] and "dc" in lumen["*"],
+            str(lumen))
+    R.check("lumend, cache off: '+' on the suffix has entryUUID, entryCSN and contextCSN",
+            lumen["+"], str(lumen))
+    slapd = suffix_whole("slapd")
+    R.check("slapd agrees on the suffix's user attributes",
+            slapd["*"] == lumen["*"] and slapd["* subtree"] == lumen["* subtree"],
+            f"slapd {slapd}, lumend {lumen}")
+
+
 def main():
     if sh.slapd_missing():
         R.check("slapd available to be the consumer", False, sh.slapd_missing())
@@ -365,6 +407,7 @@ def main():
         consumer.cleanup()
         provider.cleanup()
     openldap_checkpoint()
+    suffix_whole_both()
     R.finish()
 
 

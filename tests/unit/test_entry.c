@@ -437,12 +437,20 @@ static void decode_outline(const struct entry *e, const struct attribute_type *c
 	ber_writer_free(&w);
 }
 
+/* A view inside the entry's own copy of its record. */
+static bool in_record(const struct entry *e, struct ber_view v)
+{
+	return v.ptr >= e->record.ptr && v.ptr + v.len <= e->record.ptr + e->record.len;
+}
+
 /* The outline lists every stored attribute as the whole decode has it:
- * type, options, description and encoded bytes, in order. */
+ * type, options, description and encoded bytes, in order, pointing into
+ * the entry's copy of the record (the caller's buffer is gone by now). */
 static void expect_outline_of(const struct entry *whole, const struct entry *part)
 {
 	ck_assert_ptr_nonnull(part->outline);
 	ck_assert_uint_eq(part->n_outline, whole->n_attributes);
+	ck_assert_uint_gt(part->record.len, 0);
 	for (size_t i = 0; i < part->n_outline; i++) {
 		const struct entry_outline_attribute *o = &part->outline[i];
 		const struct entry_attribute *a = &whole->attributes[i];
@@ -450,6 +458,7 @@ static void expect_outline_of(const struct entry *whole, const struct entry *par
 		ck_assert(ber_view_eq(o->desc.options, a->desc.options));
 		ck_assert(ber_view_eq(o->name, a->name));
 		ck_assert(a->encoded.len > 0 && ber_view_eq(o->encoded, a->encoded));
+		ck_assert(in_record(part, o->name) && in_record(part, o->encoded));
 	}
 }
 
@@ -458,6 +467,7 @@ static void expect_outline_of(const struct entry *whole, const struct entry *par
  * with none selected it still lists them all. A record with more
  * attributes than the first pass's estimate is staged again, outline
  * included. Whole decodes, partial ones without it and copies have none.
+ * entry_decode_whole gives back the whole entry, under the DN it has now.
  */
 START_TEST(selected_decode_outline)
 {
@@ -468,7 +478,19 @@ START_TEST(selected_decode_outline)
 	ck_assert_uint_eq(part->n_attributes, 2);       /* cn and sn */
 	expect_subset(e, part);
 	ck_assert_ptr_null(whole->outline);
-	struct entry *copy;
+	struct entry *copy, *again;
+	ck_assert_int_eq(entry_decode_whole(whole, &again), LUMEN_EINVAL);
+	ck_assert_int_eq(entry_decode_whole(part, &again), LUMEN_OK);
+	expect_same(e, again);
+	ck_assert_ptr_null(again->outline);
+	entry_free(again);
+	/* a DN corrected after the read (a rename above it) is the one kept */
+	ck_assert_int_eq(entry_set_dn(part, fixture_view("uid=moved,dc=example,dc=com"),
+				      (struct ber_view){ NULL, 0 }), LUMEN_OK);
+	ck_assert_int_eq(entry_decode_whole(part, &again), LUMEN_OK);
+	ck_assert(ber_view_eq_str(again->dn, "uid=moved,dc=example,dc=com"));
+	ck_assert_uint_eq(again->n_attributes, whole->n_attributes);
+	entry_free(again);
 	ck_assert_int_eq(entry_dup(part, &copy), LUMEN_OK);
 	ck_assert_ptr_null(copy->outline);
 	entry_free(copy);

@@ -434,44 +434,44 @@ static bool is_suffix(const struct syncprov *sp, struct ber_view ndn)
  * Lumen keeps the context current in memory and recoverable from the
  * session log, so nothing is written: the value shown is never stale.
  */
-static int show_suffix(struct suffix_read *r, const struct entry *e,
-		       const struct backend_entry_info *info)
+/* The context's CSNs as e's contextCSN (e is the sink's own copy). */
+static int add_context(struct syncprov *sp, struct entry *e, const struct sync_cookie *context)
 {
-	if (entry_find_type(e, r->sp->context_csn) != NULL)
+	struct ber_view values[SYNC_COOKIE_MAX_CSNS];
+	for (size_t i = 0; i < context->n_csns; i++)
+		values[i] = (struct ber_view){ (const uint8_t *)context->csns[i].text, CSN_LENGTH };
+	struct attribute_description ad = { .type = sp->context_csn };
+	return entry_replace_values(e, &ad, values, context->n_csns, NULL);
+}
+
+/*
+ * A copy of the suffix with contextCSN, made from all of it: a search
+ * returning all attributes may hand it over decoded in part
+ * (entry.outline), which is then decoded whole instead of copied. Out of
+ * memory, the entry goes as stored.
+ */
+static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
+{
+	struct suffix_read *r = ctx;
+	if (!is_suffix(r->sp, e->ndn) ||
+	    (e->outline == NULL && entry_find_type(e, r->sp->context_csn) != NULL))
 		return r->server_sink(r->server_ctx, e, info);
 	struct sync_cookie context;
 	pthread_mutex_lock(&r->sp->lock);
 	context = r->sp->context;
 	pthread_mutex_unlock(&r->sp->lock);
-	struct ber_view values[SYNC_COOKIE_MAX_CSNS];
-	for (size_t i = 0; i < context.n_csns; i++)
-		values[i] = (struct ber_view){ (const uint8_t *)context.csns[i].text, CSN_LENGTH };
-	struct attribute_description ad = { .type = r->sp->context_csn };
+	if (context.n_csns == 0)
+		return r->server_sink(r->server_ctx, e, info);
 	struct entry *shown = NULL;
-	if (context.n_csns == 0 || entry_dup(e, &shown) != LUMEN_OK ||
-	    entry_replace_values(shown, &ad, values, context.n_csns, NULL) != LUMEN_OK) {
-		entry_free(shown);   /* no memory: the entry as stored */
+	int rc = e->outline != NULL ? entry_decode_whole(e, &shown) : entry_dup(e, &shown);
+	if (rc == LUMEN_OK && entry_find_type(shown, r->sp->context_csn) == NULL)
+		rc = add_context(r->sp, shown, &context);
+	if (rc != LUMEN_OK) {
+		entry_free(shown);
 		return r->server_sink(r->server_ctx, e, info);
 	}
-	int rc = r->server_sink(r->server_ctx, shown, info);
+	rc = r->server_sink(r->server_ctx, shown, info);
 	entry_free(shown);
-	return rc;
-}
-
-/* A search returning all attributes may hand over the suffix decoded in
- * part (entry.outline): the copy with contextCSN is made from all of it. */
-static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
-{
-	struct suffix_read *r = ctx;
-	if (!is_suffix(r->sp, e->ndn))
-		return r->server_sink(r->server_ctx, e, info);
-	if (e->outline == NULL)
-		return show_suffix(r, e, info);
-	struct entry *whole;
-	if (entry_decode_whole(e, &whole) != LUMEN_OK)
-		return r->server_sink(r->server_ctx, e, info);   /* as stored, as above */
-	int rc = show_suffix(r, whole, info);
-	entry_free(whole);
 	return rc;
 }
 

@@ -310,17 +310,22 @@ def context_csn_shown(kind, server):
             str(sub))
 
 
+def start_loaded(server, label):
+    """Start server and load the replication data into it."""
+    server.start()
+    path = os.path.join(server.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(ldif())
+    rc, out = server.ldapadd(path)
+    R.check(f"{label}: loaded", rc == 0, out)
+
+
 def openldap_checkpoint():
     server = sh.make_server("slapd", global_lines=["moduleload syncprov"],
                             db_lines=["index objectClass eq", "overlay syncprov",
                                       "syncprov-checkpoint 1 10"])
-    server.start()
     try:
-        path = os.path.join(server.tmp, "data.ldif")
-        with open(path, "w") as f:
-            f.write(ldif())
-        rc, out = server.ldapadd(path)
-        R.check("slapd provider loaded", rc == 0, out)
+        start_loaded(server, "slapd provider")
         context_csn_shown("slapd (syncprov-checkpoint 1 10)", server)
     finally:
         server.stop(R)
@@ -333,13 +338,8 @@ def suffix_whole(kind):
     db = ["overlay syncprov", "syncprov-checkpoint 1 10"]
     server = sh.make_server(kind, global_lines=glob,
                             db_lines=db + (["cachesize off"] if kind == "lumend" else []))
-    server.start()
     try:
-        path = os.path.join(server.tmp, "data.ldif")
-        with open(path, "w") as f:
-            f.write(ldif())
-        rc, out = server.ldapadd(path)
-        R.check(f"{kind}, cache off: loaded", rc == 0, out)
+        start_loaded(server, f"{kind}, cache off")
         p = bind(server)
         p.modify_s(f"uid=u1,{PEOPLE}", [(ldap.MOD_REPLACE, "sn", [b"Whole"])])
         base = p.search_s(B, ldap.SCOPE_BASE, "(objectClass=*)", ["*"])[0][1]

@@ -176,6 +176,17 @@ struct backend_op {
 	 */
 	const struct database_write_hook *write_hook;
 	/*
+	 * The requester's rights on the write, decided again on what the
+	 * write's transaction sees (NULL: none): its on_write is called once,
+	 * for the operation's own change (depth 0), before the write hook,
+	 * and refuses as on_write does (op->result_code, LUMEN_EINVAL). The
+	 * server decides on a read snapshot before the call; a change that
+	 * commits in between (a value a filter= rule tests, a group's members)
+	 * may turn that verdict, and this one is the one that counts. on_commit
+	 * is not called.
+	 */
+	const struct database_write_hook *write_check;
+	/*
 	 * A write that is part of a group (RFC 5805 transaction, see
 	 * database_group_begin): applied inside the group's transaction and
 	 * durable only when the group commits. NULL: a write of its own.

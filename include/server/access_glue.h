@@ -62,6 +62,16 @@ void access_op_init(struct access_op *a, const struct server *s,
 		    bool is_root, struct arena *arena, const bool *abandoned);
 
 /*
+ * Is member_ndn, as a normalized DN, among group's values of member_type,
+ * and is group an instance of group_class (NULL: of any class)? What a
+ * group= clause asks of the group entry; scratch comes from arena. A
+ * value that does not normalize matches nothing.
+ */
+bool access_group_has_member(const struct server *s, struct arena *arena,
+			     const struct entry *group, const struct object_class *group_class,
+			     const struct attribute_type *member_type, struct ber_view member_ndn);
+
+/*
  * A search under access control (acl.h's search rules), in two halves:
  * `hook` goes to the backend (backend_op.filter_access), which evaluates
  * the filter through it: per entry, `search` on the entry, then `search`

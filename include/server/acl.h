@@ -124,6 +124,13 @@ struct acl_target {
  */
 bool acl_policy_tests_values(const struct acl_policy *policy);
 
+/*
+ * Does a decision under this policy read what the directory holds beyond
+ * the DNs and the requester's identity: a target's values (filter=) or a
+ * group's members (group=)? Then a change to entries can turn a verdict.
+ */
+bool acl_policy_reads_entries(const struct acl_policy *policy);
+
 /* Start deciding about `entry` (never fails; see the arena note above). */
 void acl_target_init(struct acl_target *t, const struct acl_policy *policy,
 		     const struct acl_subject *subject, const struct entry *entry);

@@ -99,27 +99,37 @@ void write_job_committed(struct write_job *job)
 		hook->on_commit(hook->ctx, job->op, job->notes, job->n_notes);
 }
 
+static int call_hook(struct write_job *job, const struct database_write_hook *hook,
+		     struct database_txn *handle, const struct database_write *w)
+{
+	int rc = hook->on_write(hook->ctx, handle, &txn_ops, job->op, w);
+	/* an LDAP refusal is the operation's answer, not a storage failure */
+	if (rc == LUMEN_EINVAL && job->op->result_code != LDAP_SUCCESS)
+		job->decided = true;
+	return rc;
+}
+
 static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
 		     const struct entry *before, const struct entry *after, unsigned depth)
 {
 	char drawn[CSN_LENGTH + 1];
 	struct ber_view csn = change_csn(job, after, drawn);
+	const struct database_write_hook *check = depth == 0 ? job->op->write_check : NULL;
 	const struct database_write_hook *hook = job->op->write_hook;
-	if (hook == NULL)
+	if (check == NULL && hook == NULL)
 		return LUMEN_OK;
-	if (hook->on_commit != NULL) {
-		int noted = note_change(job, kind, before, after, csn);
-		if (noted != LUMEN_OK)
-			return noted;
-	}
 	struct database_txn handle = { .job = job, .txn = txn, .depth = depth };
 	struct database_write w = { .kind = kind, .before = before, .after = after,
 				    .depth = depth, .csn = csn };
-	int rc = hook->on_write(hook->ctx, &handle, &txn_ops, job->op, &w);
-	/* an LDAP refusal is the operation's answer, not a storage failure */
-	if (rc == LUMEN_EINVAL && job->op->result_code != LDAP_SUCCESS)
-		job->decided = true;
-	return rc;
+	int rc = check != NULL ? call_hook(job, check, &handle, &w) : LUMEN_OK;
+	if (rc != LUMEN_OK || hook == NULL)
+		return rc;
+	if (hook->on_commit != NULL) {
+		rc = note_change(job, kind, before, after, csn);
+		if (rc != LUMEN_OK)
+			return rc;
+	}
+	return call_hook(job, hook, &handle, &w);
 }
 
 int write_job_notify(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,

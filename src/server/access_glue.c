@@ -19,6 +19,35 @@
 #define ACCESS_SCRATCH_MAX (16u * 1024u * 1024u)
 #define AUTHZ_DN_MAX 1024
 
+/* One member value against the requester, as normalized DNs. */
+static bool member_value_matches(const struct server *s, struct arena *arena,
+				 const struct entry_value *v, struct ber_view member_ndn)
+{
+	struct ber_view ndn = v->normalized;
+	if (ndn.ptr == NULL &&
+	    dn_normalize(s->config->schema, (const char *)v->value.ptr, v->value.len, arena,
+			 &ndn) != LUMEN_OK)
+		return false;
+	return ber_view_eq(ndn, member_ndn);
+}
+
+bool access_group_has_member(const struct server *s, struct arena *arena,
+			     const struct entry *group, const struct object_class *group_class,
+			     const struct attribute_type *member_type, struct ber_view member_ndn)
+{
+	if (group_class != NULL && !entry_is_instance_of(group, group_class))
+		return false;
+	for (size_t i = 0; i < group->n_attributes; i++) {
+		const struct entry_attribute *a = &group->attributes[i];
+		if (a->desc.type != member_type)
+			continue;
+		for (size_t j = 0; j < a->n_values; j++)
+			if (member_value_matches(s, arena, &a->values[j], member_ndn))
+				return true;
+	}
+	return false;
+}
+
 struct member_check {
 	const struct server *server;
 	struct arena *arena;
@@ -28,30 +57,12 @@ struct member_check {
 	bool found;
 };
 
-/* One member value against the requester, as normalized DNs. */
-static bool member_value_matches(struct member_check *mc, const struct entry_value *v)
-{
-	struct ber_view ndn = v->normalized;
-	if (ndn.ptr == NULL &&
-	    dn_normalize(mc->server->config->schema, (const char *)v->value.ptr, v->value.len,
-			 mc->arena, &ndn) != LUMEN_OK)
-		return false;
-	return ber_view_eq(ndn, mc->member_ndn);
-}
-
 static int check_member(void *arg, const struct entry *e, const struct backend_entry_info *info)
 {
 	struct member_check *mc = arg;
 	(void)info;
-	if (mc->group_class != NULL && !entry_is_instance_of(e, mc->group_class))
-		return 0;
-	for (size_t i = 0; i < e->n_attributes && !mc->found; i++) {
-		const struct entry_attribute *a = &e->attributes[i];
-		if (a->desc.type != mc->member_type)
-			continue;
-		for (size_t j = 0; j < a->n_values && !mc->found; j++)
-			mc->found = member_value_matches(mc, &a->values[j]);
-	}
+	mc->found = access_group_has_member(mc->server, mc->arena, e, mc->group_class,
+					    mc->member_type, mc->member_ndn);
 	return 0;
 }
 

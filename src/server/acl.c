@@ -44,6 +44,21 @@ bool acl_policy_tests_values(const struct acl_policy *policy)
 	return false;
 }
 
+bool acl_policy_reads_entries(const struct acl_policy *policy)
+{
+	const struct access_rules *owner;
+	size_t n = rules_count(policy->database) + rules_count(policy->global);
+	for (size_t i = 0; i < n; i++) {
+		const struct access_rule *rule = rule_at(policy, i, &owner);
+		if (rule->has_filter)
+			return true;
+		for (size_t j = 0; j < rule->n_who; j++)
+			if (rule->who[j].kind == ACCESS_WHO_GROUP)
+				return true;
+	}
+	return false;
+}
+
 /* Does ndn stand in `style` relation to the pattern DN? (Not for regex/any.) */
 static bool dn_style_matches(enum access_dn_style style, struct ber_view pattern,
 			     struct ber_view ndn)

@@ -6,6 +6,7 @@
  * attributes (acl.h), decided before the backend sees the request.
  */
 #include "access_glue.h"
+#include "access_write.h"
 #include "config.h"
 #include "conn.h"
 #include "dn.h"
@@ -48,11 +49,14 @@ static bool is_suffix(const struct op_target *t)
 	return false;
 }
 
-/* True when the add may go on; else the answer was sent. */
-static bool add_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a)
+/* True when the add may go on; else the answer was sent. *fresh: the new
+ * entry it was decided on, the caller's to free (NULL: none built). */
+static bool add_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a,
+			struct entry **fresh_out)
 {
 	struct entry *parent = NULL, *fresh = NULL;
 	struct ber_view rdn, parent_ndn;
+	*fresh_out = NULL;
 	if (t->bop.is_root)
 		return true;
 	dn_split_first(t->ndn, &rdn, &parent_ndn);
@@ -67,7 +71,7 @@ static bool add_allowed(struct op_context *ctx, struct op_target *t, struct acce
 	if (!allowed)
 		op_target_refuse(ctx, a, parent);
 	entry_free(parent);
-	entry_free(fresh);
+	*fresh_out = fresh;
 	return allowed;
 }
 
@@ -96,9 +100,13 @@ void op_add(struct op_context *ctx)
 	    !op_target_unrestricted(ctx, &t, false))
 		return;
 	op_target_access(ctx, &t, &a);
-	if (!add_allowed(ctx, &t, &a) || !op_commit(ctx))
-		return;
-	int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
-			     req->n_attributes);
-	op_target_answer(ctx, &t, rc);
+	struct entry *fresh = NULL;
+	if (add_allowed(ctx, &t, &a, &fresh) && op_commit(ctx)) {
+		struct access_write again;
+		access_write_add(&again, &a, t.db, fresh, &t.bop);
+		int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
+				     req->n_attributes);
+		op_target_answer(ctx, &t, rc);
+	}
+	entry_free(fresh);
 }

@@ -4,6 +4,7 @@
  * on the entry and on its parent's `children` (acl.h).
  */
 #include "access_glue.h"
+#include "access_write.h"
 #include "config.h"
 #include "conn.h"
 #include "dn.h"
@@ -46,6 +47,8 @@ void op_delete(struct op_context *ctx)
 	op_target_access(ctx, &t, &a);
 	if (!delete_allowed(ctx, &t, &a) || !op_commit(ctx))
 		return;
+	struct access_write again;
+	access_write_delete(&again, &a, t.db, &t.bop);
 	int rc = database_delete(t.db->database, &t.bop, t.ndn);
 	op_target_answer(ctx, &t, rc);
 }

@@ -5,6 +5,7 @@
  * the old and the new parent (acl.h).
  */
 #include "access_glue.h"
+#include "access_write.h"
 #include "config.h"
 #include "conn.h"
 #include "dn.h"
@@ -25,23 +26,39 @@ static void free_parts(struct rename_parts *p)
 	entry_free(p->new_parent);
 }
 
-/* True when the rename may go on; else the answer was sent. */
-static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a,
-			   struct ber_view superior_ndn)
+/* What a rename is decided on besides the entries: the new parent's DN
+ * and the new RDN (arena; NULL when it does not parse). */
+struct rename_names {
+	struct ber_view new_parent_ndn;
+	const struct dn_rdn *new_rdn;
+};
+
+static void rename_names(struct op_context *ctx, const struct op_target *t,
+			 struct ber_view superior_ndn, struct rename_names *out)
 {
 	const struct ldap_moddn_request *req = &ctx->msg->u.moddn;
-	struct rename_parts p = { NULL, NULL, NULL };
 	struct ber_view rdn, old_parent_ndn;
 	struct dn new_rdn = { NULL, 0 };
+	dn_split_first(t->ndn, &rdn, &old_parent_ndn);
+	out->new_parent_ndn = req->has_new_superior ? superior_ndn : old_parent_ndn;
+	/* A new RDN that does not parse is the backend's to report. */
+	out->new_rdn = NULL;
+	if (dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
+		     req->new_rdn.len, ctx->arena, &new_rdn) == LUMEN_OK && new_rdn.n_rdns > 0)
+		out->new_rdn = &new_rdn.rdns[0];   /* the RDNs live in the arena */
+}
+
+/* True when the rename may go on; else the answer was sent. */
+static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a,
+			   const struct rename_names *names)
+{
+	struct rename_parts p = { NULL, NULL, NULL };
+	struct ber_view rdn, old_parent_ndn;
 	bool go_on = false;
 	if (t->bop.is_root)
 		return true;
 	dn_split_first(t->ndn, &rdn, &old_parent_ndn);
-	struct ber_view new_parent_ndn = req->has_new_superior ? superior_ndn : old_parent_ndn;
-	/* A new RDN that does not parse is the backend's to report. */
-	if (dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
-		     req->new_rdn.len, ctx->arena, &new_rdn) != LUMEN_OK)
-		new_rdn.n_rdns = 0;
+	struct ber_view new_parent_ndn = names->new_parent_ndn;
 	if (!op_target_fetch(ctx, t, t->ndn, &p.entry))
 		return false;
 	if (p.entry == NULL)        /* noSuchObject from the backend, matchedDN hidden */
@@ -50,8 +67,7 @@ static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct a
 	    op_target_fetch(ctx, t, new_parent_ndn, &p.new_parent) &&
 	    (p.new_parent != NULL || !op_target_refuse_unseen(ctx, t))) {
 		go_on = acl_may_rename(&a->policy, &a->subject, p.entry, p.old_parent,
-				       p.new_parent, new_parent_ndn,
-				       new_rdn.n_rdns > 0 ? &new_rdn.rdns[0] : NULL);
+				       p.new_parent, new_parent_ndn, names->new_rdn);
 		if (!go_on)
 			op_target_refuse(ctx, a, p.entry);
 	}
@@ -78,8 +94,12 @@ void op_moddn(struct op_context *ctx)
 		return;
 	}
 	op_target_access(ctx, &t, &a);
-	if (!rename_allowed(ctx, &t, &a, superior_ndn) || !op_commit(ctx))
+	struct rename_names names;
+	rename_names(ctx, &t, superior_ndn, &names);
+	if (!rename_allowed(ctx, &t, &a, &names) || !op_commit(ctx))
 		return;
+	struct access_write again;
+	access_write_rename(&again, &a, t.db, names.new_parent_ndn, names.new_rdn, &t.bop);
 	int rc = database_modrdn(t.db->database, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);
 	op_target_answer(ctx, &t, rc);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "access_glue.h"
+#include "access_write.h"
 #include "config.h"
 #include "conn.h"
 #include "log.h"
@@ -82,6 +83,8 @@ void op_modify(struct op_context *ctx)
 		return;
 	if (!op_commit(ctx))
 		return;
+	struct access_write again;
+	access_write_modify(&again, &a, t.db, req->changes, req->n_changes, &t.bop);
 	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
 	if (t.bop.password_change_done)   /* a password policy's must-change is met */
 		conn_set_password_change_only(ctx->conn, false);

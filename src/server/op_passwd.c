@@ -22,6 +22,7 @@
 #include <openssl/rand.h>
 
 #include "access_glue.h"
+#include "access_write.h"
 #include "database.h"
 #include "config.h"
 #include "conn.h"
@@ -206,6 +207,11 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	bop->want_password_policy = pc->want_password_policy;
 	bop->password_change_only = conn_password_change_only(ctx->conn);
 	bop->password_change = given;
+	struct access_op a;
+	struct access_write again;
+	access_op_init(&a, ctx->server, pc->db, pc->requester_ndn, pc->is_root, ctx->arena,
+		       &ctx->op->abandoned);
+	access_write_modify(&again, &a, pc->db, &change, 1, bop);
 	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
 

@@ -11,6 +11,10 @@
  *   LUMEN_FAULT=lmdb:N[:E]   the Nth LMDB call fails with E: io (EIO,
  *                            default), full (MDB_MAP_FULL) or nospc (ENOSPC)
  *   LUMEN_FAULT=trace        nothing fails; every counted call is listed
+ *   LUMEN_FAULT=stall:MS     nothing fails; every write transaction of its
+ *                            own (no parent) waits MS milliseconds before it
+ *                            begins, so a test can queue writes behind it
+ *                            and act while they wait
  *   LUMEN_FAULT_ARM=signal   count only between two SIGUSR2 (lumend: the
  *                            test arms it around one operation, so start-up
  *                            and shutdown do not count); otherwise counting
@@ -34,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum fault_kind { FAULT_NONE, FAULT_ALLOC, FAULT_LMDB };
+enum fault_kind { FAULT_NONE, FAULT_ALLOC, FAULT_LMDB, FAULT_STALL };
 
 static enum fault_kind fault_kind;
 static bool tracing;
@@ -85,7 +89,8 @@ static void configure(void)
 	tracing = spec != NULL && strcmp(spec, "trace") == 0;
 	if (spec != NULL && sscanf(spec, "%15[a-z]:%lu:%15[a-z]", kind, &at, error) >= 2) {
 		fault_kind = strcmp(kind, "alloc") == 0 ? FAULT_ALLOC :
-			     strcmp(kind, "lmdb") == 0 ? FAULT_LMDB : FAULT_NONE;
+			     strcmp(kind, "lmdb") == 0 ? FAULT_LMDB :
+			     strcmp(kind, "stall") == 0 ? FAULT_STALL : FAULT_NONE;
 		fault_at = at;
 		parse_error(error);
 	}
@@ -185,8 +190,16 @@ int __wrap_posix_memalign(void **out, size_t alignment, size_t n)
 		return should_fail(FAULT_LMDB, CALLER) ? fault_error : __real_##name args; \
 	}
 
-LMDB_WRAP(mdb_txn_begin, (MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn),
-	  (env, parent, flags, txn))
+int __real_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn);
+int __wrap_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn)
+{
+	if (should_fail(FAULT_LMDB, CALLER))
+		return fault_error;
+	if (fault_kind == FAULT_STALL && atomic_load(&armed) && parent == NULL &&
+	    (flags & MDB_RDONLY) == 0)
+		usleep((useconds_t)(fault_at * 1000));
+	return __real_mdb_txn_begin(env, parent, flags, txn);
+}
 /* A failing commit frees the transaction, as LMDB's own failures do. */
 int __real_mdb_txn_commit(MDB_txn *txn);
 int __wrap_mdb_txn_commit(MDB_txn *txn)

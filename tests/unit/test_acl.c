@@ -557,6 +557,26 @@ START_TEST(test_dn_only_target_skips_filter_rules)
 }
 END_TEST
 
+/* Which policies read entries (a write's decision is then made again in
+ * its transaction): filter= or group=, in either list; DNs alone do not. */
+START_TEST(test_policy_reads_entries)
+{
+	ck_assert(!acl_policy_reads_entries(&policy));
+	load(&db_rules, "access to dn.subtree=\"" PEOPLE "\" by self write by users read");
+	load(&global_rules, "access to dn.regex=\"^uid=([^,]+),\" by dn.exact=\"" ALICE
+			    "\" write by * read");
+	ck_assert(!acl_policy_reads_entries(&policy));
+	access_rules_free(&global_rules);
+	load(&global_rules, "access to * by group=\"" ADMINS "\" write by * read");
+	ck_assert(acl_policy_reads_entries(&policy));
+	ck_assert(!acl_policy_tests_values(&policy));
+	access_rules_free(&global_rules);
+	load(&global_rules, "access to filter=(uid=bob) attrs=mail by self write");
+	ck_assert(acl_policy_reads_entries(&policy));
+	ck_assert(acl_policy_tests_values(&policy));
+}
+END_TEST
+
 /* ------------------------------------------------- filter oracle guard */
 
 static struct filter compile_filter(const char *text)
@@ -745,6 +765,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_modify);
 	tcase_add_test(tc, test_rename);
 	tcase_add_test(tc, test_dn_only_target_skips_filter_rules);
+	tcase_add_test(tc, test_policy_reads_entries);
 	tcase_add_test(tc, test_filter_oracle);
 	tcase_add_test(tc, test_filter_supertype_checks_each_subtype);
 	tcase_add_test(tc, test_filter_distinguished_name_supertype);

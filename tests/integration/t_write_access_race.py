@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""A write's access decided again inside its transaction.
+
+Lumen decides a write's access on a read snapshot and applies the write
+later, in the database's write transaction. Under rules that read entries
+(filter= on the target or its parent, group= membership) a change that
+commits in between can take the right away: the write used to land anyway.
+Now the database decides again on what its transaction holds, and that
+verdict counts (insufficientAccessRights, "access changed before the
+write"; nothing written).
+
+The window is opened on purpose: lumend-faults with LUMEN_FAULT=stall
+makes every write transaction wait before it begins. A rootdn write is
+sent first and waits there; then the rootdn's changes that take the
+requester's rights away (description no longer "open", the requester
+removed from the group), then the requester's writes, decided while none
+of those changes has committed. The committer applies the rootdn's changes
+and the requester's writes in one transaction, in that order, so a group
+change is seen only through the transaction itself. Six writes: a modify
+under filter=, a modify under group=, an add below a parent under filter=,
+a delete, a rename and a Password Modify.
+
+The same rules are checked without a race on Lumen and on slapd: every
+write is allowed before the change (set "x"), and refused after it
+(set "y").
+"""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lumen_harness as h  # noqa: E402
+import slapd_harness as sh  # noqa: E402
+
+import ldap  # noqa: E402
+import ldap.modlist  # noqa: E402
+
+R = h.Results("t_write_access_race.py")
+B = sh.SUFFIX
+PEOPLE = f"ou=people,{B}"
+USER, USERPW = f"uid=u,{PEOPLE}", "upw"
+STALL_MS = 1500
+REFUSED = "access changed before the write"
+SETS = ("x", "y", "z")   # allowed as it is / refused after the change / the race
+
+
+def rules():
+    out = [
+        'access to filter=(description=open) attrs=userPassword '
+        'by users write by anonymous auth by * none',
+        'access to attrs=userPassword by self write by anonymous auth by * none',
+        'access to filter=(description=open) by users write by * read',
+    ]
+    out += [f'access to dn.base="cn={s}-group,{PEOPLE}" attrs=title '
+            f'by group="cn={s}-editors,{B}" write by * read' for s in SETS]
+    out += [f'access to dn.base="{PEOPLE}" attrs=children by users write by * read',
+            'access to * by * read']
+    return out
+
+
+def entry(dn, *lines):
+    return f"dn: {dn}\n" + "".join(f"{line}\n" for line in lines) + "\n"
+
+
+def person(cn, *extra):
+    return entry(f"cn={cn},{PEOPLE}", "objectClass: inetOrgPerson", f"cn: {cn}", "sn: s", *extra)
+
+
+def data():
+    text = entry(B, "objectClass: dcObject", "objectClass: organization", "dc: example", "o: E")
+    text += entry(PEOPLE, "objectClass: organizationalUnit", "ou: people")
+    text += entry(USER, "objectClass: inetOrgPerson", "uid: u", "cn: u", "sn: u",
+                  f"userPassword: {USERPW}")
+    text += entry(f"cn=blocker,{B}", "objectClass: person", "cn: blocker", "sn: b")
+    for s in SETS:
+        text += entry(f"ou={s}-open,{B}", "objectClass: organizationalUnit", f"ou: {s}-open",
+                      "description: open")
+        text += entry(f"cn={s}-editors,{B}", "objectClass: groupOfNames", f"cn: {s}-editors",
+                      f"member: {USER}", f"member: cn=blocker,{B}")
+        for kind in ("mod", "del", "ren", "pw"):
+            text += person(f"{s}-{kind}", "description: open",
+                           *(["userPassword: old"] if kind == "pw" else []))
+        text += person(f"{s}-group", "description: closed")
+    return text
+
+
+def takeaways(s):
+    """The rootdn's changes that take the requester's rights away in set s."""
+    closed = [(ldap.MOD_REPLACE, "description", [b"closed"])]
+    return [(f"cn={s}-{k},{PEOPLE}", closed) for k in ("mod", "del", "ren", "pw")] + [
+        (f"ou={s}-open,{B}", closed),
+        (f"cn={s}-editors,{B}", [(ldap.MOD_DELETE, "member", [USER.encode()])])]
+
+
+def writes(s):
+    """The requester's writes in set s: (name, start(conn) -> msgid)."""
+    new_entry = [("objectClass", [b"person"]), ("cn", [b"new"]), ("sn", [b"n"]),
+                 ("description", [b"open"])]
+    title = [(ldap.MOD_REPLACE, "title", [b"t"])]
+    return [
+        ("modify, filter=", lambda c: c.modify_ext(f"cn={s}-mod,{PEOPLE}", title)),
+        ("modify, group=", lambda c: c.modify_ext(f"cn={s}-group,{PEOPLE}", title)),
+        ("add, parent's filter=", lambda c: c.add_ext(f"cn=new,ou={s}-open,{B}", new_entry)),
+        ("delete", lambda c: c.delete_ext(f"cn={s}-del,{PEOPLE}")),
+        ("rename", lambda c: c.rename(f"cn={s}-ren,{PEOPLE}", f"cn={s}-ren2", delold=0)),
+        ("password modify", lambda c: c.passwd(f"cn={s}-pw,{PEOPLE}", None, "new")),
+    ]
+
+
+def outcome(conn, msgid):
+    """(result code, diagnostic) of an operation started earlier."""
+    try:
+        conn.result3(msgid, all=1, timeout=60)
+        return 0, ""
+    except ldap.LDAPError as e:
+        info = e.args[0] if e.args and isinstance(e.args[0], dict) else {}
+        return info.get("result", -1), info.get("info", "")
+
+
+def bound(uri, dn, pw):
+    c = ldap.initialize(uri)
+    c.set_option(ldap.OPT_NETWORK_TIMEOUT, 10)
+    c.simple_bind_s(dn, pw)
+    return c
+
+
+def exists(root, dn):
+    try:
+        root.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", ["1.1"])
+        return True
+    except ldap.NO_SUCH_OBJECT:
+        return False
+
+
+def written(root, s):
+    """What of set s's writes is in the directory (all False: nothing)."""
+    mod = root.search_s(f"cn={s}-mod,{PEOPLE}", ldap.SCOPE_BASE, attrlist=["title"])[0][1]
+    grp = root.search_s(f"cn={s}-group,{PEOPLE}", ldap.SCOPE_BASE, attrlist=["title"])[0][1]
+    pw = root.search_s(f"cn={s}-pw,{PEOPLE}", ldap.SCOPE_BASE, attrlist=["userPassword"])
+    return {"modify, filter=": "title" in mod, "modify, group=": "title" in grp,
+            "add, parent's filter=": exists(root, f"cn=new,ou={s}-open,{B}"),
+            "delete": not exists(root, f"cn={s}-del,{PEOPLE}"),
+            "rename": exists(root, f"cn={s}-ren2,{PEOPLE}"),
+            "password modify": pw[0][1].get("userPassword") != [b"old"]}
+
+
+def load(server):
+    path = os.path.join(server.tmp, "data.ldif")
+    with open(path, "w") as f:
+        f.write(data())
+    rc, out = server.ldapadd(path)
+    if rc != 0:
+        raise RuntimeError(f"{server.kind}: loading failed: {out}")
+
+
+def one_by_one(server):
+    """Set x as it is, set y after its takeaways: {write: (code, code)}."""
+    root = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
+    user = bound(server.uri, USER, USERPW)
+    for dn, mods in takeaways("y"):
+        root.modify_s(dn, mods)
+    seen = {}
+    for (name, start_x), (_, start_y) in zip(writes("x"), writes("y")):
+        seen[name] = (outcome(user, start_x(user))[0], outcome(user, start_y(user))[0])
+    return seen, written(root, "y")
+
+
+class StallingLumend(sh.Lumend):
+    """lumend-faults whose write transactions wait STALL_MS before they
+    begin while armed (SIGUSR2 arms and disarms)."""
+
+    def command(self):
+        return [os.path.join(sh.ROOT, sh.BUILD, "lumend-faults")] + super().command()[1:]
+
+    def env(self):
+        env = super().env()
+        env.update(LUMEN_FAULT=f"stall:{STALL_MS}", LUMEN_FAULT_ARM="signal")
+        return env
+
+    def arm(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.1)
+
+
+def race(server):
+    """Set z: the rootdn's takeaways and the requester's writes queued
+    behind a stalled write. {write: (code, diagnostic)}, what was written."""
+    root = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
+    blocker = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
+    takers = [bound(server.uri, sh.ROOTDN, sh.ROOTPW) for _ in takeaways("z")]
+    users = [bound(server.uri, USER, USERPW) for _ in writes("z")]
+    server.arm()
+    first = blocker.modify_ext(f"cn=blocker,{B}", [(ldap.MOD_REPLACE, "sn", [b"c"])])
+    time.sleep(0.3)
+    taken = [c.modify_ext(dn, mods) for c, (dn, mods) in zip(takers, takeaways("z"))]
+    time.sleep(0.3)
+    started = [(name, c, start(c)) for c, (name, start) in zip(users, writes("z"))]
+    seen = {name: outcome(c, msgid) for name, c, msgid in started}
+    others = [outcome(blocker, first)[0]] + [outcome(c, m)[0] for c, m in zip(takers, taken)]
+    server.arm()
+    return seen, others, written(root, "z")
+
+
+def run(server, scenario, results):
+    """Start server, load it, run scenario(server) and stop it (recording
+    its exit and sanitizer reports in results, when given)."""
+    server.start()
+    try:
+        load(server)
+        return scenario(server)
+    finally:
+        server.stop(results)
+
+
+def main():
+    lumen_seen, lumen_written = run(sh.make_server("lumend", global_lines=rules()),
+                                    one_by_one, R)
+    for name, codes in lumen_seen.items():
+        R.check(f"lumend: {name}: allowed, then refused after the change", codes == (0, 50),
+                f"got {codes}")
+    R.check("lumend: nothing refused was written", not any(lumen_written.values()),
+            str(lumen_written))
+
+    seen, others, done = run(StallingLumend(global_lines=rules() + ["threads 16"]), race, R)
+    R.check("race: the rootdn's writes succeed", others == [0] * len(others), str(others))
+    for name, (code, text) in seen.items():
+        R.check(f"race: {name}: refused in the transaction", (code, text) == (50, REFUSED),
+                f"got {code} {text!r}")
+    R.check("race: nothing of the refused writes was written", not any(done.values()),
+            str(done))
+
+    missing = sh.slapd_missing()
+    if missing:
+        R.check("slapd available for the same rules", False, missing)
+    else:
+        slapd_seen, slapd_written = run(sh.make_server("slapd", global_lines=rules()),
+                                        one_by_one, None)
+        R.check("slapd agrees one by one", slapd_seen == lumen_seen,
+                f"slapd {slapd_seen}, lumend {lumen_seen}")
+        R.check("slapd agrees: nothing refused was written", slapd_written == lumen_written,
+                str(slapd_written))
+    R.finish()
+
+
+if __name__ == "__main__":
+    main()

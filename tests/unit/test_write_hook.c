@@ -294,6 +294,70 @@ START_TEST(hook_refusal_undoes_everything)
 }
 END_TEST
 
+/* backend_op.write_check: what it saw, and whether it refuses. */
+static struct seen checked[4];
+static size_t n_checked, hooked_when_checked;
+static bool check_refuses;
+
+static int test_check(void *ctx, struct database_txn *txn, const struct database_txn_ops *ops,
+		      struct backend_op *op, const struct database_write *w)
+{
+	(void)ctx;
+	(void)txn;
+	(void)ops;
+	ck_assert_uint_lt(n_checked, 4);
+	struct seen *s = &checked[n_checked++];
+	s->kind = w->kind;
+	s->depth = w->depth;
+	copy_dn(s->before, w->before);
+	copy_dn(s->after, w->after);
+	hooked_when_checked = hs.n_seen;
+	if (!check_refuses)
+		return LUMEN_OK;
+	op->result_code = LDAP_INSUFFICIENT_ACCESS_RIGHTS;
+	op->diagnostic = "refused by the check";
+	return LUMEN_EINVAL;
+}
+
+static const struct database_write_hook check = { .on_write = test_check };
+
+/* The check sees the operation's own change once, before the hook, and
+ * not the changes the hook makes; its refusal is the answer, the hook is
+ * not called and nothing is written. */
+START_TEST(write_check_decides_before_the_hook)
+{
+	n_checked = hooked_when_checked = 0;
+	check_refuses = false;
+	hs.remove_member = true;
+	struct backend_op op = hooked_op();
+	op.write_check = &check;
+	ck_assert_int_eq(backend_delete(fx.be, &op, fx_ndn(BOB)), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_SUCCESS);
+	ck_assert_uint_eq(n_checked, 1);
+	ck_assert_int_eq(checked[0].kind, DATABASE_WRITE_DELETE);
+	ck_assert_str_eq(checked[0].before, BOB);
+	ck_assert_uint_eq(checked[0].depth, 0);
+	ck_assert_uint_eq(hooked_when_checked, 0);
+	ck_assert_uint_eq(hs.n_seen, 2);   /* the delete and the hook's own edit */
+
+	n_checked = 0;
+	check_refuses = true;
+	memset(&hs, 0, sizeof(hs));
+	op = fx_op();
+	op.write_check = &check;
+	struct ldap_change change = { .operation = LDAP_MOD_REPLACE };
+	struct ber_view sn = fx_view("Changed");
+	change.modification = (struct ldap_attribute){ fx_view("sn"), &sn, 1 };
+	ck_assert_int_eq(backend_modify(fx.be, &op, fx_ndn(ALICE), &change, 1), LUMEN_OK);
+	ck_assert_int_eq(op.result_code, LDAP_INSUFFICIENT_ACCESS_RIGHTS);
+	ck_assert_str_eq(op.diagnostic, "refused by the check");
+	ck_assert_uint_eq(n_checked, 1);
+	ck_assert_str_eq(checked[0].before, ALICE);
+	ck_assert_uint_eq(count_matches("(sn=Changed)"), 0);
+	indexes_verify();
+}
+END_TEST
+
 /* on_commit: once per committed write, every change in order (the hook's
  * own edits too), with CSNs in commit order; nothing for a refused write. */
 START_TEST(on_commit_sees_committed_changes)
@@ -401,6 +465,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, refused_operation_is_not_hooked);
 	tcase_add_test(tc, hook_edits_commit_with_the_operation);
 	tcase_add_test(tc, hook_refusal_undoes_everything);
+	tcase_add_test(tc, write_check_decides_before_the_hook);
 	tcase_add_test(tc, on_commit_sees_committed_changes);
 	tcase_add_test(tc, hook_depth_is_bounded);
 	tcase_add_test(tc, find_equal_with_and_without_an_index);

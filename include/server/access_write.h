@@ -35,8 +35,11 @@
  * Caveats:
  *  - A group in another database is read as the handler reads it, from
  *    that database's latest snapshot.
- *  - Password Modify's old password is compared on the handler's snapshot
- *    alone; its write right is decided again (as a modify of userPassword).
+ *  - Password Modify: its write right is decided again as a modify of
+ *    userPassword, and an old password the handler verified must still be
+ *    stored (the stored value it matched, compared byte for byte: no hash
+ *    is computed on the committing thread), else unwillingToPerform
+ *    ("unwilling to verify old password"), whatever the rules.
  */
 #ifndef LUMEN_ACCESS_WRITE_H
 #define LUMEN_ACCESS_WRITE_H
@@ -55,6 +58,7 @@ struct server_database;
 
 enum access_write_kind {
 	ACCESS_WRITE_ADD, ACCESS_WRITE_DELETE, ACCESS_WRITE_MODIFY, ACCESS_WRITE_RENAME,
+	ACCESS_WRITE_PASSWORD,
 };
 
 struct access_write {
@@ -62,8 +66,10 @@ struct access_write {
 	enum access_write_kind kind;
 	struct access_op *a;
 	const struct server_database *db;
-	const struct ldap_change *changes;  /* modify */
+	const struct ldap_change *changes;  /* modify, password */
 	size_t n_changes;
+	const struct attribute_type *password_type;  /* password */
+	struct ber_view verified_password;  /* password: stored value; empty: none */
 	const struct entry *new_entry;      /* add: as the handler built it; NULL: as stored */
 	struct ber_view new_parent_ndn;     /* rename */
 	const struct dn_rdn *new_rdn;       /* rename; NULL when it did not parse */
@@ -87,6 +93,12 @@ void access_write_delete(struct access_write *w, struct access_op *a,
 void access_write_add(struct access_write *w, struct access_op *a,
 		      const struct server_database *db, const struct entry *new_entry,
 		      struct backend_op *bop);
+/* Password Modify's replace of password_type (change); verified: the
+ * stored value the old password matched (empty: no old password given). */
+void access_write_password(struct access_write *w, struct access_op *a,
+			   const struct server_database *db, const struct ldap_change *change,
+			   const struct attribute_type *password_type, struct ber_view verified,
+			   struct backend_op *bop);
 void access_write_rename(struct access_write *w, struct access_op *a,
 			 const struct server_database *db, struct ber_view new_parent_ndn,
 			 const struct dn_rdn *new_rdn, struct backend_op *bop);

@@ -132,6 +132,39 @@ static int check_rename(struct access_write *w, struct backend_op *op, const str
 	return rc;
 }
 
+static bool still_stored(const struct entry *e, const struct attribute_type *type,
+			 struct ber_view value)
+{
+	const struct entry_attribute *a = entry_find_type(e, type);
+	for (size_t i = 0; a != NULL && i < a->n_values; i++)
+		if (ber_view_eq(a->values[i].value, value))
+			return true;
+	return false;
+}
+
+static int check_modify(struct access_write *w, struct backend_op *op, const struct entry *before)
+{
+	if (access_write_needed(w->a) &&
+	    !acl_may_modify(&w->policy, &w->a->subject, before, w->changes, w->n_changes))
+		return refuse(w, op, before);
+	return LUMEN_OK;
+}
+
+/* The old password was verified against a value the entry no longer
+ * holds: slapd's answer to an old password that does not match. */
+static int check_password(struct access_write *w, struct backend_op *op,
+			  const struct entry *before)
+{
+	if (w->verified_password.len > 0 &&
+	    !still_stored(before, w->password_type, w->verified_password)) {
+		op->result_code = LDAP_UNWILLING_TO_PERFORM;
+		op->diagnostic = "unwilling to verify old password";
+		op->matched_dn = (struct ber_view){ NULL, 0 };
+		return LUMEN_EINVAL;
+	}
+	return check_modify(w, op, before);
+}
+
 /* database_write_hook.on_write for backend_op.write_check (depth 0). */
 static int decide_again(void *ctx, struct database_txn *txn, const struct database_txn_ops *ops,
 			struct backend_op *op, const struct database_write *change)
@@ -150,11 +183,9 @@ static int decide_again(void *ctx, struct database_txn *txn, const struct databa
 	case ACCESS_WRITE_RENAME:
 		return change->before != NULL ? check_rename(w, op, change->before) : LUMEN_OK;
 	case ACCESS_WRITE_MODIFY:
-		if (change->before != NULL &&
-		    !acl_may_modify(&w->policy, &w->a->subject, change->before, w->changes,
-				    w->n_changes))
-			return refuse(w, op, change->before);
-		return LUMEN_OK;
+		return change->before != NULL ? check_modify(w, op, change->before) : LUMEN_OK;
+	case ACCESS_WRITE_PASSWORD:
+		return change->before != NULL ? check_password(w, op, change->before) : LUMEN_OK;
 	}
 	return LUMEN_OK;
 }
@@ -180,6 +211,20 @@ void access_write_modify(struct access_write *w, struct access_op *a,
 	prepare(w, ACCESS_WRITE_MODIFY, a, db, bop);
 	w->changes = changes;
 	w->n_changes = n_changes;
+}
+
+void access_write_password(struct access_write *w, struct access_op *a,
+			   const struct server_database *db, const struct ldap_change *change,
+			   const struct attribute_type *password_type, struct ber_view verified,
+			   struct backend_op *bop)
+{
+	prepare(w, ACCESS_WRITE_PASSWORD, a, db, bop);
+	w->changes = change;
+	w->n_changes = 1;
+	w->password_type = password_type;
+	w->verified_password = verified;
+	if (verified.len > 0)
+		bop->write_check = &w->hook;
 }
 
 void access_write_delete(struct access_write *w, struct access_op *a,

@@ -95,6 +95,7 @@ struct passwd_change {
 	bool is_root;
 	const struct attribute_type *password_type;
 	bool want_password_policy;
+	struct ber_view verified;    /* the stored value the old password matched */
 };
 
 /* The target's identity: userIdentity, or the requester (the bound user,
@@ -139,19 +140,30 @@ static bool resolve_target(struct op_context *ctx, const struct op_target *t,
 	return true;
 }
 
-/* The old password against the stored values (none stored: no match). */
-static bool old_password_matches(const struct entry *e, const struct passwd_change *pc)
+/*
+ * The old password against the stored values: LUMEN_OK with a copy of the
+ * value it matched in pc->verified (the write checks it is still stored),
+ * LUMEN_ENOTFOUND when none matches (or none is stored), LUMEN_ENOMEM.
+ * Every value is tried, matched or not.
+ */
+static int old_password_matches(struct op_context *ctx, const struct entry *e,
+				struct passwd_change *pc)
 {
 	const struct entry_attribute *a = entry_find_type(e, pc->password_type);
-	bool matched = false;
+	struct ber_view matched = { NULL, 0 };
 	for (size_t i = 0; a != NULL && i < a->n_values; i++) {
 		bool match = false;
 		struct ber_view v = a->values[i].value;
 		if (password_check((const char *)v.ptr, v.len, pc->req.old_password.ptr,
-				   pc->req.old_password.len, &match) == LUMEN_OK && match)
-			matched = true;
+				   pc->req.old_password.len, &match) == LUMEN_OK && match &&
+		    matched.len == 0)
+			matched = v;
 	}
-	return matched;
+	if (matched.len == 0)
+		return LUMEN_ENOTFOUND;
+	pc->verified.ptr = arena_memdup(ctx->arena, matched.ptr, matched.len);
+	pc->verified.len = pc->verified.ptr != NULL ? matched.len : 0;
+	return pc->verified.ptr != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
 /* Non-root rules: write on userPassword; any old password given must match. */
@@ -175,10 +187,13 @@ static bool change_allowed(struct op_context *ctx, struct passwd_change *pc)
 		bool disclose = e != NULL && acl_may_disclose(&at);
 		op_send_extended(ctx, disclose ? LDAP_INSUFFICIENT_ACCESS_RIGHTS
 					       : LDAP_NO_SUCH_OBJECT, NULL, NULL, NULL);
-	} else if (pc->req.has_old && !old_password_matches(e, pc)) {
+	} else if (pc->req.has_old && (rc = old_password_matches(ctx, e, pc)) != LUMEN_OK) {
 		/* slapd's code and text: clients compare them */
-		op_send_extended(ctx, LDAP_UNWILLING_TO_PERFORM, "unwilling to verify old password",
-				 NULL, NULL);
+		if (rc == LUMEN_ENOMEM)
+			op_send_extended(ctx, LDAP_OTHER, "out of memory", NULL, NULL);
+		else
+			op_send_extended(ctx, LDAP_UNWILLING_TO_PERFORM,
+					 "unwilling to verify old password", NULL, NULL);
 	} else {
 		allowed = true;
 	}
@@ -211,7 +226,7 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	struct access_write again;
 	access_op_init(&a, ctx->server, pc->db, pc->requester_ndn, pc->is_root, ctx->arena,
 		       &ctx->op->abandoned);
-	access_write_modify(&again, &a, pc->db, &change, 1, bop);
+	access_write_password(&again, &a, pc->db, &change, pc->password_type, pc->verified, bop);
 	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
 

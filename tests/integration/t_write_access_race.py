@@ -18,7 +18,10 @@ of those changes has committed. The committer applies the rootdn's changes
 and the requester's writes in one transaction, in that order, so a group
 change is seen only through the transaction itself. Six writes: a modify
 under filter=, a modify under group=, an add below a parent under filter=,
-a delete, a rename and a Password Modify.
+a delete, a rename and a Password Modify; and a Password Modify of one's
+own password with the old one, while the rootdn resets it (the old
+password no longer matches when the write is applied: unwillingToPerform,
+as slapd answers an old password that does not match).
 
 The same rules are checked without a race on Lumen and on slapd: every
 write is allowed before the change (set "x"), and refused after it
@@ -40,8 +43,14 @@ R = h.Results("t_write_access_race.py")
 B = sh.SUFFIX
 PEOPLE = f"ou=people,{B}"
 USER, USERPW = f"uid=u,{PEOPLE}", "upw"
+OWNERPW = "pw1"
 STALL_MS = 1500
 REFUSED = "access changed before the write"
+# Each write's answer once the change is in: (code, diagnostic).
+REFUSAL = {name: (50, REFUSED) for name in (
+    "modify, filter=", "modify, group=", "add, parent's filter=", "delete", "rename",
+    "password modify")}
+REFUSAL["own password, old one reset"] = (53, "unwilling to verify old password")
 SETS = ("x", "y", "z")   # allowed as it is / refused after the change / the race
 
 
@@ -82,7 +91,13 @@ def data():
             text += person(f"{s}-{kind}", "description: open",
                            *(["userPassword: old"] if kind == "pw" else []))
         text += person(f"{s}-group", "description: closed")
+        text += entry(owner(s), "objectClass: inetOrgPerson", f"uid: {s}-owner", "cn: o",
+                      "sn: o", f"userPassword: {OWNERPW}")
     return text
+
+
+def owner(s):
+    return f"uid={s}-owner,{PEOPLE}"
 
 
 def takeaways(s):
@@ -90,22 +105,31 @@ def takeaways(s):
     closed = [(ldap.MOD_REPLACE, "description", [b"closed"])]
     return [(f"cn={s}-{k},{PEOPLE}", closed) for k in ("mod", "del", "ren", "pw")] + [
         (f"ou={s}-open,{B}", closed),
-        (f"cn={s}-editors,{B}", [(ldap.MOD_DELETE, "member", [USER.encode()])])]
+        (f"cn={s}-editors,{B}", [(ldap.MOD_DELETE, "member", [USER.encode()])]),
+        (owner(s), [(ldap.MOD_REPLACE, "userPassword", [b"reset"])])]
 
 
 def writes(s):
-    """The requester's writes in set s: (name, start(conn) -> msgid)."""
+    """The requester's writes in set s: (name, who, start(conn) -> msgid)."""
     new_entry = [("objectClass", [b"person"]), ("cn", [b"new"]), ("sn", [b"n"]),
                  ("description", [b"open"])]
     title = [(ldap.MOD_REPLACE, "title", [b"t"])]
     return [
-        ("modify, filter=", lambda c: c.modify_ext(f"cn={s}-mod,{PEOPLE}", title)),
-        ("modify, group=", lambda c: c.modify_ext(f"cn={s}-group,{PEOPLE}", title)),
-        ("add, parent's filter=", lambda c: c.add_ext(f"cn=new,ou={s}-open,{B}", new_entry)),
-        ("delete", lambda c: c.delete_ext(f"cn={s}-del,{PEOPLE}")),
-        ("rename", lambda c: c.rename(f"cn={s}-ren,{PEOPLE}", f"cn={s}-ren2", delold=0)),
-        ("password modify", lambda c: c.passwd(f"cn={s}-pw,{PEOPLE}", None, "new")),
+        ("modify, filter=", USER, lambda c: c.modify_ext(f"cn={s}-mod,{PEOPLE}", title)),
+        ("modify, group=", USER, lambda c: c.modify_ext(f"cn={s}-group,{PEOPLE}", title)),
+        ("add, parent's filter=", USER,
+         lambda c: c.add_ext(f"cn=new,ou={s}-open,{B}", new_entry)),
+        ("delete", USER, lambda c: c.delete_ext(f"cn={s}-del,{PEOPLE}")),
+        ("rename", USER,
+         lambda c: c.rename(f"cn={s}-ren,{PEOPLE}", f"cn={s}-ren2", delold=0)),
+        ("password modify", USER, lambda c: c.passwd(f"cn={s}-pw,{PEOPLE}", None, "new")),
+        ("own password, old one reset", owner(s),
+         lambda c: c.passwd(None, OWNERPW, "mine")),
     ]
+
+
+def password_of(dn):
+    return USERPW if dn == USER else OWNERPW
 
 
 def outcome(conn, msgid):
@@ -142,7 +166,10 @@ def written(root, s):
             "add, parent's filter=": exists(root, f"cn=new,ou={s}-open,{B}"),
             "delete": not exists(root, f"cn={s}-del,{PEOPLE}"),
             "rename": exists(root, f"cn={s}-ren2,{PEOPLE}"),
-            "password modify": pw[0][1].get("userPassword") != [b"old"]}
+            "password modify": pw[0][1].get("userPassword") != [b"old"],
+            "own password, old one reset": root.search_s(
+                owner(s), ldap.SCOPE_BASE, attrlist=["userPassword"])[0][1].get(
+                    "userPassword") != [b"reset"]}
 
 
 def load(server):
@@ -157,12 +184,14 @@ def load(server):
 def one_by_one(server):
     """Set x as it is, set y after its takeaways: {write: (code, code)}."""
     root = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
-    user = bound(server.uri, USER, USERPW)
+    users = [(bound(server.uri, who_x, password_of(who_x)),
+              bound(server.uri, who_y, password_of(who_y)))
+             for (_, who_x, _), (_, who_y, _) in zip(writes("x"), writes("y"))]
     for dn, mods in takeaways("y"):
         root.modify_s(dn, mods)
     seen = {}
-    for (name, start_x), (_, start_y) in zip(writes("x"), writes("y")):
-        seen[name] = (outcome(user, start_x(user))[0], outcome(user, start_y(user))[0])
+    for (ux, uy), (name, _, start_x), (_, _, start_y) in zip(users, writes("x"), writes("y")):
+        seen[name] = (outcome(ux, start_x(ux))[0], outcome(uy, start_y(uy))[0])
     return seen, written(root, "y")
 
 
@@ -189,13 +218,13 @@ def race(server):
     root = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
     blocker = bound(server.uri, sh.ROOTDN, sh.ROOTPW)
     takers = [bound(server.uri, sh.ROOTDN, sh.ROOTPW) for _ in takeaways("z")]
-    users = [bound(server.uri, USER, USERPW) for _ in writes("z")]
+    users = [bound(server.uri, who, password_of(who)) for _, who, _ in writes("z")]
     server.arm()
     first = blocker.modify_ext(f"cn=blocker,{B}", [(ldap.MOD_REPLACE, "sn", [b"c"])])
     time.sleep(0.3)
     taken = [c.modify_ext(dn, mods) for c, (dn, mods) in zip(takers, takeaways("z"))]
     time.sleep(0.3)
-    started = [(name, c, start(c)) for c, (name, start) in zip(users, writes("z"))]
+    started = [(name, c, start(c)) for c, (name, _, start) in zip(users, writes("z"))]
     seen = {name: outcome(c, msgid) for name, c, msgid in started}
     others = [outcome(blocker, first)[0]] + [outcome(c, m)[0] for c, m in zip(takers, taken)]
     server.arm()
@@ -217,15 +246,15 @@ def main():
     lumen_seen, lumen_written = run(sh.make_server("lumend", global_lines=rules()),
                                     one_by_one, R)
     for name, codes in lumen_seen.items():
-        R.check(f"lumend: {name}: allowed, then refused after the change", codes == (0, 50),
-                f"got {codes}")
+        R.check(f"lumend: {name}: allowed, then refused after the change",
+                codes == (0, REFUSAL[name][0]), f"got {codes}")
     R.check("lumend: nothing refused was written", not any(lumen_written.values()),
             str(lumen_written))
 
-    seen, others, done = run(StallingLumend(global_lines=rules() + ["threads 16"]), race, R)
+    seen, others, done = run(StallingLumend(global_lines=rules() + ["threads 24"]), race, R)
     R.check("race: the rootdn's writes succeed", others == [0] * len(others), str(others))
     for name, (code, text) in seen.items():
-        R.check(f"race: {name}: refused in the transaction", (code, text) == (50, REFUSED),
+        R.check(f"race: {name}: refused in the transaction", (code, text) == REFUSAL[name],
                 f"got {code} {text!r}")
     R.check("race: nothing of the refused writes was written", not any(done.values()),
             str(done))

@@ -447,8 +447,9 @@ static int add_context(struct syncprov *sp, struct entry *e, const struct sync_c
 /*
  * A copy of the suffix with contextCSN, made from all of it: a search
  * returning all attributes may hand it over decoded in part
- * (entry.outline), which is then decoded whole instead of copied. Out of
- * memory, the entry goes as stored.
+ * (entry.outline), which is then decoded whole instead of copied. A copy
+ * that cannot be made stops the search (LDAP other): the suffix without
+ * its contextCSN would be a wrong answer, not a shorter one.
  */
 static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
 {
@@ -466,11 +467,8 @@ static int suffix_sink(void *ctx, const struct entry *e, const struct backend_en
 	int rc = e->outline != NULL ? entry_decode_whole(e, &shown) : entry_dup(e, &shown);
 	if (rc == LUMEN_OK && entry_find_type(shown, r->sp->context_csn) == NULL)
 		rc = add_context(r->sp, shown, &context);
-	if (rc != LUMEN_OK) {
-		entry_free(shown);
-		return r->server_sink(r->server_ctx, e, info);
-	}
-	rc = r->server_sink(r->server_ctx, shown, info);
+	if (rc == LUMEN_OK)
+		rc = r->server_sink(r->server_ctx, shown, info);
 	entry_free(shown);
 	return rc;
 }

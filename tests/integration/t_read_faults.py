@@ -17,6 +17,11 @@ snapshot, so the remembered-parent path is failed too. Each run must show:
     fewer or other entries, no success for a failed bind;
   - no hang; the daemon still serves a new connection and exits 0 on
     SIGTERM; no sanitizer report.
+With `overlay syncprov`, a search of the suffix entry for all attributes
+and contextCSN, read in part (a person took the entry cache's one place
+first), is failed the same way: the suffix is decoded whole to be given
+its contextCSN, and a failure there is an error, never the suffix without
+it.
 LMDB faults alternate between EIO, MDB_MAP_FULL and ENOSPC. The entry cache
 holds one entry: the first entry read takes its free position, later ones
 meet the doorkeeper, so binds and compares take their partial decodes
@@ -63,12 +68,16 @@ BASE = (f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: ex
         + "".join(entry_ldif(f"u{i}") for i in range(4)))
 
 
-def make_database():
-    return h.fault_database(TMP, "template", config_text, BASE)
+def config_syncprov(dbdir):
+    return config_text(dbdir) + "overlay syncprov\n"
 
 
-def copy_database(template, name):
-    return h.fault_database(TMP, name, config_text, None, template)
+def make_database(name="template", config=config_text):
+    return h.fault_database(TMP, name, config, BASE)
+
+
+def copy_database(template, name, config=config_text):
+    return h.fault_database(TMP, name, config, None, template)
 
 
 def sorted_entries(found):
@@ -100,6 +109,25 @@ OPERATIONS = [
 ]
 
 
+def search_uid(c):
+    return sorted_entries(c.search_s(SUFFIX, ldap.SCOPE_SUBTREE, "(uid=u0)"))
+
+
+# With syncprov: the suffix read in part (a person took the cache's one
+# place first), decoded whole and given its contextCSN.
+SYNCPROV_OPERATIONS = [
+    ("suffix with contextCSN, read in part", search_uid, lambda c: sorted_entries(
+        c.search_s(SUFFIX, ldap.SCOPE_BASE, "(objectClass=*)", ["*", "contextCSN"]))),
+]
+
+
+def with_context_csn(found):
+    ok = (isinstance(found, list) and len(found) == 1 and
+          any(k == "contextcsn" for k, _ in found[0][1]) and
+          any(k == "o" for k, _ in found[0][1]))
+    return found if ok else None
+
+
 def entries(n):
     """The clean answer of a search: n entries (what else it is, every
     failed run must reproduce exactly)."""
@@ -111,6 +139,7 @@ EXPECTED = {
     "compare true": lambda _: True,
     "search uid": entries(1), "search unindexed": entries(1),
     "sorted search": entries(4), "root DSE": entries(1),
+    "suffix with contextCSN, read in part": with_context_csn,
 }
 
 
@@ -167,10 +196,13 @@ def wrong_answer(answer, clean):
     return None
 
 
-template = make_database()
+templates = {"plain": (make_database(), config_text),
+             "syncprov": (make_database("template-syncprov", config_syncprov), config_syncprov)}
 covered, tally, runs = set(), {}, 0
-for label, before, op in OPERATIONS:
-    d = copy_database(template, f"clean-{label.replace(' ', '-')}")
+for label, before, op, flavour in ([o + ("plain",) for o in OPERATIONS] +
+                                   [o + ("syncprov",) for o in SYNCPROV_OPERATIONS]):
+    template, config = templates[flavour]
+    d = copy_database(template, f"clean-{label.replace(' ', '-').replace(',', '')}", config)
     clean, err, problems = run(d, "trace", before, op)
     r.check(f"{label}: clean run answers as it should", clean == EXPECTED[label](clean)
             and not problems, f"{clean} {problems}")
@@ -179,7 +211,7 @@ for label, before, op in OPERATIONS:
     failures = []
     for i, (kind, n) in enumerate(plan):
         spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
-        d = copy_database(template, f"{runs}-{kind}-{n}")
+        d = copy_database(template, f"{runs}-{kind}-{n}", config)
         runs += 1
         answer, err, problems = run(d, spec, before, op)
         fired = h.fault_sites(err, "fired")

@@ -177,13 +177,16 @@ struct backend_op {
 	const struct database_write_hook *write_hook;
 	/*
 	 * The requester's rights on the write, decided again on what the
-	 * write's transaction sees (NULL: none): its on_write is called once,
-	 * for the operation's own change (depth 0), before the write hook,
-	 * and refuses as on_write does (op->result_code, LUMEN_EINVAL). The
-	 * server decides on a read snapshot before the call; a change that
-	 * commits in between (a value a filter= rule tests, a group's members)
-	 * may turn that verdict, and this one is the one that counts. on_commit
-	 * is not called.
+	 * write's transaction holds (NULL: none): its on_write is called once,
+	 * inside the transaction, when the target is loaded and before
+	 * anything of the change is made, with depth 0, before (the entry as
+	 * the transaction holds it; NULL for an add) and, for an add alone,
+	 * after (the new entry); the transaction handle reads what the change
+	 * has not touched yet. It refuses as on_write does (op->result_code,
+	 * LUMEN_EINVAL). The server decides on a read snapshot before the
+	 * call; a change that commits in between (a value a filter= rule
+	 * tests, a group's members) may turn that verdict, and this one is the
+	 * one that counts. on_commit is not called.
 	 */
 	const struct database_write_hook *write_check;
 	/*

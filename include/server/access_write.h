@@ -11,13 +11,12 @@
  * change the rules no longer allow would be written. The check prepared
  * here runs in the database's transaction on the operation's own change
  * (backend_op.write_check) and makes the handler's decision again on what
- * the transaction holds: the entry as it was just before the change, its
- * parents read through the transaction, and the members of a group held
- * by the same database as the transaction sees them. Its verdict is the
- * one that counts: a refusal answers insufficientAccessRights ("access
- * changed before the write"), or noSuchObject when the requester may not
- * see the entry (the parent, for an add), and nothing of the operation is
- * written. OpenLDAP's back-mdb decides inside its write transaction alone.
+ * the transaction holds before the change is made: the entry, its parents
+ * and the members of a group held by the same database, all read through
+ * the transaction. Its verdict is the one that counts: a refusal answers
+ * insufficientAccessRights ("access changed before the write"), or
+ * noSuchObject when the requester may not see the entry (the parent, for
+ * an add), and nothing of the operation is written. OpenLDAP's back-mdb decides inside its write transaction alone.
  *
  * Use: an access_write on the worker's stack beside the operation's
  * access_op; access_write_<operation> sets bop->write_check when the
@@ -29,8 +28,10 @@
  * Thread-safety: the check runs on the database's committing thread while
  * the worker waits in the database call, so the operation's arena and
  * access_op are the check's for that time.
- * Errors: reading a parent or a group through the transaction may fail
- * with a storage error, which aborts the write as it came (LDAP other).
+ * Errors: a parent that cannot be read through the transaction (a storage
+ * error) aborts the write as it came (LDAP other); a group that cannot be
+ * read counts as one the requester is not a member of, as in every
+ * decision (acl.h), so the write is refused.
  *
  * Caveats:
  *  - A group in another database is read as the handler reads it, from
@@ -69,7 +70,7 @@ struct access_write {
 	const struct ldap_change *changes;  /* modify, password */
 	size_t n_changes;
 	const struct attribute_type *password_type;  /* password */
-	struct ber_view verified_password;  /* password: stored value; empty: none */
+	struct ber_view verified_password;  /* password: stored value; ptr NULL: none */
 	const struct entry *new_entry;      /* add: as the handler built it; NULL: as stored */
 	struct ber_view new_parent_ndn;     /* rename */
 	const struct dn_rdn *new_rdn;       /* rename; NULL when it did not parse */
@@ -94,7 +95,7 @@ void access_write_add(struct access_write *w, struct access_op *a,
 		      const struct server_database *db, const struct entry *new_entry,
 		      struct backend_op *bop);
 /* Password Modify's replace of password_type (change); verified: the
- * stored value the old password matched (empty: no old password given). */
+ * stored value the old password matched (ptr NULL: no old password given). */
 void access_write_password(struct access_write *w, struct access_op *a,
 			   const struct server_database *db, const struct ldap_change *change,
 			   const struct attribute_type *password_type, struct ber_view verified,

@@ -85,6 +85,8 @@ static int apply_add(struct write_job *job, MDB_txn *txn)
 		return rc;
 	rc = find_parent(job, txn, e, &parent_id);
 	if (rc == LUMEN_OK)
+		rc = write_job_check(job, txn, DATABASE_WRITE_ADD, NULL, e);
+	if (rc == LUMEN_OK)
 		rc = operational_restamp_add(job->be, job->op, st->entry);
 	if (rc != LUMEN_OK)
 		return rc;

@@ -360,6 +360,14 @@ int write_job_check_assertion(struct write_job *job, const struct entry *e);
 int write_job_load_target(struct write_job *job, MDB_txn *txn, struct ber_view ndn,
 			  uint64_t *id, struct entry **out);
 /*
+ * In apply, once the target is loaded and before anything of the change is
+ * stored: the operation's write_check (database.h), if any, with the entry
+ * as the transaction holds it (before; for an add, the new entry as after).
+ * Errors: the check's (an LDAP refusal is decided).
+ */
+int write_job_check(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
+		    const struct entry *before, const struct entry *after);
+/*
  * In apply, after the change is stored: the operation's write hook
  * (database.h), if any, with the entry before and after. Errors: the
  * hook's (an LDAP refusal is decided).

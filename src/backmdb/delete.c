@@ -22,6 +22,8 @@ static int apply_delete(struct write_job *job, MDB_txn *txn)
 	if (rc == LUMEN_OK && children > 0)
 		rc = write_job_refuse(job, LUMEN_EBUSY, LDAP_NOT_ALLOWED_ON_NON_LEAF, NULL);
 	if (rc == LUMEN_OK)
+		rc = write_job_check(job, txn, DATABASE_WRITE_DELETE, e, NULL);
+	if (rc == LUMEN_OK)
 		rc = write_job_pre_read(job, e);
 	if (rc == LUMEN_OK)
 		rc = entry_store_delete(job->be, txn, id, e, job->op->arena, &job->changes);

@@ -82,6 +82,8 @@ static int apply_modify(struct write_job *job, MDB_txn *txn)
 
 	int rc = write_job_load_target(job, txn, st->ndn, &id, &before);
 	if (rc == LUMEN_OK)
+		rc = write_job_check(job, txn, DATABASE_WRITE_MODIFY, before, NULL);
+	if (rc == LUMEN_OK)
 		rc = write_job_pre_read(job, before);
 	if (rc == LUMEN_OK)
 		rc = entry_dup(before, &after);

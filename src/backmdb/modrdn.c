@@ -176,6 +176,8 @@ static int apply_modrdn(struct write_job *job, MDB_txn *txn)
 		rc = write_job_refuse(job, LUMEN_EINVAL, LDAP_UNWILLING_TO_PERFORM,
 				      "cannot rename the suffix entry");
 	if (rc == LUMEN_OK)
+		rc = write_job_check(job, txn, DATABASE_WRITE_MODRDN, before, NULL);
+	if (rc == LUMEN_OK)
 		rc = write_job_pre_read(job, before);
 	if (rc == LUMEN_OK)
 		rc = entry_dup(before, &after);

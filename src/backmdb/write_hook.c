@@ -114,22 +114,29 @@ static int notify_at(struct write_job *job, MDB_txn *txn, enum database_write_ki
 {
 	char drawn[CSN_LENGTH + 1];
 	struct ber_view csn = change_csn(job, after, drawn);
-	const struct database_write_hook *check = depth == 0 ? job->op->write_check : NULL;
 	const struct database_write_hook *hook = job->op->write_hook;
-	if (check == NULL && hook == NULL)
+	if (hook == NULL)
 		return LUMEN_OK;
+	if (hook->on_commit != NULL) {
+		int noted = note_change(job, kind, before, after, csn);
+		if (noted != LUMEN_OK)
+			return noted;
+	}
 	struct database_txn handle = { .job = job, .txn = txn, .depth = depth };
 	struct database_write w = { .kind = kind, .before = before, .after = after,
 				    .depth = depth, .csn = csn };
-	int rc = check != NULL ? call_hook(job, check, &handle, &w) : LUMEN_OK;
-	if (rc != LUMEN_OK || hook == NULL)
-		return rc;
-	if (hook->on_commit != NULL) {
-		rc = note_change(job, kind, before, after, csn);
-		if (rc != LUMEN_OK)
-			return rc;
-	}
 	return call_hook(job, hook, &handle, &w);
+}
+
+int write_job_check(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,
+		    const struct entry *before, const struct entry *after)
+{
+	const struct database_write_hook *check = job->op->write_check;
+	if (check == NULL)
+		return LUMEN_OK;
+	struct database_txn handle = { .job = job, .txn = txn, .depth = 0 };
+	struct database_write w = { .kind = kind, .before = before, .after = after };
+	return call_hook(job, check, &handle, &w);
 }
 
 int write_job_notify(struct write_job *job, MDB_txn *txn, enum database_write_kind kind,

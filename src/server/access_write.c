@@ -155,7 +155,7 @@ static int check_modify(struct access_write *w, struct backend_op *op, const str
 static int check_password(struct access_write *w, struct backend_op *op,
 			  const struct entry *before)
 {
-	if (w->verified_password.len > 0 &&
+	if (w->verified_password.ptr != NULL &&
 	    !still_stored(before, w->password_type, w->verified_password)) {
 		op->result_code = LDAP_UNWILLING_TO_PERFORM;
 		op->diagnostic = "unwilling to verify old password";
@@ -223,7 +223,7 @@ void access_write_password(struct access_write *w, struct access_op *a,
 	w->n_changes = 1;
 	w->password_type = password_type;
 	w->verified_password = verified;
-	if (verified.len > 0)
+	if (verified.ptr != NULL)
 		bop->write_check = &w->hook;
 }
 

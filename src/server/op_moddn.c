@@ -41,9 +41,11 @@ static void rename_names(struct op_context *ctx, const struct op_target *t,
 	struct dn new_rdn = { NULL, 0 };
 	dn_split_first(t->ndn, &rdn, &old_parent_ndn);
 	out->new_parent_ndn = req->has_new_superior ? superior_ndn : old_parent_ndn;
-	/* A new RDN that does not parse is the backend's to report. */
+	/* A new RDN that does not parse is the backend's to report; the
+	 * rootdn's rename is decided on nothing. */
 	out->new_rdn = NULL;
-	if (dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
+	if (!t->bop.is_root &&
+	    dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
 		     req->new_rdn.len, ctx->arena, &new_rdn) == LUMEN_OK && new_rdn.n_rdns > 0)
 		out->new_rdn = &new_rdn.rdns[0];   /* the RDNs live in the arena */
 }

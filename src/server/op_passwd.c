@@ -95,7 +95,8 @@ struct passwd_change {
 	bool is_root;
 	const struct attribute_type *password_type;
 	bool want_password_policy;
-	struct ber_view verified;    /* the stored value the old password matched */
+	struct ber_view verified;    /* the stored value the old password matched;
+					ptr NULL: no old password given */
 };
 
 /* The target's identity: userIdentity, or the requester (the bound user,
@@ -150,20 +151,25 @@ static int old_password_matches(struct op_context *ctx, const struct entry *e,
 				struct passwd_change *pc)
 {
 	const struct entry_attribute *a = entry_find_type(e, pc->password_type);
-	struct ber_view matched = { NULL, 0 };
+	const struct ber_view *matched = NULL;
 	for (size_t i = 0; a != NULL && i < a->n_values; i++) {
 		bool match = false;
-		struct ber_view v = a->values[i].value;
-		if (password_check((const char *)v.ptr, v.len, pc->req.old_password.ptr,
+		const struct ber_view *v = &a->values[i].value;
+		if (password_check((const char *)v->ptr, v->len, pc->req.old_password.ptr,
 				   pc->req.old_password.len, &match) == LUMEN_OK && match &&
-		    matched.len == 0)
+		    matched == NULL)
 			matched = v;
 	}
-	if (matched.len == 0)
+	if (matched == NULL)
 		return LUMEN_ENOTFOUND;
-	pc->verified.ptr = arena_memdup(ctx->arena, matched.ptr, matched.len);
-	pc->verified.len = pc->verified.ptr != NULL ? matched.len : 0;
-	return pc->verified.ptr != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+	/* one byte more: an empty value still has a copy to compare with */
+	uint8_t *copy = arena_alloc(ctx->arena, matched->len + 1);
+	if (copy == NULL)
+		return LUMEN_ENOMEM;
+	if (matched->len > 0)
+		memcpy(copy, matched->ptr, matched->len);
+	pc->verified = (struct ber_view){ copy, matched->len };
+	return LUMEN_OK;
 }
 
 /* Non-root rules: write on userPassword; any old password given must match. */

@@ -25,7 +25,9 @@ as slapd answers an old password that does not match).
 
 The same rules are checked without a race on Lumen and on slapd: every
 write is allowed before the change (set "x"), and refused after it
-(set "y").
+(set "y"); and a member may remove itself from, delete and rename a group
+whose members may write it (the decision is made on the transaction as it
+was before the write, not after it).
 """
 import os
 import signal
@@ -52,6 +54,7 @@ REFUSAL = {name: (50, REFUSED) for name in (
     "password modify")}
 REFUSAL["own password, old one reset"] = (53, "unwilling to verify old password")
 SETS = ("x", "y", "z")   # allowed as it is / refused after the change / the race
+SELF_GROUPS = ("mod", "del", "ren")   # groups whose members may write them
 
 
 def rules():
@@ -63,6 +66,8 @@ def rules():
     ]
     out += [f'access to dn.base="cn={s}-group,{PEOPLE}" attrs=title '
             f'by group="cn={s}-editors,{B}" write by * read' for s in SETS]
+    out += [f'access to dn.base="cn=self-{k},{PEOPLE}" by group="cn=self-{k},{PEOPLE}" '
+            'write by * read' for k in SELF_GROUPS]
     out += [f'access to dn.base="{PEOPLE}" attrs=children by users write by * read',
             'access to * by * read']
     return out
@@ -93,6 +98,9 @@ def data():
         text += person(f"{s}-group", "description: closed")
         text += entry(owner(s), "objectClass: inetOrgPerson", f"uid: {s}-owner", "cn: o",
                       "sn: o", f"userPassword: {OWNERPW}")
+    for k in SELF_GROUPS:
+        text += entry(f"cn=self-{k},{PEOPLE}", "objectClass: groupOfNames", f"cn: self-{k}",
+                      f"member: {USER}", f"member: cn=blocker,{B}")
     return text
 
 
@@ -125,6 +133,17 @@ def writes(s):
         ("password modify", USER, lambda c: c.passwd(f"cn={s}-pw,{PEOPLE}", None, "new")),
         ("own password, old one reset", owner(s),
          lambda c: c.passwd(None, OWNERPW, "mine")),
+    ]
+
+
+def own_group_writes(user):
+    """A member writes a group whose members may write it: decided on the
+    group as it is before the write (removing oneself, deleting, renaming)."""
+    return [
+        outcome(user, user.modify_ext(f"cn=self-mod,{PEOPLE}",
+                                      [(ldap.MOD_DELETE, "member", [USER.encode()])])),
+        outcome(user, user.delete_ext(f"cn=self-del,{PEOPLE}")),
+        outcome(user, user.rename(f"cn=self-ren,{PEOPLE}", "cn=self-ren2", delold=0)),
     ]
 
 
@@ -192,6 +211,7 @@ def one_by_one(server):
     seen = {}
     for (ux, uy), (name, _, start_x), (_, _, start_y) in zip(users, writes("x"), writes("y")):
         seen[name] = (outcome(ux, start_x(ux))[0], outcome(uy, start_y(uy))[0])
+    seen["own group"] = own_group_writes(bound(server.uri, USER, USERPW))
     return seen, written(root, "y")
 
 
@@ -245,6 +265,9 @@ def run(server, scenario, results):
 def main():
     lumen_seen, lumen_written = run(sh.make_server("lumend", global_lines=rules()),
                                     one_by_one, R)
+    own = lumen_seen.pop("own group")
+    R.check("lumend: a member modifies, deletes and renames a group its members may write",
+            own == [(0, "")] * 3, str(own))
     for name, codes in lumen_seen.items():
         R.check(f"lumend: {name}: allowed, then refused after the change",
                 codes == (0, REFUSAL[name][0]), f"got {codes}")
@@ -265,6 +288,9 @@ def main():
     else:
         slapd_seen, slapd_written = run(sh.make_server("slapd", global_lines=rules()),
                                         one_by_one, None)
+        slapd_own = slapd_seen.pop("own group")
+        R.check("slapd agrees: a member writes its own group", slapd_own == own,
+                f"slapd {slapd_own}, lumend {own}")
         R.check("slapd agrees one by one", slapd_seen == lumen_seen,
                 f"slapd {slapd_seen}, lumend {lumen_seen}")
         R.check("slapd agrees: nothing refused was written", slapd_written == lumen_written,

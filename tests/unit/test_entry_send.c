@@ -153,6 +153,27 @@ START_TEST(outline_not_used_for_matched_values)
 }
 END_TEST
 
+/* The computed types are remembered per thread for one schema: a new
+ * schema (a reload) gets its own, never the previous one's (freed). */
+START_TEST(computed_types_follow_the_schema)
+{
+	static const char *const names[] = { "entryDN", "subschemaSubentry",
+					     "hasSubordinates", "numSubordinates" };
+	for (int round = 0; round < 2; round++) {
+		struct attribute_selection sel;
+		struct ber_view all = { (const uint8_t *)"+", 1 };
+		ck_assert_int_eq(attribute_selection_init(&sel, fixture_schema, &all, 1, false,
+							  &arena), LUMEN_OK);
+		for (int c = 0; c < COMPUTED_ATTRIBUTE_COUNT; c++) {
+			ck_assert_ptr_eq(sel.computed_type[c], type_of(names[c]));
+			ck_assert(sel.computed[c]);
+		}
+		teardown();   /* the schema freed, another built in its place */
+		setup();
+	}
+}
+END_TEST
+
 START_TEST(dn_only_sends_no_attribute)
 {
 	struct attribute_selection sel;
@@ -172,6 +193,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, outline_sends_what_whole_sends);
 	tcase_add_test(tc, outline_not_used_for_matched_values);
 	tcase_add_test(tc, dn_only_sends_no_attribute);
+	tcase_add_test(tc, computed_types_follow_the_schema);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -303,9 +303,10 @@ static int test_check(void *ctx, struct database_txn *txn, const struct database
 		      struct backend_op *op, const struct database_write *w)
 {
 	(void)ctx;
-	(void)txn;
-	(void)ops;
 	ck_assert_uint_lt(n_checked, 4);
+	/* before the change: a deleted entry is still there to read */
+	if (w->kind == DATABASE_WRITE_DELETE)
+		ck_assert_int_eq(ops->fetch(txn, w->before->ndn, count_found, NULL), LUMEN_OK);
 	struct seen *s = &checked[n_checked++];
 	s->kind = w->kind;
 	s->depth = w->depth;
@@ -321,9 +322,9 @@ static int test_check(void *ctx, struct database_txn *txn, const struct database
 
 static const struct database_write_hook check = { .on_write = test_check };
 
-/* The check sees the operation's own change once, before the hook, and
- * not the changes the hook makes; its refusal is the answer, the hook is
- * not called and nothing is written. */
+/* The check sees the operation's own change once, before it is made and
+ * before the hook, and not the changes the hook makes; its refusal is the
+ * answer, the hook is not called and nothing is written. */
 START_TEST(write_check_decides_before_the_hook)
 {
 	n_checked = hooked_when_checked = 0;
@@ -338,6 +339,7 @@ START_TEST(write_check_decides_before_the_hook)
 	ck_assert_str_eq(checked[0].before, BOB);
 	ck_assert_uint_eq(checked[0].depth, 0);
 	ck_assert_uint_eq(hooked_when_checked, 0);
+	ck_assert_uint_eq(hs.found, 1);    /* the entry, read before its delete */
 	ck_assert_uint_eq(hs.n_seen, 2);   /* the delete and the hook's own edit */
 
 	n_checked = 0;

@@ -151,7 +151,14 @@ def scenario(server):
                                     serverctrls=c),
         lambda c: root.rename_s(f"cn=z,{SANDBOX}", "cn=z", ADMINS, serverctrls=c)])
     seen["rootdn's entry moved"] = exists(root, f"cn=z,{ADMINS}")
-    nested(seen, root)
+    try:
+        nested(seen, root)
+    except ldap.SERVER_DOWN:
+        # slapd 2.5 has been seen to die here on a loaded machine; its
+        # answers to these steps are only printed, Lumen's are checked
+        if server.kind == "lumend":
+            raise
+        print("  info slapd went down during the nested transactions")
     return seen
 
 

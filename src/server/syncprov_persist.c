@@ -390,12 +390,13 @@ static int push_one(struct push *p)
 	if (!syncprov_cookie(p->sp, req, ((struct psearch *)req->u.search->persist)->rid, &one,
 			     &p->cookie))
 		return LUMEN_ENOMEM;
-	if (c->kind == DATABASE_WRITE_DELETE && ldap_sync_uuid_parse(c->uuid, uuid) &&
-	    in_scope(req->u.search, c->old_ndn) && req->op->access_tests_values)
-		return PERSIST_UNDECIDABLE;
-	if (c->kind == DATABASE_WRITE_DELETE)
-		return ldap_sync_uuid_parse(c->uuid, uuid) && in_scope(req->u.search, c->old_ndn)
-		       ? send_delete(p, c->old_ndn, NULL, uuid) : LUMEN_OK;
+	if (c->kind == DATABASE_WRITE_DELETE) {
+		if (!ldap_sync_uuid_parse(c->uuid, uuid) || !in_scope(req->u.search, c->old_ndn))
+			return LUMEN_OK;
+		/* the entry is gone: rules that test its values cannot be decided */
+		return req->op->access_tests_values ? PERSIST_UNDECIDABLE
+						    : send_delete(p, c->old_ndn, NULL, uuid);
+	}
 	int rc = database_fetch(req->database, req->op, c->ndn, fetched, p);
 	return rc == LUMEN_ENOTFOUND ? LUMEN_OK : rc;   /* gone since: its delete follows */
 }

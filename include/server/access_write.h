@@ -71,7 +71,7 @@ struct access_write {
 	size_t n_changes;
 	const struct attribute_type *password_type;  /* password */
 	struct ber_view verified_password;  /* password: stored value; ptr NULL: none */
-	const struct entry *new_entry;      /* add: as the handler built it; NULL: as stored */
+	const struct entry *new_entry;      /* add: as the handler built it; NULL: none */
 	struct ber_view new_parent_ndn;     /* rename */
 	const struct dn_rdn *new_rdn;       /* rename; NULL when it did not parse */
 	/* While the check runs: a's rules with group= read through the txn. */

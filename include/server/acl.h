@@ -169,6 +169,13 @@ bool acl_may_compare(struct acl_target *t, const struct attribute_type *type);
 bool acl_may_bind(const struct acl_policy *policy, const struct acl_subject *subject,
 		  const struct entry *entry);
 /*
+ * Write on the parent's children alone: what an add is decided on when its
+ * new entry cannot be built (the database then says why). parent NULL:
+ * decided on parent_ndn.
+ */
+bool acl_may_add_below(const struct acl_policy *policy, const struct acl_subject *subject,
+		       const struct entry *parent, struct ber_view parent_ndn);
+/*
  * Add: write on the parent's children, on the new entry and on each of its
  * attributes. parent NULL: the parent names no entry (adding a suffix); its
  * DN is taken from new_entry's DN.

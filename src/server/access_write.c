@@ -94,12 +94,17 @@ static int refuse(struct access_write *w, struct backend_op *op, const struct en
 	return LUMEN_EINVAL;
 }
 
+/* As the handler decided: on its own new entry, or on the parent's
+ * children alone when it could not build one. */
 static int check_add(struct access_write *w, struct backend_op *op, const struct entry *after)
 {
-	const struct entry *new_entry = w->new_entry != NULL ? w->new_entry : after;
+	struct ber_view parent_ndn = parent_of(after->ndn);
 	struct entry *parent = NULL;
-	int rc = fetch_copy(w, parent_of(after->ndn), &parent);
-	if (rc == LUMEN_OK && !acl_may_add(&w->policy, &w->a->subject, parent, new_entry))
+	int rc = fetch_copy(w, parent_ndn, &parent);
+	bool allowed = w->new_entry != NULL
+			       ? acl_may_add(&w->policy, &w->a->subject, parent, w->new_entry)
+			       : acl_may_add_below(&w->policy, &w->a->subject, parent, parent_ndn);
+	if (rc == LUMEN_OK && !allowed)
 		rc = refuse(w, op, parent);
 	entry_free(parent);
 	return rc;

@@ -375,6 +375,12 @@ static bool may_write_children(const struct acl_policy *policy,
 	return acl_target_allowed(&t, ACL_ATTR_CHILDREN, ACCESS_WRITE);
 }
 
+bool acl_may_add_below(const struct acl_policy *policy, const struct acl_subject *subject,
+		       const struct entry *parent, struct ber_view parent_ndn)
+{
+	return subject->is_root || may_write_children(policy, subject, parent, parent_ndn);
+}
+
 static struct ber_view parent_of(struct ber_view ndn)
 {
 	struct ber_view rdn, parent;

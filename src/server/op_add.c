@@ -28,18 +28,6 @@ static struct entry *build_new_entry(struct op_context *ctx, const struct op_tar
 	return e;
 }
 
-/* write on parent's `children` (parent NULL: the DN above a suffix). */
-static bool may_add_below(struct access_op *a, const struct entry *parent,
-			  struct ber_view parent_ndn)
-{
-	struct acl_target at;
-	if (parent != NULL)
-		acl_target_init(&at, &a->policy, &a->subject, parent);
-	else
-		acl_target_init_dn(&at, &a->policy, &a->subject, parent_ndn);
-	return acl_target_allowed(&at, ACL_ATTR_CHILDREN, ACCESS_WRITE);
-}
-
 /* Is t's entry one of its database's suffixes (its parent lies outside)? */
 static bool is_suffix(const struct op_target *t)
 {
@@ -66,8 +54,9 @@ static bool add_allowed(struct op_context *ctx, struct op_target *t, struct acce
 	if (parent == NULL && !is_suffix(t) && op_target_refuse_unseen(ctx, t))
 		return false;
 	fresh = build_new_entry(ctx, t);
-	bool allowed = fresh != NULL ? acl_may_add(&a->policy, &a->subject, parent, fresh)
-				     : may_add_below(a, parent, parent_ndn);
+	bool allowed = fresh != NULL
+			       ? acl_may_add(&a->policy, &a->subject, parent, fresh)
+			       : acl_may_add_below(&a->policy, &a->subject, parent, parent_ndn);
 	if (!allowed)
 		op_target_refuse(ctx, a, parent);
 	entry_free(parent);

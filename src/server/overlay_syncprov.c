@@ -447,9 +447,11 @@ static int add_context(struct syncprov *sp, struct entry *e, const struct sync_c
 /*
  * A copy of the suffix with contextCSN, made from all of it: a search
  * returning all attributes may hand it over decoded in part
- * (entry.outline), which is then decoded whole instead of copied. A copy
- * that cannot be made stops the search (LDAP other): the suffix without
- * its contextCSN would be a wrong answer, not a shorter one.
+ * (entry.outline), which is then decoded whole instead of copied. Out of
+ * memory, the search stops (LDAP other): the suffix without its
+ * contextCSN would be a wrong answer, not a shorter one. A suffix that
+ * cannot hold one more attribute, or whose unread values do not decode,
+ * goes as stored, as any other entry would.
  */
 static int suffix_sink(void *ctx, const struct entry *e, const struct backend_entry_info *info)
 {
@@ -469,6 +471,8 @@ static int suffix_sink(void *ctx, const struct entry *e, const struct backend_en
 		rc = add_context(r->sp, shown, &context);
 	if (rc == LUMEN_OK)
 		rc = r->server_sink(r->server_ctx, shown, info);
+	else if (rc != LUMEN_ENOMEM)
+		rc = r->server_sink(r->server_ctx, e, info);
 	entry_free(shown);
 	return rc;
 }

@@ -482,6 +482,12 @@ START_TEST(test_add_and_delete_need_children)
 	/* a parent that names no entry: the parent DN is still matched by dn rules */
 	ck_assert(acl_may_add(&policy, &as_bob, NULL, carol));
 	ck_assert(!acl_may_add(&policy, &as_bob, NULL, top));
+	/* children alone (a new entry that cannot be built) */
+	ck_assert(acl_may_add_below(&policy, &as_bob, people, people->ndn));
+	ck_assert(acl_may_add_below(&policy, &as_bob, NULL, people->ndn));
+	ck_assert(!acl_may_add_below(&policy, &anon, people, people->ndn));
+	ck_assert(!acl_may_add_below(&policy, &as_bob, suffix, suffix->ndn));
+	ck_assert(acl_may_add_below(&policy, &as_root, suffix, suffix->ndn));
 	entry_free(carol);
 	entry_free(top);
 }

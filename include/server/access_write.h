@@ -74,6 +74,7 @@ struct access_write {
 	const struct entry *new_entry;      /* add: as the handler built it; NULL: none */
 	struct ber_view new_parent_ndn;     /* rename */
 	const struct dn_rdn *new_rdn;       /* rename; NULL when it did not parse */
+	const struct dn_rdn *old_rdn_deleted;  /* rename with deleteOldRDN; else NULL */
 	/* While the check runs: a's rules with group= read through the txn. */
 	struct acl_policy policy;
 	struct acl_group_lookup groups;
@@ -102,6 +103,7 @@ void access_write_password(struct access_write *w, struct access_op *a,
 			   struct backend_op *bop);
 void access_write_rename(struct access_write *w, struct access_op *a,
 			 const struct server_database *db, struct ber_view new_parent_ndn,
-			 const struct dn_rdn *new_rdn, struct backend_op *bop);
+			 const struct dn_rdn *new_rdn, const struct dn_rdn *old_rdn_deleted,
+			 struct backend_op *bop);
 
 #endif

@@ -194,13 +194,15 @@ bool acl_may_modify(const struct acl_policy *policy, const struct acl_subject *s
 		    size_t n_changes);
 /*
  * ModifyDN: write on the entry, on the old parent's children, on the new
- * parent's children (when it differs) and on each type of the new RDN.
- * Parents as add: NULL = names no entry; new_parent_ndn is the new
- * superior's DN (equal to the old parent's DN when unchanged).
+ * parent's children (when it differs), on each type of the new RDN and,
+ * when deleteOldRDN removes them (old_rdn_deleted non-NULL), on each type
+ * of the old RDN (as slapd). Parents as add: NULL = names no entry;
+ * new_parent_ndn is the new superior's DN (equal to the old parent's DN
+ * when unchanged).
  */
 bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *subject,
 		    const struct entry *entry, const struct entry *old_parent,
 		    const struct entry *new_parent, struct ber_view new_parent_ndn,
-		    const struct dn_rdn *new_rdn);
+		    const struct dn_rdn *new_rdn, const struct dn_rdn *old_rdn_deleted);
 
 #endif

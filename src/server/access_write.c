@@ -130,7 +130,8 @@ static int check_rename(struct access_write *w, struct backend_op *op, const str
 		rc = fetch_copy(w, w->new_parent_ndn, &new_parent);
 	if (rc == LUMEN_OK &&
 	    !acl_may_rename(&w->policy, &w->a->subject, before, old_parent,
-			    moves ? new_parent : old_parent, w->new_parent_ndn, w->new_rdn))
+			    moves ? new_parent : old_parent, w->new_parent_ndn, w->new_rdn,
+			    w->old_rdn_deleted))
 		rc = refuse(w, op, before);
 	entry_free(old_parent);
 	entry_free(new_parent);
@@ -248,9 +249,11 @@ void access_write_add(struct access_write *w, struct access_op *a,
 
 void access_write_rename(struct access_write *w, struct access_op *a,
 			 const struct server_database *db, struct ber_view new_parent_ndn,
-			 const struct dn_rdn *new_rdn, struct backend_op *bop)
+			 const struct dn_rdn *new_rdn, const struct dn_rdn *old_rdn_deleted,
+			 struct backend_op *bop)
 {
 	prepare(w, ACCESS_WRITE_RENAME, a, db, bop);
 	w->new_parent_ndn = new_parent_ndn;
 	w->new_rdn = new_rdn;
+	w->old_rdn_deleted = old_rdn_deleted;
 }

@@ -437,7 +437,7 @@ bool acl_may_modify(const struct acl_policy *policy, const struct acl_subject *s
 bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *subject,
 		    const struct entry *entry, const struct entry *old_parent,
 		    const struct entry *new_parent, struct ber_view new_parent_ndn,
-		    const struct dn_rdn *new_rdn)
+		    const struct dn_rdn *new_rdn, const struct dn_rdn *old_rdn_deleted)
 {
 	if (subject->is_root)
 		return true;
@@ -445,11 +445,13 @@ bool acl_may_rename(const struct acl_policy *policy, const struct acl_subject *s
 	acl_target_init(&t, policy, subject, entry);
 	if (!acl_target_allowed(&t, ACL_ATTR_ENTRY, ACCESS_WRITE))
 		return false;
-	for (size_t i = 0; new_rdn != NULL && i < new_rdn->n_avas; i++) {
-		const struct attribute_type *type = new_rdn->avas[i].type;
-		if (type != NULL && !acl_target_allowed(&t, type, ACCESS_WRITE))
-			return false;
-	}
+	const struct dn_rdn *rdns[2] = { new_rdn, old_rdn_deleted };
+	for (size_t r = 0; r < 2; r++)
+		for (size_t i = 0; rdns[r] != NULL && i < rdns[r]->n_avas; i++) {
+			const struct attribute_type *type = rdns[r]->avas[i].type;
+			if (type != NULL && !acl_target_allowed(&t, type, ACCESS_WRITE))
+				return false;
+		}
 	struct ber_view old_parent_ndn = parent_of(entry->ndn);
 	if (!may_write_children(policy, subject, old_parent, old_parent_ndn))
 		return false;

@@ -26,28 +26,39 @@ static void free_parts(struct rename_parts *p)
 	entry_free(p->new_parent);
 }
 
-/* What a rename is decided on besides the entries: the new parent's DN
- * and the new RDN (arena; NULL when it does not parse). */
+/* What a rename is decided on besides the entries: the new parent's DN,
+ * the new RDN (arena; NULL when it does not parse) and the old one when
+ * deleteOldRDN removes its values (NULL otherwise). */
 struct rename_names {
 	struct ber_view new_parent_ndn;
 	const struct dn_rdn *new_rdn;
+	const struct dn_rdn *old_rdn_deleted;
 };
+
+/* The first RDN of ndn (arena), or NULL when it does not parse. */
+static const struct dn_rdn *first_rdn(struct op_context *ctx, struct ber_view dn_text)
+{
+	struct dn dn = { NULL, 0 };
+	if (dn_parse(ctx->server->config->schema, (const char *)dn_text.ptr, dn_text.len,
+		     ctx->arena, &dn) != LUMEN_OK || dn.n_rdns == 0)
+		return NULL;
+	return &dn.rdns[0];   /* the RDNs live in the arena */
+}
 
 static void rename_names(struct op_context *ctx, const struct op_target *t,
 			 struct ber_view superior_ndn, struct rename_names *out)
 {
 	const struct ldap_moddn_request *req = &ctx->msg->u.moddn;
 	struct ber_view rdn, old_parent_ndn;
-	struct dn new_rdn = { NULL, 0 };
 	dn_split_first(t->ndn, &rdn, &old_parent_ndn);
 	out->new_parent_ndn = req->has_new_superior ? superior_ndn : old_parent_ndn;
-	/* A new RDN that does not parse is the backend's to report; the
-	 * rootdn's rename is decided on nothing. */
-	out->new_rdn = NULL;
-	if (!t->bop.is_root &&
-	    dn_parse(ctx->server->config->schema, (const char *)req->new_rdn.ptr,
-		     req->new_rdn.len, ctx->arena, &new_rdn) == LUMEN_OK && new_rdn.n_rdns > 0)
-		out->new_rdn = &new_rdn.rdns[0];   /* the RDNs live in the arena */
+	out->new_rdn = out->old_rdn_deleted = NULL;
+	if (t->bop.is_root)   /* the rootdn's rename is decided on nothing */
+		return;
+	/* A new RDN that does not parse is the backend's to report. */
+	out->new_rdn = first_rdn(ctx, req->new_rdn);
+	if (req->delete_old_rdn)
+		out->old_rdn_deleted = first_rdn(ctx, t->ndn);
 }
 
 /* True when the rename may go on; else the answer was sent. */
@@ -69,7 +80,8 @@ static bool rename_allowed(struct op_context *ctx, struct op_target *t, struct a
 	    op_target_fetch(ctx, t, new_parent_ndn, &p.new_parent) &&
 	    (p.new_parent != NULL || !op_target_refuse_unseen(ctx, t))) {
 		go_on = acl_may_rename(&a->policy, &a->subject, p.entry, p.old_parent,
-				       p.new_parent, new_parent_ndn, names->new_rdn);
+				       p.new_parent, new_parent_ndn, names->new_rdn,
+				       names->old_rdn_deleted);
 		if (!go_on)
 			op_target_refuse(ctx, a, p.entry);
 	}
@@ -101,7 +113,8 @@ void op_moddn(struct op_context *ctx)
 	if (!rename_allowed(ctx, &t, &a, &names) || !op_commit(ctx))
 		return;
 	struct access_write again;
-	access_write_rename(&again, &a, t.db, names.new_parent_ndn, names.new_rdn, &t.bop);
+	access_write_rename(&again, &a, t.db, names.new_parent_ndn, names.new_rdn,
+			    names.old_rdn_deleted, &t.bop);
 	int rc = database_modrdn(t.db->database, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);
 	op_target_answer(ctx, &t, rc);

@@ -27,7 +27,9 @@ The same rules are checked without a race on Lumen and on slapd: every
 write is allowed before the change (set "x"), and refused after it
 (set "y"); and a member may remove itself from, delete and rename a group
 whose members may write it (the decision is made on the transaction as it
-was before the write, not after it).
+was before the write, not after it); a rename that deletes the old RDN's
+value needs write on the old RDN's type (slapd's rule; Lumen checked only
+the new RDN's types before).
 """
 import os
 import signal
@@ -58,7 +60,9 @@ SELF_GROUPS = ("mod", "del", "ren")   # groups whose members may write them
 
 
 def rules():
-    out = [
+    out = [f'access to dn.base="uid=rdn-{k},{PEOPLE}" attrs=entry,cn by users write by * read'
+           for k in ("del", "keep")]
+    out += [
         'access to filter=(description=open) attrs=userPassword '
         'by users write by anonymous auth by * none',
         'access to attrs=userPassword by self write by anonymous auth by * none',
@@ -101,6 +105,9 @@ def data():
     for k in SELF_GROUPS:
         text += entry(f"cn=self-{k},{PEOPLE}", "objectClass: groupOfNames", f"cn: self-{k}",
                       f"member: {USER}", f"member: cn=blocker,{B}")
+    for k in ("del", "keep"):
+        text += entry(f"uid=rdn-{k},{PEOPLE}", "objectClass: inetOrgPerson", f"uid: rdn-{k}",
+                      f"cn: R-{k}", "sn: r")
     return text
 
 
@@ -145,6 +152,13 @@ def own_group_writes(user):
         outcome(user, user.delete_ext(f"cn=self-del,{PEOPLE}")),
         outcome(user, user.rename(f"cn=self-ren,{PEOPLE}", "cn=self-ren2", delold=0)),
     ]
+
+
+def old_rdn_renames(user):
+    """Renames to an RDN the user may write (cn) from one it may not (uid):
+    deleting the old RDN's value needs write on its type, keeping it not."""
+    return [outcome(user, user.rename(f"uid=rdn-{k},{PEOPLE}", f"cn=R-{k}",
+                                      delold=int(k == "del"))) for k in ("del", "keep")]
 
 
 def password_of(dn):
@@ -212,6 +226,7 @@ def one_by_one(server):
     for (ux, uy), (name, _, start_x), (_, _, start_y) in zip(users, writes("x"), writes("y")):
         seen[name] = (outcome(ux, start_x(ux))[0], outcome(uy, start_y(uy))[0])
     seen["own group"] = own_group_writes(bound(server.uri, USER, USERPW))
+    seen["old RDN"] = old_rdn_renames(bound(server.uri, USER, USERPW))
     return seen, written(root, "y")
 
 
@@ -265,6 +280,9 @@ def run(server, scenario, results):
 def main():
     lumen_seen, lumen_written = run(sh.make_server("lumend", global_lines=rules()),
                                     one_by_one, R)
+    old_rdn = lumen_seen.pop("old RDN")
+    R.check("lumend: a rename deleting an old RDN value of a type it may not write is refused",
+            old_rdn == [(50, ""), (0, "")], str(old_rdn))
     own = lumen_seen.pop("own group")
     R.check("lumend: a member modifies, deletes and renames a group its members may write",
             own == [(0, "")] * 3, str(own))
@@ -288,6 +306,9 @@ def main():
     else:
         slapd_seen, slapd_written = run(sh.make_server("slapd", global_lines=rules()),
                                         one_by_one, None)
+        slapd_old_rdn = slapd_seen.pop("old RDN")
+        R.check("slapd agrees: deleting the old RDN needs write on its type",
+                slapd_old_rdn == old_rdn, f"slapd {slapd_old_rdn}, lumend {old_rdn}")
         slapd_own = slapd_seen.pop("own group")
         R.check("slapd agrees: a member writes its own group", slapd_own == own,
                 f"slapd {slapd_own}, lumend {own}")

@@ -189,7 +189,8 @@ START_TEST(test_root_always_allowed)
 	ck_assert_int_eq(level(&as_alice, alice, "mail"), ACCESS_NONE);
 	ck_assert(acl_may_add(&policy, &as_root, people, bob));
 	ck_assert(acl_may_modify(&policy, &as_root, alice, NULL, 0));
-	ck_assert(acl_may_rename(&policy, &as_root, alice, people, NULL, fixture_view(PEOPLE), NULL));
+	ck_assert(acl_may_rename(&policy, &as_root, alice, people, NULL, fixture_view(PEOPLE), NULL,
+				 NULL));
 }
 END_TEST
 
@@ -536,18 +537,40 @@ START_TEST(test_rename)
 			 LUMEN_OK);
 	struct ber_view same_parent = fixture_view(PEOPLE);
 	ck_assert(acl_may_rename(&policy, &as_alice, alice, people, NULL, same_parent,
-				 &new_rdn.rdns[0]));
+				 &new_rdn.rdns[0], NULL));
 	ck_assert(!acl_may_rename(&policy, &as_bob, alice, people, NULL, same_parent,
-				  &new_rdn.rdns[0]));
+				  &new_rdn.rdns[0], NULL));
 	/* moving under the suffix needs write on the suffix's children too */
 	ck_assert(!acl_may_rename(&policy, &as_alice, alice, people, suffix, suffix->ndn,
-				  &new_rdn.rdns[0]));
+				  &new_rdn.rdns[0], NULL));
 	/* a new RDN type the subject may not write */
 	const char *cn_rdn = "cn=Alice";
 	ck_assert_int_eq(dn_parse(fixture_schema, cn_rdn, strlen(cn_rdn), &arena, &new_rdn),
 			 LUMEN_OK);
 	ck_assert(!acl_may_rename(&policy, &as_alice, alice, people, NULL, same_parent,
-				  &new_rdn.rdns[0]));
+				  &new_rdn.rdns[0], NULL));
+}
+END_TEST
+
+/* deleteOldRDN removes the old RDN's values: write on its types too. */
+START_TEST(test_rename_deleting_the_old_rdn)
+{
+	load(&db_rules, "access to dn.base=\"" PEOPLE "\" attrs=children by users write\n"
+			"access to dn.subtree=\"" PEOPLE "\" attrs=entry,cn by self write\n"
+			"access to * by * read");
+	struct dn new_rdn, old_rdn;
+	const char *cn_rdn = "cn=Alice", *uid_rdn = "uid=alice";
+	ck_assert_int_eq(dn_parse(fixture_schema, cn_rdn, strlen(cn_rdn), &arena, &new_rdn),
+			 LUMEN_OK);
+	ck_assert_int_eq(dn_parse(fixture_schema, uid_rdn, strlen(uid_rdn), &arena, &old_rdn),
+			 LUMEN_OK);
+	struct ber_view same_parent = fixture_view(PEOPLE);
+	ck_assert(acl_may_rename(&policy, &as_alice, alice, people, NULL, same_parent,
+				 &new_rdn.rdns[0], NULL));
+	ck_assert(!acl_may_rename(&policy, &as_alice, alice, people, NULL, same_parent,
+				  &new_rdn.rdns[0], &old_rdn.rdns[0]));
+	ck_assert(acl_may_rename(&policy, &as_root, alice, people, NULL, same_parent,
+				 &new_rdn.rdns[0], &old_rdn.rdns[0]));
 }
 END_TEST
 
@@ -770,6 +793,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_add_needs_every_attribute);
 	tcase_add_test(tc, test_modify);
 	tcase_add_test(tc, test_rename);
+	tcase_add_test(tc, test_rename_deleting_the_old_rdn);
 	tcase_add_test(tc, test_dn_only_target_skips_filter_rules);
 	tcase_add_test(tc, test_policy_reads_entries);
 	tcase_add_test(tc, test_filter_oracle);

@@ -24,6 +24,10 @@ transaction, and a move under a new parent added earlier in it, are
 allowed one by one but refused inside a transaction, since their parent
 is absent from the snapshot the decisions are made on; slapd decides them
 on the transaction's own view and commits.
+
+Debian's slapd 2.5 has gone down inside these transactions now and then on
+a loaded machine; a slapd run it does not survive is run again, up to
+three times, and Lumen's answers are checked whatever slapd does.
 """
 import os
 import sys
@@ -151,14 +155,7 @@ def scenario(server):
                                     serverctrls=c),
         lambda c: root.rename_s(f"cn=z,{SANDBOX}", "cn=z", ADMINS, serverctrls=c)])
     seen["rootdn's entry moved"] = exists(root, f"cn=z,{ADMINS}")
-    try:
-        nested(seen, root)
-    except ldap.SERVER_DOWN:
-        # slapd 2.5 has been seen to die here on a loaded machine; its
-        # answers to these steps are only printed, Lumen's are checked
-        if server.kind == "lumend":
-            raise
-        print("  info slapd went down during the nested transactions")
+    nested(seen, root)
     return seen
 
 
@@ -195,22 +192,45 @@ STRICTER = {
 
 
 def run(kind):
+    """The scenario's answers on a fresh server of kind; None when the
+    server went down on the way."""
     server = sh.make_server(kind, global_lines=RULES).start()
     try:
-        return scenario(server)
+        seen = scenario(server)
+        return seen if server.alive() else None
+    except ldap.SERVER_DOWN:
+        return None
     finally:
         server.stop(R if kind == "lumend" else None)
 
 
+def slapd_answers():
+    """slapd's answers; Debian's slapd 2.5 has gone down inside these
+    transactions on a loaded machine now and then, so a run it does not
+    survive is run again (None after three)."""
+    for attempt in range(3):
+        slapd = run("slapd")
+        if slapd is not None:
+            return slapd
+        print(f"  info slapd went down during the scenario (run {attempt + 1} of 3)")
+    return None
+
+
 def main():
     lumen = run("lumend")
+    R.check("lumend stays up through the scenario", lumen is not None)
+    lumen = lumen or {}
     for step, want in list(EXPECTED.items()) + list(STRICTER.items()):
         R.check(f"lumend: {step}", lumen.get(step) == want, f"got {lumen.get(step)}, want {want}")
     missing = sh.slapd_missing()
     if missing:
         R.check("slapd available for the same scenario", False, missing)
+        R.finish()
+        return
+    slapd = slapd_answers()
+    if slapd is None:
+        print("  info slapd went down in three runs: its answers are not compared")
     else:
-        slapd = run("slapd")
         for step in EXPECTED:
             R.check(f"slapd agrees: {step}", slapd.get(step) == lumen.get(step),
                     f"slapd {slapd.get(step)}, lumend {lumen.get(step)}")

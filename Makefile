@@ -127,10 +127,16 @@ unit_fakes = $(patsubst %,$(BUILD)/obj/tests/fake_%.o,$(UNIT_FAKES_$(1)))
 $(BUILD)/obj/tests/fake_%.o: tests/unit/fake_%.c tests/unit/fake_%.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit -MMD -MP -c $< -o $@
+# A suite may make a call of the libraries fail where it chooses (the
+# seam of the fault builds, on one function): UNIT_WRAPS_<module> names
+# functions whose calls from the libraries go to the suite's
+# __wrap_<name>, which calls __real_<name> when nothing is to fail.
+UNIT_WRAPS_ops := arena_alloc
+unit_wraps = $(foreach s,$(UNIT_WRAPS_$(1)),-Wl,--wrap=$(s))
 define unit_rule
 $(BUILD)/tests/test_$(1): tests/unit/test_$(1).c tests/unit/check_main.h $(call unit_fakes,$(1)) $(call unit_libs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$(INCLUDES) -Itests/unit -o $$@ $$< $(call unit_fakes,$(1)) $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
+	$$(CC) $$(CFLAGS) $(call unit_wraps,$(1)) $$(INCLUDES) -Itests/unit -o $$@ $$< $(call unit_fakes,$(1)) $(call unit_libs,$(1)) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach t,$(patsubst tests/unit/test_%.c,%,$(filter-out tests/unit/test_bench_%,$(UNIT_SRCS))),$(eval $(call unit_rule,$(t))))
 

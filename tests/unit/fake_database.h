@@ -3,8 +3,9 @@
  * suites of the operation layer: every operation records its call (which
  * one, the target's normalized DN) and answers `result_code` (and
  * `diagnostic`); a search hands `entries` to the sink, in order, then
- * answers. Nothing is stored: fetch (the server's own reads) finds
- * nothing and is not recorded.
+ * answers. Nothing is written: fetch (the server's own reads) finds the
+ * entry of `stored` with its normalized DN, else nothing, and is not
+ * recorded.
  *
  * Ownership: the test owns the struct and the entries it points to; close
  * does nothing. Thread-safety: none (one test thread).
@@ -28,6 +29,8 @@ struct fake_database {
 	const char *diagnostic;
 	const struct entry *const *entries;  /* a search's entries */
 	size_t n_entries;
+	const struct entry *const *stored;   /* what fetch finds, by e->ndn */
+	size_t n_stored;
 	/* what the last call asked */
 	enum fake_database_call last_call;
 	unsigned n_calls;

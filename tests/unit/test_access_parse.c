@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "access_rules.h"
+#include "access_rules_fixture.h"
 #include "entry_fixture.h"
 #include "lumen_error.h"
 
@@ -31,42 +32,13 @@ static void teardown(void)
 	fixture_schema_teardown();
 }
 
-/* Split a line as slapd.conf does: whitespace separates, quotes group. */
-static size_t split(char *text, char **argv, size_t max)
-{
-	size_t n = 0;
-	char *in = text;
-	while (*in != '\0' && n < max) {
-		while (*in == ' ')
-			in++;
-		if (*in == '\0')
-			break;
-		char *out = in;
-		argv[n++] = out;
-		bool quoted = false;
-		while (*in != '\0' && (quoted || *in != ' ')) {
-			if (*in == '"') {
-				quoted = !quoted;
-				in++;
-			} else {
-				*out++ = *in++;
-			}
-		}
-		bool at_end = *in == '\0';
-		*out = '\0';
-		if (!at_end)
-			in++;
-	}
-	return n;
-}
-
 static int parse(const char *line)
 {
 	char buf[1024];
 	char *argv[64];
 	ck_assert_uint_lt(strlen(line), sizeof(buf));
 	strcpy(buf, line);
-	size_t argc = split(buf, argv, 64);
+	size_t argc = access_rules_split(buf, argv, 64);
 	return access_rule_parse(&rules, argc, argv, FILE_NAME, LINE, err, sizeof(err));
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access_rules_fixture.h"
 #include "acl.h"
 #include "entry_fixture.h"
 #include "filter.h"
@@ -87,43 +88,10 @@ static void teardown(void)
 	fixture_schema_teardown();
 }
 
-/* Parse '\n'-separated directives (as config_split would split them). */
+/* Directives into rules (access_rules_fixture.h). */
 static void load(struct access_rules *rules, const char *text)
 {
-	char buf[2048], err[512] = "";
-	ck_assert_uint_lt(strlen(text), sizeof(buf));
-	strcpy(buf, text);
-	char *save_line = NULL;
-	unsigned line = 1;
-	for (char *l = strtok_r(buf, "\n", &save_line); l; l = strtok_r(NULL, "\n", &save_line)) {
-		char *argv[64];
-		size_t argc = 0;
-		for (char *in = l; *in != '\0' && argc < 64;) {
-			while (*in == ' ')
-				in++;
-			if (*in == '\0')
-				break;
-			char *out = in;
-			argv[argc++] = out;
-			bool quoted = false;
-			while (*in != '\0' && (quoted || *in != ' ')) {
-				if (*in == '"') {
-					quoted = !quoted;
-					in++;
-				} else {
-					*out++ = *in++;
-				}
-			}
-			bool at_end = *in == '\0';
-			*out = '\0';
-			if (!at_end)
-				in++;
-		}
-		int rc = access_rule_parse(rules, argc, argv, "test.conf", line++, err, sizeof(err));
-		ck_assert_msg(rc == LUMEN_OK, "%s", err);
-	}
-	ck_assert_msg(access_rules_compile(rules, fixture_schema, err, sizeof(err)) == LUMEN_OK,
-		      "%s", err);
+	access_rules_load(rules, text);
 }
 
 static const struct attribute_type *type(const char *name)

@@ -6,7 +6,8 @@
  * request's message ID and the database's result, an abandoned op is
  * never answered, a search waits (parks) while its client's output is
  * full, and what does not decode or is not a request closes the
- * connection with a Notice of Disconnection.
+ * connection with a Notice of Disconnection. Password Modify: running out
+ * of memory copying the matched old password fails the change.
  */
 #include <check.h>
 
@@ -28,10 +29,13 @@ static struct fake_database fake;
 static struct conn *conn;
 static void *worker;
 
-static void setup(void)
+/* The server of one fake database; database_lines: more of its config. */
+static void setup_with(const char *database_lines)
 {
-	cfg = config_fixture_load("include schema/core.schema\ndatabase mdb\n"
-				  "suffix \"dc=example,dc=com\"\ndirectory %s\n");
+	char text[1024];
+	snprintf(text, sizeof(text), "include schema/core.schema\ndatabase mdb\n"
+		 "suffix \"dc=example,dc=com\"\ndirectory %%s\n%s", database_lines);
+	cfg = config_fixture_load(text);
 	fake_database_init(&fake);
 	sdb = (struct server_database){
 		.config = &cfg->databases[0], .suffixes = &suffix, .n_suffixes = 1,
@@ -44,6 +48,11 @@ static void setup(void)
 	ck_assert_ptr_nonnull(worker);
 	conn = fake_conn_new(7);
 	ck_assert_ptr_nonnull(conn);
+}
+
+static void setup(void)
+{
+	setup_with("");
 }
 
 static void teardown(void)
@@ -75,6 +84,7 @@ struct response {
 	int32_t message_id;
 	unsigned op;           /* protocolOp (APPLICATION n) */
 	int64_t code;          /* resultCode; -1 for an entry */
+	char diagnostic[64];   /* diagnosticMessage; "" for an entry */
 };
 
 /* The next response from *pos; false at the end of what was sent. */
@@ -93,14 +103,24 @@ static bool next_response(size_t *pos, struct response *out)
 	out->message_id = (int32_t)id;
 	out->op = (unsigned)(el.tag & 0x1f);
 	out->code = -1;
+	out->diagnostic[0] = '\0';
 	ber_reader_init(&body, el.value.ptr, el.value.len);
-	if (out->op != LDAP_OP_SEARCH_ENTRY)
+	if (out->op != LDAP_OP_SEARCH_ENTRY) {
+		struct ber_view matched, diagnostic;
 		ck_assert_int_eq(ber_read_integer(&body, BER_TAG_ENUMERATED, &out->code), LUMEN_OK);
+		ck_assert_int_eq(ber_read_octets(&body, BER_TAG_OCTET_STRING, &matched), LUMEN_OK);
+		ck_assert_int_eq(ber_read_octets(&body, BER_TAG_OCTET_STRING, &diagnostic),
+				 LUMEN_OK);
+		snprintf(out->diagnostic, sizeof(out->diagnostic), "%.*s", (int)diagnostic.len,
+			 (const char *)diagnostic.ptr);
+	}
 	return true;
 }
 
-/* Exactly one response was sent: its protocolOp and code. */
-static void assert_one_response(int32_t message_id, unsigned op, int64_t code)
+/* Exactly one response was sent: its protocolOp, code and (unless NULL)
+ * diagnosticMessage. */
+static void assert_one_answer(int32_t message_id, unsigned op, int64_t code,
+			      const char *diagnostic)
 {
 	size_t pos = 0;
 	struct response r;
@@ -108,7 +128,14 @@ static void assert_one_response(int32_t message_id, unsigned op, int64_t code)
 	ck_assert_int_eq(r.message_id, message_id);
 	ck_assert_uint_eq(r.op, op);
 	ck_assert_int_eq(r.code, code);
+	if (diagnostic != NULL)
+		ck_assert_str_eq(r.diagnostic, diagnostic);
 	ck_assert(!next_response(&pos, &r));
+}
+
+static void assert_one_response(int32_t message_id, unsigned op, int64_t code)
+{
+	assert_one_answer(message_id, op, code, NULL);
 }
 
 #define COMPARE_CN "30( 020105 6e( 04'cn=a,dc=example,dc=com' 30( 04'cn' 04'a' ) ) )"
@@ -289,6 +316,74 @@ START_TEST(response_tags)
 }
 END_TEST
 
+/* ------------------------------------------------ Password Modify */
+
+/* Calls of arena_alloc from the libraries (Makefile: UNIT_WRAPS_ops): the
+ * one asking for failing_alloc_size bytes gets NULL, once. */
+static size_t failing_alloc_size;
+void *__real_arena_alloc(struct arena *a, size_t n);
+void *__wrap_arena_alloc(struct arena *a, size_t n);
+void *__wrap_arena_alloc(struct arena *a, size_t n)
+{
+	if (failing_alloc_size > 0 && n == failing_alloc_size) {
+		failing_alloc_size = 0;
+		return NULL;
+	}
+	return __real_arena_alloc(a, n);
+}
+
+#define ALICE "cn=alice,dc=example,dc=com"
+/* Stored in cleartext; its copy is an allocation of a size (62 bytes)
+ * nothing else of the operation asks for. */
+#define OLD_PASSWORD "an old password of sixty-one characters, stored as cleartext."
+#define CHANGE_OWN_PASSWORD                                                  \
+	"30( 02010c 77( 80'1.3.6.1.4.1.4203.1.11.1' "                         \
+	"81( 30( 81'" OLD_PASSWORD "' 82'new secret' ) ) ) )"
+
+static void setup_passwd(void)
+{
+	setup_with("access to attrs=userPassword by self write by * none\n"
+		   "access to * by * read\n");
+	failing_alloc_size = 0;
+}
+
+/* alice as the database stores her, on the configuration's schema. */
+static struct entry *stored_alice(void)
+{
+	struct entry *e = NULL;
+	ck_assert_int_eq(entry_create(cfg->schema, fixture_view(ALICE), (struct ber_view){ NULL, 0 },
+				      &e), LUMEN_OK);
+	const char *lines[][2] = { { "objectClass", "person" }, { "cn", "alice" },
+				   { "sn", "a" }, { "userPassword", OLD_PASSWORD } };
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		ck_assert_int_eq(entry_add_text(e, lines[i][0], lines[i][1]), LUMEN_OK);
+	return e;
+}
+
+/* The old password matched; copying the stored value it matched (for the
+ * check in the write's transaction, access_write.h) fails: the change is
+ * refused with LDAP other, never made without that check. */
+START_TEST(old_password_copy_out_of_memory_fails_the_change)
+{
+	struct entry *alice = stored_alice();
+	fake.stored = (const struct entry *const *)&alice;
+	fake.n_stored = 1;
+	strcpy(conn->ndn, ALICE);
+	run(CHANGE_OWN_PASSWORD);
+	assert_one_answer(12, LDAP_OP_EXTENDED_RESPONSE, LDAP_SUCCESS, "");
+	ck_assert_int_eq(fake.last_call, FAKE_DB_MODIFY);
+
+	fake_conn_clear(conn);
+	fake.n_calls = 0;
+	failing_alloc_size = strlen(OLD_PASSWORD) + 1;
+	run(CHANGE_OWN_PASSWORD);
+	ck_assert_uint_eq(failing_alloc_size, 0);
+	ck_assert_uint_eq(fake.n_calls, 0);
+	assert_one_answer(12, LDAP_OP_EXTENDED_RESPONSE, LDAP_OTHER, "out of memory");
+	entry_free(alice);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("ops");
@@ -306,6 +401,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, unknown_critical_control_is_refused);
 	tcase_add_test(tc, weak_connection_is_refused_when_ssf_required);
 	tcase_add_test(tc, response_tags);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("password_modify");
+	tcase_add_checked_fixture(tc, setup_passwd, teardown);
+	tcase_add_test(tc, old_password_copy_out_of_memory_fails_the_change);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -576,6 +576,59 @@ static void reopen_backend(bool tool_mode, const struct backend_index_spec *extr
 		      err);
 }
 
+/*
+ * A modify derives a table's keys again only when the attributes feeding
+ * it changed (entry_store.c): each kind of change still leaves every table
+ * exact. `name` is indexed too, fed by its subtypes cn and sn.
+ */
+START_TEST(modify_updates_only_the_tables_it_touches)
+{
+	const struct backend_index_spec name = { "name",
+						 BACKEND_INDEX_EQUALITY | BACKEND_INDEX_SUBSTRING };
+	struct backend_op op;
+	const char *names[] = { "2.5.4.41" };   /* name's OID */
+	struct fetch_ctx f;
+	reopen_backend(true, &name);   /* a writable open creates the table */
+	ck_assert_int_eq(backend_reindex(fx.be, names, 1, NULL), LUMEN_OK);
+	reopen_backend(false, &name);
+	ck_assert_uint_eq(index_problems(), 0);
+	ck_assert_uint_eq(fx_count("(name=alicia)"), 0);
+	ck_assert_uint_eq(fx_count("(name=ali)"), 1);
+
+	op = fx_op();   /* no indexed attribute */
+	struct ldap_change description = change(LDAP_MOD_REPLACE, "description", "new", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, &description, 1), LDAP_SUCCESS);
+	ck_assert_uint_eq(index_problems(), 0);
+
+	op = fx_op();   /* a subtype of the indexed type */
+	struct ldap_change cn = change(LDAP_MOD_ADD, "cn", "Alicia", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, &cn, 1), LDAP_SUCCESS);
+	ck_assert_uint_eq(fx_count("(name=alicia)"), 1);
+	ck_assert_uint_eq(fx_count("(name=*lici*)"), 1);
+	ck_assert_uint_eq(index_problems(), 0);
+
+	op = fx_op();   /* other bytes, the same keys */
+	struct ldap_change sn = change(LDAP_MOD_REPLACE, "sn", "SMITH", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, &sn, 1), LDAP_SUCCESS);
+	ck_assert_str_eq(fx_values(ALICE, "sn", &f), "SMITH");
+	ck_assert_uint_eq(fx_count("(sn=smith)"), 2);
+	ck_assert_uint_eq(index_problems(), 0);
+
+	op = fx_op();   /* the same number of values, one of them other */
+	struct ldap_change sn2 = change(LDAP_MOD_REPLACE, "sn", "Smythe", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, &sn2, 1), LDAP_SUCCESS);
+	ck_assert_uint_eq(fx_count("(sn=smith)"), 1);
+	ck_assert_uint_eq(fx_count("(name=smythe)"), 1);
+	ck_assert_uint_eq(index_problems(), 0);
+
+	op = fx_op();   /* a class, whose keys come from the class set */
+	struct ldap_change oc = change(LDAP_MOD_ADD, "objectClass", "extensibleObject", NULL);
+	ck_assert_int_eq(modify(&op, ALICE, &oc, 1), LDAP_SUCCESS);
+	ck_assert_uint_eq(fx_count("(objectClass=extensibleObject)"), 1);
+	ck_assert_uint_eq(index_problems(), 0);
+}
+END_TEST
+
 /* What a damage function gets: one write transaction on the closed database. */
 struct damage {
 	struct mdb_store *store;
@@ -1215,6 +1268,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, modify_atomic);
 	tcase_add_test(tc, modify_success_updates_everything);
 	tcase_add_test(tc, modify_increment);
+	tcase_add_test(tc, modify_updates_only_the_tables_it_touches);
 	tcase_add_loop_test(tc, modrdn_table, 0, sizeof(modrdn_cases) / sizeof(modrdn_cases[0]));
 	tcase_add_test(tc, modrdn_values);
 	tcase_add_test(tc, modrdn_subtree);

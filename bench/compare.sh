@@ -6,6 +6,7 @@
 #                    [--warmup S] [--threads N] [--entry-cache default|off|full|N]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
 #                    [--overlays memberof+refint|ppolicy|sortvlv]
+#                    [--access dn|filter|group]
 #                    [--servers "openldap lumen"] [--label L] [--out DIR]
 #
 # Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON);
@@ -38,6 +39,17 @@
 #                    (lumenbench --vlv-context), so both servers answer
 #                    from the sorted list they kept. Meant for
 #                    --entries 10000.
+# --access gives both servers the same access rules and replaces the matrix
+# with a user's rows: search-user-c16 and modify-user-c16, bound as
+# uid=user.2 (a member of cn=group.1), modifying random people's
+# description. The rule granting that write differs:
+#   dn      dn.subtree="ou=people,..." attrs=description by users write
+#   filter  filter=(objectClass=inetOrgPerson) attrs=description by users write
+#   group   dn.subtree="ou=people,..." attrs=description
+#           by group="cn=group.1,ou=groups,..." write
+# Lumen decides a write again inside its write transaction when a rule
+# reads entries (filter, group: access_write.h), so dn against filter and
+# group shows that check's cost; OpenLDAP decides once, in its transaction.
 # Nothing system-wide is started or changed: both servers run as this user
 # on loopback ports with their databases in a temporary directory. Debian's
 # slapd and gnuplot are installed when missing, with the package's own
@@ -51,8 +63,8 @@ case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 
 quick=0 entries= entry_size=500 duration= warmup= server_threads=4
 entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
-servers="openldap lumen" out= label= overlays=
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+servers="openldap lumen" out= label= overlays= access=
+usage() { sed -n '2,/^set /{/^set /d;p}' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
@@ -71,6 +83,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --label) label=$2; shift ;;
     --overlays) overlays=$2; shift ;;
+    --access) access=$2; shift ;;
     -h|--help) usage 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; usage 2 ;;
   esac
@@ -84,6 +97,8 @@ case $entry_cache in
 esac
 case $overlays in ''|memberof+refint|ppolicy|sortvlv) ;;
   *) echo "compare.sh: --overlays memberof+refint|ppolicy|sortvlv" >&2; exit 2 ;; esac
+case $access in ''|dn|filter|group) ;;
+  *) echo "compare.sh: --access dn|filter|group" >&2; exit 2 ;; esac
 # The schema and commit of the tree BUILD was built from (build/..).
 src=$root
 [ -d "$BUILD/../schema" ] && src=$(cd "$BUILD/.." && pwd)
@@ -199,6 +214,21 @@ case $overlays in
              "vlv-c16|$sorted -c 16 --reuse 0 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0"
              "vlv-scroll-c16|$sorted -c 16 --vlv 0/19/[1-$(( entries > 20 ? entries - 20 : 1 ))]/0 --vlv-context" ) ;;
 esac
+user=( "--bind-dn" "uid=user.2,$people" "--bind-pw" "password" )
+[ -n "$access" ] && matrix=( "search-user-c16|-m search -c 16 ${user[*]}"
+                            "modify-user-c16|-m modify -c 16 ${user[*]}" )
+
+# --access: the rules, after the database's other lines.
+access_config() {
+  local grant="by users write"
+  local target="dn.subtree=\"$people\""
+  [ -n "$access" ] || return 0
+  [ "$access" = filter ] && target="filter=(objectClass=inetOrgPerson)"
+  [ "$access" = group ] && grant="by group=\"cn=group.1,ou=groups,dc=example,dc=com\" write"
+  echo "access to attrs=userPassword by self write by anonymous auth by * none"
+  echo "access to $target attrs=description $grant by * read"
+  echo "access to * by * read"
+}
 
 # The overlays' lines, after the database's (OpenLDAP: modules first).
 overlay_modules() {
@@ -265,6 +295,24 @@ check_overlays() {
   log "$server: overlays $overlays $( [ $ok = 1 ] && echo acted || echo 'DID NOT act') ($(head -1 "$f"); raw/$server-overlays.txt)"
 }
 
+# After the matrix (--access): the rule granted uid=user.2's writes, and
+# with group= refuses a user outside cn=group.1 (insufficientAccessRights).
+check_access() {
+  local server=$1 url=$2 f=$out/raw/$1-access.txt ok=1 rc
+  [ -n "$access" ] || return 0
+  modify_as() {
+    printf 'dn: uid=user.5,%s\nchangetype: modify\nreplace: description\ndescription: %s\n' \
+      "$people" "$2" | ldapmodify -x -H "$url" -D "uid=$1,$people" -w password >> "$f" 2>&1
+  }
+  modify_as user.2 "by user.2" || ok=0
+  if [ "$access" = group ]; then
+    rc=0; modify_as user.3 "by user.3" || rc=$?
+    [ "$rc" = 50 ] || ok=0
+    echo "user.3 (not in group.1): ldapmodify exit $rc" >> "$f"
+  fi
+  log "$server: access $access $( [ $ok = 1 ] && echo acted || echo 'DID NOT act') (raw/$server-access.txt)"
+}
+
 run_matrix() {
   local server=$1 url=$2 pid=$3
   log "$server: warming (sequential pass over the entries)"
@@ -323,6 +371,7 @@ run_openldap() {
     [ $nosync -eq 1 ] && echo "dbnosync"
     indexes
     overlay_config
+    access_config
   } > "$dir/slapd.conf"
   log "openldap: slapadd -q"
   if ! timed slapadd -q -f "$dir/slapd.conf" -l "$ldif" > "$out/raw/openldap-load.log" 2>&1; then
@@ -337,6 +386,7 @@ run_openldap() {
   wait_ready "$url" "$server_pid" || { log "openldap: not answering"; stop_server; return 0; }
   run_matrix openldap "$url" "$server_pid"
   check_overlays openldap "$url"
+  check_access openldap "$url"
   record_memory openldap "$server_pid"
   stop_server
 }
@@ -370,6 +420,7 @@ run_lumen() {
     esac
     indexes
     overlay_config
+    access_config
   } > "$dir/lumend.conf"
   if [ $nagle -eq 1 ]; then
     # Lumen's debug switch for the Nagle experiment, if this build has it.
@@ -409,6 +460,7 @@ run_lumen() {
   meta lumen_db_kib "$(du -sk "$dir/db" | cut -f1)"
   run_matrix lumen "$url" "$server_pid"
   check_overlays lumen "$url"
+  check_access lumen "$url"
   record_memory lumen "$server_pid"
   stop_server
 }

@@ -78,7 +78,7 @@ FAULT_WRAPS   := malloc calloc realloc strdup strndup posix_memalign \
 FAULT_LDFLAGS := $(foreach s,$(FAULT_WRAPS),-Wl,--wrap=$(s))
 FAULT_PROGRAMS := $(BUILD)/lumend-faults $(BUILD)/lumenadd-faults
 
-.PHONY: bench-build all deps test test-unit test-fuzz-replay test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
+.PHONY: bench-build all deps test test-build test-unit test-fuzz-replay test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
 all: $(PROGRAMS) $(TOOLS) $(FAULT_PROGRAMS) bench-build check-layers
 bench-build:
 
@@ -162,8 +162,14 @@ test-fuzz-replay: $(FUZZ_REPLAY)
 deps:
 	@./tests/deps.sh
 
+# What the tests run, built one job per core first; the tests themselves
+# then run one at a time (timing-sensitive scripts share the machine with
+# nothing else).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+test-build: all $(UNIT_BINS) $(FUZZ_REPLAY)
+
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(BUILD_JOBS) test-build
 	$(MAKE) test-unit test-fuzz-replay test-integration
 	$(MAKE) test-san
 
@@ -171,7 +177,7 @@ test-unit: $(UNIT_BINS)
 	@./tests/run-unit.sh $(UNIT_BINS)
 
 test-integration: all
-	@BUILD=$(BUILD) ./tests/integration/run.sh
+	@BUILD=$(BUILD) SANITIZED=$(if $(SANFLAGS),1) ./tests/integration/run.sh
 
 # Same tests, separate build tree, sanitizers on.
 # Under the sanitizers with clang (tests/deps.sh installs it for the fuzz
@@ -179,10 +185,11 @@ test-integration: all
 # pointer formed out of bounds by unsigned index arithmetic, which gcc's
 # accepts), on every unit suite, fuzz replay and integration test.
 SAN_CC ?= clang
+SAN_MAKE = $(MAKE) BUILD=build-san CC=$(SAN_CC) OPT=-O1 \
+	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 test-san:
-	$(MAKE) BUILD=build-san CC=$(SAN_CC) OPT=-O1 \
-	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  all test-unit test-fuzz-replay test-integration
+	$(SAN_MAKE) -j$(BUILD_JOBS) test-build
+	$(SAN_MAKE) test-unit test-fuzz-replay test-integration
 
 # Loads a small example directory (300 people, groups) on first use, then
 # runs lumend in the foreground with logs on stderr; Ctrl-C stops it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run.sh: sanitizer pass only (a sweep of failures; see tests/integration/run.sh)
 """Fault injection: every write operation and the bulk loader, failed at every
 allocation and LMDB call site they reach (tests/fault/fault_inject.c; the
 fault builds lumend-faults and lumenadd-faults link it through --wrap).

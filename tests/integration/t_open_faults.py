@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run.sh: sanitizer pass only (a sweep of failures; see tests/integration/run.sh)
 """Fault injection at start-up: every LMDB call lumend makes while opening a
 database, failed in turn (tests/fault/fault_inject.c, counting from the
 start of lumend-faults).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run.sh: sanitizer pass only (a sweep of failures; see tests/integration/run.sh)
 """Fault injection on the read paths: binds, compares and searches (indexed,
 unindexed, sorted one-level, the root DSE) failed at every allocation and
 LMDB call site they reach, with access rules in force

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run.sh: sanitizer pass only (a sweep of failures; see tests/integration/run.sh)
 """Allocation failures during a TLS handshake (tests/fault/fault_inject.c:
 lumend-faults fails the Nth allocation counted while the test holds the
 window open with SIGUSR2). OpenSSL allocates through tls_memory.h's hooks,

@@ -154,5 +154,5 @@ DEB_TREE := $(BUILD)/deb/lumen-$(VERSION)
 deb:
 	rm -rf $(BUILD)/deb && mkdir -p $(DEB_TREE)
 	tar -cf - --exclude=./.git --exclude='./build*' --exclude=./run . | tar -C $(DEB_TREE) -xf -
-	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
+	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b -J$(BUILD_JOBS)
 	@ls $(BUILD)/deb/*.deb

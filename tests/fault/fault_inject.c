@@ -58,12 +58,17 @@ static void report_counts(void)
 		return;
 }
 
-/* SIGUSR2: arm, or disarm and report what the window counted. */
+/* SIGUSR2: arm, or disarm and report what the window counted. Either way a
+ * line says it happened, so that a test waits for it rather than guessing
+ * how long signal delivery takes on a loaded machine. */
 static void on_arm_signal(int sig)
 {
+	static const char opened[] = "lumen-fault: window open\n";
 	(void)sig;
 	if (atomic_exchange(&armed, !atomic_load(&armed)))
 		report_counts();
+	else if (write(STDERR_FILENO, opened, sizeof(opened) - 1) < 0)
+		return;
 }
 
 static void parse_error(const char *name)

@@ -5,6 +5,7 @@ Mirrors lib.sh: own temp dir, free loopback port, `$BUILD/lumend -d stats`,
 SIGTERM at the end, failure if lumend did not exit 0 or a sanitizer wrote a
 report (ASAN_OPTIONS/UBSAN_OPTIONS log_path point into the temp dir).
 """
+import concurrent.futures
 import glob
 import os
 import shutil
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -91,10 +93,40 @@ def wait_port(port, seconds=10):
             time.sleep(0.05)
 
 
+_ports_given = set()
+_ports_lock = threading.Lock()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, never the same twice in one test:
+    a sweep starts servers from several threads, and the kernel may offer a
+    port again between one server's choice of it and its listen()."""
+    with _ports_lock:
+        while True:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _ports_given:
+                _ports_given.add(port)
+                return port
+
+
+def sweep_jobs():
+    """How many runs of a fault sweep go at once: one per CPU (each run is
+    its own lumend on its own copy of a database), LUMEN_TEST_JOBS if set."""
+    return max(1, int(os.environ.get("LUMEN_TEST_JOBS", "0") or 0) or os.cpu_count() or 1)
+
+
+def map_in_parallel(function, items, jobs=None):
+    """[function(item) for item in items], the calls spread over `jobs`
+    threads, the results in the items' order. An exception in a call is
+    raised here, as the loop would have."""
+    items = list(items)
+    jobs = jobs or sweep_jobs()
+    if jobs == 1 or len(items) < 2:
+        return [function(item) for item in items]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(function, items))
 
 
 class Lumend:
@@ -408,10 +440,22 @@ class FaultyLumend:
             c.simple_bind_s(dn, password)
         return c
 
-    def window(self):
-        """Open or close the counting window (SIGUSR2)."""
+    def window(self, seconds=20):
+        """Open or close the counting window (SIGUSR2), and wait until
+        lumend-faults says it did ("window open", or the closing count).
+        A server that exited or does not say so within `seconds` is left to
+        the caller's checks (no answer, the exit status)."""
+        path = os.path.join(self.d, "stderr")
+        start = os.path.getsize(path)
         self.proc.send_signal(signal.SIGUSR2)
-        time.sleep(0.05)
+        deadline = time.time() + seconds
+        while time.time() < deadline and self.proc.poll() is None:
+            with open(path, "rb") as f:
+                f.seek(start)
+                said = f.read()
+            if b"lumen-fault: window open" in said or b"lumen-fault: counted " in said:
+                return
+            time.sleep(0.005)
 
     def stop(self):
         """SIGTERM; the exit status, or "hang"."""

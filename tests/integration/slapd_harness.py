@@ -343,7 +343,7 @@ def converge(results, provider, consumer, label, seconds=30, base=SUFFIX):
             got = None
         if got == want:
             break
-        time.sleep(0.5)
+        time.sleep(0.1)
     detail = ""
     if got != want and got is not None:
         missing = sorted(set(want) - set(got))[:3]

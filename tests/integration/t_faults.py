@@ -174,6 +174,60 @@ sites = h.fault_sites
 first_of_each_site = h.first_of_each_site
 
 
+def operation_point(point):
+    """One failure point of a workload, on its own copy of the template:
+    (how it ended, the sites that fired, what went wrong or None)."""
+    name, op, after, kind, n, i = point
+    spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+    d = copy_database(template, f"{name}-{kind}-{n}")
+    outcome, err, problems = run_operation(d, spec, op)
+    key = "success" if outcome == 0 else "closed" if outcome == "closed" else "error result"
+    fired = sites(err, "fired")
+    now = state(d)
+    if outcome == 0:
+        # passwd: a new hash every time; success must change the password
+        ok = now != before if name == "passwd" else now == after
+        if not ok:
+            problems.append("succeeded but the database is not the clean result")
+    elif now != before:
+        problems.append(f"failed ({outcome}) but the database changed")
+    rc, out, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
+    if rc != 0:
+        problems.append("lumenindex --check: " + (out + cerr)[-400:])
+    if problems:
+        return key, fired, f"{spec} (fired {fired}): outcome {outcome}: {problems}"
+    shutil.rmtree(d, ignore_errors=True)
+    return key, fired, None
+
+
+def loader_point(point):
+    """One failure point of the bulk loader: (the sites that fired, what
+    went wrong or None)."""
+    kind, n, i = point
+    spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+    d = copy_database(template, f"load-{kind}-{n}")
+    rc, out, err = tool("lumenadd-faults", os.path.join(d, "slapd.conf"), "-j", "1", "-l", more,
+                        env=dict(os.environ, LUMEN_FAULT=spec))
+    fired = sites(err, "fired")
+    now = state(d)
+    problems = []
+    if rc == 0 and now != loaded:
+        problems.append("exit 0 but not everything loaded")
+    if rc != 0 and now != before:
+        problems.append(f"exit {rc} but the database changed")
+    if rc != 0 and "lumenadd" not in err:
+        problems.append("no message naming lumenadd")
+    if rc < 0:
+        problems.append(f"killed by signal {-rc}")
+    crc, cout, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
+    if crc != 0:
+        problems.append("lumenindex --check: " + (cout + cerr)[-300:])
+    if problems:
+        return fired, f"{spec} (fired {fired}): exit {rc}: {problems}: {err[-300:]}"
+    shutil.rmtree(d, ignore_errors=True)
+    return fired, None
+
+
 covered = set()
 tally = {}
 template = make_database("template")
@@ -195,30 +249,12 @@ for name, op in WORKLOADS:
     plan = first_of_each_site(sites(err, "call"))
     r.check(f"{name}: the trace lists calls", len(plan) > 5, err[-500:])
     failures = []
-    for i, (kind, n) in enumerate(plan):
-        spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
-        d = copy_database(template, f"{name}-{kind}-{n}")
-        outcome, err, problems = run_operation(d, spec, op)
-        key = "success" if outcome == 0 else "closed" if outcome == "closed" else "error result"
+    points = [(name, op, after, kind, n, i) for i, (kind, n) in enumerate(plan)]
+    for key, fired, failure in h.map_in_parallel(operation_point, points):
         tally[key] = tally.get(key, 0) + 1
-        fired = sites(err, "fired")
-        for k, _, site in fired:
-            covered.add((k, site))
-        now = state(d)
-        if outcome == 0:
-            # passwd: a new hash every time; success must change the password
-            ok = now != before if name == "passwd" else now == after
-            if not ok:
-                problems.append("succeeded but the database is not the clean result")
-        elif now != before:
-            problems.append(f"failed ({outcome}) but the database changed")
-        rc, out, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
-        if rc != 0:
-            problems.append("lumenindex --check: " + (out + cerr)[-400:])
-        if problems:
-            failures.append(f"{spec} (fired {fired}): outcome {outcome}: {problems}")
-        else:
-            shutil.rmtree(d, ignore_errors=True)
+        covered.update((k, site) for k, _, site in fired)
+        if failure:
+            failures.append(failure)
     r.check(f"{name}: {len(plan)} failure points, each answered, serving, nothing half-written",
             not failures, "\n".join(failures[:8]))
 
@@ -234,31 +270,10 @@ r.check("lumenadd: clean run loads", rc == 0 and len(loaded) == len(before) + 5,
 plan = first_of_each_site(sites(err, "call"))
 r.check("lumenadd: the trace lists calls", len(plan) > 5)
 failures = []
-for i, (kind, n) in enumerate(plan):
-    spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
-    d = copy_database(template, f"load-{kind}-{n}")
-    rc, out, err = tool("lumenadd-faults", os.path.join(d, "slapd.conf"), "-j", "1", "-l", more,
-                        env=dict(os.environ, LUMEN_FAULT=spec))
-    fired = sites(err, "fired")
-    for k, _, site in fired:
-        covered.add((k, site))
-    now = state(d)
-    problems = []
-    if rc == 0 and now != loaded:
-        problems.append("exit 0 but not everything loaded")
-    if rc != 0 and now != before:
-        problems.append(f"exit {rc} but the database changed")
-    if rc != 0 and "lumenadd" not in err:
-        problems.append("no message naming lumenadd")
-    if rc < 0:
-        problems.append(f"killed by signal {-rc}")
-    crc, cout, cerr = tool("lumenindex", os.path.join(d, "slapd.conf"), "--check")
-    if crc != 0:
-        problems.append("lumenindex --check: " + (cout + cerr)[-300:])
-    if problems:
-        failures.append(f"{spec} (fired {fired}): exit {rc}: {problems}: {err[-300:]}")
-    else:
-        shutil.rmtree(d, ignore_errors=True)
+for fired, failure in h.map_in_parallel(loader_point, [(k, n, i) for i, (k, n) in enumerate(plan)]):
+    covered.update((k, site) for k, _, site in fired)
+    if failure:
+        failures.append(failure)
 r.check(f"lumenadd: {len(plan)} failure points, clean error or full load, nothing half-written",
         not failures, "\n".join(failures[:8]))
 

@@ -206,10 +206,11 @@ plan = [(kind, n) for kind, n in h.first_of_each_site(h.fault_sites(before_ready
 r.check("clean start-up serves every entry", ready and served == ENTRIES, (ready, served))
 r.check("the trace lists the LMDB calls of the open", len(plan) > 10, trace[-500:])
 
+specs = [f"lmdb:{n}:{LMDB_ERRORS[i % 3]}" for i, (kind, n) in enumerate(plan)]
+ends = h.map_in_parallel(lambda spec: run_point(template, before, spec,
+                                                "point-" + spec.split(":")[1]), specs)
 tally, failures = {}, []
-for i, (kind, n) in enumerate(plan):
-    spec = f"lmdb:{n}:{LMDB_ERRORS[i % 3]}"
-    ended, problems = run_point(template, before, spec, f"point-{n}")
+for spec, (ended, problems) in zip(specs, ends):
     tally[ended] = tally.get(ended, 0) + 1
     if problems:
         failures.append(f"{spec}: {ended}: {problems}")

@@ -197,6 +197,26 @@ def wrong_answer(answer, clean):
     return None
 
 
+def failure_point(point):
+    """One failure point on its own copy of the template: (how it ended,
+    the sites that fired, what went wrong or None)."""
+    template, config, before, op, clean, kind, n, i, number = point
+    spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
+    d = copy_database(template, f"{number}-{kind}-{n}", config)
+    answer, err, problems = run(d, spec, before, op)
+    fired = h.fault_sites(err, "fired")
+    key = answer[0] if isinstance(answer, tuple) else "clean answer"
+    wrong = wrong_answer(answer, clean)
+    if wrong:
+        problems.append(wrong)
+    if not fired:
+        problems.append("the fault did not fire")
+    if problems:
+        return key, fired, f"{spec} (fired {fired}): {problems}"
+    shutil.rmtree(d, ignore_errors=True)
+    return key, fired, None
+
+
 templates = {"plain": (make_database(), config_text),
              "syncprov": (make_database("template-syncprov", config_syncprov), config_syncprov)}
 covered, tally, runs = set(), {}, 0
@@ -209,26 +229,15 @@ for label, before, op, flavour in ([o + ("plain",) for o in OPERATIONS] +
             and not problems, f"{clean} {problems}")
     plan = h.first_and_last_of_each_site(h.fault_sites(err, "call"))
     r.check(f"{label}: the trace lists calls", len(plan) > 0, err[-500:])
+    points = [(template, config, before, op, clean, kind, n, i, runs + i)
+              for i, (kind, n) in enumerate(plan)]
+    runs += len(points)
     failures = []
-    for i, (kind, n) in enumerate(plan):
-        spec = f"{kind}:{n}" + (f":{LMDB_ERRORS[i % 3]}" if kind == "lmdb" else "")
-        d = copy_database(template, f"{runs}-{kind}-{n}", config)
-        runs += 1
-        answer, err, problems = run(d, spec, before, op)
-        fired = h.fault_sites(err, "fired")
-        for k, _, site in fired:
-            covered.add((k, site))
-        key = answer[0] if isinstance(answer, tuple) else "clean answer"
+    for key, fired, failure in h.map_in_parallel(failure_point, points):
+        covered.update((k, site) for k, _, site in fired)
         tally[key] = tally.get(key, 0) + 1
-        wrong = wrong_answer(answer, clean)
-        if wrong:
-            problems.append(wrong)
-        if not fired:
-            problems.append("the fault did not fire")
-        if problems:
-            failures.append(f"{spec} (fired {fired}): {problems}")
-        else:
-            shutil.rmtree(d, ignore_errors=True)
+        if failure:
+            failures.append(failure)
     r.check(f"{label}: {len(plan)} failure points, each answered right or with an error, "
             "the daemon serving", not failures, "\n".join(failures[:6]))
 

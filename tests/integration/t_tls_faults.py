@@ -176,8 +176,8 @@ def start_up_faults():
     tally, failures = {}, []
     plan = sorted(set(range(last - STARTUP_TAIL + 1, last + 1, step))
                   | set(range(last - STARTUP_EVERY + 1, last + 1)))
-    for n in plan:
-        started, problems, err = start_up(f"alloc:{n}", f"startup-{n}")
+    ends = h.map_in_parallel(lambda n: start_up(f"alloc:{n}", f"startup-{n}"), plan)
+    for n, (started, problems, err) in zip(plan, ends):
         key = "started" if started else "refused to start"
         tally[key] = tally.get(key, 0) + 1
         if problems:
@@ -199,8 +199,8 @@ def main():
     step = max(1, total // POINTS)
     plan = sorted(set(list(range(1, 6)) + list(range(6, total + 1, step))))
     tally, failures = {}, []
-    for n in plan:
-        outcome, problems, err = run(f"alloc:{n}", f"alloc-{n}")
+    ends = h.map_in_parallel(lambda n: run(f"alloc:{n}", f"alloc-{n}"), plan)
+    for n, (outcome, problems, err) in zip(plan, ends):
         fired = "fired alloc" in err
         tally[outcome] = tally.get(outcome, 0) + 1
         if problems:

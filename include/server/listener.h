@@ -7,8 +7,14 @@
  * port 389), ldaps:// likewise (default port 636; TLS from the first byte,
  * tls.h) and ldapi://[percent-encoded path][/] (default
  * LISTENER_DEFAULT_LDAPI_PATH). listeners_open opens a non-blocking
- * listening socket for each address of each URL (a host name or the empty
- * host may yield several); accepting is the server's business.
+ * socket for each address of each URL (a host name or the empty host may
+ * yield several) and binds it; listeners_start makes the TCP ones listen,
+ * once the server can answer: until then a client or a load balancer's
+ * health check is refused, not left waiting on a connection the kernel
+ * accepted (as OpenLDAP's slapd, which listens after opening its
+ * databases). Unix sockets listen from listeners_open, so that a second
+ * server's stale-socket check never takes a starting server's socket for a
+ * dead one. Accepting is the server's business.
  *
  * Ownership: a listener_set owns its sockets and array; listeners_close
  * closes them and removes the Unix sockets it created.
@@ -45,6 +51,7 @@ struct listener {
 	int fd;
 	enum listener_kind kind;
 	bool tls;            /* ldaps://: every connection starts with a TLS handshake */
+	bool listening;      /* listen(2) done (Unix: at open; TCP: listeners_start) */
 	/* How the access log names it: "IP=0.0.0.0:389", "IP=[::1]:389",
 	 * "PATH=/run/lumen/ldapi". */
 	char name[LISTENER_NAME_MAX];
@@ -68,9 +75,16 @@ int listener_url_parse(const char *url, struct listener_url *out, char *err, siz
  * LUMEN_EMALFORMED / LUMEN_EUNSUPPORTED (bad URL), LUMEN_ENOTFOUND (host name
  * does not resolve), LUMEN_EBUSY (a live server on the ldapi socket),
  * LUMEN_EEXIST (the ldapi path exists and is not a socket), LUMEN_EIO
- * (socket/bind/listen failed), LUMEN_ENOMEM.
+ * (socket, bind, or a Unix socket's listen failed), LUMEN_ENOMEM.
  */
 int listeners_open(const char *urls, struct listener_set *set, char *err, size_t errlen);
+
+/*
+ * listen(2) on every socket not yet listening. LUMEN_EIO with err naming
+ * the address (another process bound the same port meanwhile and listened
+ * first: EADDRINUSE); the sockets stay open for listeners_close.
+ */
+int listeners_start(struct listener_set *set, char *err, size_t errlen);
 
 /* Close every socket and unlink the Unix sockets; the set becomes empty. */
 void listeners_close(struct listener_set *set);

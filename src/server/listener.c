@@ -206,7 +206,10 @@ static int open_tcp(const char *url, const struct listener_url *u, struct listen
 		/* With the empty host both :: and 0.0.0.0 are bound separately. */
 		if (ai->ai_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+		/* Bound now (a port in use fails start-up at once, and a
+		 * privileged port is bound before privileges are dropped);
+		 * listening waits for listeners_start. */
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 			close(fd);
 			goto sys_error;
 		}
@@ -217,7 +220,7 @@ static int open_tcp(const char *url, const struct listener_url *u, struct listen
 			set->items[set->n - 1].tls = u->tls;
 		continue;
 sys_error:
-		snprintf(err, errlen, "%s: cannot listen: %s", url, strerror(errno));
+		snprintf(err, errlen, "%s: cannot bind: %s", url, strerror(errno));
 		rc = LUMEN_EIO;
 	}
 	freeaddrinfo(list);
@@ -275,6 +278,8 @@ static int open_unix(const char *url, const struct listener_url *u, struct liste
 	if (rc != LUMEN_OK) {
 		close(fd);
 		unlink(u->path);
+	} else {
+		set->items[set->n - 1].listening = true;
 	}
 	return rc;
 }
@@ -305,6 +310,21 @@ int listeners_open(const char *urls, struct listener_set *set, char *err, size_t
 	if (rc != LUMEN_OK)
 		listeners_close(set);
 	return rc;
+}
+
+int listeners_start(struct listener_set *set, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct listener *l = &set->items[i];
+		if (l->listening)
+			continue;
+		if (listen(l->fd, LISTEN_BACKLOG) != 0) {
+			snprintf(err, errlen, "%s: cannot listen: %s", l->name, strerror(errno));
+			return LUMEN_EIO;
+		}
+		l->listening = true;
+	}
+	return LUMEN_OK;
 }
 
 void listeners_close(struct listener_set *set)

@@ -546,6 +546,9 @@ int server_run(struct server *s, char *err, size_t errlen)
 		rc = start_threads(s, err, errlen);
 	if (rc == LUMEN_OK)
 		rc = syncrepl_start(s, &s->syncrepl, err, errlen);
+	/* Last: a connection the kernel accepts from here on is served. */
+	if (rc == LUMEN_OK)
+		rc = listeners_start(&s->listeners, err, errlen);
 	/* A SIGTERM held since start-up now reaches the loop's signal event
 	 * (the threads started above keep them blocked: the main thread takes
 	 * them). */

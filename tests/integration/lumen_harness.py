@@ -156,8 +156,8 @@ class Lumend:
             [LUMEND, "-f", self.config, "-h",
              " ".join((f"ldap://127.0.0.1:{self.port}/",) + tuple(extra_urls)), "-d", "stats"],
             stderr=self.log, env=env, preexec_fn=preexec_fn)
-        # Ready means answering LDAP: the port accepts connections (the
-        # kernel's backlog) well before the server runs.
+        # Ready means answering LDAP (lumend listens once it can, but the
+        # check costs nothing and also proves the answer).
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -418,9 +418,7 @@ class FaultyLumend:
             raise RuntimeError("lumend-faults did not start: " + self.stderr())
 
     def wait_ready(self, seconds=60):
-        """Until lumend says it is ready or exits; True if ready. (The
-        kernel completes TCP handshakes once lumend listens, before its
-        databases are open: only the message says it is ready.)"""
+        """Until lumend says it is ready or exits; True if ready."""
         deadline = time.time() + seconds
         while time.time() < deadline:
             if " ready: " in self.stderr():

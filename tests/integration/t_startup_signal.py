@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A stop requested while lumend is still starting (its port already accepts
+"""A stop requested while lumend is still starting (its port just accepting
 connections, its loop not yet running) ends in an orderly shutdown, exit 0,
 not in SIGTERM's default action: lumend holds the stop signals from before it
-listens until its loop handles them. Five starts, SIGTERM the moment the port
-accepts a connection."""
+binds until its loop handles them. Five starts, SIGTERM the moment the port
+accepts a connection. (A SIGTERM while the databases open, before lumend
+listens: t_listen_when_ready.py.)"""
 import os
 import signal
 import socket

@@ -2,8 +2,11 @@
  * test_listener.c — listener URL parsing (table-driven) and opening
  * sockets, including a stale ldapi socket being replaced.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +124,78 @@ START_TEST(test_open_tcp_and_unix)
 }
 END_TEST
 
+/* A free loopback port (bound, read, closed). */
+static int free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+/* 0 if a TCP connection to 127.0.0.1:port is accepted, else errno. */
+static int connect_error(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	int rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 ? 0 : errno;
+	close(fd);
+	return rc;
+}
+
+START_TEST(test_tcp_refuses_until_started)
+{
+	char urls[64], err[256] = "";
+	int port = free_port();
+	snprintf(urls, sizeof(urls), "ldap://127.0.0.1:%d/", port);
+	struct listener_set set;
+	ck_assert_msg(listeners_open(urls, &set, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert(!set.items[0].listening);
+	/* Bound: the port is taken, but a client is refused, not held. */
+	ck_assert_int_eq(connect_error(port), ECONNREFUSED);
+	ck_assert_msg(listeners_start(&set, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert(set.items[0].listening);
+	ck_assert_int_eq(connect_error(port), 0);
+	/* Again: nothing to do. */
+	ck_assert_int_eq(listeners_start(&set, err, sizeof(err)), LUMEN_OK);
+
+	/* A listening port cannot be bound by a second set. */
+	struct listener_set second;
+	ck_assert_int_eq(listeners_open(urls, &second, err, sizeof(err)), LUMEN_EIO);
+	ck_assert_msg(strstr(err, "cannot bind") != NULL, "%s", err);
+	listeners_close(&set);
+}
+END_TEST
+
+START_TEST(test_tcp_listen_lost_to_another)
+{
+	/* Two sets bound to one port before either listens (SO_REUSEADDR
+	 * allows it): the second to start fails, naming the address. */
+	char urls[64], err[256] = "";
+	int port = free_port();
+	snprintf(urls, sizeof(urls), "ldap://127.0.0.1:%d/", port);
+	struct listener_set first, second;
+	ck_assert_msg(listeners_open(urls, &first, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_msg(listeners_open(urls, &second, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_msg(listeners_start(&first, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert_int_eq(listeners_start(&second, err, sizeof(err)), LUMEN_EIO);
+	char want[64];
+	snprintf(want, sizeof(want), "IP=127.0.0.1:%d: cannot listen: ", port);
+	ck_assert_msg(strstr(err, want) == err, "%s", err);
+	ck_assert(!second.items[0].listening);
+	listeners_close(&second);
+	ck_assert_int_eq(connect_error(port), 0);
+	listeners_close(&first);
+}
+END_TEST
+
 START_TEST(test_empty_url_list)
 {
 	struct listener_set set;
@@ -137,6 +212,8 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("listener");
 	tcase_add_loop_test(tc, test_url_parse, 0, sizeof(url_cases) / sizeof(url_cases[0]));
 	tcase_add_test(tc, test_open_tcp_and_unix);
+	tcase_add_test(tc, test_tcp_refuses_until_started);
+	tcase_add_test(tc, test_tcp_listen_lost_to_another);
 	tcase_add_test(tc, test_empty_url_list);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

@@ -749,10 +749,14 @@ int schema_load_file(struct schema *s, const char *path, char *err, size_t errle
 	}
 	long size = ftell(f);
 	rewind(f);
-	text = size >= 0 ? malloc((size_t)size + 1) : NULL;
+	if (size < 0) {
+		rc = schema_error(err, errlen, &origin, LUMEN_EIO, "cannot read: %s",
+				  strerror(errno));
+		goto done;
+	}
+	text = malloc((size_t)size + 1);
 	if (text == NULL) {
-		rc = schema_error(err, errlen, &origin, size < 0 ? LUMEN_EIO : LUMEN_ENOMEM,
-				  "cannot read file");
+		rc = schema_error(err, errlen, &origin, LUMEN_ENOMEM, "out of memory");
 		goto done;
 	}
 	if (fread(text, 1, (size_t)size, f) != (size_t)size) {

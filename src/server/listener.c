@@ -214,8 +214,10 @@ static int open_tcp(const char *url, const struct listener_url *u, struct listen
 			goto sys_error;
 		}
 		rc = push_listener(set, fd, LISTENER_TCP, NULL);
-		if (rc != LUMEN_OK)
+		if (rc != LUMEN_OK) {
+			snprintf(err, errlen, "%s: out of memory", url);
 			close(fd);
+		}
 		else
 			set->items[set->n - 1].tls = u->tls;
 		continue;
@@ -276,6 +278,7 @@ static int open_unix(const char *url, const struct listener_url *u, struct liste
 	}
 	rc = push_listener(set, fd, LISTENER_UNIX, u->path);
 	if (rc != LUMEN_OK) {
+		snprintf(err, errlen, "%s: out of memory", url);
 		close(fd);
 		unlink(u->path);
 	} else {
@@ -290,8 +293,10 @@ int listeners_open(const char *urls, struct listener_set *set, char *err, size_t
 	char *copy = strdup(urls);
 	set->items = NULL;
 	set->n = 0;
-	if (copy == NULL)
+	if (copy == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return LUMEN_ENOMEM;
+	}
 	for (char *save = NULL, *url = strtok_r(copy, " \t\n", &save); url != NULL;
 	     url = strtok_r(NULL, " \t\n", &save)) {
 		struct listener_url u;

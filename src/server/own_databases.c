@@ -60,8 +60,10 @@ static int close_monitor(struct server *s, struct server_database *monitor, char
 	for (size_t i = 0; i < 6; i++)
 		argv[i] = words[i];
 	struct config_database *c = calloc(1, sizeof(*c));
-	if (c == NULL)
+	if (c == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return LUMEN_ENOMEM;
+	}
 	c->origin = (char *)"(built in: cn=Monitor without global access rules)";
 	s->monitor_closed = c;
 	int rc = access_rule_parse(&c->access, 6, argv, c->origin, 0, err, errlen);

@@ -252,8 +252,10 @@ int server_create(const struct config *cfg, struct server **out, char *err, size
 	int rc = LUMEN_ENOMEM;
 	struct server *s = calloc(1, sizeof(*s));
 	*out = NULL;
-	if (s == NULL)
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return LUMEN_ENOMEM;
+	}
 	arena_init(&arena, 0);
 	s->config = cfg;
 	atomic_init(&s->stopping, false);

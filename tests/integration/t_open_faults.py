@@ -16,6 +16,12 @@ or ENOSPC in turn, each run must show:
   - afterwards the database holds exactly what it held (lumencat),
     `lumenindex --check` passes, and a lumend without faults starts on it
     and serves it.
+Then every allocation site before ready (the configuration and schema
+files, the databases, cn=Monitor's own rule, the listeners, the threads),
+its first call failed: lumend exits 1 with a message that says what
+failed, never an empty "lumend: " (four sites had none, or called an
+allocation failure "cannot read file"), or starts and serves; nothing is
+lost and a clean start serves the database.
 Prints the number of failure points and how they ended.
 """
 import os
@@ -38,13 +44,17 @@ LMDB_ERRORS = ("io", "full", "nospc")
 TMP = tempfile.mkdtemp(prefix="lumen-it-openfaults-")
 ENTRIES = 12
 MESSAGES = set()
+ALLOC_MESSAGES = set()
 
 
 def config_text(dbdir, schemas):
     return ("".join(f"include {h.ROOT}/schema/{n}.schema\n" for n in schemas)
             + "threads 2\nlistener-threads 1\n"
             f'database mdb\nsuffix "{SUFFIX}"\nrootdn "cn=admin,{SUFFIX}"\nrootpw secret\n'
-            f"directory {dbdir}\nindex uid eq\nindex objectClass eq\n")
+            f"directory {dbdir}\nindex uid eq\nindex objectClass eq\n"
+            # rules in the database section alone: cn=Monitor gets its own
+            # closing rule at start-up (own_databases.c)
+            "overlay syncprov\naccess to * by * read\n")
 
 
 LOADED_WITH = ("core", "cosine", "inetorgperson")
@@ -168,6 +178,12 @@ def run_point(template, before, spec, name):
         err = read(err_path)
         if rc == "hang" or rc <= 0:
             problems.append(f"start-up failed with exit status {rc}")
+        elif spec.startswith("alloc:"):
+            said = err[err.find("lumend: "):].splitlines()[0] if "lumend: " in err else ""
+            if not said.split(":", 1)[-1].strip():
+                problems.append("start-up failed without saying why: " + err[-300:])
+            else:
+                ALLOC_MESSAGES.add(said.replace(d, "D"))
         elif dbdir not in err:
             problems.append("start-up failed without naming the database: " + err[-300:])
         elif err.count(os.path.join(d, "slapd.conf")) != 1:
@@ -206,22 +222,37 @@ plan = [(kind, n) for kind, n in h.first_of_each_site(h.fault_sites(before_ready
 r.check("clean start-up serves every entry", ready and served == ENTRIES, (ready, served))
 r.check("the trace lists the LMDB calls of the open", len(plan) > 10, trace[-500:])
 
-specs = [f"lmdb:{n}:{LMDB_ERRORS[i % 3]}" for i, (kind, n) in enumerate(plan)]
-ends = h.map_in_parallel(lambda spec: run_point(template, before, spec,
-                                                "point-" + spec.split(":")[1]), specs)
-tally, failures = {}, []
-for spec, (ended, problems) in zip(specs, ends):
-    tally[ended] = tally.get(ended, 0) + 1
-    if problems:
-        failures.append(f"{spec}: {ended}: {problems}")
-print(f"  info {len(plan)} LMDB failure points before ready: {tally}")
-for line in sorted(MESSAGES)[:6]:
-    print(f"  info e.g. {line}")
+def sweep(specs, label, messages):
+    """Each spec in its own run: (tally of how they ended, failures)."""
+    ends = h.map_in_parallel(lambda spec: run_point(template, before, spec,
+                                                    "point-" + spec.replace(":", "-")), specs)
+    tally, failures = {}, []
+    for spec, (ended, problems) in zip(specs, ends):
+        tally[ended] = tally.get(ended, 0) + 1
+        if problems:
+            failures.append(f"{spec}: {ended}: {problems}")
+    print(f"  info {len(specs)} {label} before ready: {tally}")
+    for line in sorted(messages)[:6]:
+        print(f"  info e.g. {line}")
+    return tally, failures
+
+
+tally, failures = sweep([f"lmdb:{n}:{LMDB_ERRORS[i % 3]}" for i, (kind, n) in enumerate(plan)],
+                        "LMDB failure points", MESSAGES)
 r.check("each LMDB failure at open: a message naming the database, or served; "
         "nothing lost, indexes verify, a clean start serves it", not failures,
         "\n".join(failures[:40]))
 r.check("some failures refuse to start (the open's errors are not ignored)",
         tally.get("refused to start", 0) > 0, tally)
+
+# Every allocation site before ready, its first call failed: the
+# configuration, the schema, the databases, the threads.
+alloc_plan = [n for kind, n in h.first_of_each_site(h.fault_sites(before_ready, "call"))
+              if kind == "alloc"]
+tally, failures = sweep([f"alloc:{n}" for n in alloc_plan], "allocation sites", ALLOC_MESSAGES)
+r.check("each allocation site failing before ready: exit 1 saying why, or served; "
+        "nothing lost, a clean start serves it", len(alloc_plan) > 30 and not failures,
+        f"{len(alloc_plan)} sites\n" + "\n".join(failures[:40]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(r.finish())

@@ -217,9 +217,9 @@ static int open_tcp(const char *url, const struct listener_url *u, struct listen
 		if (rc != LUMEN_OK) {
 			snprintf(err, errlen, "%s: out of memory", url);
 			close(fd);
-		}
-		else
+		} else {
 			set->items[set->n - 1].tls = u->tls;
+		}
 		continue;
 sys_error:
 		snprintf(err, errlen, "%s: cannot bind: %s", url, strerror(errno));

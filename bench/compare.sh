@@ -198,7 +198,10 @@ matrix=(
 [ "$rate" != 0 ] && matrix+=( "search-rate-c32|-m search -c 32 --rate $rate" )
 # Writes bind as the rootdn on each connection first.
 writer=( "--bind-dn" "cn=admin,dc=example,dc=com" "--bind-pw" "secret" )
-matrix+=( "modify-c16|-m modify -c 16 ${writer[*]}" "add-c4|-m add -c 4 ${writer[*]}" )
+# Adds at 4 connections (group commit has at most 4 to share a sync) and
+# at 16, the issue tracker's row; the second adds from another number on.
+matrix+=( "modify-c16|-m modify -c 16 ${writer[*]}" "add-c4|-m add -c 4 ${writer[*]}"
+          "add-c16|-m add -c 16 --first 100000000 ${writer[*]}" )
 people=ou=people,dc=example,dc=com
 case $overlays in
   memberof+refint)

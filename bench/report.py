@@ -13,7 +13,8 @@ import sys
 SERVERS = [("openldap", "OpenLDAP"), ("lumen", "Lumen"), ("canned", "canned ceiling")]
 ROWS = ["search-c1", "search-c4", "search-c16", "search-c32", "search-c64",
         "search-c256", "search-c1000", "auth-c16", "bind-c16", "compare-c16",
-        "connperop-c16", "search-rate-c32", "modify-c16", "add-c4", "group-modify-c16",
+        "connperop-c16", "search-rate-c32", "modify-c16", "add-c4", "add-c16",
+        "group-modify-c16",
         "delete-c4", "sort-c16", "vlv-c16"]
 SUCCESS = {"success", "compareTrue", "compareFalse"}
 

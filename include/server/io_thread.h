@@ -3,7 +3,8 @@
  * connections handed to it (server layer).
  *
  * The listener (on I/O thread 0, which is the main thread) accepts sockets
- * and hands each to an I/O thread round-robin with io_thread_hand_off; the
+ * and hands each to the I/O thread io_placement.h chooses, with
+ * io_thread_hand_off (which releases the place when the connection ends); the
  * receiving thread creates the connection in its own loop, so a
  * connection's events are only ever touched by that thread.
  *

@@ -34,6 +34,7 @@
 #include "arena.h"
 #include "ber.h"
 #include "conn_memory.h"
+#include "io_placement.h"
 #include "db_lock.h"
 #include "ldap_message.h"
 #include "listener.h"
@@ -92,7 +93,7 @@ struct server {
 	struct workq *workq;
 	struct io_thread *io_threads;
 	unsigned n_io_threads;
-	unsigned next_io;                /* round-robin (main thread) */
+	struct io_placement placement;   /* which I/O thread takes a connection */
 	struct listener_set listeners;
 	struct server_accept *accepting; /* one per listener (server.c) */
 	struct event *accept_resume;     /* re-enables accepting after EMFILE */

@@ -47,6 +47,7 @@ static void adopt_incoming(struct io_thread *io, struct accepted_socket *list)
 		int rc = LUMEN_OK;
 		if (io->stopping) {
 			close(a->fd);
+			io_placement_release(&io->server->placement, io->index);
 		} else if ((rc = conn_create(io, a->fd, (struct sockaddr *)&a->peer, a->peer_len,
 					     a->listener_name, a->is_tcp, a->tls, &c)) == LUMEN_OK) {
 			/* io->lock: cn=Monitor walks the list from workers. */
@@ -54,9 +55,11 @@ static void adopt_incoming(struct io_thread *io, struct accepted_socket *list)
 			conn_list_add(&io->conns, c);
 			io->n_conns++;
 			pthread_mutex_unlock(&io->lock);
-		} else if (rc != LUMEN_ELIMIT) {
+		} else {
+			io_placement_release(&io->server->placement, io->index);
 			/* (a refused connection was logged by conn_create) */
-			log_printf(0, "cannot set up a connection: %s", lumen_strerror(rc));
+			if (rc != LUMEN_ELIMIT)
+				log_printf(0, "cannot set up a connection: %s", lumen_strerror(rc));
 		}
 		free(a);
 	}
@@ -204,6 +207,7 @@ void io_thread_conn_gone(struct io_thread *io, struct conn *c)
 	conn_list_remove(&io->conns, c);
 	io->n_conns--;
 	pthread_mutex_unlock(&io->lock);
+	io_placement_release(&io->server->placement, io->index);
 	maybe_exit_loop(io);
 }
 

@@ -41,6 +41,9 @@
 #define SERVER_QUEUE_CAPACITY 65536
 /* How long accepting pauses when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS 100
+/* Connections each of the first I/O threads (one per CPU) takes before any
+ * other thread gets one (io_placement.h). */
+#define IO_PLACEMENT_FILL 4
 /* slapd numbers connections from 1000; log readers are used to it. */
 #define FIRST_CONNECTION_ID 1000
 
@@ -387,10 +390,15 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 			}
 			return;
 		}
-		struct io_thread *io = &s->io_threads[s->next_io];
-		s->next_io = (s->next_io + 1) % s->n_io_threads;
-		io_thread_hand_off(io, cfd, (struct sockaddr *)&peer, peer_len, a->listener->name,
-				   a->listener->kind == LISTENER_TCP, a->listener->tls);
+		unsigned chosen = io_placement_choose(&s->placement);
+		if (io_thread_hand_off(&s->io_threads[chosen], cfd, (struct sockaddr *)&peer,
+				       peer_len, a->listener->name,
+				       a->listener->kind == LISTENER_TCP,
+				       a->listener->tls) != LUMEN_OK) {
+			io_placement_release(&s->placement, chosen);
+			log_printf(0, "cannot hand a connection to I/O thread %u: out of memory",
+				   chosen);
+		}
 	}
 }
 
@@ -470,15 +478,19 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
  * cores under load: 4 I/O threads ahead of 2 in every row, 2 often behind
  * the hand-off to 4 workers).
  */
+static unsigned online_cpus(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 1 ? 1 : cpus > CONFIG_AUTO_LISTENER_THREADS_MAX
+				      ? CONFIG_AUTO_LISTENER_THREADS_MAX : (unsigned)cpus;
+}
+
 static unsigned io_thread_count(const struct config *cfg)
 {
 	if (cfg->listener_threads > 0)
 		return cfg->listener_threads;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cpus < 1)
-		cpus = 1;
-	return 2 * cpus > CONFIG_AUTO_LISTENER_THREADS_MAX ? CONFIG_AUTO_LISTENER_THREADS_MAX
-							   : (unsigned)(2 * cpus);
+	unsigned twice = 2 * online_cpus();
+	return twice > CONFIG_AUTO_LISTENER_THREADS_MAX ? CONFIG_AUTO_LISTENER_THREADS_MAX : twice;
 }
 
 static int start_threads(struct server *s, char *err, size_t errlen)
@@ -496,7 +508,8 @@ static int start_threads(struct server *s, char *err, size_t errlen)
 	}
 	unsigned n_io = io_thread_count(cfg);
 	s->io_threads = calloc(n_io, sizeof(*s->io_threads));
-	if (s->io_threads == NULL) {
+	if (s->io_threads == NULL ||
+	    io_placement_init(&s->placement, n_io, online_cpus(), IO_PLACEMENT_FILL) != LUMEN_OK) {
 		snprintf(err, errlen, "out of memory");
 		return LUMEN_ENOMEM;
 	}
@@ -602,6 +615,7 @@ void server_destroy(struct server *s)
 	for (unsigned i = 0; i < s->n_io_threads; i++)
 		io_thread_destroy(&s->io_threads[i]);
 	free(s->io_threads);
+	io_placement_destroy(&s->placement);
 	for (size_t i = 0; s->databases != NULL && i < s->n_databases; i++) {
 		struct server_database *db = &s->databases[i];
 		for (size_t j = 0; j < db->n_suffixes; j++)

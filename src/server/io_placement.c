@@ -1,0 +1,55 @@
+/*
+ * io_placement.c — fill one I/O thread per CPU first, then spread.
+ */
+#include "io_placement.h"
+
+#include <stdlib.h>
+
+#include "lumen_error.h"
+
+int io_placement_init(struct io_placement *p, unsigned n_threads, unsigned preferred,
+		      unsigned fill)
+{
+	p->n_threads = n_threads > 0 ? n_threads : 1;
+	p->preferred = preferred < 1 ? 1 : preferred > p->n_threads ? p->n_threads : preferred;
+	p->fill = fill;
+	p->connections = calloc(p->n_threads, sizeof(*p->connections));
+	return p->connections != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+void io_placement_destroy(struct io_placement *p)
+{
+	free(p->connections);
+	p->connections = NULL;
+}
+
+/* The lowest-numbered of the first `limit` threads holding the fewest. */
+static unsigned least_loaded(const struct io_placement *p, unsigned limit, unsigned *load)
+{
+	unsigned best = 0;
+	*load = atomic_load_explicit(&p->connections[0], memory_order_relaxed);
+	for (unsigned i = 1; i < limit; i++) {
+		unsigned n = atomic_load_explicit(&p->connections[i], memory_order_relaxed);
+		if (n < *load) {
+			best = i;
+			*load = n;
+		}
+	}
+	return best;
+}
+
+unsigned io_placement_choose(struct io_placement *p)
+{
+	unsigned load;
+	unsigned chosen = least_loaded(p, p->preferred, &load);
+	if (load >= p->fill)
+		chosen = least_loaded(p, p->n_threads, &load);
+	atomic_fetch_add_explicit(&p->connections[chosen], 1, memory_order_relaxed);
+	return chosen;
+}
+
+void io_placement_release(struct io_placement *p, unsigned index)
+{
+	if (index < p->n_threads)
+		atomic_fetch_sub_explicit(&p->connections[index], 1, memory_order_relaxed);
+}

@@ -13,8 +13,9 @@
  *    started to look the DN up. The floor is the CPU time of the most
  *    expensive scheme Lumen checks, at the parameters password_hash gives
  *    new values (ARGON2, PBKDF2-*, CRYPT, ...; measured at start-up, the
- *    best of a few runs, plus a margin), raised for good whenever a real
- *    stored value turns out costlier (a larger work factor), up to
+ *    cheaper of hashing a value and checking it, plus a margin), raised for
+ *    good whenever a real stored value turns out costlier (a larger work
+ *    factor), up to
  *    BIND_PACE_MAX_NS. Measuring thread CPU time, not wall time, keeps a
  *    check that was merely descheduled from raising it. A "cheap" {SSHA}
  *    user then looks like an {ARGON2} one, and both like an unknown DN.

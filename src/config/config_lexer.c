@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "file_read.h"
 #include "lumen_error.h"
 
 /* Config files are small; anything larger is almost certainly a mistake. */
@@ -33,56 +34,20 @@ int config_file_from_text(struct config_file *f, const char *path, unsigned firs
 
 int config_file_open(struct config_file *f, const char *path)
 {
-	int rc = LUMEN_EIO;
-	FILE *fp = NULL;
-
 	memset(f, 0, sizeof(*f));
 	f->next_line = 1;
 	f->path = strdup(path);
 	if (f->path == NULL)
 		return LUMEN_ENOMEM;
-	fp = fopen(path, "r");
-	if (fp == NULL)
-		goto fail;
-	size_t cap = 4096;
-	f->data = malloc(cap);
-	if (f->data == NULL) {
-		rc = LUMEN_ENOMEM;
-		goto fail;
-	}
-	for (;;) {
-		if (f->size + 1 >= cap) {
-			if (cap >= CONFIG_MAX_FILE_SIZE) {
-				errno = EFBIG;
-				goto fail;
-			}
-			char *bigger = realloc(f->data, cap * 2);
-			if (bigger == NULL) {
-				rc = LUMEN_ENOMEM;
-				goto fail;
-			}
-			f->data = bigger;
-			cap *= 2;
-		}
-		size_t n = fread(f->data + f->size, 1, cap - 1 - f->size, fp);
-		f->size += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(fp))
-		goto fail;
-	f->data[f->size] = '\0';
-	fclose(fp);
-	return LUMEN_OK;
-fail:
-	{
+	int rc = file_read_all(path, CONFIG_MAX_FILE_SIZE, &f->data, &f->size);
+	if (rc != LUMEN_OK) {
 		int saved = errno;
-		if (fp != NULL)
-			fclose(fp);
 		config_file_close(f);
 		errno = saved;
+		/* Too large reads as "cannot read: File too large" (EFBIG). */
+		return rc == LUMEN_ELIMIT ? LUMEN_EIO : rc;
 	}
-	return rc;
+	return LUMEN_OK;
 }
 
 void config_file_close(struct config_file *f)

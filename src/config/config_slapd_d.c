@@ -30,6 +30,7 @@
 
 #include "base64.h"
 #include "config_internal.h"
+#include "file_read.h"
 #include "lumen_error.h"
 
 #define SLAPD_D_HEADER "# AUTO-GENERATED FILE - DO NOT EDIT!! Use ldapmodify.\n"
@@ -86,44 +87,12 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 
 static int read_whole(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *data = NULL;
-	int rc = LUMEN_EIO;
-	if (f == NULL)
-		return fail(err, errlen, LUMEN_EIO, "%s: cannot read: %s", path, strerror(errno));
-	size_t cap = 4096, used = 0, n;
-	data = malloc(cap);
-	while (data != NULL && (n = fread(data + used, 1, cap - used - 1, f)) > 0) {
-		used += n;
-		if (used + 1 == cap) {
-			char *bigger = cap < SLAPD_D_MAX_FILE ? realloc(data, cap * 2) : NULL;
-			if (bigger == NULL) {
-				rc = cap < SLAPD_D_MAX_FILE ? LUMEN_ENOMEM : LUMEN_ELIMIT;
-				goto done;
-			}
-			data = bigger;
-			cap *= 2;
-		}
-	}
-	if (data == NULL) {
-		rc = LUMEN_ENOMEM;
-		goto done;
-	}
-	if (ferror(f)) {
-		rc = fail(err, errlen, LUMEN_EIO, "%s: cannot read: %s", path, strerror(errno));
-		goto done;
-	}
-	data[used] = '\0';
-	*out = data;
-	*len = used;
-	data = NULL;
-	rc = LUMEN_OK;
-done:
+	int rc = file_read_all(path, SLAPD_D_MAX_FILE, out, len);
+	if (rc == LUMEN_EIO)
+		return fail(err, errlen, rc, "%s: cannot read: %s", path, strerror(errno));
 	if (rc == LUMEN_ELIMIT)
-		snprintf(err, errlen, "%s: larger than %u MiB: not a cn=config entry", path,
-			 SLAPD_D_MAX_FILE >> 20);
-	free(data);
-	fclose(f);
+		return fail(err, errlen, rc, "%s: larger than %u MiB: not a cn=config entry", path,
+			    SLAPD_D_MAX_FILE >> 20);
 	return rc;
 }
 

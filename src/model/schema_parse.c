@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "file_read.h"
 #include "lumen_error.h"
 #include "schema_internal.h"
 #include "schema_lex.h"
@@ -25,6 +26,8 @@ struct parser {
 	size_t errlen;
 };
 
+/* A schema file larger than this is not one (core.schema is 12 KiB). */
+#define SCHEMA_MAX_FILE_BYTES (16u << 20)
 #define FAIL(p, rc, ...) schema_error((p)->err, (p)->errlen, &(p)->origin, (rc), __VA_ARGS__)
 
 static bool token_is(struct token tok, const char *word)
@@ -735,42 +738,20 @@ int schema_load_text(struct schema *s, const char *origin, const char *text,
 int schema_load_file(struct schema *s, const char *path, char *err, size_t errlen)
 {
 	struct schema_origin origin = { path, 0 };
-	FILE *f = fopen(path, "rb");
 	char *text = NULL;
-	int rc;
-
-	if (f == NULL)
-		return schema_error(err, errlen, &origin, LUMEN_EIO, "cannot open: %s",
-				    strerror(errno));
-	if (fseek(f, 0, SEEK_END) != 0) {
-		rc = schema_error(err, errlen, &origin, LUMEN_EIO, "cannot read: %s",
-				  strerror(errno));
-		goto done;
-	}
-	long size = ftell(f);
-	rewind(f);
-	if (size < 0) {
-		rc = schema_error(err, errlen, &origin, LUMEN_EIO, "cannot read: %s",
-				  strerror(errno));
-		goto done;
-	}
-	text = malloc((size_t)size + 1);
-	if (text == NULL) {
-		rc = schema_error(err, errlen, &origin, LUMEN_ENOMEM, "out of memory");
-		goto done;
-	}
-	if (fread(text, 1, (size_t)size, f) != (size_t)size) {
-		rc = schema_error(err, errlen, &origin, LUMEN_EIO, "short read");
-		goto done;
-	}
-	text[size] = '\0';
-	if (memchr(text, '\0', (size_t)size) != NULL) {
+	size_t size = 0;
+	int rc = file_read_all(path, SCHEMA_MAX_FILE_BYTES, &text, &size);
+	if (rc == LUMEN_EIO)
+		return schema_error(err, errlen, &origin, rc, "cannot read: %s", strerror(errno));
+	if (rc == LUMEN_ELIMIT)
+		return schema_error(err, errlen, &origin, rc, "larger than %u MiB",
+				    SCHEMA_MAX_FILE_BYTES >> 20);
+	if (rc != LUMEN_OK)
+		return schema_error(err, errlen, &origin, rc, "out of memory");
+	if (memchr(text, '\0', size) != NULL)
 		rc = schema_error(err, errlen, &origin, LUMEN_EMALFORMED, "NUL byte in file");
-		goto done;
-	}
-	rc = schema_load_text(s, path, text, err, errlen);
-done:
+	else
+		rc = schema_load_text(s, path, text, err, errlen);
 	free(text);
-	fclose(f);
 	return rc;
 }

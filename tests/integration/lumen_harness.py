@@ -111,6 +111,18 @@ def free_port():
                 return port
 
 
+def stop_process(proc, timeout=30):
+    """SIGTERM unless it has ended; its exit status, or "hang" (then killed)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return "hang"
+
+
 def sweep_jobs():
     """How many runs of a fault sweep go at once: one per CPU (each run is
     its own lumend on its own copy of a database), LUMEN_TEST_JOBS if set."""
@@ -201,12 +213,7 @@ class Lumend:
             time.sleep(0.05)
 
     def stop(self, results):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "timeout"
+        rc = stop_process(self.proc, timeout=20)
         results.check("lumend exits 0 on SIGTERM", rc == 0, f"exit {rc}: {self.log_text()[-2000:]}")
         reports = ""
         for path in glob.glob(f"{self.tmp}/asan*") + glob.glob(f"{self.tmp}/ubsan*"):
@@ -457,12 +464,7 @@ class FaultyLumend:
 
     def stop(self):
         """SIGTERM; the exit status, or "hang"."""
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "hang"
+        rc = stop_process(self.proc)
         self.err.close()
         return rc
 

@@ -93,16 +93,6 @@ def wait_said(d, text, proc, seconds=30):
     return text in said(d)
 
 
-def finish(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return "hang"
-
-
 def sanitizer_reports(d):
     return [n for n in os.listdir(d) if n.startswith(("asan", "ubsan"))]
 
@@ -125,7 +115,7 @@ def refused_while_opening():
         found = repr(e)
     R.check("and answers a search", found == [("dc=example,dc=com", {"o": [b"Example"]})], found)
     R.check("stops with exit 0, no sanitizer report",
-            finish(proc) == 0 and not sanitizer_reports(d), said(d)[-300:])
+            h.stop_process(proc) == 0 and not sanitizer_reports(d), said(d)[-300:])
 
 
 def sigterm_while_opening():
@@ -133,7 +123,7 @@ def sigterm_while_opening():
     proc = start(d, port)
     time.sleep(STALL_MS / 2000.0)
     proc.send_signal(signal.SIGTERM)
-    rc = finish(proc)
+    rc = h.stop_process(proc)
     R.check("SIGTERM while the database opens: orderly exit 0",
             rc == 0 and "lumend stopped" in said(d) and not sanitizer_reports(d),
             (rc, said(d)[-300:]))
@@ -149,13 +139,13 @@ def listen_lost_to_another():
     time.sleep(0.2)
     fast_proc = start(fast, port, stall=False)
     fast_ready = wait_said(fast, " ready: ", fast_proc)
-    rc = slow_proc.wait(timeout=30) if fast_ready else finish(slow_proc)
+    rc = slow_proc.wait(timeout=30) if fast_ready else h.stop_process(slow_proc)
     R.check("two bound to one port: the first ready serves",
             fast_ready and fast_proc.poll() is None, said(fast)[-300:])
     R.check("the second exits 1, naming the address it cannot listen on",
             rc == 1 and f"IP=127.0.0.1:{port}: cannot listen: Address already in use"
             in said(slow), (rc, said(slow)[-300:]))
-    R.check("both stop cleanly", finish(fast_proc) == 0 and not sanitizer_reports(fast)
+    R.check("both stop cleanly", h.stop_process(fast_proc) == 0 and not sanitizer_reports(fast)
             and not sanitizer_reports(slow), said(fast)[-300:])
 
 

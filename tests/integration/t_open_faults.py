@@ -138,16 +138,6 @@ def start(d, binary, spec=None):
     return proc, port, err_path, ready
 
 
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-    try:
-        return proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return "hang"
-
-
 def read(path):
     with open(path, errors="replace") as f:
         return f.read()
@@ -169,12 +159,12 @@ def run_point(template, before, spec, name):
         n = search_all(port)
         if n != ENTRIES:
             problems.append(f"started but a search found {n}")
-        rc = stop(proc)
+        rc = h.stop_process(proc)
         if rc != 0:
             problems.append(f"exit status {rc}")
     else:
         ended = "refused to start"
-        rc = stop(proc)
+        rc = h.stop_process(proc)
         err = read(err_path)
         if rc == "hang" or rc <= 0:
             problems.append(f"start-up failed with exit status {rc}")
@@ -199,7 +189,7 @@ def run_point(template, before, spec, name):
     proc, port, err_path, ready = start(d, "lumend")
     if not ready or search_all(port) != ENTRIES:
         problems.append("a clean lumend does not serve it afterwards: " + read(err_path)[-300:])
-    stop(proc)
+    h.stop_process(proc)
     reports = sanitizer_reports(d)
     if reports:
         problems.append("sanitizer: " + reports[:2000])
@@ -214,7 +204,7 @@ r.check("template database readable", isinstance(before, list) and len(before) =
 
 proc, port, err_path, ready = start(first, "lumend-faults", "trace")
 served = search_all(port) if ready else None
-stop(proc)
+h.stop_process(proc)
 trace = read(err_path)
 before_ready = trace[:trace.find(" ready: ")] if ready else ""
 plan = [(kind, n) for kind, n in h.first_of_each_site(h.fault_sites(before_ready, "call"))

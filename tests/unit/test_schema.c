@@ -2,9 +2,11 @@
  * the shipped schema files, and attribute descriptions. Run from the
  * repository root (the shipped files are read from schema/). */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lumen_error.h"
@@ -71,6 +73,46 @@ START_TEST(shipped_files_load)
 	for (size_t i = 0; i < schema_object_class_count(full); i++)
 		ck_assert_uint_eq(schema_object_class_at(full, i)->index, i);
 	ck_assert(schema_attribute_type_at(full, schema_attribute_type_count(full)) == NULL);
+}
+END_TEST
+
+/* Writes the whole of core.schema into a FIFO, then closes it. */
+static void *feed_core_schema(void *path)
+{
+	FILE *in = fopen("schema/core.schema", "rb");
+	FILE *out = fopen(path, "wb");
+	int c;
+	while (in != NULL && out != NULL && (c = fgetc(in)) != EOF)
+		fputc(c, out);
+	if (in != NULL)
+		fclose(in);
+	if (out != NULL)
+		fclose(out);
+	return NULL;
+}
+
+/* A schema file that is a pipe (include /dev/stdin, a process
+ * substitution) is read to its end: a seek cannot size it. */
+START_TEST(load_file_from_a_pipe)
+{
+	char dir_path[] = "/tmp/lumen_schema_pipe_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir_path));
+	char fifo[64];
+	snprintf(fifo, sizeof(fifo), "%s/core", dir_path);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	pthread_t feeder;
+	ck_assert_int_eq(pthread_create(&feeder, NULL, feed_core_schema, fifo), 0);
+	struct schema *s;
+	char err[256] = "";
+	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
+	int rc = schema_load_file(s, fifo, err, sizeof(err));
+	pthread_join(feeder, NULL);
+	ck_assert_msg(rc == LUMEN_OK, "%s", err);
+	ck_assert_msg(schema_finalize(s, err, sizeof(err)) == LUMEN_OK, "%s", err);
+	ck_assert(schema_attribute_type(s, "userPassword", 12) != NULL);
+	schema_free(s);
+	unlink(fifo);
+	rmdir(dir_path);
 }
 END_TEST
 
@@ -585,6 +627,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(parser, parser_cases, 0, sizeof(parse_cases) / sizeof(parse_cases[0]));
 	tcase_add_test(parser, extensions_and_quoting_kept);
 	tcase_add_test(parser, load_file_errors);
+	tcase_add_test(parser, load_file_from_a_pipe);
 	tcase_add_test(parser, lumen_schema_after_core_alone);
 	suite_add_tcase(s, parser);
 	return s;

@@ -20,6 +20,12 @@
  *    workers exit, so every job's run function is called exactly once.
  *  - A full queue refuses the job (LUMEN_EFULL) instead of blocking the
  *    caller: an I/O thread must never wait on workers.
+ *  - At most `threads` workers run jobs at once, but a job may step out of
+ *    that count while it waits for something other than the CPU
+ *    (workq_blocking_begin/end: a write waiting for its group commit), and
+ *    one of `spare_threads` more threads takes the next job meanwhile, so
+ *    more writes share a commit's sync (4 workers, 16 connections adding
+ *    entries: 8 writes per commit instead of 2, twice the adds a second).
  *  - Wake-ups are counted, not broadcast: a push wakes a parked worker only
  *    when more jobs are queued than workers are between jobs (those look
  *    at the queue before they park), so a busy pool takes jobs without
@@ -37,7 +43,8 @@ struct workq_job {
 };
 
 struct workq_config {
-	unsigned threads;         /* >= 1 */
+	unsigned threads;         /* >= 1: jobs run at once, not counting blocking sections */
+	unsigned spare_threads;   /* threads more, for jobs taken while others block */
 	size_t capacity;          /* max queued (not running) jobs, >= 1 */
 	/* Called in each worker thread before its first job; NULL result means
 	 * the worker cannot start (workq_create then fails). May be NULL. */
@@ -66,6 +73,15 @@ int workq_push(struct workq *q, struct workq_job *job);
  * in their original order; NULL when all were queued.
  */
 struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain);
+
+/*
+ * Called by a job's run function around a wait that does not use the CPU:
+ * the worker does not count against `threads` in between, so a spare
+ * thread may take a queued job. No-ops on a thread that is not one of q's
+ * workers (an I/O thread, a replication consumer). Pair them on one thread.
+ */
+void workq_blocking_begin(struct workq *q);
+void workq_blocking_end(struct workq *q);
 
 /* Jobs queued and not yet taken by a worker. */
 size_t workq_length(struct workq *q);

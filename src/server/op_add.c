@@ -14,6 +14,7 @@
 #include "log.h"
 #include "ops.h"
 #include "server.h"
+#include "workq.h"
 
 /* The new entry as the backend would build it; NULL when it cannot be built
  * (the backend then reports why, once the parent's `children` allowed it). */
@@ -93,8 +94,10 @@ void op_add(struct op_context *ctx)
 	if (add_allowed(ctx, &t, &a, &fresh) && op_commit(ctx)) {
 		struct access_write again;
 		access_write_add(&again, &a, t.db, fresh, &t.bop);
+		workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 		int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
 				     req->n_attributes);
+		workq_blocking_end(ctx->server->workq);
 		op_target_answer(ctx, &t, rc);
 	}
 	entry_free(fresh);

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "ops.h"
 #include "server.h"
+#include "workq.h"
 
 /* True when the delete may go on; else the answer was sent. */
 static bool delete_allowed(struct op_context *ctx, struct op_target *t, struct access_op *a)
@@ -49,6 +50,8 @@ void op_delete(struct op_context *ctx)
 		return;
 	struct access_write again;
 	access_write_delete(&again, &a, t.db, &t.bop);
+	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 	int rc = database_delete(t.db->database, &t.bop, t.ndn);
+	workq_blocking_end(ctx->server->workq);
 	op_target_answer(ctx, &t, rc);
 }

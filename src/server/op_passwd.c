@@ -31,6 +31,7 @@
 #include "ops.h"
 #include "password.h"
 #include "server.h"
+#include "workq.h"
 
 /* Characters and length of a generated password (~71 bits). */
 #define GENERATED_LENGTH 12
@@ -233,7 +234,10 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	access_op_init(&a, ctx->server, pc->db, pc->requester_ndn, pc->is_root, ctx->arena,
 		       &ctx->op->abandoned);
 	access_write_password(&again, &a, pc->db, &change, pc->password_type, pc->verified, bop);
-	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
+	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
+	int rc = database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
+	workq_blocking_end(ctx->server->workq);
+	return rc;
 }
 
 /* The response value: SEQUENCE { genPasswd [0] } when one was generated. */

@@ -41,6 +41,10 @@
 #define SERVER_QUEUE_CAPACITY 65536
 /* How long accepting pauses when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS 100
+/* Threads that take jobs while workers wait for a group commit (workq.h):
+ * three per worker lets 16 writers share one commit with 4 workers. */
+#define SPARE_WORKERS_PER_WORKER 3
+#define SPARE_WORKERS_MAX 64
 /* Connections each of the first I/O threads (one per CPU) takes before any
  * other thread gets one (io_placement.h). */
 #define IO_PLACEMENT_FILL 4
@@ -496,8 +500,10 @@ static unsigned io_thread_count(const struct config *cfg)
 static int start_threads(struct server *s, char *err, size_t errlen)
 {
 	const struct config *cfg = s->config;
+	unsigned spares = cfg->threads * SPARE_WORKERS_PER_WORKER;
 	struct workq_config wq = {
 		.threads = cfg->threads, .capacity = SERVER_QUEUE_CAPACITY,
+		.spare_threads = spares < SPARE_WORKERS_MAX ? spares : SPARE_WORKERS_MAX,
 		.worker_start = ops_worker_start, .worker_stop = ops_worker_stop, .arg = s,
 	};
 	int rc = workq_create(&wq, &s->workq);

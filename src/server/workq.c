@@ -40,6 +40,9 @@ struct worker {
 
 struct workq {
 	pthread_mutex_t lock;
+	unsigned running;              /* workers in a job and not in a blocking
+					  section: at most config.threads take jobs */
+	unsigned n_workers;            /* config.threads + config.spare_threads */
 	pthread_cond_t ready;          /* worker_start results reported */
 	struct workq_job *head, *tail;
 	size_t length;
@@ -54,6 +57,9 @@ struct workq {
 	struct workq_config config;
 	struct worker *workers;
 };
+
+/* The worker the calling thread is (NULL: not a worker). */
+static __thread struct worker *current_worker;
 
 static struct workq_job *pop_locked(struct workq *q)
 {
@@ -76,8 +82,8 @@ static struct workq_job *pop_locked(struct workq *q)
  */
 static struct worker *worker_to_wake_locked(struct workq *q)
 {
-	if (q->idle == NULL ||
-	    q->length <= atomic_load_explicit(&q->polling, memory_order_acquire))
+	unsigned polling = atomic_load_explicit(&q->polling, memory_order_acquire);
+	if (q->idle == NULL || q->length <= polling || q->running + polling >= q->config.threads)
 		return NULL;
 	struct worker *w = q->idle;
 	q->idle = w->next_idle;
@@ -105,16 +111,24 @@ static void wake_all(struct worker *list)
 }
 
 /*
- * The next job for w, parking while there is none; NULL once the queue is
- * stopping and empty. The caller is counted in q->polling on entry and is
- * not on return. Passes a wake-up on when it leaves more work queued.
+ * The next job for w, parking while there is none or while config.threads
+ * workers run jobs; NULL once the queue is stopping and this worker cannot
+ * take a job (the running ones drain what is left). The caller is counted
+ * in q->polling on entry and is not on return; `finished` says it has just
+ * ended a job (it was counted in q->running). Passes a wake-up on when it
+ * leaves more work queued.
  */
-static struct workq_job *next_job(struct workq *q, struct worker *w)
+static struct workq_job *next_job(struct workq *q, struct worker *w, bool finished)
 {
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
-		struct workq_job *job = pop_locked(q);
+		if (finished)
+			q->running--;
+		finished = false;
+		struct workq_job *job = q->running < q->config.threads ? pop_locked(q) : NULL;
 		if (job != NULL || q->stopping) {
+			if (job != NULL)
+				q->running++;
 			atomic_fetch_sub_explicit(&q->polling, 1, memory_order_acq_rel);
 			struct worker *other = worker_to_wake_locked(q);
 			pthread_mutex_unlock(&q->lock);
@@ -150,12 +164,15 @@ static void *worker_main(void *arg)
 	struct workq *q = w->queue;
 	void *context = NULL;
 
+	current_worker = w;
 	if (q->config.worker_start != NULL)
 		context = q->config.worker_start(q->config.arg, w->index);
 	bool ok = report_start(q, context);
 	atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
-	for (struct workq_job *job; ok && (job = next_job(q, w)) != NULL;) {
+	bool finished = false;
+	for (struct workq_job *job; ok && (job = next_job(q, w, finished)) != NULL;) {
 		job->run(job, context);
+		finished = true;
 		atomic_fetch_add_explicit(&q->polling, 1, memory_order_acq_rel);
 	}
 	if (!ok)
@@ -167,7 +184,7 @@ static void *worker_main(void *arg)
 
 static void join_workers(struct workq *q)
 {
-	for (unsigned i = 0; i < q->config.threads; i++)
+	for (unsigned i = 0; i < q->n_workers; i++)
 		if (q->workers[i].started)
 			pthread_join(q->workers[i].thread, NULL);
 	q->joined = true;
@@ -180,7 +197,7 @@ static int start_workers(struct workq *q)
 	/* Signals belong to the main thread's event loop, never to workers. */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = LUMEN_OK;
-	for (unsigned i = 0; i < q->config.threads; i++) {
+	for (unsigned i = 0; i < q->n_workers; i++) {
 		q->workers[i].queue = q;
 		q->workers[i].index = i;
 		if (pthread_create(&q->workers[i].thread, NULL, worker_main, &q->workers[i]) != 0) {
@@ -195,7 +212,7 @@ static int start_workers(struct workq *q)
 
 static void free_queue(struct workq *q)
 {
-	for (unsigned i = 0; i < q->config.threads; i++)
+	for (unsigned i = 0; i < q->n_workers; i++)
 		sem_destroy(&q->workers[i].wake);
 	pthread_cond_destroy(&q->ready);
 	pthread_mutex_destroy(&q->lock);
@@ -213,19 +230,20 @@ int workq_create(const struct workq_config *config, struct workq **out)
 		return LUMEN_ENOMEM;
 	q->config = *config;
 	q->capacity = config->capacity;
-	q->workers = calloc(config->threads, sizeof(*q->workers));
+	q->n_workers = config->threads + config->spare_threads;
+	q->workers = calloc(q->n_workers, sizeof(*q->workers));
 	if (q->workers == NULL) {
 		free(q);
 		return LUMEN_ENOMEM;
 	}
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->ready, NULL);
-	for (unsigned i = 0; i < config->threads; i++)
+	for (unsigned i = 0; i < q->n_workers; i++)
 		sem_init(&q->workers[i].wake, 0, 0);
 
 	int rc = start_workers(q);
 	unsigned started = 0;
-	for (unsigned i = 0; i < config->threads; i++)
+	for (unsigned i = 0; i < q->n_workers; i++)
 		started += q->workers[i].started;
 	pthread_mutex_lock(&q->lock);
 	while (q->started_ok + q->started_failed < started)
@@ -290,6 +308,28 @@ struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain)
 	pthread_mutex_unlock(&q->lock);
 	wake_all(to_wake);
 	return refused;
+}
+
+void workq_blocking_begin(struct workq *q)
+{
+	struct worker *w = current_worker;
+	if (w == NULL || w->queue != q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->running--;
+	struct worker *other = worker_to_wake_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	wake(other);
+}
+
+void workq_blocking_end(struct workq *q)
+{
+	struct worker *w = current_worker;
+	if (w == NULL || w->queue != q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->running++;
+	pthread_mutex_unlock(&q->lock);
 }
 
 size_t workq_length(struct workq *q)

@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <time.h>
 
 #include "lumen_error.h"
 #include "workq.h"
@@ -190,6 +192,96 @@ START_TEST(test_bad_config)
 }
 END_TEST
 
+/* Jobs that note how many run at once, outside blocking sections. */
+static atomic_int running_now, running_most;
+
+static void busy_job(struct workq_job *job, void *ctx)
+{
+	(void)job;
+	(void)ctx;
+	int now = atomic_fetch_add(&running_now, 1) + 1;
+	int most = atomic_load(&running_most);
+	while (now > most && !atomic_compare_exchange_weak(&running_most, &most, now))
+		;
+	usleep(2000);
+	atomic_fetch_sub(&running_now, 1);
+}
+
+/* Spare threads take no job while the workers run without blocking. */
+START_TEST(test_spares_idle_unless_blocked)
+{
+	enum { N = 40 };
+	struct workq_job jobs[N];
+	struct workq *q = NULL;
+	struct workq_config cfg = { .threads = 2, .spare_threads = 6, .capacity = N };
+	atomic_store(&running_now, 0);
+	atomic_store(&running_most, 0);
+	ck_assert_int_eq(workq_create(&cfg, &q), LUMEN_OK);
+	/* Not a worker of q: a no-op, the count stays at 2. */
+	workq_blocking_begin(q);
+	for (int i = 0; i < N; i++) {
+		jobs[i] = (struct workq_job){ .run = busy_job };
+		ck_assert_int_eq(workq_push(q, &jobs[i]), LUMEN_OK);
+	}
+	workq_shutdown(q);
+	workq_blocking_end(q);
+	ck_assert_int_eq(atomic_load(&running_most), 2);
+	workq_destroy(q);
+}
+END_TEST
+
+/*
+ * A job that waits in a blocking section for a later job: with one worker
+ * it can only finish because a spare thread takes that job meanwhile.
+ */
+static struct workq *blocking_queue;
+static pthread_mutex_t later_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t later_cond = PTHREAD_COND_INITIALIZER;
+static bool later_ran, waiter_saw_it;
+
+static void waiting_job(struct workq_job *job, void *ctx)
+{
+	(void)job;
+	(void)ctx;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 10;
+	workq_blocking_begin(blocking_queue);
+	pthread_mutex_lock(&later_lock);
+	while (!later_ran &&
+	       pthread_cond_timedwait(&later_cond, &later_lock, &deadline) == 0)
+		;
+	waiter_saw_it = later_ran;
+	pthread_mutex_unlock(&later_lock);
+	workq_blocking_end(blocking_queue);
+}
+
+static void later_job(struct workq_job *job, void *ctx)
+{
+	(void)job;
+	(void)ctx;
+	pthread_mutex_lock(&later_lock);
+	later_ran = true;
+	pthread_cond_broadcast(&later_cond);
+	pthread_mutex_unlock(&later_lock);
+}
+
+START_TEST(test_blocked_worker_lets_a_spare_run)
+{
+	struct workq_config cfg = { .threads = 1, .spare_threads = 1, .capacity = 8 };
+	struct workq_job waiter = { .run = waiting_job }, later = { .run = later_job };
+	later_ran = waiter_saw_it = false;
+	ck_assert_int_eq(workq_create(&cfg, &blocking_queue), LUMEN_OK);
+	ck_assert_int_eq(workq_push(blocking_queue, &waiter), LUMEN_OK);
+	usleep(20000);                 /* the waiter is in its section */
+	ck_assert_int_eq(workq_push(blocking_queue, &later), LUMEN_OK);
+	workq_shutdown(blocking_queue);
+	ck_assert(later_ran);
+	ck_assert_msg(waiter_saw_it, "the later job did not run while the worker blocked");
+	workq_destroy(blocking_queue);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("workq");
@@ -197,6 +289,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_every_job_runs_once);
 	tcase_add_test(tc, test_full_queue_refuses);
 	tcase_add_test(tc, test_chains_run_once);
+	tcase_add_test(tc, test_spares_idle_unless_blocked);
+	tcase_add_test(tc, test_blocked_worker_lets_a_spare_run);
 	tcase_add_loop_test(tc, test_bad_config, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
 	suite_add_tcase(s, tc);
 	return s;

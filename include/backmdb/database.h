@@ -543,6 +543,9 @@ struct database_figures {
 	 * decision, or the types a bind, compare or search reads when the
 	 * entry cache would not keep the entry */
 	uint64_t partial_reads;
+	/* writes committed, and the group commits (syncs) that carried them:
+	 * how many writes share a commit */
+	uint64_t writes, commits;
 	/* the stored normalized forms follow other rules than the schema's:
 	 * reads normalize every value again (reloading the data ends it) */
 	bool normalizing_on_read;

@@ -131,6 +131,8 @@ static void mdb_db_figures(struct database *db, struct database_figures *out)
 		.evictions = bs.idl_cache_evictions, .not_admitted = bs.idl_cache_not_admitted,
 	};
 	out->partial_reads = bs.partial_reads;
+	out->writes = bs.writes;
+	out->commits = bs.commits;
 	out->normalizing_on_read = bs.normalizing_on_read;
 }
 

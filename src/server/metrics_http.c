@@ -251,6 +251,9 @@ static const struct database_metric database_metrics[] = {
 	{ "lumen_entry_partial_reads_total", "counter", "Entries decoded in part, never cached: "
 	  "the DN alone for an access decision, or the types a bind, compare or search reads "
 	  "when the entry cache would not keep the entry.", false, FIGURE(partial_reads) },
+	{ "lumen_database_writes_total", "counter", "Writes committed.", false, FIGURE(writes) },
+	{ "lumen_database_commits_total", "counter", "Group commits (one sync each) that carried "
+	  "the writes.", false, FIGURE(commits) },
 	{ "lumen_lmdb_map_size_bytes", "gauge", "LMDB map size (maxsize).", true,
 	  FIGURE(map_size) },
 	{ "lumen_lmdb_page_size_bytes", "gauge", "LMDB page size.", true, FIGURE(page_size) },

@@ -315,6 +315,8 @@ static void database_figures_text(struct monitor_node *node, const struct databa
 	monitor_node_printf(node, "monitoredInfo", "entryPartialReads=%llu",
 			    (unsigned long long)d->partial_reads);
 	cache_text(node, "idlCache", &d->idl_cache);
+	monitor_node_printf(node, "monitoredInfo", "writes=%llu", (unsigned long long)d->writes);
+	monitor_node_printf(node, "monitoredInfo", "commits=%llu", (unsigned long long)d->commits);
 }
 
 int monitor_build_databases(struct monitor_walk *w, const char *parent)

@@ -182,6 +182,12 @@ def main():
                     in after for c in ("entry_cache", "idl_cache")))
         R.check("partial reads figure", ("lumen_entry_partial_reads_total",
                                          frozenset({"database": BASE}.items())) in after)
+        # One client adding in turn: each add is its own commit.
+        R.check("writes and commits figures", value(after, "lumen_database_writes_total",
+                                                     database=BASE) == people + 1 and
+                value(after, "lumen_database_commits_total", database=BASE) == people + 1,
+                str((value(after, "lumen_database_writes_total", database=BASE),
+                     value(after, "lumen_database_commits_total", database=BASE))))
         conn.unbind_s()
         closed = settle(mport, lambda s: value(s, "lumen_connections_current") == 0)
         R.check("connection closed is counted", value(closed, "lumen_connections_current") == 0 and

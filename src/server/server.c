@@ -475,13 +475,7 @@ static int setup_main_events(struct server *s, char *err, size_t errlen)
 	return LUMEN_OK;
 }
 
-/*
- * listener-threads, or by default two per online CPU: they run short reads
- * to completion, so they do most of the work, and as with workers a few
- * more threads than cores hide a preempted or waking one (measured on 2
- * cores under load: 4 I/O threads ahead of 2 in every row, 2 often behind
- * the hand-off to 4 workers).
- */
+/* Online CPUs, at least 1 and at most the most automatic I/O threads. */
 static unsigned online_cpus(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -489,6 +483,13 @@ static unsigned online_cpus(void)
 				      ? CONFIG_AUTO_LISTENER_THREADS_MAX : (unsigned)cpus;
 }
 
+/*
+ * listener-threads, or by default two per online CPU: they run short reads
+ * to completion, so they do most of the work, and as with workers a few
+ * more threads than cores hide a preempted or waking one (measured on 2
+ * cores under load: 4 I/O threads ahead of 2 in every row, 2 often behind
+ * the hand-off to 4 workers).
+ */
 static unsigned io_thread_count(const struct config *cfg)
 {
 	if (cfg->listener_threads > 0)

@@ -385,6 +385,22 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
+/* A file past the 64 MiB bound is refused by name, not read in whole. */
+START_TEST(test_file_too_large)
+{
+	make_dir();
+	const char *path = write_file("huge.conf", "");
+	ck_assert_int_eq(truncate(path, (64 << 20) + 1), 0);     /* sparse: cheap */
+	struct config *cfg = NULL;
+	char err[512] = "";
+	int rc = config_load(path, &cfg, err, sizeof(err));
+	ck_assert_int_eq(rc, LUMEN_EIO);
+	ck_assert_ptr_null(cfg);
+	ck_assert_msg(strstr(err, "huge.conf: cannot read: File too large") != NULL, "%s", err);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_continuation_and_comments)
 {
 	struct config *cfg = NULL;
@@ -480,6 +496,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_referral_lines);
 	tcase_add_test(tc, test_overlay_lines);
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_file_too_large);
 	tcase_add_test(tc, test_continuation_and_comments);
 	tcase_add_test(tc, test_field_rows);
 	tcase_add_loop_test(tc, test_loglevel, 0,

@@ -253,11 +253,33 @@ START_TEST(test_bad_tree)
 }
 END_TEST
 
+/* An entry file past the 16 MiB bound is refused by name. */
+START_TEST(test_entry_file_too_large)
+{
+	make_dir();
+	char db_dir[PATH_MAX + 8];
+	snprintf(db_dir, sizeof(db_dir), "%s/db", dir);
+	ck_assert_int_eq(mkdir(db_dir, 0700), 0);
+	write_tree(db_dir);
+	const char *path = write_file("cn=config.ldif", "");
+	ck_assert_int_eq(truncate(path, (16 << 20) + 1), 0);     /* sparse: cheap */
+	struct config *cfg = NULL;
+	char err[512] = "";
+	int rc = config_load_slapd_d(dir, &cfg, err, sizeof(err));
+	ck_assert_ptr_null(cfg);
+	ck_assert_int_eq(rc, LUMEN_ELIMIT);
+	ck_assert_msg(strstr(err, "cn=config.ldif: larger than 16 MiB: not a cn=config entry"),
+		      "%s", err);
+	remove_dir();
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("config_slapd_d");
 	TCase *tc = tcase_create("config_slapd_d");
 	tcase_add_test(tc, test_print_order_and_forms);
+	tcase_add_test(tc, test_entry_file_too_large);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_replica_entries);
 	tcase_add_loop_test(tc, test_bad_tree, 0, sizeof(bad_trees) / sizeof(bad_trees[0]));

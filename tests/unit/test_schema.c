@@ -364,6 +364,7 @@ START_TEST(load_file_errors)
 	struct schema *s;
 	char err[256];
 	char path[] = "/tmp/lumen_schema_XXXXXX";
+	char path2[] = "/tmp/lumen_schema_big_XXXXXX";
 	ck_assert_int_eq(schema_create(&s), LUMEN_OK);
 	ck_assert_int_eq(schema_load_file(s, "/nonexistent/x.schema", err, sizeof(err)),
 			 LUMEN_EIO);
@@ -378,6 +379,16 @@ START_TEST(load_file_errors)
 	snprintf(want, sizeof(want), "%s:3: unknown keyword 'FROB'", path);
 	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
 	unlink(path);
+
+	/* Past the 16 MiB bound: refused by name, not read in whole. */
+	fd = mkstemp(path2);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (16 << 20) + 1), 0);     /* sparse: cheap */
+	close(fd);
+	ck_assert_int_eq(schema_load_file(s, path2, err, sizeof(err)), LUMEN_ELIMIT);
+	ck_assert_msg(strstr(err, "larger than 16 MiB") != NULL && strstr(err, path2) != NULL,
+		      "%s", err);
+	unlink(path2);
 	schema_free(s);
 }
 END_TEST

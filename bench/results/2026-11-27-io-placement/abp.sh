@@ -1,16 +1,17 @@
 #!/bin/bash
-# interleaved rounds: base vs new lumend (100k lab, default config): ops/s, p99, server CPU us/op
-cd /tmp/lab
+# interleaved rounds: base vs new lumend (LAB: 100k lab by default; LAB=/tmp/lab1m ENTRIES=1000000 for 1M; default config): ops/s, p99, server CPU us/op
+LAB=${LAB:-/tmp/lab}; ENTRIES=${ENTRIES:-100000}
+cd $LAB
 ROUNDS=$1; IFS=';' read -ra ROWS <<< "$2"
 declare -A BIN=( [base]=/work/wt-base/build/lumend [new]=/work/main/build/lumend )
 for r in $(seq $ROUNDS); do for b in base new; do
-  rm -rf db; cp -r db.pristine db
-  ${BIN[$b]} -d 0 -f /tmp/lab/lumend.conf -h ldap://127.0.0.1:4503/ >/dev/null 2>&1 & P=$!
+  [ "$ENTRIES" -le 100000 ] && { rm -rf db; cp -r db.pristine db; }   # reads only: a 1M copy is not worth it
+  ${BIN[$b]} -d 0 -f $LAB/lumend.conf -h ldap://127.0.0.1:4503/ >/dev/null 2>&1 & P=$!
   for i in $(seq 100); do ldapsearch -x -H ldap://127.0.0.1:4503 -b "" -s base 1.1 >/dev/null 2>&1 && break; sleep 0.2; done
-  /work/main/build/lumenbench -H ldap://127.0.0.1:4503 -m search --fill sequential -c 16 --entries 100000 -d 8 -w 0 >/dev/null 2>&1
+  /work/main/build/lumenbench -H ldap://127.0.0.1:4503 -m search --fill sequential -c 16 --entries $ENTRIES -d 8 -w 0 >/dev/null 2>&1
   for row in "${ROWS[@]}"; do
     cs0=$(awk '/ctxt/{print $2}' /proc/stat)
-    out=$(/work/main/build/lumenbench -H ldap://127.0.0.1:4503 --entries 100000 -d 8 -w 2 --server-pid $P $row 2>&1)
+    out=$(/work/main/build/lumenbench -H ldap://127.0.0.1:4503 --entries $ENTRIES -d 8 -w 2 --server-pid $P $row 2>&1)
     cs1=$(awk '/ctxt/{print $2}' /proc/stat)
     ops=$(echo "$out" | grep -m1 operations | sed 's/.*(\([0-9.]*\) ops.*/\1/')
     n=$(echo "$out" | grep -m1 operations | awk '{print $2}')

@@ -10,11 +10,26 @@
  * Per read it answers every whole request in the buffer and sends all the
  * answers in one write(): read, write and epoll_wait per round trip.
  *
- *   lumen-canned [-p PORT] [--listen ADDR] [--threads N] [--nagle]
+ * With --work-us N each answer first spends N microseconds of the thread's
+ * CPU (a stand-in for a real server's work per request): how a threading
+ * model shares the machine shows without any server code in the way, e.g.
+ * the tail latency of per-thread event loops against one loop
+ * (bench/tail.sh).
+ *
+ * Two threading models (--model): `loops` (the default) gives each thread
+ * an event loop and a listener of its own (SO_REUSEPORT), so a connection is
+ * served by one thread for its life; `shared` puts every connection in one
+ * epoll set that all threads wait on, each socket armed one-shot, so
+ * whichever thread is on a CPU serves the connection that became ready
+ * first.
+ *
+ *   lumen-canned [-p PORT] [--listen ADDR] [--threads N] [--model loops|shared]
+ *                [--work-us N] [--nagle]
  *
  * With -p 0 it picks a free port and prints "port N" on stdout.
  */
 #include <errno.h>
+#include <time.h>
 #include <event2/event.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -25,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,9 +59,11 @@ struct canned_answers {
 };
 
 struct canned_thread {
-	struct event_base *base;
+	struct event_base *base;        /* model loops */
+	int shared_epoll;               /* model shared: the set all threads wait on; else -1 */
 	int listen_fd;
 	bool nagle;
+	unsigned work_us;               /* CPU spent per answer (--work-us) */
 	const struct canned_answers *answers;
 	pthread_t id;
 };
@@ -99,8 +117,10 @@ static int build_answers(struct canned_answers *a)
 
 static void conn_free(struct canned_conn *c)
 {
-	event_free(c->read_event);
-	event_free(c->write_event);
+	if (c->read_event != NULL)
+		event_free(c->read_event);
+	if (c->write_event != NULL)
+		event_free(c->write_event);
 	close(c->fd);
 	free(c->in);
 	ber_writer_free(&c->out);
@@ -113,6 +133,21 @@ static void write_message(struct ber_writer *w, int32_t id, const struct ber_wri
 	ber_write_integer(w, BER_TAG_INTEGER, id);
 	ber_write_raw(w, op->buf, op->len);
 	ber_end(w);
+}
+
+/* Busy for `us` microseconds of this thread's CPU time: time it spends
+ * preempted does not count, as a real server's work would not progress. */
+static void spend_cpu(unsigned us)
+{
+	struct timespec start, now;
+	if (us == 0 || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start) != 0)
+		return;
+	int64_t goal = (int64_t)us * 1000;
+	do {
+		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
+			return;
+	} while ((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
+		 (now.tv_nsec - start.tv_nsec) < goal);
 }
 
 /* Append the answer to one request; false when the connection should end. */
@@ -130,6 +165,8 @@ static bool answer(struct canned_conn *c, const uint8_t *pdu, size_t len)
 		return false;
 	int op = (int)BER_TAG_NUMBER(tag);
 	struct ber_writer *w = &c->out;
+	if (op != LDAP_OP_UNBIND_REQUEST && op != LDAP_OP_ABANDON_REQUEST)
+		spend_cpu(c->thread->work_us);
 	switch (op) {
 	case LDAP_OP_UNBIND_REQUEST:
 		return false;
@@ -162,7 +199,11 @@ static bool answer(struct canned_conn *c, const uint8_t *pdu, size_t len)
 	}
 }
 
-static void flush(struct canned_conn *c)
+/* What a connection's turn left: all sent, output waiting for room, or
+ * the connection freed (closed by the peer, an error or an unbind). */
+enum turn_end { TURN_SENT, TURN_BLOCKED, TURN_FREED };
+
+static enum turn_end flush(struct canned_conn *c)
 {
 	while (c->out_sent < c->out.len) {
 		ssize_t n = write(c->fd, c->out.buf + c->out_sent, c->out.len - c->out_sent);
@@ -171,22 +212,24 @@ static void flush(struct canned_conn *c)
 		} else if (n < 0 && errno == EINTR) {
 			continue;
 		} else if (n < 0 && errno == EAGAIN) {
-			event_add(c->write_event, NULL);
-			return;
+			return TURN_BLOCKED;
 		} else {
 			conn_free(c);
-			return;
+			return TURN_FREED;
 		}
 	}
 	ber_writer_reset(&c->out);
 	c->out_sent = 0;
+	return TURN_SENT;
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
+	struct canned_conn *c = arg;
 	(void)fd;
 	(void)what;
-	flush(arg);
+	if (flush(c) == TURN_BLOCKED)
+		event_add(c->write_event, NULL);
 }
 
 /* Answer every whole request in the buffer; false to close. */
@@ -214,16 +257,15 @@ static bool answer_all(struct canned_conn *c)
 	return ber_writer_error(&c->out) == LUMEN_OK;
 }
 
-static void on_readable(evutil_socket_t fd, short what, void *arg)
+/* Read once, answer every whole request, send the answers. */
+static enum turn_end read_and_answer(struct canned_conn *c)
 {
-	struct canned_conn *c = arg;
-	(void)what;
-	ssize_t n = read(fd, c->in + c->in_len, c->in_cap - c->in_len);
+	ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return TURN_SENT;
 	if (n <= 0) {
 		conn_free(c);
-		return;
+		return TURN_FREED;
 	}
 	c->in_len += (size_t)n;
 	bool keep = answer_all(c);
@@ -232,9 +274,35 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 		if (c->out.len > c->out_sent && ber_writer_error(&c->out) == LUMEN_OK)
 			(void)!write(c->fd, c->out.buf + c->out_sent, c->out.len - c->out_sent);
 		conn_free(c);
-		return;
+		return TURN_FREED;
 	}
-	flush(c);
+	return flush(c);
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct canned_conn *c = arg;
+	(void)fd;
+	(void)what;
+	if (read_and_answer(c) == TURN_BLOCKED)
+		event_add(c->write_event, NULL);
+}
+
+/* Model shared: watch c once more, for room to write or for a request. */
+static bool shared_arm(struct canned_thread *t, struct canned_conn *c, int op, bool out)
+{
+	struct epoll_event ev = { .events = (out ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT,
+				  .data.ptr = c };
+	return epoll_ctl(t->shared_epoll, op, c->fd, &ev) == 0;
+}
+
+/* Model shared: one turn of a connection epoll handed to this thread (no
+ * other thread can have it: it stays disarmed until shared_arm). */
+static void shared_turn(struct canned_thread *t, struct canned_conn *c)
+{
+	enum turn_end end = c->out_sent < c->out.len ? flush(c) : read_and_answer(c);
+	if (end != TURN_FREED && !shared_arm(t, c, EPOLL_CTL_MOD, end == TURN_BLOCKED))
+		conn_free(c);
 }
 
 /* A connection for an accepted socket; NULL (nothing kept) on failure. */
@@ -247,11 +315,17 @@ static struct canned_conn *conn_new(struct canned_thread *t, int fd)
 	c->thread = t;
 	c->in_cap = INPUT_INITIAL;
 	c->in = malloc(INPUT_INITIAL);
-	c->read_event = event_new(t->base, fd, EV_READ | EV_PERSIST, on_readable, c);
-	c->write_event = event_new(t->base, fd, EV_WRITE, on_writable, c);
-	if (ber_writer_init(&c->out, 4096, 0) != LUMEN_OK || c->in == NULL ||
-	    c->read_event == NULL || c->write_event == NULL ||
-	    event_add(c->read_event, NULL) != 0) {
+	bool watched;
+	if (t->shared_epoll >= 0) {
+		watched = true;   /* armed below, once c is whole */
+	} else {
+		c->read_event = event_new(t->base, fd, EV_READ | EV_PERSIST, on_readable, c);
+		c->write_event = event_new(t->base, fd, EV_WRITE, on_writable, c);
+		watched = c->read_event != NULL && c->write_event != NULL &&
+			  event_add(c->read_event, NULL) == 0;
+	}
+	if (ber_writer_init(&c->out, 4096, 0) != LUMEN_OK || c->in == NULL || !watched ||
+	    (t->shared_epoll >= 0 && !shared_arm(t, c, EPOLL_CTL_ADD, false))) {
 		if (c->read_event != NULL)
 			event_free(c->read_event);
 		if (c->write_event != NULL)
@@ -264,11 +338,9 @@ static struct canned_conn *conn_new(struct canned_thread *t, int fd)
 	return c;
 }
 
-static void on_accept(evutil_socket_t listen_fd, short what, void *arg)
+static void accept_all(struct canned_thread *t, int listen_fd)
 {
-	struct canned_thread *t = arg;
 	int one = 1;
-	(void)what;
 	for (;;) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
@@ -278,6 +350,12 @@ static void on_accept(evutil_socket_t listen_fd, short what, void *arg)
 		if (conn_new(t, fd) == NULL)
 			close(fd);
 	}
+}
+
+static void on_accept(evutil_socket_t listen_fd, short what, void *arg)
+{
+	(void)what;
+	accept_all(arg, listen_fd);
 }
 
 /* A listening socket; SO_REUSEPORT lets each thread have its own. */
@@ -303,19 +381,92 @@ static int open_listener(const char *address, unsigned port, unsigned *bound_por
 	return fd;
 }
 
+/* Events one thread takes per wait in model shared: few, so that a thread
+ * preempted mid-batch holds back few connections. */
+#define SHARED_BATCH 4
+
+/* Model shared: take the next ready sockets from the common set, forever.
+ * The listener is in the set with data.ptr NULL, one-shot like the rest. */
+static void shared_loop(struct canned_thread *t)
+{
+	struct epoll_event ready[SHARED_BATCH];
+	for (;;) {
+		int n = epoll_wait(t->shared_epoll, ready, SHARED_BATCH, -1);
+		for (int i = 0; i < n; i++) {
+			if (ready[i].data.ptr != NULL) {
+				shared_turn(t, ready[i].data.ptr);
+				continue;
+			}
+			accept_all(t, t->listen_fd);
+			struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+			if (epoll_ctl(t->shared_epoll, EPOLL_CTL_MOD, t->listen_fd, &ev) != 0) {
+				perror("lumen-canned: epoll_ctl");
+				exit(1);
+			}
+		}
+		if (n < 0 && errno != EINTR) {
+			perror("lumen-canned: epoll_wait");
+			exit(1);
+		}
+	}
+}
+
 static void *thread_main(void *arg)
 {
 	struct canned_thread *t = arg;
-	event_base_dispatch(t->base);
+	if (t->shared_epoll >= 0)
+		shared_loop(t);
+	else
+		event_base_dispatch(t->base);
 	return NULL;
 }
 
 static void usage(FILE *out)
 {
-	fputs("usage: lumen-canned [-p PORT] [--listen ADDR] [--threads N] [--nagle]\n"
+	fputs("usage: lumen-canned [-p PORT] [--listen ADDR] [--threads N]\n"
+	      "                    [--model loops|shared] [--work-us N] [--nagle]\n"
 	      "  answers every LDAP request with a canned success (see bench/README.md);\n"
 	      "  -p 0 picks a free port and prints it as \"port N\"\n"
+	      "  --model M      loops: an event loop per thread (default); shared: every\n"
+	      "                 thread takes the next ready connection from one epoll set\n"
+	      "  --work-us N    spend N microseconds of CPU (0..1000000) before each answer\n"
 	      "  -V, --version  print the version and exit\n", out);
+}
+
+/* Model loops: a base and a listener per thread. 0, or -1 (errno set). */
+static int setup_loops(struct canned_thread *all, unsigned threads, const char *address,
+		       unsigned *port)
+{
+	for (unsigned i = 0; i < threads; i++) {
+		struct canned_thread *t = &all[i];
+		t->listen_fd = open_listener(address, *port, port);
+		t->base = event_base_new();
+		if (t->listen_fd < 0 || t->base == NULL)
+			return -1;
+		/* (Port 0: the first listener picked one, the others share it.) */
+		struct event *ev = event_new(t->base, t->listen_fd, EV_READ | EV_PERSIST,
+					     on_accept, t);
+		if (ev == NULL || event_add(ev, NULL) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Model shared: one listener and one epoll set for all threads. */
+static int setup_shared(struct canned_thread *all, unsigned threads, const char *address,
+			unsigned *port)
+{
+	int listen_fd = open_listener(address, *port, port);
+	int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = NULL };
+	if (listen_fd < 0 || epoll_fd < 0 ||
+	    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
+		return -1;
+	for (unsigned i = 0; i < threads; i++) {
+		all[i].listen_fd = listen_fd;
+		all[i].shared_epoll = epoll_fd;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -324,26 +475,33 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "work-us", required_argument, NULL, 'w' },
+		{ "model", required_argument, NULL, 'm' },
 		{ "nagle", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *address = "127.0.0.1";
-	unsigned port = 3899, threads = 1;
-	bool nagle = false;
+	unsigned port = 3899, threads = 1, work_us = 0;
+	bool nagle = false, shared = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "p:l:t:nhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:l:t:w:m:nhV", options, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = 0;
-		if (opt == 'p' || opt == 't')
+		if (opt == 'p' || opt == 't' || opt == 'w')
 			v = strtoul(optarg, &end, 10);
-		if (opt == 'p' && *end == '\0' && v < 65536)
+		bool number = end != NULL && end != optarg && *end == '\0';
+		if (opt == 'p' && number && v < 65536)
 			port = (unsigned)v;
-		else if (opt == 't' && *end == '\0' && v >= 1 && v <= 256)
+		else if (opt == 't' && number && v >= 1 && v <= 256)
 			threads = (unsigned)v;
+		else if (opt == 'w' && number && v <= 1000000)
+			work_us = (unsigned)v;
 		else if (opt == 'l')
 			address = optarg;
+		else if (opt == 'm' && (strcmp(optarg, "loops") == 0 || strcmp(optarg, "shared") == 0))
+			shared = strcmp(optarg, "shared") == 0;
 		else if (opt == 'n')
 			nagle = true;
 		else if (opt == 'V') {
@@ -363,24 +521,14 @@ int main(int argc, char **argv)
 	struct canned_thread *all = calloc(threads, sizeof(*all));
 	if (all == NULL)
 		return 1;
-	for (unsigned i = 0; i < threads; i++) {
-		struct canned_thread *t = &all[i];
-		unsigned bound = 0;
-		t->answers = &answers;
-		t->nagle = nagle;
-		t->listen_fd = open_listener(address, port, &bound);
-		t->base = event_base_new();
-		if (t->listen_fd < 0 || t->base == NULL) {
-			fprintf(stderr, "lumen-canned: cannot listen on %s:%u: %s\n",
-				address, port, strerror(errno));
-			return 1;
-		}
-		/* Port 0: the first listener picked one, the others share it. */
-		port = bound;
-		struct event *ev = event_new(t->base, t->listen_fd, EV_READ | EV_PERSIST,
-					     on_accept, t);
-		if (ev == NULL || event_add(ev, NULL) != 0)
-			return 1;
+	for (unsigned i = 0; i < threads; i++)
+		all[i] = (struct canned_thread){ .answers = &answers, .nagle = nagle,
+						 .work_us = work_us, .shared_epoll = -1 };
+	if ((shared ? setup_shared(all, threads, address, &port)
+		    : setup_loops(all, threads, address, &port)) != 0) {
+		fprintf(stderr, "lumen-canned: cannot listen on %s:%u: %s\n", address, port,
+			strerror(errno));
+		return 1;
 	}
 	printf("port %u\n", port);
 	fflush(stdout);

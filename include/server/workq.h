@@ -79,6 +79,10 @@ struct workq_job *workq_push_chain(struct workq *q, struct workq_job *chain);
  * the worker does not count against `threads` in between, so a spare
  * thread may take a queued job. No-ops on a thread that is not one of q's
  * workers (an I/O thread, a replication consumer). Pair them on one thread.
+ * The wait must not be for another job of q: once workq_shutdown runs, a
+ * spare that finds `threads` jobs running ends instead of parking, so
+ * there may be no thread left to take that job (a write waits for the
+ * committer thread, which is not a job).
  */
 void workq_blocking_begin(struct workq *q);
 void workq_blocking_end(struct workq *q);

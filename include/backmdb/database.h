@@ -226,6 +226,20 @@ struct backend_op {
 	 */
 	void (*mark)(void *mark_ctx, enum backend_stage stage);
 	void *mark_ctx;
+
+	/*
+	 * Waiting (optional input): a write calls wait(wait_ctx, true) right
+	 * before it waits for its change to be applied and durable (group
+	 * commit: the committer thread applies it with others' and syncs them
+	 * once), and wait(wait_ctx, false) when it goes on, so the caller's
+	 * thread pool can run something else meanwhile. One function for both
+	 * ends, so that a copy cannot carry one without the other. Called on
+	 * the operation's thread with no lock held; an overlay's own write
+	 * made for an operation (its state on a bind) passes the operation's
+	 * on. NULL: none.
+	 */
+	void (*wait)(void *wait_ctx, bool waiting);
+	void *wait_ctx;
 };
 
 /* What the sink learns about each entry beyond its attributes. */

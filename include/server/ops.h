@@ -169,6 +169,14 @@ struct op_context {
 void op_mark(struct op_context *ctx, enum stats_stage stage);
 /* Let a backend search mark its stages into ctx->timing (backend.h mark). */
 void op_time_backend(struct op_context *ctx, struct backend_op *bop);
+/*
+ * Let a write step out of the workers' count while it waits for its
+ * commit (backend_op.wait; workq_blocking_begin/end), so a spare
+ * thread runs the next job and more writes share the commit's sync. Every
+ * write the server makes for a client on a worker sets it; a no-op on an
+ * I/O thread.
+ */
+void op_wait_off_worker(struct op_context *ctx, struct backend_op *bop);
 
 /* workq_config hooks: per-worker scratch. NULL when it cannot be made. */
 void *ops_worker_start(void *server, unsigned index);

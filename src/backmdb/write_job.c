@@ -100,6 +100,22 @@ static int run_in_group(struct write_job *job)
 	return rc;
 }
 
+/* Hand the job to the committer (or its group) and wait for the outcome,
+ * telling the caller around it (backend_op.wait). */
+static int submit_and_wait(struct write_job *job)
+{
+	struct backend_op *op = job->op;
+	struct write_request request = {
+		.apply = apply_trampoline, .after_commit = after_commit, .arg = job,
+	};
+	if (op->wait != NULL)
+		op->wait(op->wait_ctx, true);
+	int rc = op->group != NULL ? run_in_group(job) : write_batch_submit(job->be->batch, &request);
+	if (op->wait != NULL)
+		op->wait(op->wait_ctx, false);
+	return rc;
+}
+
 int write_job_run(struct write_job *job)
 {
 	struct backend *be = job->be;
@@ -110,16 +126,10 @@ int write_job_run(struct write_job *job)
 		backend_result(op, LDAP_UNWILLING_TO_PERFORM, "the database is read-only");
 		return LUMEN_OK;
 	}
-	if (be->tool_mode) {
+	if (be->tool_mode)
 		rc = write_bulk_apply(&be->bulk, apply_trampoline, job);
-	} else if (op->group != NULL) {
-		rc = run_in_group(job);
-	} else {
-		struct write_request request = {
-			.apply = apply_trampoline, .after_commit = after_commit, .arg = job,
-		};
-		rc = write_batch_submit(be->batch, &request);
-	}
+	else
+		rc = submit_and_wait(job);
 	if (rc == LUMEN_OK) {
 		__atomic_add_fetch(&be->writes, 1, __ATOMIC_RELAXED);
 		memcpy(op->change_csn, job->newest_csn, sizeof(op->change_csn));

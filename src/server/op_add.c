@@ -94,10 +94,8 @@ void op_add(struct op_context *ctx)
 	if (add_allowed(ctx, &t, &a, &fresh) && op_commit(ctx)) {
 		struct access_write again;
 		access_write_add(&again, &a, t.db, fresh, &t.bop);
-		workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 		int rc = database_add(t.db->database, &t.bop, req->entry, t.ndn, req->attributes,
 				     req->n_attributes);
-		workq_blocking_end(ctx->server->workq);
 		op_target_answer(ctx, &t, rc);
 	}
 	entry_free(fresh);

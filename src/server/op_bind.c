@@ -184,6 +184,7 @@ static void hooks_init(struct bind_hooks *h, struct op_context *ctx,
 	h->chain = db->bind_chain;
 	h->bop = (struct backend_op){ .arena = ctx->arena, .abandoned = &ctx->op->abandoned,
 				      .want_password_policy = want_policy };
+	op_wait_off_worker(ctx, &h->bop);   /* for the overlays' state writes */
 	h->req = (struct overlay_request){ .operation = OVERLAY_BIND, .op = &h->bop,
 					   .u.bind = &h->bind };
 }

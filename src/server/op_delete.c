@@ -50,8 +50,6 @@ void op_delete(struct op_context *ctx)
 		return;
 	struct access_write again;
 	access_write_delete(&again, &a, t.db, &t.bop);
-	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 	int rc = database_delete(t.db->database, &t.bop, t.ndn);
-	workq_blocking_end(ctx->server->workq);
 	op_target_answer(ctx, &t, rc);
 }

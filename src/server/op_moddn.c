@@ -116,9 +116,7 @@ void op_moddn(struct op_context *ctx)
 	struct access_write again;
 	access_write_rename(&again, &a, t.db, names.new_parent_ndn, names.new_rdn,
 			    names.old_rdn_deleted, &t.bop);
-	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 	int rc = database_modrdn(t.db->database, &t.bop, t.ndn, req->new_rdn, req->delete_old_rdn,
 				req->has_new_superior, superior_ndn);
-	workq_blocking_end(ctx->server->workq);
 	op_target_answer(ctx, &t, rc);
 }

@@ -86,9 +86,7 @@ void op_modify(struct op_context *ctx)
 		return;
 	struct access_write again;
 	access_write_modify(&again, &a, t.db, req->changes, req->n_changes, &t.bop);
-	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
 	int rc = database_modify(t.db->database, &t.bop, t.ndn, req->changes, req->n_changes);
-	workq_blocking_end(ctx->server->workq);
 	if (t.bop.password_change_done)   /* a password policy's must-change is met */
 		conn_set_password_change_only(ctx->conn, false);
 	op_target_answer(ctx, &t, rc);

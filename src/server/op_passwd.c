@@ -229,15 +229,13 @@ static int store_password(struct op_context *ctx, struct passwd_change *pc,
 	bop->want_password_policy = pc->want_password_policy;
 	bop->password_change_only = conn_password_change_only(ctx->conn);
 	bop->password_change = given;
+	op_wait_off_worker(ctx, bop);
 	struct access_op a;
 	struct access_write again;
 	access_op_init(&a, ctx->server, pc->db, pc->requester_ndn, pc->is_root, ctx->arena,
 		       &ctx->op->abandoned);
 	access_write_password(&again, &a, pc->db, &change, pc->password_type, pc->verified, bop);
-	workq_blocking_begin(ctx->server->workq);   /* until its group commit */
-	int rc = database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
-	workq_blocking_end(ctx->server->workq);
-	return rc;
+	return database_modify(pc->db->database, bop, pc->target_ndn, &change, 1);
 }
 
 /* The response value: SEQUENCE { genPasswd [0] } when one was generated. */

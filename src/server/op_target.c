@@ -365,6 +365,7 @@ bool op_target_prepare_write(struct op_context *ctx, struct ber_view dn, struct 
 			       "the server's own entries cannot be changed");
 		return false;
 	}
+	op_wait_off_worker(ctx, &t->bop);
 	if (!t->controls.has_txn)
 		return true;
 	/* RFC 5805: queued and answered now, applied when its End commits. */

@@ -190,7 +190,9 @@ static void commit(struct op_context *ctx, const struct txn_queue *q, struct com
 		return;
 	}
 	run_updates(ctx, g, q, out);
+	workq_blocking_begin(ctx->server->workq);   /* until the group's commit */
 	rc = database_group_end(db, g, out->code == LDAP_SUCCESS);
+	workq_blocking_end(ctx->server->workq);
 	if (rc != LUMEN_OK && out->code == LDAP_SUCCESS) {
 		log_printf(0, "conn=%llu op=%u TXN commit failed: %s",
 			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,

@@ -118,6 +118,20 @@ void op_time_backend(struct op_context *ctx, struct backend_op *bop)
 	bop->mark_ctx = ctx;
 }
 
+static void step_out_while_waiting(void *queue, bool waiting)
+{
+	if (waiting)
+		workq_blocking_begin(queue);
+	else
+		workq_blocking_end(queue);
+}
+
+void op_wait_off_worker(struct op_context *ctx, struct backend_op *bop)
+{
+	bop->wait = step_out_while_waiting;
+	bop->wait_ctx = ctx->server->workq;
+}
+
 /* µs resolution, as slapd prints etime. */
 static int format_seconds(char *buf, size_t len, const char *name, uint64_t ns)
 {

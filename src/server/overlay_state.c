@@ -125,7 +125,8 @@ int overlay_state_commit(struct overlay_state_write *w)
 {
 	const struct backend_op *outer = w->req->op;
 	struct backend_op bop = { .arena = outer->arena, .is_root = true, .from_tool = true,
-				  .abandoned = NULL };
+				  .abandoned = NULL, .wait = outer->wait,
+				  .wait_ctx = outer->wait_ctx };
 	if (w->rc != LUMEN_OK) {
 		w->diagnostic = lumen_strerror(w->rc);
 		return w->rc;

@@ -105,13 +105,20 @@ START_TEST(test_print_order_and_forms)
 }
 END_TEST
 
-START_TEST(test_load)
+/* A fresh directory holding the small slapd.d and its database directory
+ * (its path in db_dir). */
+static void make_tree(char *db_dir, size_t len)
 {
 	make_dir();
-	char db_dir[PATH_MAX + 8];
-	snprintf(db_dir, sizeof(db_dir), "%s/db", dir);
+	snprintf(db_dir, len, "%s/db", dir);
 	ck_assert_int_eq(mkdir(db_dir, 0700), 0);
 	write_tree(db_dir);
+}
+
+START_TEST(test_load)
+{
+	char db_dir[PATH_MAX + 8];
+	make_tree(db_dir, sizeof(db_dir));
 	struct config *cfg = NULL;
 	char err[512] = "";
 	int rc = config_load_slapd_d(dir, &cfg, err, sizeof(err));
@@ -233,11 +240,8 @@ static const struct bad_tree bad_trees[] = {
 START_TEST(test_bad_tree)
 {
 	const struct bad_tree *t = &bad_trees[_i];
-	make_dir();
 	char db_dir[PATH_MAX + 8];
-	snprintf(db_dir, sizeof(db_dir), "%s/db", dir);
-	ck_assert_int_eq(mkdir(db_dir, 0700), 0);
-	write_tree(db_dir);
+	make_tree(db_dir, sizeof(db_dir));
 	if (t->text != NULL)
 		write_file(t->file, t->text);
 	else
@@ -256,11 +260,8 @@ END_TEST
 /* An entry file past the 16 MiB bound is refused by name. */
 START_TEST(test_entry_file_too_large)
 {
-	make_dir();
 	char db_dir[PATH_MAX + 8];
-	snprintf(db_dir, sizeof(db_dir), "%s/db", dir);
-	ck_assert_int_eq(mkdir(db_dir, 0700), 0);
-	write_tree(db_dir);
+	make_tree(db_dir, sizeof(db_dir));
 	const char *path = write_file("cn=config.ldif", "");
 	ck_assert_int_eq(truncate(path, (16 << 20) + 1), 0);     /* sparse: cheap */
 	struct config *cfg = NULL;

@@ -5,13 +5,22 @@
 #   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
 #                    [--warmup S] [--threads N] [--entry-cache default|off|full|N]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
-#                    [--overlays memberof+refint|ppolicy|sortvlv]
+#                    [--sequential] [--overlays memberof+refint|ppolicy|sortvlv]
 #                    [--access dn|filter|group]
 #                    [--servers "openldap lumen"] [--label L] [--out DIR]
 #
 # Writes bench/results/<date>-<host>/report.md (+ PNG charts, raw JSON);
 # --label L names it <date>-L instead. BUILD=DIR (default build) picks the
 # binaries; Lumen then uses the schema/ next to DIR (the same tree's).
+#
+# Both servers (and lumen-canned with --ceiling) are loaded and running
+# together, and each row is run against one after the other, which goes
+# first alternating from row to row: a ratio compares two runs minutes
+# apart at most, not two halves of the run. --sequential runs one
+# server's whole matrix before starting the next (for a machine without
+# the memory for both directories at once); --overlays and --access
+# always do, as the overlays' background work must not fall in the other
+# server's row.
 #
 # --overlays configures the same overlays on both servers (OpenLDAP loads
 # its modules) and replaces the matrix with the rows they act on:
@@ -62,7 +71,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 
 quick=0 entries= entry_size=500 duration= warmup= server_threads=4
-entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0
+entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0 interleave=1
 servers="openldap lumen" out= label= overlays= access=
 usage() { sed -n '2,/^set /{/^set /d;p}' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -79,6 +88,7 @@ while [ $# -gt 0 ]; do
     --nagle) nagle=1 ;;
     --nosync) nosync=1 ;;
     --ceiling) ceiling=1 ;;
+    --sequential) interleave=0 ;;
     --servers) servers=$2; shift ;;
     --out) out=$2; shift ;;
     --label) label=$2; shift ;;
@@ -117,9 +127,11 @@ stamp=$(date +%Y-%m-%d-%H%M)
 out=${out:-$root/bench/results/$stamp-${label:-$(hostname -s)}}
 mkdir -p "$out/raw"
 work=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench.XXXXXX")
-server_pid=
+# The servers started and not yet stopped: name -> pid, name -> URL.
+declare -A pid_of url_of
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  local s
+  for s in "${!pid_of[@]}"; do kill "${pid_of[$s]}" 2>/dev/null || true; done
   rm -rf "$work"
   return 0
 }
@@ -316,21 +328,23 @@ check_access() {
   log "$server: access $access $( [ $ok = 1 ] && echo acted || echo 'DID NOT act') (raw/$server-access.txt)"
 }
 
-run_matrix() {
-  local server=$1 url=$2 pid=$3
+warm() {
+  local server=$1
   log "$server: warming (sequential pass over the entries)"
-  "$BUILD/lumenbench" -H "$url" -m search --fill sequential -c 16 \
+  "$BUILD/lumenbench" -H "${url_of[$server]}" -m search --fill sequential -c 16 \
     --entries "$entries" -d "$(( quick ? 2 : 10 ))" -w 0 >/dev/null || true
-  for row in "${matrix[@]}"; do
-    local name=${row%%|*} args=${row#*|}
-    log "$server: $name"
-    # shellcheck disable=SC2086
-    if ! "$BUILD/lumenbench" -H "$url" $args "${lumenbench_flags[@]}" \
-        --label "$server $name" --server-pid "$pid" > "$out/raw/$server-$name.json" \
-        2> "$out/raw/$server-$name.err"; then
-      log "$server: $name failed (see raw/$server-$name.err)"
-    fi
-  done
+}
+
+# One row of the matrix (name|lumenbench arguments) against one server.
+run_row() {
+  local server=$1 name=${2%%|*} args=${2#*|}
+  log "$server: $name"
+  # shellcheck disable=SC2086
+  if ! "$BUILD/lumenbench" -H "${url_of[$server]}" $args "${lumenbench_flags[@]}" \
+      --label "$server $name" --server-pid "${pid_of[$server]}" > "$out/raw/$server-$name.json" \
+      2> "$out/raw/$server-$name.err"; then
+    log "$server: $name failed (see raw/$server-$name.err)"
+  fi
 }
 
 record_memory() {
@@ -340,10 +354,30 @@ record_memory() {
 }
 
 stop_server() {
-  [ -n "$server_pid" ] || return 0
-  kill "$server_pid" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  server_pid=
+  local pid=${pid_of[$1]:-}
+  unset "pid_of[$1]" "url_of[$1]"
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+}
+
+# After the matrix: the overlays' and rules' evidence, memory, stop.
+finish_server() {
+  local server=$1
+  if [ "$server" != canned ]; then
+    check_overlays "$server" "${url_of[$server]}"
+    check_access "$server" "${url_of[$server]}"
+    record_memory "$server" "${pid_of[$server]}"
+  fi
+  stop_server "$server"
+}
+
+# Record a started server, or stop it and say why it is left out.
+started() {
+  local server=$1 url=$2 pid=$3
+  pid_of[$server]=$pid; url_of[$server]=$url
+  wait_ready "$url" "$pid" && return 0
+  log "$server: not answering"; stop_server "$server"; return 1
 }
 
 indexes() {
@@ -351,8 +385,8 @@ indexes() {
 }
 
 # ------------------------------------------------------------- OpenLDAP
-run_openldap() {
-  local dir=$work/openldap port url
+start_openldap() {
+  local dir=$work/openldap port url s
   mkdir -p "$dir/db"
   port=$(free_port); url=ldap://127.0.0.1:$port/
   {
@@ -378,26 +412,20 @@ run_openldap() {
   } > "$dir/slapd.conf"
   log "openldap: slapadd -q"
   if ! timed slapadd -q -f "$dir/slapd.conf" -l "$ldif" > "$out/raw/openldap-load.log" 2>&1; then
-    log "openldap: slapadd failed (raw/openldap-load.log)"; return 0
+    log "openldap: slapadd failed (raw/openldap-load.log)"; return 1
   fi
   read -r secs rss < "$work/time.out"
   meta openldap_load_s "$secs"; meta openldap_load_peak_rss_kib "$rss"
   meta openldap_db_kib "$(du -sk "$dir/db" | cut -f1)"
-  slapd -h "$url" -f "$dir/slapd.conf" || { log "openldap: slapd did not start"; return 0; }
+  slapd -h "$url" -f "$dir/slapd.conf" || { log "openldap: slapd did not start"; return 1; }
   for _ in $(seq 50); do [ -s "$dir/slapd.pid" ] && break; sleep 0.1; done
-  server_pid=$(cat "$dir/slapd.pid")
-  wait_ready "$url" "$server_pid" || { log "openldap: not answering"; stop_server; return 0; }
-  run_matrix openldap "$url" "$server_pid"
-  check_overlays openldap "$url"
-  check_access openldap "$url"
-  record_memory openldap "$server_pid"
-  stop_server
+  started openldap "$url" "$(cat "$dir/slapd.pid")"
 }
 
 # ---------------------------------------------------------------- Lumen
-run_lumen() {
-  local dir=$work/lumen port url
-  [ -x "$BUILD/lumend" ] || { log "lumen: $BUILD/lumend missing, skipped"; return 0; }
+start_lumen() {
+  local dir=$work/lumen port url pid s
+  [ -x "$BUILD/lumend" ] || { log "lumen: $BUILD/lumend missing, skipped"; return 1; }
   mkdir -p "$dir/db"
   port=$(free_port); url=ldap://127.0.0.1:$port/
   {
@@ -433,7 +461,7 @@ run_lumen() {
         sed -i '/^debug-nagle/d' "$dir/lumend.conf"; }
   fi
   if ! "$BUILD/lumend" -T -f "$dir/lumend.conf" > "$out/raw/lumen-config.log" 2>&1; then
-    log "lumen: configuration rejected (raw/lumen-config.log), skipped"; return 0
+    log "lumen: configuration rejected (raw/lumen-config.log), skipped"; return 1
   fi
   if [ -x "$BUILD/lumenadd" ]; then
     log "lumen: lumenadd"
@@ -445,11 +473,11 @@ run_lumen() {
     fi
   fi
   "$BUILD/lumend" -f "$dir/lumend.conf" -h "$url" > "$out/raw/lumen-daemon.log" 2>&1 ||
-    { log "lumen: lumend did not start"; return 0; }
+    { log "lumen: lumend did not start"; return 1; }
   for _ in $(seq 50); do [ -s "$dir/lumend.pid" ] && break; sleep 0.1; done
-  server_pid=$(cat "$dir/lumend.pid" 2>/dev/null || true)
-  [ -n "$server_pid" ] || { log "lumen: no pid file"; return 0; }
-  wait_ready "$url" "$server_pid" || { log "lumen: not answering"; stop_server; return 0; }
+  pid=$(cat "$dir/lumend.pid" 2>/dev/null || true)
+  [ -n "$pid" ] || { log "lumen: no pid file"; return 1; }
+  started lumen "$url" "$pid" || return 1
   if [ ! -x "$BUILD/lumenadd" ]; then
     log "lumen: no lumenadd yet, loading over LDAP with ldapadd"
     local start end
@@ -461,33 +489,57 @@ run_lumen() {
     meta lumen_load_method ldapadd
   fi
   meta lumen_db_kib "$(du -sk "$dir/db" | cut -f1)"
-  run_matrix lumen "$url" "$server_pid"
-  check_overlays lumen "$url"
-  check_access lumen "$url"
-  record_memory lumen "$server_pid"
-  stop_server
 }
 
 # --------------------------------------------------------------- ceiling
-run_canned() {
+start_canned() {
   local port
   "$BUILD/lumen-canned" -p 0 > "$work/canned.port" 2>&1 &
-  server_pid=$!
+  pid_of[canned]=$!
   for _ in $(seq 50); do [ -s "$work/canned.port" ] && break; sleep 0.1; done
   port=$(awk '{print $2}' "$work/canned.port")
-  run_matrix canned "ldap://127.0.0.1:$port/" "$server_pid"
-  stop_server
+  started canned "ldap://127.0.0.1:$port/" "${pid_of[canned]}"
 }
 
-for s in $servers; do
-  case $s in
-    openldap) run_openldap ;;
-    lumen) run_lumen ;;
+order=()
+for name in $servers; do
+  case $name in
+    openldap|lumen) order+=( "$name" ) ;;
     canned) ceiling=1 ;;
-    *) log "unknown server $s" ;;
+    *) log "unknown server $name" ;;
   esac
 done
-[ $ceiling -eq 1 ] && run_canned
+[ $ceiling -eq 1 ] && order+=( canned )
+# Overlays and rules leave work behind a row (OpenLDAP's refint drains its
+# queue after answering) and check_overlays times it: one at a time.
+[ -n "$overlays$access" ] && interleave=0
+meta interleave "$interleave"
+
+if [ $interleave -eq 0 ]; then
+  for server in "${order[@]}"; do
+    "start_$server" || continue
+    warm "$server"
+    for row in "${matrix[@]}"; do run_row "$server" "$row"; done
+    finish_server "$server"
+  done
+else
+  # Every server loaded and running, each row taken by one server after the
+  # other, the first of a row alternating: a slow minute on the machine
+  # then falls on both sides of a ratio, not on one server's whole matrix.
+  up=()
+  for server in "${order[@]}"; do "start_$server" && up+=( "$server" ); done
+  for server in "${up[@]}"; do warm "$server"; done
+  i=0
+  for row in "${matrix[@]}"; do
+    turn=( "${up[@]}" )
+    if [ $(( i % 2 )) -eq 1 ]; then
+      turn=(); for (( j=${#up[@]}-1; j>=0; j-- )); do turn+=( "${up[$j]}" ); done
+    fi
+    for server in "${turn[@]}"; do run_row "$server" "$row"; done
+    i=$(( i + 1 ))
+  done
+  for server in "${up[@]}"; do finish_server "$server"; done
+fi
 
 python3 "$here/report.py" "$out"
 log "report: $out/report.md"

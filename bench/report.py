@@ -226,6 +226,14 @@ def charts(out, runs):
     return made
 
 
+def order_text(meta):
+    """How the servers took turns (compare.sh's meta interleave)."""
+    if meta.get("interleave") == "1":
+        return ("Both servers ran at once, each row against one and then the other, "
+                "the first alternating from row to row.")
+    return "Each server ran its whole matrix alone, one after the other."
+
+
 def main():
     out = sys.argv[1]
     meta, runs = load(out)
@@ -248,9 +256,9 @@ def main():
                 meta.get("openldap_version"), meta.get("lumen_commit")),
             "", settings + ".", "",
             "One lumenbench process (one thread, nose-to-tail) shares the machine with "
-            "the server. Only ratios measured in the same run mean anything. Errors are "
+            "the server. %s Only ratios measured in the same run mean anything. Errors are "
             "shown, not hidden: a row where a server answered with errors did not do "
-            "the work; ratios count successful operations only.", "", "## Operations", "", table(meta, runs), "",
+            "the work; ratios count successful operations only." % order_text(meta), "", "## Operations", "", table(meta, runs), "",
             "## Server CPU per operation", "",
             "User + system CPU of the server process over each row's measured window "
             "(/proc/PID/stat), divided by its successful operations: the work each "

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/compare.sh end to end on a small directory: both servers loaded and
+# running at once, every row of the matrix run against each, one after the
+# other with the first alternating from row to row, every run succeeding,
+# report.md written with a ratio for each row, and nothing left running.
+# A bad option is refused before anything starts. No timing is asserted:
+# each row runs one second so that the test proves the tool, not a speed.
+#
+# The plain pass only: under SANITIZED=1 the same script would measure
+# the sanitizer's build and take as long again for nothing compare.sh
+# does differently.
+. "$(dirname "$0")/lib.sh"
+if [ -n "${SANITIZED:-}" ]; then
+  echo "t_bench_compare: plain pass only"
+  exit 0
+fi
+TMP=$(mktemp -d /tmp/lumen-t-compare.XXXXXX)
+trap 'pkill -f "$TMP/lumen-bench" 2>/dev/null; rm -rf "$TMP"' EXIT
+OUT=$TMP/out
+COMPARE="$ROOT/bench/compare.sh"
+ROWS="search-c1 search-c4 search-c16 search-c32 search-c64 search-c256 search-c1000
+      auth-c16 bind-c16 compare-c16 connperop-c16 modify-c16 add-c4 add-c16"
+
+rc=0
+TMPDIR=$TMP BUILD=$BUILD "$COMPARE" --entry-cache 0 --out "$OUT/refused" > "$TMP/refused.txt" 2>&1 || rc=$?
+check "an entry cache of 0 is refused (exit 2)" test "$rc" = 2
+check "... saying what it takes" grep -q -- "--entry-cache default|off|full|N" "$TMP/refused.txt"
+check "... before any result directory is made" test ! -e "$OUT/refused"
+
+check "compare.sh runs the matrix on 1,000 entries" \
+  env TMPDIR="$TMP" BUILD="$BUILD" "$COMPARE" --quick --entries 1000 --duration 1 --warmup 0 \
+  --out "$OUT/run"
+check "the run says it interleaved" grep -qx "interleave=1" "$OUT/run/meta.txt"
+
+# Every row, both servers: a JSON result with operations and no failures.
+complete=1
+for row in $ROWS; do
+  for server in openldap lumen; do
+    "$PYTHON" - "$OUT/run/raw/$server-$row.json" <<'PY' || { complete=0; echo "  $server $row"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["ops"] > 0 and r["errors"]["failed"] == 0 else 1)
+PY
+  done
+done
+check "every row ran against both servers without a failed operation" test $complete = 1
+
+# run.log: the rows in the matrix's order, each taken by both servers back
+# to back, OpenLDAP first on the first row and the first alternating.
+"$PYTHON" - "$OUT/run/run.log" $ROWS > "$TMP/order.txt" <<'PY'
+import re, sys
+log, rows = sys.argv[1], sys.argv[2:]
+turns = [m.groups() for m in (re.search(r"\] (openldap|lumen): (\S+)$", l.rstrip())
+                              for l in open(log)) if m and m.group(2) in rows]
+want = []
+for i, row in enumerate(rows):
+    pair = ["openldap", "lumen"] if i % 2 == 0 else ["lumen", "openldap"]
+    want += [(s, row) for s in pair]
+print("ok" if turns == want else "got %s" % turns[:6])
+PY
+check "each row runs against one server then the other, the first alternating" \
+  grep -qx ok "$TMP/order.txt"
+check "both servers were started before the first row" \
+  "$PYTHON" -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+first = next(i for i, l in enumerate(lines) if l.endswith(": search-c1"))
+sys.exit(0 if any("lumen: lumenadd" in l for l in lines[:first])
+         and any("openldap: slapadd" in l for l in lines[:first]) else 1)' "$OUT/run/run.log"
+
+ratios=0
+for row in $ROWS; do
+  grep -Eq "^\| $row \|.*\| [0-9.]+× \|" "$OUT/run/report.md" && ratios=$((ratios + 1))
+done
+check "report.md gives a Lumen/OpenLDAP ratio for all 14 rows" test $ratios = 14
+check "report.md says how the servers took turns" \
+  grep -q "Both servers ran at once, each row against one and then the other" "$OUT/run/report.md"
+check "each server's memory after the run is recorded" \
+  grep -Eq "^openldap_vmrss_kib=[0-9]+$" "$OUT/run/meta.txt"
+check "... Lumen's too" grep -Eq "^lumen_vmrss_kib=[0-9]+$" "$OUT/run/meta.txt"
+# ([l]: the pattern must not match the checking shell's own command line)
+check "no server is left running" bash -c "! pgrep -f '$TMP/[l]umen-bench'"
+check "the temporary directory is removed" bash -c "! ls -d '$TMP'/lumen-bench.* 2>/dev/null"
+lumen_finish

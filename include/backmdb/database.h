@@ -612,8 +612,10 @@ struct database_ops {
 	 * none. NULL: the database has no groups (database_group_begin
 	 * answers LUMEN_EUNSUPPORTED).
 	 */
-	int (*group_begin)(struct database *db, struct database_group **out);
-	int (*group_end)(struct database *db, struct database_group *group, bool commit);
+	int (*group_begin)(struct database *db, const struct backend_op *op,
+			   struct database_group **out);
+	int (*group_end)(struct database *db, const struct backend_op *op,
+			 struct database_group *group, bool commit);
 	/* Finish queued writes and free everything (db included). */
 	void (*close)(struct database *db);
 };
@@ -716,7 +718,10 @@ static inline int database_modify(struct database *db, struct backend_op *op,
  * a group is open other writers of the database wait: the caller keeps it
  * short and ends it on every path. The thread that began it must end it,
  * and may not run writes of its own on the database outside the group
- * meanwhile (they fail busy).
+ * meanwhile (they fail busy). op gives only the wait hook (backend_op.wait),
+ * told around the two waits of a group's owner: for the group to open
+ * behind writes already queued, and for its commit; the members' writes
+ * tell their own ops'.
  * Errors: LUMEN_EUNSUPPORTED (no groups: read-only or in-memory database,
  * tool mode), LUMEN_EBUSY (stopping), LUMEN_ENOMEM, LUMEN_EIO; the end:
  * LUMEN_OK or the commit's error (LUMEN_EFULL, LUMEN_EIO).
@@ -726,18 +731,26 @@ static inline bool database_has_groups(const struct database *db)
 	return db->ops->group_begin != NULL;
 }
 
-static inline int database_group_begin(struct database *db, struct database_group **out)
+static inline int database_group_begin(struct database *db, const struct backend_op *op,
+				       struct database_group **out)
 {
 	*out = NULL;
 	if (db->ops->group_begin == NULL)
 		return LUMEN_EUNSUPPORTED;
-	return db->ops->group_begin(db, out);
+	return db->ops->group_begin(db, op, out);
 }
 
-static inline int database_group_end(struct database *db, struct database_group *group,
-				     bool commit)
+static inline int database_group_end(struct database *db, const struct backend_op *op,
+				     struct database_group *group, bool commit)
 {
-	return db->ops->group_end(db, group, commit);
+	return db->ops->group_end(db, op, group, commit);
+}
+
+/* Tell op's wait hook, if it has one, that a wait begins or ends. */
+static inline void backend_op_waiting(const struct backend_op *op, bool waiting)
+{
+	if (op->wait != NULL)
+		op->wait(op->wait_ctx, waiting);
 }
 
 static inline int database_modrdn(struct database *db, struct backend_op *op,

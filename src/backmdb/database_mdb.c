@@ -155,22 +155,29 @@ static int mdb_db_journal_read(struct database *db, struct ber_view after_csn,
 }
 
 /* A database_group is back-mdb's write_group. */
-static int mdb_db_group_begin(struct database *db, struct database_group **out)
+static int mdb_db_group_begin(struct database *db, const struct backend_op *op,
+			      struct database_group **out)
 {
 	struct backend *be = backend_of(db);
 	*out = NULL;
 	if (be->tool_mode || be->read_only || be->batch == NULL)
 		return LUMEN_EUNSUPPORTED;
 	struct write_group *g = NULL;
+	backend_op_waiting(op, true);
 	int rc = write_batch_group_begin(be->batch, &g);
+	backend_op_waiting(op, false);
 	*out = (struct database_group *)g;
 	return rc;
 }
 
-static int mdb_db_group_end(struct database *db, struct database_group *group, bool commit)
+static int mdb_db_group_end(struct database *db, const struct backend_op *op,
+			    struct database_group *group, bool commit)
 {
 	(void)db;
-	return write_group_end((struct write_group *)group, commit);
+	backend_op_waiting(op, true);
+	int rc = write_group_end((struct write_group *)group, commit);
+	backend_op_waiting(op, false);
+	return rc;
 }
 
 static void mdb_db_close(struct database *db)

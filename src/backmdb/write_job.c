@@ -108,11 +108,9 @@ static int submit_and_wait(struct write_job *job)
 	struct write_request request = {
 		.apply = apply_trampoline, .after_commit = after_commit, .arg = job,
 	};
-	if (op->wait != NULL)
-		op->wait(op->wait_ctx, true);
+	backend_op_waiting(op, true);
 	int rc = op->group != NULL ? run_in_group(job) : write_batch_submit(job->be->batch, &request);
-	if (op->wait != NULL)
-		op->wait(op->wait_ctx, false);
+	backend_op_waiting(op, false);
 	return rc;
 }
 

@@ -182,17 +182,17 @@ static void commit(struct op_context *ctx, const struct txn_queue *q, struct com
 {
 	struct database *db = q->db->database;
 	struct database_group *g = NULL;
+	struct backend_op waits = { 0 };   /* only its hook: the group's own waits */
+	op_wait_off_worker(ctx, &waits);
 	*out = (struct commit_outcome){ .code = LDAP_SUCCESS };
-	int rc = database_group_begin(db, &g);
+	int rc = database_group_begin(db, &waits, &g);
 	if (rc != LUMEN_OK) {
 		out->code = rc == LUMEN_EBUSY ? LDAP_BUSY : LDAP_OTHER;
 		out->diagnostic = "cannot begin the transaction";
 		return;
 	}
 	run_updates(ctx, g, q, out);
-	workq_blocking_begin(ctx->server->workq);   /* until the group's commit */
-	rc = database_group_end(db, g, out->code == LDAP_SUCCESS);
-	workq_blocking_end(ctx->server->workq);
+	rc = database_group_end(db, &waits, g, out->code == LDAP_SUCCESS);
 	if (rc != LUMEN_OK && out->code == LDAP_SUCCESS) {
 		log_printf(0, "conn=%llu op=%u TXN commit failed: %s",
 			   (unsigned long long)conn_number(ctx->conn), ctx->op->number,

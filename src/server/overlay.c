@@ -322,14 +322,16 @@ static int chain_journal_read(struct database *db, struct ber_view after_csn,
 	return database_journal_read(chain_of(db)->below, after_csn, fn, ctx);
 }
 
-static int chain_group_begin(struct database *db, struct database_group **out)
+static int chain_group_begin(struct database *db, const struct backend_op *op,
+			     struct database_group **out)
 {
-	return database_group_begin(chain_of(db)->below, out);
+	return database_group_begin(chain_of(db)->below, op, out);
 }
 
-static int chain_group_end(struct database *db, struct database_group *group, bool commit)
+static int chain_group_end(struct database *db, const struct backend_op *op,
+			   struct database_group *group, bool commit)
 {
-	return database_group_end(chain_of(db)->below, group, commit);
+	return database_group_end(chain_of(db)->below, op, group, commit);
 }
 
 static void chain_close(struct database *db)

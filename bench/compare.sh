@@ -131,8 +131,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench.XXXXXX")
 declare -A pid_of url_of
 cleanup() {
   local s
-  for s in "${!pid_of[@]}"; do kill "${pid_of[$s]}" 2>/dev/null || true; done
-  rm -rf "$work"
+  for s in "${!pid_of[@]}"; do stop_server "$s"; done
+  rm -rf "$work" || true
   return 0
 }
 trap cleanup EXIT
@@ -353,12 +353,15 @@ record_memory() {
   meta "${server}_vmhwm_kib" "$(awk '/^VmHWM/ {print $2}' /proc/"$pid"/status)"
 }
 
+# SIGTERM, 10 s to exit, then SIGKILL: no server outlives the run.
 stop_server() {
   local pid=${pid_of[$1]:-}
   unset "pid_of[$1]" "url_of[$1]"
   [ -n "$pid" ] || return 0
   kill "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  log "$1: still running 10 s after SIGTERM, killed"
+  kill -9 "$pid" 2>/dev/null || true
 }
 
 # After the matrix: the overlays' and rules' evidence, memory, stop.
@@ -501,8 +504,11 @@ start_canned() {
   started canned "ldap://127.0.0.1:$port/" "${pid_of[canned]}"
 }
 
+# The start_* functions run with errexit off (they are called in ||/&&
+# lists): each step of theirs returns 1 itself when it fails.
 order=()
 for name in $servers; do
+  case " ${order[*]} " in *" $name "*) continue ;; esac   # named twice
   case $name in
     openldap|lumen) order+=( "$name" ) ;;
     canned) ceiling=1 ;;
@@ -513,9 +519,9 @@ done
 # Overlays and rules leave work behind a row (OpenLDAP's refint drains its
 # queue after answering) and check_overlays times it: one at a time.
 [ -n "$overlays$access" ] && interleave=0
-meta interleave "$interleave"
 
 if [ $interleave -eq 0 ]; then
+  meta interleave 0
   for server in "${order[@]}"; do
     "start_$server" || continue
     warm "$server"
@@ -528,6 +534,7 @@ else
   # then falls on both sides of a ratio, not on one server's whole matrix.
   up=()
   for server in "${order[@]}"; do "start_$server" && up+=( "$server" ); done
+  meta interleave "$(( ${#up[@]} > 1 ? 1 : 0 ))"   # what the report may say
   for server in "${up[@]}"; do warm "$server"; done
   i=0
   for row in "${matrix[@]}"; do

@@ -229,7 +229,7 @@ def charts(out, runs):
 def order_text(meta):
     """How the servers took turns (compare.sh's meta interleave)."""
     if meta.get("interleave") == "1":
-        return ("Both servers ran at once, each row against one and then the other, "
+        return ("The servers ran at once, each row against one after the other, "
                 "the first alternating from row to row.")
     return "Each server ran its whole matrix alone, one after the other."
 

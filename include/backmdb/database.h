@@ -228,7 +228,8 @@ struct backend_op {
 	void *mark_ctx;
 
 	/*
-	 * Waiting (optional input): a write calls wait(wait_ctx, true) right
+	 * Waiting (optional input): a write (and a group's owner, see
+	 * database_group_begin) calls wait(wait_ctx, true) right
 	 * before it waits for its change to be applied and durable (group
 	 * commit: the committer thread applies it with others' and syncs them
 	 * once), and wait(wait_ctx, false) when it goes on, so the caller's
@@ -746,7 +747,7 @@ static inline int database_group_end(struct database *db, const struct backend_o
 	return db->ops->group_end(db, op, group, commit);
 }
 
-/* Tell op's wait hook, if it has one, that a wait begins or ends. */
+/* Tell op's wait hook, if it has one, that a wait begins or ends (op not NULL). */
 static inline void backend_op_waiting(const struct backend_op *op, bool waiting)
 {
 	if (op->wait != NULL)

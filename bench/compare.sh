@@ -130,8 +130,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lumen-bench.XXXXXX")
 # The servers started and not yet stopped: name -> pid, name -> URL.
 declare -A pid_of url_of
 cleanup() {
-  local s
+  local s f
   for s in "${!pid_of[@]}"; do stop_server "$s"; done
+  # A daemon whose pid file came too late for started() was never recorded.
+  # (only a process still running from this work directory: a pid is reused)
+  for f in "$work"/*/slapd.pid "$work"/*/lumend.pid; do
+    [ -s "$f" ] || continue
+    s=$(cat "$f")
+    tr '\0' ' ' < "/proc/$s/cmdline" 2>/dev/null | grep -qF "$work" && { kill -9 "$s" 2>/dev/null || true; }
+  done
   rm -rf "$work" || true
   return 0
 }

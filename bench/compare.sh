@@ -5,7 +5,8 @@
 #   bench/compare.sh [--quick] [--entries N] [--entry-size B] [--duration S]
 #                    [--warmup S] [--threads N] [--entry-cache default|off|full|N]
 #                    [--reuse P] [--rate R] [--nagle] [--nosync] [--ceiling]
-#                    [--sequential] [--overlays memberof+refint|ppolicy|sortvlv]
+#                    [--sequential] [--rounds N]
+#                    [--overlays memberof+refint|ppolicy|sortvlv]
 #                    [--access dn|filter|group]
 #                    [--servers "openldap lumen"] [--label L] [--out DIR]
 #
@@ -21,6 +22,11 @@
 # the memory for both directories at once); --overlays and --access
 # always do, as the overlays' background work must not fall in the other
 # server's row.
+#
+# --rounds N runs the rows that only read N times (all of them, then all
+# again), the writes once after them; report.md gives each server's median
+# round and lists every round (raw/SERVER-ROW@K.json). One 10-second row
+# on this kind of shared VM moves by a fifth or more from run to run.
 #
 # --overlays configures the same overlays on both servers (OpenLDAP loads
 # its modules) and replaces the matrix with the rows they act on:
@@ -71,7 +77,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$root/$BUILD ;; esac
 
 quick=0 entries= entry_size=500 duration= warmup= server_threads=4
-entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0 interleave=1
+entry_cache=default reuse=0 rate=0 nagle=0 nosync=0 ceiling=0 interleave=1 rounds=1
 servers="openldap lumen" out= label= overlays= access=
 usage() { sed -n '2,/^set /{/^set /d;p}' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -89,6 +95,7 @@ while [ $# -gt 0 ]; do
     --nosync) nosync=1 ;;
     --ceiling) ceiling=1 ;;
     --sequential) interleave=0 ;;
+    --rounds) rounds=$2; shift ;;
     --servers) servers=$2; shift ;;
     --out) out=$2; shift ;;
     --label) label=$2; shift ;;
@@ -105,6 +112,7 @@ case $entry_cache in
   default|off|full) ;;
   ''|*[!0-9]*|0*) echo "compare.sh: --entry-cache default|off|full|N" >&2; exit 2 ;;
 esac
+case $rounds in ''|*[!0-9]*|0*) echo "compare.sh: --rounds N (1 or more)" >&2; exit 2 ;; esac
 case $overlays in ''|memberof+refint|ppolicy|sortvlv) ;;
   *) echo "compare.sh: --overlays memberof+refint|ppolicy|sortvlv" >&2; exit 2 ;; esac
 case $access in ''|dn|filter|group) ;;
@@ -342,16 +350,26 @@ warm() {
     --entries "$entries" -d "$(( quick ? 2 : 10 ))" -w 0 >/dev/null || true
 }
 
-# One row of the matrix (name|lumenbench arguments) against one server.
+# One step (round|name|lumenbench arguments) against one server.
 run_row() {
-  local server=$1 name=${2%%|*} args=${2#*|}
-  log "$server: $name"
+  local server=$1 round=${2%%|*} rest=${2#*|}
+  local name=${rest%%|*} args=${rest#*|} file label
+  file=$server-$name label=$name
+  if [ "$rounds" -gt 1 ] && [ -n "$(read_only "$name")" ]; then
+    file=$file@$round label="$name (round $round)"
+  fi
+  log "$server: $label"
   # shellcheck disable=SC2086
   if ! "$BUILD/lumenbench" -H "${url_of[$server]}" $args "${lumenbench_flags[@]}" \
-      --label "$server $name" --server-pid "${pid_of[$server]}" > "$out/raw/$server-$name.json" \
-      2> "$out/raw/$server-$name.err"; then
-    log "$server: $name failed (see raw/$server-$name.err)"
+      --label "$server $name" --server-pid "${pid_of[$server]}" > "$out/raw/$file.json" \
+      2> "$out/raw/$file.err"; then
+    log "$server: $name failed (see raw/$file.err)"
   fi
+}
+
+# Prints the row's name when it only reads (it may run more than once).
+read_only() {
+  case $1 in search-*|auth-*|bind-*|compare-*|connperop-*|sort-*|vlv-*) echo "$1" ;; esac
 }
 
 record_memory() {
@@ -526,13 +544,26 @@ done
 # Overlays and rules leave work behind a row (OpenLDAP's refint drains its
 # queue after answering) and check_overlays times it: one at a time.
 [ -n "$overlays$access" ] && interleave=0
+meta rounds "$rounds"
+
+# The steps, "round|name|arguments": the reads round after round, then the
+# writes (the matrix lists them last; with one round the order is its own).
+steps=()
+for (( k=1; k<=rounds; k++ )); do
+  for row in "${matrix[@]}"; do
+    [ -n "$(read_only "${row%%|*}")" ] && steps+=( "$k|$row" )
+  done
+done
+for row in "${matrix[@]}"; do
+  [ -z "$(read_only "${row%%|*}")" ] && steps+=( "1|$row" )
+done
 
 if [ $interleave -eq 0 ]; then
   meta interleave 0
   for server in "${order[@]}"; do
     "start_$server" || continue
     warm "$server"
-    for row in "${matrix[@]}"; do run_row "$server" "$row"; done
+    for step in "${steps[@]}"; do run_row "$server" "$step"; done
     finish_server "$server"
   done
 else
@@ -544,12 +575,12 @@ else
   meta interleave "$(( ${#up[@]} > 1 ? 1 : 0 ))"   # what the report may say
   for server in "${up[@]}"; do warm "$server"; done
   i=0
-  for row in "${matrix[@]}"; do
+  for step in "${steps[@]}"; do
     turn=( "${up[@]}" )
     if [ $(( i % 2 )) -eq 1 ]; then
       turn=(); for (( j=${#up[@]}-1; j>=0; j-- )); do turn+=( "${up[$j]}" ); done
     fi
-    for server in "${turn[@]}"; do run_row "$server" "$row"; done
+    for server in "${turn[@]}"; do run_row "$server" "$step"; done
     i=$(( i + 1 ))
   done
   for server in "${up[@]}"; do finish_server "$server"; done

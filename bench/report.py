@@ -2,7 +2,9 @@
 """report.py OUT_DIR — turn compare.sh's raw results into report.md and charts.
 
 Reads OUT_DIR/meta.txt (key=value) and OUT_DIR/raw/<server>-<row>.json
-(lumenbench --json), writes OUT_DIR/report.md, and with gnuplot
+(lumenbench --json; with compare.sh --rounds, <server>-<row>@<k>.json for
+round k, of which each server's median round stands for the row), writes
+OUT_DIR/report.md, and with gnuplot
 throughput.png and p99.png (both servers and the ceiling on each chart).
 """
 import json
@@ -26,18 +28,32 @@ def load(out):
             if "=" in line:
                 k, v = line.rstrip("\n").split("=", 1)
                 meta[k] = v
-    runs = {}
+    runs, rounds = {}, {}
     raw = os.path.join(out, "raw")
     for name in os.listdir(raw):
         if not name.endswith(".json"):
             continue
-        server, row = name[:-5].split("-", 1)
+        server, rest = name[:-5].split("-", 1)
+        row, _, k = rest.partition("@")
         try:
             with open(os.path.join(raw, name)) as f:
-                runs[(server, row)] = json.load(f)
+                run = json.load(f)
         except (ValueError, OSError):
-            runs[(server, row)] = None
-    return meta, runs
+            run = None
+        if k:
+            rounds.setdefault((server, row), []).append((int(k), run))
+        else:
+            runs[(server, row)] = run
+    for key, taken in rounds.items():
+        taken.sort(key=lambda kr: kr[0])
+        runs[key] = median_run([run for _, run in taken])
+    return meta, runs, rounds
+
+
+def median_run(runs):
+    """The round whose successful ops/s is the median (the lower of two middles)."""
+    done = sorted((r for r in runs if r is not None), key=good_rate)
+    return done[(len(done) - 1) // 2] if done else None
 
 
 def errors_text(run):
@@ -234,9 +250,25 @@ def order_text(meta):
     return "Each server ran its whole matrix alone, one after the other."
 
 
+def rounds_table(rounds):
+    """Every round's ops/s for each row and server: the spread behind a median."""
+    if not rounds:
+        return ""
+    n = max(len(t) for t in rounds.values())
+    lines = ["| workload | server | " + " | ".join("round %d" % (k + 1) for k in range(n)) + " |",
+             "|---|---|" + "---|" * n]
+    for row in ROWS + sorted({r for _, r in rounds} - set(ROWS)):
+        for server, label in SERVERS:
+            taken = rounds.get((server, row))
+            if taken:
+                lines.append("| %s | %s | %s |" % (row, label, " | ".join(
+                    fmt_rate(run) for _, run in taken)))
+    return "\n".join(lines)
+
+
 def main():
     out = sys.argv[1]
-    meta, runs = load(out)
+    meta, runs, rounds = load(out)
     made = charts(out, runs)
     settings = ("%s entries of ~%s bytes; %s s measured after %s s warm-up per row; "
                 "server threads %s; Lumen entry cache %s (%s entries); durability %s; connection "
@@ -266,6 +298,11 @@ def main():
             "OpenLDAP/Lumen above 1 means Lumen does less work.", "",
             cpu_table(runs), "",
             "## Load, memory, size", "", resources(meta), ""]
+    if rounds:
+        text += ["## Rounds", "",
+                 "The rows that only read ran %s times, round after round; the tables "
+                 "above give each server's median round. Ops/s of every round:"
+                 % meta.get("rounds", "?"), "", rounds_table(rounds), ""]
     fair = fairness(runs)
     if fair:
         text += ["## Fairness at many connections", "", fair, ""]

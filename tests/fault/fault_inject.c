@@ -15,6 +15,11 @@
  *                            own (no parent) waits MS milliseconds before it
  *                            begins, so a test can queue writes behind it
  *                            and act while they wait
+ *   LUMEN_FAULT=commit:MS    nothing fails; every write transaction of its
+ *                            own waits MS milliseconds before it commits,
+ *                            holding LMDB's write lock as a slow disk's
+ *                            sync does, so a test can act while writers
+ *                            wait for their commit
  *   LUMEN_FAULT_ARM=signal   count only between two SIGUSR2 (lumend: the
  *                            test arms it around one operation, so start-up
  *                            and shutdown do not count); otherwise counting
@@ -38,7 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum fault_kind { FAULT_NONE, FAULT_ALLOC, FAULT_LMDB, FAULT_STALL };
+enum fault_kind { FAULT_NONE, FAULT_ALLOC, FAULT_LMDB, FAULT_STALL, FAULT_COMMIT };
 
 static enum fault_kind fault_kind;
 static bool tracing;
@@ -95,7 +100,8 @@ static void configure(void)
 	if (spec != NULL && sscanf(spec, "%15[a-z]:%lu:%15[a-z]", kind, &at, error) >= 2) {
 		fault_kind = strcmp(kind, "alloc") == 0 ? FAULT_ALLOC :
 			     strcmp(kind, "lmdb") == 0 ? FAULT_LMDB :
-			     strcmp(kind, "stall") == 0 ? FAULT_STALL : FAULT_NONE;
+			     strcmp(kind, "stall") == 0 ? FAULT_STALL :
+			     strcmp(kind, "commit") == 0 ? FAULT_COMMIT : FAULT_NONE;
 		fault_at = at;
 		parse_error(error);
 	}
@@ -195,24 +201,38 @@ int __wrap_posix_memalign(void **out, size_t alignment, size_t n)
 		return should_fail(FAULT_LMDB, CALLER) ? fault_error : __real_##name args; \
 	}
 
+/* The calling thread's last write transaction of its own (no parent):
+ * LMDB binds a write transaction to the thread that began it, so its
+ * commit comes from here too, and nested ones are told apart by address. */
+static __thread MDB_txn *own_write_txn;
+
 int __real_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn);
 int __wrap_mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **txn)
 {
 	if (should_fail(FAULT_LMDB, CALLER))
 		return fault_error;
-	if (fault_kind == FAULT_STALL && atomic_load(&armed) && parent == NULL &&
-	    (flags & MDB_RDONLY) == 0)
+	bool own_write = parent == NULL && (flags & MDB_RDONLY) == 0;
+	if (fault_kind == FAULT_STALL && atomic_load(&armed) && own_write)
 		usleep((useconds_t)(fault_at * 1000));
-	return __real_mdb_txn_begin(env, parent, flags, txn);
+	int rc = __real_mdb_txn_begin(env, parent, flags, txn);
+	if (rc == MDB_SUCCESS && own_write)
+		own_write_txn = *txn;
+	return rc;
 }
 /* A failing commit frees the transaction, as LMDB's own failures do. */
 int __real_mdb_txn_commit(MDB_txn *txn);
 int __wrap_mdb_txn_commit(MDB_txn *txn)
 {
-	if (!should_fail(FAULT_LMDB, CALLER))
-		return __real_mdb_txn_commit(txn);
-	mdb_txn_abort(txn);
-	return fault_error;
+	bool own_write = txn == own_write_txn;
+	if (own_write)
+		own_write_txn = NULL;
+	if (should_fail(FAULT_LMDB, CALLER)) {
+		mdb_txn_abort(txn);
+		return fault_error;
+	}
+	if (fault_kind == FAULT_COMMIT && atomic_load(&armed) && own_write)
+		usleep((useconds_t)(fault_at * 1000));
+	return __real_mdb_txn_commit(txn);
 }
 LMDB_WRAP(mdb_txn_renew, (MDB_txn *txn), (txn))
 LMDB_WRAP(mdb_dbi_open, (MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi),

@@ -139,7 +139,7 @@ def scenario(server):
     time.sleep(0.3)                      # A's End waits for its group to open
     found = search_needing_worker(c)
     R.check("a search needing the worker is answered while the End waits for its group "
-            "to open (the modify ahead of it is still syncing)", not modify.answered(),
+            "to open (the modify ahead of it is still committing)", not modify.answered(),
             f"answered {time.monotonic() - began:.2f} s in, the modify already done")
     R.check("that search saw the 20 people, not the uncommitted add", len(found) == 20,
             f"{len(found)} entries")

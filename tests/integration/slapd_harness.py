@@ -255,6 +255,28 @@ class Lumend(Server):
         return self.tool("lumenindex", "--check")
 
 
+
+class ArmedFaultsLumend(Lumend):
+    """lumend-faults (tests/fault/fault_inject.c) told LUMEN_FAULT=fault,
+    in effect only while armed: arm() sends SIGUSR2, which arms and
+    disarms, so loading the directory first is not affected."""
+
+    def __init__(self, fault, **kwargs):
+        self.fault = fault
+        super().__init__(**kwargs)
+
+    def command(self):
+        return [os.path.join(ROOT, BUILD, "lumend-faults")] + super().command()[1:]
+
+    def env(self):
+        env = super().env()
+        env.update(LUMEN_FAULT=self.fault, LUMEN_FAULT_ARM="signal")
+        return env
+
+    def arm(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.1)
+
 def make_server(kind, db_lines=(), global_lines=()):
     return (Slapd if kind == "slapd" else Lumend)(db_lines=db_lines, global_lines=global_lines)
 

@@ -27,7 +27,6 @@ The End, the modify and the add must all succeed, and the add must be
 in the directory afterwards.
 """
 import os
-import signal
 import sys
 import time
 
@@ -44,23 +43,6 @@ R = Results("t_txn_wait.py")
 ADMIN, PW, BASE = sh.ROOTDN, sh.ROOTPW, sh.SUFFIX
 START, SPEC, END = "1.3.6.1.1.21.1", "1.3.6.1.1.21.2", "1.3.6.1.1.21.3"
 SLOW_MS = 1500
-
-
-class SlowCommits(sh.Lumend):
-    """lumend-faults, `threads 1`, whose commits wait SLOW_MS while armed
-    (SIGUSR2 arms and disarms)."""
-
-    def command(self):
-        return [os.path.join(sh.ROOT, sh.BUILD, "lumend-faults")] + super().command()[1:]
-
-    def env(self):
-        env = super().env()
-        env.update(LUMEN_FAULT=f"commit:{SLOW_MS}", LUMEN_FAULT_ARM="signal")
-        return env
-
-    def arm(self):
-        self.proc.send_signal(signal.SIGUSR2)
-        time.sleep(0.1)
 
 
 def connect(uri):
@@ -163,7 +145,7 @@ def scenario(server):
 
 
 def main():
-    server = SlowCommits(global_lines=["threads 1"])
+    server = sh.ArmedFaultsLumend(f"commit:{SLOW_MS}", global_lines=["threads 1"])
     server.start()
     try:
         scenario(server)

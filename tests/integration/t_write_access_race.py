@@ -32,7 +32,6 @@ value needs write on the old RDN's type (slapd's rule; Lumen checked only
 the new RDN's types before).
 """
 import os
-import signal
 import sys
 import time
 
@@ -230,23 +229,6 @@ def one_by_one(server):
     return seen, written(root, "y")
 
 
-class StallingLumend(sh.Lumend):
-    """lumend-faults whose write transactions wait STALL_MS before they
-    begin while armed (SIGUSR2 arms and disarms)."""
-
-    def command(self):
-        return [os.path.join(sh.ROOT, sh.BUILD, "lumend-faults")] + super().command()[1:]
-
-    def env(self):
-        env = super().env()
-        env.update(LUMEN_FAULT=f"stall:{STALL_MS}", LUMEN_FAULT_ARM="signal")
-        return env
-
-    def arm(self):
-        self.proc.send_signal(signal.SIGUSR2)
-        time.sleep(0.1)
-
-
 def race(server):
     """Set z: the rootdn's takeaways and the requester's writes queued
     behind a stalled write. {write: (code, diagnostic)}, what was written."""
@@ -292,7 +274,8 @@ def main():
     R.check("lumend: nothing refused was written", not any(lumen_written.values()),
             str(lumen_written))
 
-    seen, others, done = run(StallingLumend(global_lines=rules() + ["threads 24"]), race, R)
+    seen, others, done = run(sh.ArmedFaultsLumend(f"stall:{STALL_MS}",
+                                                  global_lines=rules() + ["threads 24"]), race, R)
     R.check("race: the rootdn's writes succeed", others == [0] * len(others), str(others))
     for name, (code, text) in seen.items():
         R.check(f"race: {name}: refused in the transaction", (code, text) == REFUSAL[name],

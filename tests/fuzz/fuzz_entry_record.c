@@ -12,7 +12,10 @@
  * (trusted: the forms just written; untrusted: computed again, which for
  * a version 2 input must equal what the trusted decode of the re-encoded
  * record holds); a decode that fails returns a documented error and no
- * entry. Seeds: tests/fuzz/corpus/fuzz_entry_record/ (records of version
+ * entry. On every input the record walker agrees, attribute by attribute,
+ * with the framing rules read again element by element (its byte-compare
+ * path for short lengths must accept and refuse exactly what they do).
+ * Seeds: tests/fuzz/corpus/fuzz_entry_record/ (records of version
  * 1 and 2 written by hand and by entry_encode).
  */
 #include <stdint.h>
@@ -76,6 +79,58 @@ static void check_walker(const uint8_t *data, size_t size, const struct entry *e
 		abort();
 }
 
+/* The stored framing's tag for an attribute's normalized forms (version 2). */
+#define STORED_FORMS_TAG BER_TAG(BER_CLASS_CONTEXT, 1, 0)
+
+/* The next attribute's framing, read with the general readers alone. */
+static int reference_next(struct ber_reader *list, bool has_normalized,
+			  struct entry_record_attribute *out)
+{
+	if (ber_reader_at_end(list))
+		return 0;
+	const uint8_t *start = list->pos;
+	struct ber_reader attr, values, forms;
+	if (ber_enter_general(list, BER_TAG_SEQUENCE, &attr) != LUMEN_OK ||
+	    ber_read_octets_general(&attr, BER_TAG_OCTET_STRING, &out->description) != LUMEN_OK ||
+	    ber_enter_general(&attr, BER_TAG_SET, &values) != LUMEN_OK || !ber_reader_at_end(&attr))
+		return LUMEN_EMALFORMED;
+	out->encoded = (struct ber_view){ start, (size_t)(list->pos - start) };
+	out->values = (struct ber_view){ values.pos, (size_t)(values.end - values.pos) };
+	out->normalized = (struct ber_view){ NULL, 0 };
+	if (has_normalized) {
+		if (ber_enter_general(list, STORED_FORMS_TAG, &forms) != LUMEN_OK)
+			return LUMEN_EMALFORMED;
+		out->normalized = (struct ber_view){ forms.pos, (size_t)(forms.end - forms.pos) };
+	}
+	return 1;
+}
+
+static bool same_place(struct ber_view a, struct ber_view b)
+{
+	return a.ptr == b.ptr && a.len == b.len;
+}
+
+/* entry_record_next against reference_next, on any record that opens. */
+static void check_walker_framing(const uint8_t *data, size_t size)
+{
+	struct entry_record rec;
+	if (entry_record_open(data, size, &rec) != LUMEN_OK)
+		return;
+	struct ber_reader list = rec.attributes;
+	for (;;) {
+		struct entry_record_attribute a, b;
+		int more = entry_record_next(&rec, &a);
+		if (more != reference_next(&list, rec.has_normalized, &b))
+			abort();
+		if (more != 1)
+			return;
+		if (!same_place(a.description, b.description) || !same_place(a.encoded, b.encoded) ||
+		    !same_place(a.values, b.values) || !same_place(a.normalized, b.normalized) ||
+		    rec.attributes.pos != list.pos)
+			abort();
+	}
+}
+
 static struct entry *decode(const void *bytes, size_t len, bool trusted)
 {
 	struct entry *e = (struct entry *)1;
@@ -115,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct entry *trusted = decode(data, size, true);
 	struct entry *computed = decode(data, size, false);
 
+	check_walker_framing(data, size);
 	/* Trust changes which forms are read, never whether the framing holds,
 	 * except that a trusted decode also checks the stored forms. */
 	if (trusted != NULL && computed == NULL)

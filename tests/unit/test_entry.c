@@ -343,6 +343,56 @@ static void expect_subset(const struct entry *e, const struct entry *part)
 }
 
 /*
+ * Lengths either side of 128, where a BER length takes a second byte: the
+ * walker reads an attribute whose lengths are all short with byte compares
+ * and any other element by element. Each value length from 100 to 140 puts
+ * the value, the SET, the attribute and its stored forms on either side at
+ * different points; every one decodes to the entry, the walker's views
+ * cover the attribute exactly, and a partial decode finds what follows it.
+ */
+START_TEST(record_lengths_around_128)
+{
+	for (size_t len = 100; len <= 140; len++) {
+		char value[160];
+		memset(value, 'a', len);
+		value[len] = '\0';
+		value[0] = 'A';   /* the stored form differs: the forms are as long */
+		struct entry *e = fixture_entry("cn=x,dc=example,dc=com", "objectClass: top\n");
+		ck_assert_int_eq(entry_add_text(e, "description", value), LUMEN_OK);
+		ck_assert_int_eq(entry_add_text(e, "sn", "after"), LUMEN_OK);
+		struct ber_writer w;
+		struct entry *d = NULL;
+		ck_assert_int_eq(ber_writer_init(&w, 0, 0), LUMEN_OK);
+		ck_assert_int_eq(entry_encode(e, &w), LUMEN_OK);
+		ck_assert_int_eq(entry_decode_stored(fixture_schema, w.buf, w.len, true, NULL, &d),
+				 LUMEN_OK);
+		expect_same(e, d);
+		struct entry_record rec;
+		struct entry_record_attribute ra;
+		ck_assert_int_eq(entry_record_open(w.buf, w.len, &rec), LUMEN_OK);
+		for (size_t i = 0; i < e->n_attributes; i++) {
+			ck_assert_int_eq(entry_record_next(&rec, &ra), 1);
+			ck_assert(ber_view_eq(ra.description, e->attributes[i].name));
+			ck_assert(ber_view_eq(ra.encoded, d->attributes[i].encoded));
+			size_t header = ra.encoded.len - 2 < 128 ? 2 : 3;
+			ck_assert_ptr_eq(ra.description.ptr, ra.encoded.ptr + header + 2);
+			ck_assert(ra.values.ptr + ra.values.len <= ra.encoded.ptr + ra.encoded.len);
+			ck_assert(ra.normalized.ptr >= ra.encoded.ptr + ra.encoded.len);
+		}
+		ck_assert_int_eq(entry_record_next(&rec, &ra), 0);
+		entry_free(d);
+		const char *const after[] = { "sn" };
+		d = decode_only(e, after, 1);
+		ck_assert_uint_eq(d->n_attributes, 1);
+		expect_subset(e, d);
+		entry_free(d);
+		ber_writer_free(&w);
+		entry_free(e);
+	}
+}
+END_TEST
+
+/*
  * A partial decode keeps the selected types and their subtypes, in record
  * order, and nothing else; the DN always. A full decode right after still
  * has every attribute, and a truncated record is refused either way.
@@ -623,6 +673,13 @@ static const struct {
 	{ "unknown type", "L1\x04\x00\x04\x00\x30\x0e\x30\x0c\x04\x05zzzzz\x31\x03\x04\x01x", 22,
 	  LUMEN_ENOTFOUND },
 	{ "indefinite length", "L1\x04\x00\x04\x00\x30\x80\x00\x00", 10, LUMEN_EMALFORMED },
+	{ "no value set", "L1\x04\x00\x04\x00\x30\x06\x30\x04\x04\x02" "cn", 14, LUMEN_EMALFORMED },
+	{ "set past attribute", "L1\x04\x00\x04\x00\x30\x0c\x30\x09\x04\x02" "cn\x31\x04\x04\x01x\x00",
+	  20, LUMEN_EMALFORMED },
+	{ "description past attribute", "L1\x04\x00\x04\x00\x30\x0b\x30\x09\x04\x08" "cn\x31\x03\x04\x01x",
+	  19, LUMEN_EMALFORMED },
+	{ "v2 forms past record", "L2\x04\x00\x04\x00\x30\x0e\x30\x09\x04\x02" "cn\x31\x03\x04\x01x"
+	  "\xa0\x02\x81", 22, LUMEN_EMALFORMED },
 	{ "extra element in attribute",
 	  "L1\x04\x00\x04\x00\x30\x0c\x30\x0a\x04\x02" "cn\x31\x03\x04\x01x\x05\x00", 20,
 	  LUMEN_EMALFORMED },
@@ -630,10 +687,16 @@ static const struct {
 
 START_TEST(corrupt_records)
 {
+	/* A buffer of the record's size exactly: a read past it is a fault
+	 * under AddressSanitizer, not a look at the next literal. */
+	uint8_t *bytes = malloc(corrupt[_i].len > 0 ? corrupt[_i].len : 1);
+	ck_assert_ptr_nonnull(bytes);
+	memcpy(bytes, corrupt[_i].bytes, corrupt[_i].len);
 	struct entry *e = (struct entry *)1;
-	int rc = entry_decode(fixture_schema, corrupt[_i].bytes, corrupt[_i].len, NULL, &e);
+	int rc = entry_decode(fixture_schema, bytes, corrupt[_i].len, NULL, &e);
 	ck_assert_msg(rc == corrupt[_i].rc, "%s: got %d", corrupt[_i].name, rc);
 	ck_assert_ptr_null(e);
+	free(bytes);
 }
 END_TEST
 
@@ -672,6 +735,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, dup_is_deep);
 	tcase_add_test(tc, encode_decode_round_trip);
 	tcase_add_test(tc, dense_records_round_trip);
+	tcase_add_test(tc, record_lengths_around_128);
 	tcase_add_test(tc, stored_normalized_forms);
 	tcase_add_test(tc, selected_decode);
 	tcase_add_test(tc, selected_decode_dense);

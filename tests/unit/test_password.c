@@ -6,6 +6,7 @@
  * schemes, hashing round trips.
  */
 #include <check.h>
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
@@ -215,6 +216,46 @@ START_TEST(test_salted_hashes_differ)
 }
 END_TEST
 
+/*
+ * Each thread keeps one digest context from check to check: checks that
+ * alternate algorithms on one thread, on several threads at once, each
+ * get their own algorithm's answer.
+ */
+static void *alternate_digests(void *arg)
+{
+	(void)arg;
+	static const char *const names[] = { "SSHA", "SSHA512", "SHA256", "SSHA256" };
+	char stored[4][256];
+	for (size_t i = 0; i < 4; i++)
+		if (password_hash(names[i], "right", 5, stored[i], sizeof(stored[i])) != LUMEN_OK)
+			return "hash failed";
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < 4; i++) {
+			bool right = false, wrong = true;
+			if (password_check(stored[i], strlen(stored[i]), "right", 5, &right) != LUMEN_OK ||
+			    password_check(stored[i], strlen(stored[i]), "wrong", 5, &wrong) != LUMEN_OK)
+				return "check failed";
+			if (!right || wrong)
+				return "wrong answer";
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_digest_context_per_thread)
+{
+	pthread_t threads[4];
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, alternate_digests, NULL), 0);
+	for (size_t i = 0; i < 4; i++) {
+		void *why = NULL;
+		ck_assert_int_eq(pthread_join(threads[i], &why), 0);
+		ck_assert_msg(why == NULL, "%s", (const char *)why);
+	}
+	ck_assert_ptr_null(alternate_digests(NULL));
+}
+END_TEST
+
 START_TEST(test_known_salt)
 {
 	char out[PASSWORD_HASH_MAX];
@@ -260,6 +301,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, test_hash_round_trip, 0, sizeof(schemes) / sizeof(schemes[0]));
 	tcase_add_test(tc, test_salted_hashes_differ);
 	tcase_add_test(tc, test_known_salt);
+	tcase_add_test(tc, test_digest_context_per_thread);
 	tcase_add_test(tc, test_hash_errors);
 	tcase_add_test(tc, test_interop_formats);
 	tcase_add_test(tc, test_crypt_nul_in_password);

@@ -18,7 +18,8 @@
  * allocate.
  * Thread-safety: all functions may be called from any thread; the table is
  * split into shards with one mutex each, held only for a few loads and
- * stores, so readers on different shards never meet.
+ * stores, so readers on different shards never meet; most misses take no
+ * lock at all (cache_clock.h: presence).
  *
  * Errors: LUMEN_ENOTFOUND (miss), LUMEN_ENOMEM, LUMEN_EINVAL.
  *

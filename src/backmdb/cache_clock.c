@@ -29,7 +29,55 @@ static struct cache_shard *shard_at(struct cache_head *cache, size_t i)
 				      i * layout->shard_size);
 }
 
-/* Lock, ring, and a table of at least two buckets per position. */
+/* Presence slots per position: few resident keys share a missing key's slot. */
+#define PRESENCE_SLOTS_PER_POSITION 4
+/* A slot's count stays here once reached (a miss there takes the lock). */
+#define PRESENCE_SATURATED 255
+/* The hash bits a slot is chosen by: above a table's, below a shard's. */
+#define PRESENCE_SHIFT 24
+
+static int presence_init(struct cache_presence *p, size_t capacity)
+{
+	size_t slots = 64;
+
+	while (slots < capacity * PRESENCE_SLOTS_PER_POSITION)
+		slots *= 2;
+	p->counts = calloc(slots, sizeof(*p->counts));
+	p->mask = slots - 1;
+	atomic_init(&p->quick_misses, 0);
+	return p->counts != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+}
+
+static atomic_uchar *presence_slot(struct cache_shard *s, uint64_t h)
+{
+	return &s->presence.counts[(h >> PRESENCE_SHIFT) & s->presence.mask];
+}
+
+bool cache_presence_absent(struct cache_shard *s, uint64_t h)
+{
+	if (atomic_load_explicit(presence_slot(s, h), memory_order_relaxed) != 0)
+		return false;
+	atomic_fetch_add_explicit(&s->presence.quick_misses, 1, memory_order_relaxed);
+	return true;
+}
+
+void cache_presence_add(struct cache_shard *s, uint64_t h)
+{
+	atomic_uchar *slot = presence_slot(s, h);
+	unsigned char n = atomic_load_explicit(slot, memory_order_relaxed);
+	if (n < PRESENCE_SATURATED)
+		atomic_store_explicit(slot, (unsigned char)(n + 1), memory_order_relaxed);
+}
+
+void cache_presence_remove(struct cache_shard *s, uint64_t h)
+{
+	atomic_uchar *slot = presence_slot(s, h);
+	unsigned char n = atomic_load_explicit(slot, memory_order_relaxed);
+	if (n > 0 && n < PRESENCE_SATURATED)
+		atomic_store_explicit(slot, (unsigned char)(n - 1), memory_order_relaxed);
+}
+
+/* Lock, ring, presence counts and a table of at least two buckets per position. */
 static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
 		      size_t capacity)
 {
@@ -40,6 +88,8 @@ static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
 	pthread_mutex_init(&s->lock, NULL);
 	s->bucket_mask = buckets - 1;
 	int rc = cache_clock_init(&s->clock, capacity);
+	if (rc == LUMEN_OK)
+		rc = presence_init(&s->presence, capacity);
 	return rc == LUMEN_OK ? layout->init(s) : rc;
 }
 
@@ -83,6 +133,7 @@ void cache_destroy(struct cache_head *cache)
 		struct cache_shard *s = shard_at(cache, i);
 		cache->layout->fini(cache, s);
 		cache_clock_free(&s->clock);
+		free(s->presence.counts);
 		pthread_mutex_destroy(&s->lock);
 	}
 	free(cache);
@@ -98,6 +149,7 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 		cache_counters_add(&sum, &s->clock.counts);
 		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
+		sum.misses += atomic_load_explicit(&s->presence.quick_misses, memory_order_relaxed);
 	}
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,

@@ -136,6 +136,10 @@ int entry_cache_get(struct entry_cache *cache, uint64_t id, struct entry_cache_h
 	uint64_t h = id_hash(id);
 	struct entry_shard *s = shard_of(cache, h);
 
+	if (cache_presence_absent(&s->base, h)) {
+		*out = NULL;
+		return LUMEN_ENOTFOUND;
+	}
 	pthread_mutex_lock(&s->base.lock);
 	node_t *n = find(s, h, id);
 	if (n != NULL) {
@@ -191,11 +195,13 @@ void entry_cache_release(struct entry_cache *cache, struct entry_cache_handle *n
 /* Takes a resident node out of the table and ring; shard lock held. */
 static void unlink_node(struct entry_shard *s, node_t *n)
 {
-	node_t **link = bucket_of(s, id_hash(n->id));
+	uint64_t h = id_hash(n->id);
+	node_t **link = bucket_of(s, h);
 
 	while (*link != n)
 		link = &(*link)->next;
 	*link = n->next;
+	cache_presence_remove(&s->base, h);
 	s->ring[n->ring_pos] = NULL;
 	n->resident = false;
 }
@@ -281,6 +287,7 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 		node_t **bucket = bucket_of(s, h);
 		n->next = *bucket;
 		*bucket = n;
+		cache_presence_add(&s->base, h);
 	}
 	pthread_mutex_unlock(&s->base.lock);
 	retire(cache, s, victim);

@@ -287,6 +287,35 @@ START_TEST(invalidate_and_versions)
 }
 END_TEST
 
+/*
+ * Gets answer "absent" without the lock where no resident ID shares their
+ * slot: thousands of IDs pass through the cache, each found while
+ * resident and missed once gone, and the IDs that stay resident on
+ * slots so many others came and went from are still found.
+ */
+START_TEST(residents_found_after_churn)
+{
+	uint64_t version = 1;
+	for (uint64_t id = 1; id <= 3; id++)
+		put(id, version);
+	for (uint64_t id = 100; id < 5100; id++) {
+		put(id, ++version);
+		ck_assert(cached(id));
+		entry_cache_invalidate(cache, id, ++version);
+		ck_assert(!cached(id));
+		if (id % 500 == 0)
+			for (uint64_t kept = 1; kept <= 3; kept++)
+				ck_assert(cached(kept));
+	}
+	for (uint64_t kept = 1; kept <= 3; kept++)
+		ck_assert(cached(kept));
+	struct cache_stats s = stats();
+	ck_assert_uint_eq(s.hits, 5000 + 11 * 3);
+	ck_assert_uint_eq(s.misses, 5000);
+	ck_assert_uint_eq(s.size, 3);
+}
+END_TEST
+
 START_TEST(disabled_cache)
 {
 	struct entry_cache *off;
@@ -366,6 +395,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, admits_after_two_sightings);
 	tcase_add_test(tc, disabled_cache_admits_nothing);
 	tcase_add_test(tc, invalidate_and_versions);
+	tcase_add_test(tc, residents_found_after_churn);
 	tcase_add_test(tc, disabled_cache);
 	tcase_add_test(tc, concurrent_use);
 	tcase_set_timeout(tc, 60);

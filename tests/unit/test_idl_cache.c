@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,42 @@ START_TEST(invalidate_and_versions)
 }
 END_TEST
 
+/*
+ * Gets answer "absent" without the lock where no cached key shares their
+ * slot: thousands of keys pass through, each found while cached and
+ * missed once invalidated, and the one key kept throughout is still
+ * found; every get is counted, hit or miss.
+ */
+START_TEST(kept_key_found_after_churn)
+{
+	struct index_key kept = key_of("kept");
+	struct idl l, out;
+	uint64_t version = 1;
+	char name[32];
+
+	list_of(&l, 1, 1);
+	idl_init(&out);
+	ck_assert_int_eq(idl_cache_put(cache, 1, &kept, &l, version), LUMEN_OK);
+	for (int i = 0; i < 4000; i++) {
+		snprintf(name, sizeof(name), "key-%d", i);
+		struct index_key k = key_of(name);
+		ck_assert_int_eq(idl_cache_put(cache, 1, &k, &l, ++version), LUMEN_OK);
+		ck_assert_int_eq(idl_cache_get(cache, 1, &k, &out), LUMEN_OK);
+		idl_cache_invalidate(cache, 1, &k, ++version);
+		ck_assert_int_eq(idl_cache_get(cache, 1, &k, &out), LUMEN_ENOTFOUND);
+		if (i % 400 == 0)
+			ck_assert_int_eq(idl_cache_get(cache, 1, &kept, &out), LUMEN_OK);
+	}
+	ck_assert_int_eq(idl_cache_get(cache, 1, &kept, &out), LUMEN_OK);
+	struct cache_stats s = stats();
+	ck_assert_uint_eq(s.hits, 4000 + 11);
+	ck_assert_uint_eq(s.misses, 4000);
+	ck_assert_uint_eq(s.size, 1);
+	idl_release(&l);
+	idl_release(&out);
+}
+END_TEST
+
 START_TEST(disabled_cache)
 {
 	struct idl_cache *off;
@@ -221,6 +258,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, put_get_copies);
 	tcase_add_test(tc, evict_and_bound);
 	tcase_add_test(tc, invalidate_and_versions);
+	tcase_add_test(tc, kept_key_found_after_churn);
 	tcase_add_test(tc, disabled_cache);
 	tcase_add_test(tc, concurrent_use);
 	tcase_set_timeout(tc, 60);

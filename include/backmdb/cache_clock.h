@@ -24,14 +24,16 @@
  * value that is no likelier to be read again than the newcomer, and the
  * churn costs more than it saves; a key read twice gets in.
  *
- * Presence: each shard also counts, in a small array indexed by bits of
- * the hash its table and shard choice do not use, the resident keys that
+ * Presence: the cache also counts, in one small array indexed by bits of
+ * the hash its tables and shard choice do not use, the resident keys that
  * fall on each slot. A get whose slot counts none is a miss without the
- * lock (cache_presence_absent): in a directory much larger than the cache
- * most gets miss, and the lock, the bucket and the chain were each a
- * cache miss of the CPU's. The counts change under the lock; a reader that
+ * shard (cache_presence_absent): in a directory much larger than the
+ * cache most gets miss, and the shard's lock, bucket and chain were each
+ * a miss of the CPU's caches, where the array is small and read-mostly.
+ * The counts change with atomic steps as keys come and go; a reader that
  * sees one a moment late only misses a key just inserted, as any racing
- * miss may (the caller reads the store, which is always right).
+ * miss may (the caller reads the store, which is always right). Misses so
+ * answered are counted per thread stripe, so threads do not share a line.
  *
  * Staleness: every insert carries the LMDB snapshot it was read from, every
  * invalidation the txn ID of the committed write; an insert older than the
@@ -42,8 +44,8 @@
  * cache_clock_free releases them; cache_create allocates the cache
  * (cache-line aligned shards) and cache_destroy frees it.
  * Thread-safety: cache_get_stats takes each shard's lock in turn; the
- * cache_clock_* functions and cache_presence_add/remove take none (the
- * caller holds its shard's lock); cache_presence_absent needs no lock.
+ * cache_clock_* functions take none (the caller holds its shard's lock);
+ * the cache_presence_* functions need no lock.
  * Errors: LUMEN_ENOMEM.
  */
 #ifndef LUMEN_CACHE_CLOCK_H
@@ -91,26 +93,28 @@ struct cache_stats {
 	uint64_t capacity;
 };
 
-/* Resident keys per hash slot, and the misses they answered. */
-struct cache_presence {
-	atomic_uchar *counts;        /* saturating: a full slot stays full */
-	size_t mask;
-	atomic_uint_fast64_t quick_misses;
-};
-
 /* What every shard begins with. */
 struct cache_shard {
 	pthread_mutex_t lock;
 	struct cache_clock clock;
 	size_t bucket_mask;          /* hash table of bucket_mask + 1 buckets */
-	struct cache_presence presence;
+	struct cache_head *cache;    /* the cache the shard belongs to */
 };
+
+/* Misses a stripe of threads answered from the presence counts. */
+#define CACHE_MISS_STRIPES 16
+struct cache_miss_stripe {
+	atomic_uint_fast64_t misses;
+} __attribute__((aligned(64)));
 
 /* What every cache begins with; its shards follow (struct cache_layout). */
 struct cache_head {
 	size_t capacity;
 	size_t n_shards;             /* a power of two */
 	const struct cache_layout *layout;
+	atomic_uchar *presence;      /* resident keys per slot, saturating */
+	size_t presence_mask;
+	struct cache_miss_stripe quick_misses[CACHE_MISS_STRIPES];
 };
 
 /*
@@ -145,13 +149,14 @@ size_t cache_shard_capacity(size_t capacity, size_t n_shards, size_t i);
 
 /*
  * True, and the miss counted, if no resident key shares hash h's slot:
- * the key is not cached (as of this read). False: it may be, ask under
- * the lock. No lock needed.
+ * the key is not cached (as of this read). False: it may be, ask its
+ * shard under the lock.
  */
-bool cache_presence_absent(struct cache_shard *s, uint64_t h);
-/* A key with hash h became resident / stopped being; shard lock held. */
-void cache_presence_add(struct cache_shard *s, uint64_t h);
-void cache_presence_remove(struct cache_shard *s, uint64_t h);
+bool cache_presence_absent(struct cache_head *cache, uint64_t h);
+/* A key with hash h became resident / stopped being (after linking it,
+ * when unlinking it). */
+void cache_presence_add(struct cache_head *cache, uint64_t h);
+void cache_presence_remove(struct cache_head *cache, uint64_t h);
 
 int cache_clock_init(struct cache_clock *c, size_t capacity);
 void cache_clock_free(struct cache_clock *c);

@@ -31,55 +31,73 @@ static struct cache_shard *shard_at(struct cache_head *cache, size_t i)
 
 /* Presence slots per position: few resident keys share a missing key's slot. */
 #define PRESENCE_SLOTS_PER_POSITION 4
-/* A slot's count stays here once reached (a miss there takes the lock). */
+/* A slot's count stays here once reached (a miss there asks the shard). */
 #define PRESENCE_SATURATED 255
 /* The hash bits a slot is chosen by: above a table's, below a shard's. */
 #define PRESENCE_SHIFT 24
 
-static int presence_init(struct cache_presence *p, size_t capacity)
+static int presence_init(struct cache_head *cache)
 {
 	size_t slots = 64;
 
-	while (slots < capacity * PRESENCE_SLOTS_PER_POSITION)
+	while (slots < cache->capacity * PRESENCE_SLOTS_PER_POSITION)
 		slots *= 2;
-	p->counts = calloc(slots, sizeof(*p->counts));
-	p->mask = slots - 1;
-	atomic_init(&p->quick_misses, 0);
-	return p->counts != NULL ? LUMEN_OK : LUMEN_ENOMEM;
+	cache->presence = calloc(slots, sizeof(*cache->presence));
+	cache->presence_mask = slots - 1;
+	for (size_t i = 0; i < CACHE_MISS_STRIPES; i++)
+		atomic_init(&cache->quick_misses[i].misses, 0);
+	return cache->presence != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
-static atomic_uchar *presence_slot(struct cache_shard *s, uint64_t h)
+static atomic_uchar *presence_slot(struct cache_head *cache, uint64_t h)
 {
-	return &s->presence.counts[(h >> PRESENCE_SHIFT) & s->presence.mask];
+	return &cache->presence[(h >> PRESENCE_SHIFT) & cache->presence_mask];
 }
 
-bool cache_presence_absent(struct cache_shard *s, uint64_t h)
+/* The calling thread's stripe, dealt round-robin on its first miss. */
+static size_t miss_stripe(void)
 {
-	if (atomic_load_explicit(presence_slot(s, h), memory_order_relaxed) != 0)
+	static atomic_uint next_stripe;
+	static _Thread_local unsigned stripe_plus_one;
+
+	if (stripe_plus_one == 0)
+		stripe_plus_one = atomic_fetch_add_explicit(&next_stripe, 1,
+							    memory_order_relaxed) %
+					  CACHE_MISS_STRIPES + 1;
+	return stripe_plus_one - 1;
+}
+
+bool cache_presence_absent(struct cache_head *cache, uint64_t h)
+{
+	if (atomic_load_explicit(presence_slot(cache, h), memory_order_relaxed) != 0)
 		return false;
-	atomic_fetch_add_explicit(&s->presence.quick_misses, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&cache->quick_misses[miss_stripe()].misses, 1,
+				  memory_order_relaxed);
 	return true;
 }
 
-void cache_presence_add(struct cache_shard *s, uint64_t h)
+void cache_presence_add(struct cache_head *cache, uint64_t h)
 {
-	atomic_uchar *slot = presence_slot(s, h);
+	atomic_uchar *slot = presence_slot(cache, h);
 	unsigned char n = atomic_load_explicit(slot, memory_order_relaxed);
-	if (n < PRESENCE_SATURATED)
-		atomic_store_explicit(slot, (unsigned char)(n + 1), memory_order_relaxed);
+	while (n < PRESENCE_SATURATED &&
+	       !atomic_compare_exchange_weak_explicit(slot, &n, (unsigned char)(n + 1),
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
-void cache_presence_remove(struct cache_shard *s, uint64_t h)
+void cache_presence_remove(struct cache_head *cache, uint64_t h)
 {
-	atomic_uchar *slot = presence_slot(s, h);
+	atomic_uchar *slot = presence_slot(cache, h);
 	unsigned char n = atomic_load_explicit(slot, memory_order_relaxed);
-	if (n > 0 && n < PRESENCE_SATURATED)
-		atomic_store_explicit(slot, (unsigned char)(n - 1), memory_order_relaxed);
+	while (n > 0 && n < PRESENCE_SATURATED &&
+	       !atomic_compare_exchange_weak_explicit(slot, &n, (unsigned char)(n - 1),
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
-/* Lock, ring, presence counts and a table of at least two buckets per position. */
-static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
-		      size_t capacity)
+/* Lock, ring, and a table of at least two buckets per position. */
+static int shard_init(struct cache_head *cache, struct cache_shard *s, size_t capacity)
 {
 	size_t buckets = 1;
 
@@ -87,10 +105,9 @@ static int shard_init(const struct cache_layout *layout, struct cache_shard *s,
 		buckets *= 2;
 	pthread_mutex_init(&s->lock, NULL);
 	s->bucket_mask = buckets - 1;
+	s->cache = cache;
 	int rc = cache_clock_init(&s->clock, capacity);
-	if (rc == LUMEN_OK)
-		rc = presence_init(&s->presence, capacity);
-	return rc == LUMEN_OK ? layout->init(s) : rc;
+	return rc == LUMEN_OK ? cache->layout->init(s) : rc;
 }
 
 /* Each shard with its share of the capacity, up to the first failure. */
@@ -98,7 +115,7 @@ static int init_shards(struct cache_head *cache)
 {
 	int rc = LUMEN_OK;
 	for (size_t i = 0; i < cache->n_shards && rc == LUMEN_OK; i++)
-		rc = shard_init(cache->layout, shard_at(cache, i),
+		rc = shard_init(cache, shard_at(cache, i),
 				cache_shard_capacity(cache->capacity, cache->n_shards, i));
 	return rc;
 }
@@ -117,7 +134,9 @@ int cache_create(const struct cache_layout *layout, size_t capacity, struct cach
 	cache->capacity = capacity;
 	cache->n_shards = n_shards;
 	cache->layout = layout;
-	int rc = init_shards(cache);
+	int rc = presence_init(cache);
+	if (rc == LUMEN_OK)
+		rc = init_shards(cache);
 	if (rc == LUMEN_OK)
 		*out = cache;
 	else
@@ -133,9 +152,9 @@ void cache_destroy(struct cache_head *cache)
 		struct cache_shard *s = shard_at(cache, i);
 		cache->layout->fini(cache, s);
 		cache_clock_free(&s->clock);
-		free(s->presence.counts);
 		pthread_mutex_destroy(&s->lock);
 	}
+	free(cache->presence);
 	free(cache);
 }
 
@@ -149,8 +168,10 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 		cache_counters_add(&sum, &s->clock.counts);
 		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
-		sum.misses += atomic_load_explicit(&s->presence.quick_misses, memory_order_relaxed);
 	}
+	for (size_t i = 0; i < CACHE_MISS_STRIPES; i++)
+		sum.misses += atomic_load_explicit(&cache->quick_misses[i].misses,
+						   memory_order_relaxed);
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
 		.invalidations = sum.invalidations, .inserts_refused = sum.refused,

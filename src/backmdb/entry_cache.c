@@ -136,7 +136,7 @@ int entry_cache_get(struct entry_cache *cache, uint64_t id, struct entry_cache_h
 	uint64_t h = id_hash(id);
 	struct entry_shard *s = shard_of(cache, h);
 
-	if (cache_presence_absent(&s->base, h)) {
+	if (cache_presence_absent(&cache->head, h)) {
 		*out = NULL;
 		return LUMEN_ENOTFOUND;
 	}
@@ -201,7 +201,7 @@ static void unlink_node(struct entry_shard *s, node_t *n)
 	while (*link != n)
 		link = &(*link)->next;
 	*link = n->next;
-	cache_presence_remove(&s->base, h);
+	cache_presence_remove(s->base.cache, h);
 	s->ring[n->ring_pos] = NULL;
 	n->resident = false;
 }
@@ -287,7 +287,7 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 		node_t **bucket = bucket_of(s, h);
 		n->next = *bucket;
 		*bucket = n;
-		cache_presence_add(&s->base, h);
+		cache_presence_add(s->base.cache, h);
 	}
 	pthread_mutex_unlock(&s->base.lock);
 	retire(cache, s, victim);

@@ -143,7 +143,7 @@ int idl_cache_get(struct idl_cache *cache, uint32_t table, const struct index_ke
 	uint64_t h = key_hash(&k);
 	struct idl_shard *s = shard_of(cache, h);
 
-	if (cache_presence_absent(&s->base, h))
+	if (cache_presence_absent(&cache->head, h))
 		return LUMEN_ENOTFOUND;
 	pthread_mutex_lock(&s->base.lock);
 	size_t slot = s->base.clock.capacity ? find(s, h, &k, NULL) : NO_SLOT;
@@ -166,7 +166,7 @@ static void unchain_slot(struct idl_shard *s, size_t slot, uint64_t h)
 	find(s, h, &s->slots[slot].key, &link);
 	*link = s->slots[slot].next;
 	s->slots[slot].in_use = false;
-	cache_presence_remove(&s->base, h);
+	cache_presence_remove(s->base.cache, h);
 }
 
 /* Unchains a used slot and frees its position. */
@@ -212,7 +212,7 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 		size_t *bucket = &s->buckets[h & s->base.bucket_mask];
 		s->slots[slot].next = *bucket;
 		*bucket = slot;
-		cache_presence_add(&s->base, h);
+		cache_presence_add(s->base.cache, h);
 	}
 	struct idl *copy = &s->slots[slot].idl;
 	idl_copy(copy, idl);

@@ -33,7 +33,7 @@
  * The counts change with atomic steps as keys come and go; a reader that
  * sees one a moment late only misses a key just inserted, as any racing
  * miss may (the caller reads the store, which is always right). Misses so
- * answered are counted per thread stripe, so threads do not share a line.
+ * answered are counted per thread stripe (cache_count_held likewise).
  *
  * Staleness: every insert carries the LMDB snapshot it was read from, every
  * invalidation the txn ID of the committed write; an insert older than the
@@ -101,10 +101,14 @@ struct cache_shard {
 	struct cache_head *cache;    /* the cache the shard belongs to */
 };
 
-/* Misses a stripe of threads answered from the presence counts. */
-#define CACHE_MISS_STRIPES 16
-struct cache_miss_stripe {
-	atomic_uint_fast64_t misses;
+/*
+ * What a stripe of threads counted without a shard lock: misses the
+ * presence counts answered, and objects handed out without being kept
+ * (entry_cache_hold). Striped so that threads do not share a line.
+ */
+#define CACHE_STRIPES 16
+struct cache_stripe {
+	atomic_uint_fast64_t misses, held;
 } __attribute__((aligned(64)));
 
 /* What every cache begins with; its shards follow (struct cache_layout). */
@@ -114,7 +118,7 @@ struct cache_head {
 	const struct cache_layout *layout;
 	atomic_uchar *presence;      /* resident keys per slot, saturating */
 	size_t presence_mask;
-	struct cache_miss_stripe quick_misses[CACHE_MISS_STRIPES];
+	struct cache_stripe stripes[CACHE_STRIPES];
 };
 
 /*
@@ -157,6 +161,8 @@ bool cache_presence_absent(struct cache_head *cache, uint64_t h);
  * when unlinking it). */
 void cache_presence_add(struct cache_head *cache, uint64_t h);
 void cache_presence_remove(struct cache_head *cache, uint64_t h);
+/* Counts an object handed out without being kept; no lock needed. */
+void cache_count_held(struct cache_head *cache);
 
 int cache_clock_init(struct cache_clock *c, size_t capacity);
 void cache_clock_free(struct cache_clock *c);

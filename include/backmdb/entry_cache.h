@@ -15,7 +15,7 @@
  * Memory: the cache takes ownership of each inserted object and calls the
  * destroy function once no handle and no cache slot refer to it. Slots are
  * pooled per shard: the hit path, release and a steady-state insert do not
- * allocate.
+ * allocate; a hold's handle comes from the heap and goes back at release.
  * Thread-safety: all functions may be called from any thread; the table is
  * split into shards with one mutex each, held only for a few loads and
  * stores, so readers on different shards never meet; most misses take no

@@ -44,8 +44,10 @@ static int presence_init(struct cache_head *cache)
 		slots *= 2;
 	cache->presence = calloc(slots, sizeof(*cache->presence));
 	cache->presence_mask = slots - 1;
-	for (size_t i = 0; i < CACHE_MISS_STRIPES; i++)
-		atomic_init(&cache->quick_misses[i].misses, 0);
+	for (size_t i = 0; i < CACHE_STRIPES; i++) {
+		atomic_init(&cache->stripes[i].misses, 0);
+		atomic_init(&cache->stripes[i].held, 0);
+	}
 	return cache->presence != NULL ? LUMEN_OK : LUMEN_ENOMEM;
 }
 
@@ -54,8 +56,8 @@ static atomic_uchar *presence_slot(struct cache_head *cache, uint64_t h)
 	return &cache->presence[(h >> PRESENCE_SHIFT) & cache->presence_mask];
 }
 
-/* The calling thread's stripe, dealt round-robin on its first miss. */
-static size_t miss_stripe(void)
+/* The calling thread's stripe, dealt round-robin on its first count. */
+static struct cache_stripe *thread_stripe(struct cache_head *cache)
 {
 	static atomic_uint next_stripe;
 	static _Thread_local unsigned stripe_plus_one;
@@ -63,16 +65,20 @@ static size_t miss_stripe(void)
 	if (stripe_plus_one == 0)
 		stripe_plus_one = atomic_fetch_add_explicit(&next_stripe, 1,
 							    memory_order_relaxed) %
-					  CACHE_MISS_STRIPES + 1;
-	return stripe_plus_one - 1;
+					  CACHE_STRIPES + 1;
+	return &cache->stripes[stripe_plus_one - 1];
+}
+
+void cache_count_held(struct cache_head *cache)
+{
+	atomic_fetch_add_explicit(&thread_stripe(cache)->held, 1, memory_order_relaxed);
 }
 
 bool cache_presence_absent(struct cache_head *cache, uint64_t h)
 {
 	if (atomic_load_explicit(presence_slot(cache, h), memory_order_relaxed) != 0)
 		return false;
-	atomic_fetch_add_explicit(&cache->quick_misses[miss_stripe()].misses, 1,
-				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&thread_stripe(cache)->misses, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -169,9 +175,10 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
 	}
-	for (size_t i = 0; i < CACHE_MISS_STRIPES; i++)
-		sum.misses += atomic_load_explicit(&cache->quick_misses[i].misses,
-						   memory_order_relaxed);
+	for (size_t i = 0; i < CACHE_STRIPES; i++) {
+		sum.misses += atomic_load_explicit(&cache->stripes[i].misses, memory_order_relaxed);
+		sum.held += atomic_load_explicit(&cache->stripes[i].held, memory_order_relaxed);
+	}
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
 		.invalidations = sum.invalidations, .inserts_refused = sum.refused,

@@ -32,6 +32,7 @@ struct entry_cache_handle {
 	struct entry_shard *shard;
 	size_t ring_pos;
 	bool resident;
+	bool held;                         /* never offered: heap, not the pool */
 };
 
 typedef struct entry_cache_handle node_t;
@@ -177,6 +178,10 @@ static void retire(struct entry_cache *cache, struct entry_shard *s, node_t *n)
 	if (n == NULL)
 		return;
 	cache->destroy(n->object, cache->ctx);
+	if (n->held) {
+		free(n);
+		return;
+	}
 	pthread_mutex_lock(&s->base.lock);
 	n->next = s->pool;
 	s->pool = n;
@@ -236,20 +241,11 @@ static size_t take_position(struct entry_shard *s, node_t **victim)
 enum insert_mode {
 	INSERT_ADMITTED,   /* as the doorkeeper decides, evicting if full */
 	INSERT_SCAN,       /* only into a free position */
-	INSERT_NEVER,      /* not at all: a handle the cache does not keep */
 };
 
 static bool placed(struct cache_clock *clock, enum insert_mode mode, uint64_t h)
 {
-	switch (mode) {
-	case INSERT_ADMITTED:
-		return cache_clock_admit(clock, h);
-	case INSERT_SCAN:
-		return clock->n_free > 0;
-	case INSERT_NEVER:
-		break;
-	}
-	return false;
+	return mode == INSERT_ADMITTED ? cache_clock_admit(clock, h) : clock->n_free > 0;
 }
 
 static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t version,
@@ -272,11 +268,9 @@ static int insert(struct entry_cache *cache, uint64_t id, void *object, uint64_t
 	atomic_store_explicit(&n->version, version, memory_order_relaxed);
 	n->shard = s;
 	n->resident = false;
+	n->held = false;
 	atomic_init(&n->refs, 1);
-	if (mode == INSERT_NEVER) {
-		/* not offered: neither refused nor counted by the doorkeeper */
-		s->base.clock.counts.held++;
-	} else if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
+	if (s->base.clock.capacity == 0 || !cache_clock_fresh(&s->base.clock, version) ||
 		   find(s, h, id) != NULL) {
 		s->base.clock.counts.refused += s->base.clock.capacity != 0;
 	} else if (placed(&s->base.clock, mode, h)) {
@@ -307,10 +301,27 @@ int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object
 	return insert(cache, id, object, version, INSERT_SCAN, out);
 }
 
+/*
+ * Not offered to the cache, so nothing of the shard's is needed: the node
+ * comes from the heap, not the shard's pool, and goes back there (retire),
+ * and neither takes the lock, where most reads of a directory much larger
+ * than the cache are partial ones handed out this way.
+ */
 int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
 		     struct entry_cache_handle **out)
 {
-	return insert(cache, id, object, 0, INSERT_NEVER, out);
+	node_t *n = malloc(sizeof(*n));
+	*out = n;
+	if (n == NULL) {
+		cache->destroy(object, cache->ctx);
+		return LUMEN_ENOMEM;
+	}
+	*n = (node_t){ .id = id, .object = object, .shard = shard_of(cache, id_hash(id)),
+		       .held = true };
+	atomic_init(&n->refs, 1);
+	atomic_init(&n->version, 0);
+	cache_count_held(&cache->head);
+	return LUMEN_OK;
 }
 
 bool entry_cache_admits(struct entry_cache *cache, uint64_t id)

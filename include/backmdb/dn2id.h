@@ -72,9 +72,12 @@ int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uin
  * a write transaction): each thread remembers the last names it found, and
  * their parents, by store, snapshot and name, so a name looked up again in
  * the same snapshot, or a sibling of one, costs at most one step down.
+ * keeper: the reader txn belongs to, whose kept cursor a lookup that
+ * reaches the table uses (mdb_reader_dn2id_cursor); NULL: the lookup
+ * opens and closes its own.
  */
-int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
-			  uint64_t *id, struct dn2id_match *matched);
+int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct mdb_reader *keeper,
+			  struct ber_view ndn, uint64_t *id, struct dn2id_match *matched);
 
 /*
  * Adds entry id as a child of parent_id (0 for a root) with normalized RDN

@@ -195,6 +195,8 @@ int mdb_store_sync(struct mdb_store *store);
 struct mdb_reader {
 	struct mdb_store *store;
 	MDB_txn *txn;     /* NULL until first begin */
+	MDB_cursor *dn2id;        /* kept from snapshot to snapshot (NULL until asked for) */
+	bool dn2id_current;       /* dn2id belongs to the current snapshot */
 	bool active;
 };
 
@@ -205,7 +207,15 @@ int mdb_reader_begin(struct mdb_reader *reader);
 void mdb_reader_end(struct mdb_reader *reader);
 /* end + begin: moves to the newest snapshot. Errors: as mdb_reader_begin. */
 int mdb_reader_refresh(struct mdb_reader *reader);
-/* Frees the transaction (before mdb_store_close). */
+/* Frees the transaction and the kept cursor (before mdb_store_close). */
 void mdb_reader_free(struct mdb_reader *reader);
+/*
+ * A cursor on the store's dn2id table in the reader's current snapshot,
+ * kept by the reader and renewed for each snapshot: opening and closing
+ * one per lookup was a seventh of a Bind's name lookup. NULL when the
+ * reader is not active or none could be had (the caller opens its own,
+ * which reports why). The reader owns it; mdb_reader_free closes it.
+ */
+MDB_cursor *mdb_reader_dn2id_cursor(struct mdb_reader *reader);
 
 #endif

@@ -29,7 +29,7 @@ static int find_entry(struct backend *be, struct backend_op *op, struct backend_
 	struct dn2id_match match = { 0 };
 	uint64_t id = 0;
 
-	int rc = dn2id_lookup_snapshot(be->store, rd->reader.txn, ndn, &id, &match);
+	int rc = dn2id_lookup_snapshot(be->store, rd->reader.txn, &rd->reader, ndn, &id, &match);
 	if (referrals && (rc == LUMEN_OK || rc == LUMEN_ENOTFOUND)) {
 		int answered = referral_check_target(be, op, rd->reader.txn,
 						     rc == LUMEN_OK ? id : 0, &match, ndn);

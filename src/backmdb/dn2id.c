@@ -249,20 +249,42 @@ static int find_root(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor, 
 
 /* The walk down from the root; *parent_id (if not NULL) is the ID of the
  * entry's parent, 0 for a root. */
-static int lookup_walk(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uint64_t *id,
-		       struct dn2id_match *matched, uint64_t *parent_id)
+/* The reader's kept cursor, asked for only when a lookup reaches the table. */
+static MDB_cursor *kept_cursor(struct mdb_reader *keeper)
+{
+	return keeper != NULL ? mdb_reader_dn2id_cursor(keeper) : NULL;
+}
+
+/* The caller's cursor on dn2id in txn, else a new one (*opened: close it). */
+static int use_cursor(struct mdb_store *store, MDB_txn *txn, MDB_cursor *kept,
+		      MDB_cursor **cursor, bool *opened)
+{
+	*opened = kept == NULL;
+	*cursor = kept;
+	if (kept != NULL)
+		return LUMEN_OK;
+	int rc = mdb_store_map_error(mdb_cursor_open(txn, store->dn2id, cursor));
+	if (rc != LUMEN_OK)
+		*cursor = NULL;
+	return rc;
+}
+
+static int lookup_walk(struct mdb_store *store, MDB_txn *txn, MDB_cursor *kept,
+		       struct ber_view ndn, uint64_t *id, struct dn2id_match *matched,
+		       uint64_t *parent_id)
 {
 	size_t starts[DN_MAX_RDNS];
 	size_t n, first = 0;
 	uint64_t current = 0, parent = 0;
 	MDB_cursor *cursor = NULL;
+	bool opened = false;
 	struct dn2id_match best = { 0, 0 };
 	int rc;
 
 	rc = split_rdns(ndn, starts, &n);
 	if (rc != LUMEN_OK)
 		goto done;
-	rc = mdb_store_map_error(mdb_cursor_open(txn, store->dn2id, &cursor));
+	rc = use_cursor(store, txn, kept, &cursor, &opened);
 	if (rc != LUMEN_OK)
 		goto done;
 	rc = find_root(store, txn, cursor, ndn, starts, n, &current, &first);
@@ -286,7 +308,7 @@ static int lookup_walk(struct mdb_store *store, MDB_txn *txn, struct ber_view nd
 	if (parent_id != NULL)
 		*parent_id = parent;
 done:
-	if (cursor != NULL)
+	if (opened && cursor != NULL)
 		mdb_cursor_close(cursor);
 	if (matched != NULL)
 		*matched = rc == LUMEN_ENOTFOUND ? best : (struct dn2id_match){ 0, 0 };
@@ -296,7 +318,7 @@ done:
 int dn2id_lookup(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn, uint64_t *id,
 		 struct dn2id_match *matched)
 {
-	return lookup_walk(store, txn, ndn, id, matched, NULL);
+	return lookup_walk(store, txn, NULL, ndn, id, matched, NULL);
 }
 
 /* ------------------------------------------------------ snapshot memo */
@@ -363,16 +385,17 @@ static bool parent_of(struct ber_view ndn, struct ber_view *parent)
 }
 
 /* The child named by ndn's first RDN of parent_id (a memo hit). */
-static int lookup_below(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
-			struct ber_view parent, uint64_t parent_id, uint64_t *id,
-			struct dn2id_match *matched)
+static int lookup_below(struct mdb_store *store, MDB_txn *txn, MDB_cursor *kept,
+			struct ber_view ndn, struct ber_view parent, uint64_t parent_id,
+			uint64_t *id, struct dn2id_match *matched)
 {
 	MDB_cursor *cursor = NULL;
+	bool opened = false;
 	struct ber_view rdn = { ndn.ptr, ndn.len - parent.len - 1 };
-	int rc = mdb_store_map_error(mdb_cursor_open(txn, store->dn2id, &cursor));
+	int rc = use_cursor(store, txn, kept, &cursor, &opened);
 	if (rc == LUMEN_OK)
 		rc = find_child(store, txn, cursor, parent_id, rdn, id);
-	if (cursor != NULL)
+	if (opened && cursor != NULL)
 		mdb_cursor_close(cursor);
 	if (matched != NULL)
 		*matched = rc == LUMEN_ENOTFOUND ? (struct dn2id_match){ parent_id, parent.len }
@@ -380,8 +403,8 @@ static int lookup_below(struct mdb_store *store, MDB_txn *txn, struct ber_view n
 	return rc;
 }
 
-int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct ber_view ndn,
-			  uint64_t *id, struct dn2id_match *matched)
+int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct mdb_reader *keeper,
+			  struct ber_view ndn, uint64_t *id, struct dn2id_match *matched)
 {
 	uint64_t txn_id = mdb_txn_id(txn), parent_id = 0;
 	struct ber_view parent;
@@ -393,9 +416,10 @@ int dn2id_lookup_snapshot(struct mdb_store *store, MDB_txn *txn, struct ber_view
 	bool has_parent = parent_of(ndn, &parent);
 	int rc;
 	if (has_parent && memo_get(store->serial, txn_id, parent, &parent_id))
-		rc = lookup_below(store, txn, ndn, parent, parent_id, id, matched);
+		rc = lookup_below(store, txn, kept_cursor(keeper), ndn, parent, parent_id, id,
+				  matched);
 	else
-		rc = lookup_walk(store, txn, ndn, id, matched, &parent_id);
+		rc = lookup_walk(store, txn, kept_cursor(keeper), ndn, id, matched, &parent_id);
 	if (rc != LUMEN_OK)
 		return rc;
 	memo_put(store->serial, txn_id, ndn, *id);

@@ -506,6 +506,8 @@ void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store)
 {
 	reader->store = store;
 	reader->txn = NULL;
+	reader->dn2id = NULL;
+	reader->dn2id_current = false;
 	reader->active = false;
 }
 
@@ -531,6 +533,7 @@ void mdb_reader_end(struct mdb_reader *reader)
 		return;
 	mdb_txn_reset(reader->txn);
 	reader->active = false;
+	reader->dn2id_current = false;
 }
 
 int mdb_reader_refresh(struct mdb_reader *reader)
@@ -541,8 +544,31 @@ int mdb_reader_refresh(struct mdb_reader *reader)
 
 void mdb_reader_free(struct mdb_reader *reader)
 {
+	if (reader->dn2id != NULL)
+		mdb_cursor_close(reader->dn2id);
+	reader->dn2id = NULL;
+	reader->dn2id_current = false;
 	if (reader->txn != NULL)
 		mdb_txn_abort(reader->txn);
 	reader->txn = NULL;
 	reader->active = false;
+}
+
+MDB_cursor *mdb_reader_dn2id_cursor(struct mdb_reader *reader)
+{
+	if (!reader->active)
+		return NULL;
+	if (reader->dn2id == NULL) {
+		if (mdb_cursor_open(reader->txn, reader->store->dn2id, &reader->dn2id) !=
+		    MDB_SUCCESS) {
+			reader->dn2id = NULL;
+			return NULL;
+		}
+		reader->dn2id_current = true;
+	} else if (!reader->dn2id_current) {
+		if (mdb_cursor_renew(reader->txn, reader->dn2id) != MDB_SUCCESS)
+			return NULL;
+		reader->dn2id_current = true;
+	}
+	return reader->dn2id;
 }

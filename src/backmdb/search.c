@@ -556,7 +556,8 @@ static int missing_base_referral(struct search_run *r, int rc)
 {
 	struct dn2id_match match = { 0 };
 	uint64_t id;
-	if (dn2id_lookup_snapshot(r->be->store, r->rd->reader.txn, r->s->base_ndn, &id, &match) !=
+	if (dn2id_lookup_snapshot(r->be->store, r->rd->reader.txn, &r->rd->reader,
+				  r->s->base_ndn, &id, &match) !=
 	    LUMEN_ENOTFOUND || match.id == 0)
 		return rc;
 	int referred = base_referral(r, match.id, false);
@@ -578,8 +579,8 @@ static int find_base(struct search_run *r)
 			return missing_base_referral(r, rc);
 		return rc;
 	}
-	int rc = dn2id_lookup_snapshot(r->be->store, r->rd->reader.txn, r->s->base_ndn,
-				       &r->base_id, &match);
+	int rc = dn2id_lookup_snapshot(r->be->store, r->rd->reader.txn, &r->rd->reader,
+				       r->s->base_ndn, &r->base_id, &match);
 	r->base_by_name = rc == LUMEN_OK;
 	r->base_holds_database = rc == LUMEN_OK && r->be->suffix_holds_all &&
 				 backend_is_suffix(r->be, r->s->base_ndn);

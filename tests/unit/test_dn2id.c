@@ -3,6 +3,7 @@
  * subtrees, counts, move/rename, delete, long RDNs.
  */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backmdb_test_env.h"
@@ -375,7 +376,7 @@ END_TEST
 
 static int lookup_snapshot(MDB_txn *in, const char *ndn, uint64_t *id, struct dn2id_match *m)
 {
-	return dn2id_lookup_snapshot(t.store, in, TEST_VIEW(ndn), id, m);
+	return dn2id_lookup_snapshot(t.store, in, NULL, TEST_VIEW(ndn), id, m);
 }
 
 /*
@@ -458,21 +459,29 @@ START_TEST(snapshot_lookup_follows_writes)
 }
 END_TEST
 
+/* A second store holding dc=example,dc=com (11), ou=people below it (12)
+ * and, with_a, uid=a below that (13), written in one transaction. */
+static void open_second_store(struct test_store *other, bool with_a)
+{
+	test_store_open(other);
+	MDB_txn *w = test_write_txn(other);
+	ck_assert_int_eq(dn2id_add(other->store, w, 0, TEST_VIEW("dc=example,dc=com"),
+				   TEST_VIEW("dc=example,dc=com"), 11), LUMEN_OK);
+	ck_assert_int_eq(dn2id_add(other->store, w, 11, TEST_VIEW("ou=people"),
+				   TEST_VIEW("ou=people"), 12), LUMEN_OK);
+	if (with_a)
+		ck_assert_int_eq(dn2id_add(other->store, w, 12, TEST_VIEW("uid=a"),
+					   TEST_VIEW("uid=a"), 13), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(w), 0);
+}
+
 /* Two stores at the same transaction ID hold the same name under other
  * IDs: a memo keyed by the snapshot alone would mix them up. */
 START_TEST(snapshot_lookup_per_store)
 {
 	struct test_store other;
 	uint64_t id;
-	test_store_open(&other);
-	MDB_txn *w = test_write_txn(&other);
-	ck_assert_int_eq(dn2id_add(other.store, w, 0, TEST_VIEW("dc=example,dc=com"),
-				   TEST_VIEW("dc=example,dc=com"), 11), LUMEN_OK);
-	ck_assert_int_eq(dn2id_add(other.store, w, 11, TEST_VIEW("ou=people"),
-				   TEST_VIEW("ou=people"), 12), LUMEN_OK);
-	ck_assert_int_eq(dn2id_add(other.store, w, 12, TEST_VIEW("uid=a"), TEST_VIEW("uid=a"), 13),
-			 LUMEN_OK);
-	ck_assert_int_eq(mdb_txn_commit(w), 0);
+	open_second_store(&other, true);
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	txn = test_read_txn(&t);
 	MDB_txn *r = test_read_txn(&other);
@@ -481,15 +490,61 @@ START_TEST(snapshot_lookup_per_store)
 		ck_assert_int_eq(lookup_snapshot(txn, "uid=a,ou=people,dc=example,dc=com", &id, NULL),
 				 LUMEN_OK);
 		ck_assert_uint_eq(id, 4);
-		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r,
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r, NULL,
 						       TEST_VIEW("uid=a,ou=people,dc=example,dc=com"),
 						       &id, NULL), LUMEN_OK);
 		ck_assert_uint_eq(id, 13);
-		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r,
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, r, NULL,
 						       TEST_VIEW("uid=b,ou=people,dc=example,dc=com"),
 						       &id, NULL), LUMEN_ENOTFOUND);
 	}
 	mdb_txn_abort(r);
+	test_store_close(&other);
+}
+END_TEST
+
+/*
+ * A reader's kept cursor follows the reader from snapshot to snapshot: a
+ * name added after the first snapshot is found once the reader moves on,
+ * and a name missing in both is missing with the same matched ancestor.
+ */
+START_TEST(kept_cursor_follows_snapshots)
+{
+	struct test_store other;
+	struct mdb_reader reader;
+	uint64_t id;
+	struct dn2id_match m;
+	MDB_txn *w;
+	open_second_store(&other, false);
+	mdb_reader_init(&reader, other.store);
+	ck_assert_int_eq(mdb_reader_begin(&reader), LUMEN_OK);
+	ck_assert_int_eq(dn2id_lookup_snapshot(other.store, reader.txn, &reader,
+					       TEST_VIEW("uid=a,ou=people,dc=example,dc=com"),
+					       &id, &m), LUMEN_ENOTFOUND);
+	ck_assert_uint_eq(m.id, 12);
+	ck_assert_ptr_nonnull(reader.dn2id);
+	for (uint64_t added = 13; added < 16; added++) {
+		char rdn[16];
+		snprintf(rdn, sizeof(rdn), "uid=%c", (char)('a' + added - 13));
+		w = test_write_txn(&other);
+		ck_assert_int_eq(dn2id_add(other.store, w, 12, TEST_VIEW(rdn), TEST_VIEW(rdn), added),
+				 LUMEN_OK);
+		ck_assert_int_eq(mdb_txn_commit(w), 0);
+		ck_assert_int_eq(mdb_reader_refresh(&reader), LUMEN_OK);
+		char name[64];
+		snprintf(name, sizeof(name), "%s,ou=people,dc=example,dc=com", rdn);
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, reader.txn, &reader,
+						       TEST_VIEW(name), &id, NULL), LUMEN_OK);
+		ck_assert_uint_eq(id, added);
+		ck_assert_int_eq(dn2id_lookup_snapshot(other.store, reader.txn, &reader,
+						       TEST_VIEW("uid=z,ou=people,dc=example,dc=com"),
+						       &id, &m), LUMEN_ENOTFOUND);
+		ck_assert_uint_eq(m.id, 12);
+	}
+	mdb_reader_end(&reader);
+	ck_assert_ptr_null(mdb_reader_dn2id_cursor(&reader));
+	mdb_reader_free(&reader);
+	ck_assert_ptr_null(reader.dn2id);
 	test_store_close(&other);
 }
 END_TEST
@@ -583,6 +638,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, snapshot_lookup_per_store);
 	tcase_add_test(tc, long_root);
 	tcase_add_test(tc, empty_root);
+	tcase_add_test(tc, kept_cursor_follows_snapshots);
 	tcase_add_test(tc, too_many_rdns);
 	suite_add_tcase(s, tc);
 	return s;

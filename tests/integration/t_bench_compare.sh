@@ -96,6 +96,9 @@ check "report.md says how the servers took turns" \
 check "each server's memory after the run is recorded" \
   grep -Eq "^openldap_vmrss_kib=[0-9]+$" "$OUT/run/meta.txt"
 check "... Lumen's too" grep -Eq "^lumen_vmrss_kib=[0-9]+$" "$OUT/run/meta.txt"
+check "report.md gives both servers' VmRSS after the read rows, with a ratio" \
+  grep -Eq "^\| VmRSS after the read rows \(KiB\) \| [0-9]+ \| [0-9]+ \| [0-9.]+× \|$" \
+  "$OUT/run/report.md"
 # ([l]: the pattern must not match the checking shell's own command line)
 # A server that cannot start is left out; the other runs the matrix alone.
 mkdir -p "$TMP/nolumend"

@@ -65,7 +65,6 @@
 struct cache_counters {
 	uint64_t hits, misses, evictions, invalidations, refused;
 	uint64_t not_admitted;       /* a key seen too few times while full (doorkeeper) */
-	uint64_t held;               /* handles given for objects never kept */
 };
 
 struct cache_clock {

@@ -15,7 +15,8 @@
  * Memory: the cache takes ownership of each inserted object and calls the
  * destroy function once no handle and no cache slot refer to it. Slots are
  * pooled per shard: the hit path, release and a steady-state insert do not
- * allocate; a hold's handle comes from the heap and goes back at release.
+ * allocate; a hold's handle is the thread's spare (the heap the first time,
+ * or when a release finds its thread already has one).
  * Thread-safety: all functions may be called from any thread; the table is
  * split into shards with one mutex each, held only for a few loads and
  * stores, so readers on different shards never meet; most misses take no

@@ -167,7 +167,7 @@ void cache_destroy(struct cache_head *cache)
 void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 {
 	struct cache_counters sum = { 0 };
-	uint64_t size = 0;
+	uint64_t size = 0, held = 0;
 	for (size_t i = 0; i < cache->n_shards; i++) {
 		struct cache_shard *s = shard_at(cache, i);
 		pthread_mutex_lock(&s->lock);
@@ -177,12 +177,12 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 	}
 	for (size_t i = 0; i < CACHE_STRIPES; i++) {
 		sum.misses += atomic_load_explicit(&cache->stripes[i].misses, memory_order_relaxed);
-		sum.held += atomic_load_explicit(&cache->stripes[i].held, memory_order_relaxed);
+		held += atomic_load_explicit(&cache->stripes[i].held, memory_order_relaxed);
 	}
 	*out = (struct cache_stats){
 		.hits = sum.hits, .misses = sum.misses, .evictions = sum.evictions,
 		.invalidations = sum.invalidations, .inserts_refused = sum.refused,
-		.not_admitted = sum.not_admitted, .held = sum.held,
+		.not_admitted = sum.not_admitted, .held = held,
 		.size = size, .capacity = cache->capacity,
 	};
 }
@@ -328,5 +328,4 @@ void cache_counters_add(struct cache_counters *sum, const struct cache_counters 
 	sum->invalidations += c->invalidations;
 	sum->refused += c->refused;
 	sum->not_admitted += c->not_admitted;
-	sum->held += c->held;
 }

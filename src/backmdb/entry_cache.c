@@ -172,6 +172,40 @@ static node_t *node_alloc(struct entry_shard *s)
 	return n;
 }
 
+/*
+ * Each thread keeps the last held node it released for its next hold, so
+ * that a stream of partial reads neither allocates nor takes a lock for
+ * its handles. The key's destructor frees a thread's spare as it ends.
+ */
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static bool spare_key_made;
+
+static void make_spare_key(void)
+{
+	spare_key_made = pthread_key_create(&spare_key, free) == 0;
+}
+
+/* A node for a hold: the thread's spare, else the heap. */
+static node_t *take_spare(void)
+{
+	pthread_once(&spare_once, make_spare_key);
+	node_t *n = spare_key_made ? pthread_getspecific(spare_key) : NULL;
+	if (n == NULL)
+		return malloc(sizeof(*n));
+	pthread_setspecific(spare_key, NULL);
+	return n;
+}
+
+/* A held node's way out: the thread's spare if it has none, else the heap. */
+static void give_spare(node_t *n)
+{
+	if (spare_key_made && pthread_getspecific(spare_key) == NULL &&
+	    pthread_setspecific(spare_key, n) == 0)
+		return;
+	free(n);
+}
+
 /* Destroys a node nobody refers to any more; lock not held. */
 static void retire(struct entry_cache *cache, struct entry_shard *s, node_t *n)
 {
@@ -179,7 +213,7 @@ static void retire(struct entry_cache *cache, struct entry_shard *s, node_t *n)
 		return;
 	cache->destroy(n->object, cache->ctx);
 	if (n->held) {
-		free(n);
+		give_spare(n);
 		return;
 	}
 	pthread_mutex_lock(&s->base.lock);
@@ -303,21 +337,20 @@ int entry_cache_insert_scan(struct entry_cache *cache, uint64_t id, void *object
 
 /*
  * Not offered to the cache, so nothing of the shard's is needed: the node
- * comes from the heap, not the shard's pool, and goes back there (retire),
- * and neither takes the lock, where most reads of a directory much larger
- * than the cache are partial ones handed out this way.
+ * is the thread's spare (or from the heap), not the shard's pool, and
+ * neither taking nor returning it takes the lock, where most reads of a
+ * directory much larger than the cache are partial ones handed out this way.
  */
 int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
 		     struct entry_cache_handle **out)
 {
-	node_t *n = malloc(sizeof(*n));
+	node_t *n = take_spare();
 	*out = n;
 	if (n == NULL) {
 		cache->destroy(object, cache->ctx);
 		return LUMEN_ENOMEM;
 	}
-	*n = (node_t){ .id = id, .object = object, .shard = shard_of(cache, id_hash(id)),
-		       .held = true };
+	*n = (node_t){ .id = id, .object = object, .held = true };
 	atomic_init(&n->refs, 1);
 	atomic_init(&n->version, 0);
 	cache_count_held(&cache->head);

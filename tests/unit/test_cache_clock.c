@@ -63,13 +63,12 @@ START_TEST(test_staleness_and_counters)
 	cache_clock_invalidated(&c, 7);      /* never moves back */
 	ck_assert(!cache_clock_fresh(&c, 9));
 	ck_assert(cache_clock_fresh(&c, 10));
-	c.counts = (struct cache_counters){ 1, 2, 3, 4, 5, 6, 7 };
-	struct cache_counters sum = { 10, 10, 10, 10, 10, 10, 10 };
+	c.counts = (struct cache_counters){ 1, 2, 3, 4, 5, 6 };
+	struct cache_counters sum = { 10, 10, 10, 10, 10, 10 };
 	cache_counters_add(&sum, &c.counts);
 	ck_assert_uint_eq(sum.hits, 11);
 	ck_assert_uint_eq(sum.refused, 15);
 	ck_assert_uint_eq(sum.not_admitted, 16);
-	ck_assert_uint_eq(sum.held, 17);
 	cache_clock_free(&c);
 }
 END_TEST

@@ -25,6 +25,9 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("BUILD", "build")
+# How Debian's slapd 2.5.13 has been seen to end on SIGTERM after its
+# scenario (t_memberof, t_syncprov): a crash in its own shutdown.
+ORACLE_SHUTDOWN_CRASHES = (-signal.SIGSEGV, -signal.SIGABRT)
 LUMEND = os.path.join(ROOT, BUILD, "lumend")
 SUFFIX = "dc=example,dc=com"
 ROOTDN = "cn=admin,dc=example,dc=com"
@@ -161,7 +164,14 @@ class Server:
         """SIGTERM; with `results`, record that the server exited 0 and (lumend)
         wrote no sanitizer report. Removes the temp dir unless KEEP_TMP."""
         rc = self.terminate()
-        if results is not None:
+        if results is not None and self.kind == "slapd" and rc in ORACLE_SHUTDOWN_CRASHES:
+            # The reference server's answers were compared before it was
+            # stopped; OpenLDAP 2.5's shutdown with syncprov or memberof
+            # loaded now and then dies by a signal, which says nothing of
+            # Lumen and must not fail the run. Shown, not hidden.
+            print(f"  info {results.name}: slapd (the reference) died by signal {-rc} "
+                  f"after SIGTERM; its answers were already compared")
+        elif results is not None:
             results.check(f"{self.kind} exits 0 on SIGTERM", rc == 0,
                           f"exit {rc}: {self.log_text()[-2000:]}")
             if self.kind == "lumend":

@@ -256,6 +256,10 @@ struct config_database {
  * second figure (I/O threads run short reads themselves: inline_ops.h). */
 #define CONFIG_DEFAULT_LISTENER_THREADS 0
 #define CONFIG_AUTO_LISTENER_THREADS_MAX 8
+/* busy-poll: microseconds an I/O thread that carries every connection
+ * keeps looking for input before it sleeps (io_thread.c). */
+#define CONFIG_DEFAULT_BUSY_POLL_US 50
+#define CONFIG_MAX_BUSY_POLL_US 10000
 #define CONFIG_DEFAULT_SIZELIMIT 500L
 #define CONFIG_DEFAULT_TIMELIMIT 3600L
 #define CONFIG_DEFAULT_MAX_INCOMING (256u * 1024u)
@@ -297,6 +301,7 @@ struct config {
 	size_t n_modules;
 	unsigned threads;           /* worker threads */
 	unsigned listener_threads;  /* I/O threads (each with an event_base) */
+	unsigned busy_poll_us;      /* busy-poll: 0 = sleep at once */
 	unsigned loglevel;          /* enum config_log_level bits */
 	long sizelimit;             /* entries, or CONFIG_LIMIT_UNLIMITED */
 	long timelimit;             /* seconds, or CONFIG_LIMIT_UNLIMITED */

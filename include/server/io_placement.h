@@ -3,14 +3,16 @@
  *
  * lumend runs two I/O threads per CPU by default (server.c), so that a
  * thread stalled on a page fault of a map larger than memory holds up half
- * of a CPU's connections, not all of them. With few connections the second
- * thread only costs wake-ups: four connections on four threads on two CPUs
- * make nearly every request a context switch (0.90 per search, against 0.48
- * with the four on two threads, perf stat on the 100k lab). So a connection
- * goes to the least loaded of the first `preferred` threads (one per CPU)
- * while that one holds fewer than `fill` connections, and to the least
- * loaded of all threads after that: few connections share one thread per
- * CPU, many spread over every thread as round-robin placed them.
+ * of a CPU's connections, not all of them. With few connections the other
+ * threads only cost wake-ups: a connection goes to the first of the
+ * `preferred` threads (one per CPU) holding fewer than `fill`, and to the
+ * least loaded of all threads once each of those holds `fill`. So up to
+ * `fill` connections share thread 0, which then never sleeps while they
+ * keep it busy (0.04 context switches per search at 4 connections on the
+ * 100k lab, against 0.74 with two threads taking two each), a few more
+ * fill one thread per CPU, and many spread over every thread as
+ * round-robin placed them. While one thread holds every connection it may
+ * also poll for input before it sleeps (io_thread.c, `busy-poll`).
  *
  * Ownership: an io_placement owns its count array (io_placement_destroy).
  * Thread-safety: io_placement_choose from the accepting thread only;
@@ -21,6 +23,7 @@
 #define LUMEN_IO_PLACEMENT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 struct io_placement {
 	unsigned n_threads;
@@ -36,6 +39,13 @@ void io_placement_destroy(struct io_placement *p);
 
 /* The thread for a new connection, counted as placed there. */
 unsigned io_placement_choose(struct io_placement *p);
+
+/* True when no thread but `index` holds a connection. Any thread; a
+ * placement racing with it is seen on the next call. */
+bool io_placement_alone(const struct io_placement *p, unsigned index);
+
+/* True when exactly one thread holds connections; *index is that one. */
+bool io_placement_sole(const struct io_placement *p, unsigned *index);
 
 /* A connection placed on thread `index` is gone (or was never set up). */
 void io_placement_release(struct io_placement *p, unsigned index);

@@ -66,6 +66,8 @@ struct io_thread {
 	 * lent for one read-and-frame pass (its thread; conn_frame.c). */
 	uint8_t *input;
 	struct worker_context *ops_context;  /* inline reads; NULL: none (no memory) */
+	struct stats_thread *stats;      /* its counters; NULL: none (its thread) */
+	uint64_t reads_run;              /* readable-connection callbacks (its thread) */
 };
 
 /* Create the base and control event. LUMEN_ENOMEM, LUMEN_EIO. */

@@ -120,6 +120,7 @@ struct stats_thread {
 	_Atomic uint64_t entries_sent, referrals_sent;
 	_Atomic uint64_t connections_opened, connections_closed;
 	_Atomic uint64_t dispatched[STATS_RUN_COUNT];
+	_Atomic uint64_t polled_reads;  /* input an I/O thread's busy poll found */
 };
 
 struct stats;
@@ -144,6 +145,7 @@ struct stats_snapshot {
 	uint64_t connections_total;     /* accepted since start */
 	uint64_t connections_current;   /* open now */
 	uint64_t dispatched[STATS_RUN_COUNT];   /* operations by where they ran */
+	uint64_t polled_reads;                  /* input found by busy polls */
 	time_t start_time;              /* wall clock at stats_create */
 };
 
@@ -234,6 +236,8 @@ void stats_count_sent(struct stats_thread *t, uint64_t bytes, uint64_t pdus);
 void stats_count_entries_sent(struct stats_thread *t, uint64_t entries, uint64_t referrals);
 /* One operation ran (or was queued to run) as `run` says. */
 void stats_count_dispatch(struct stats_thread *t, enum stats_run run);
+/* Readable connections an I/O thread found while polling (io_thread.c). */
+void stats_count_polled(struct stats_thread *t, uint64_t reads);
 void stats_connection_opened(struct stats_thread *t);
 void stats_connection_closed(struct stats_thread *t);
 

@@ -327,6 +327,7 @@ static struct config *config_new(const char *path)
 	cfg->sort_max = CONFIG_DEFAULT_SORT_MAX;
 	cfg->writetimeout = CONFIG_DEFAULT_WRITETIMEOUT;
 	cfg->listener_threads = CONFIG_DEFAULT_LISTENER_THREADS;
+	cfg->busy_poll_us = CONFIG_DEFAULT_BUSY_POLL_US;
 	cfg->loglevel = LOG_LEVEL_STATS;
 	cfg->sizelimit = CONFIG_DEFAULT_SIZELIMIT;
 	cfg->timelimit = CONFIG_DEFAULT_TIMELIMIT;

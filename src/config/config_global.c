@@ -205,6 +205,8 @@ static const struct directive rows[] = {
 	  GLOBAL_NUMBER(threads, 1, 1024, false) },
 	{ "listener-threads", SECTION_GLOBAL, 1, 1, "listener-threads <count>", NULL,
 	  GLOBAL_NUMBER(listener_threads, 1, 64, false) },
+	{ "busy-poll", SECTION_GLOBAL, 1, 1, "busy-poll <microseconds>", NULL,
+	  GLOBAL_NUMBER(busy_poll_us, 0, CONFIG_MAX_BUSY_POLL_US, false) },
 	{ "loglevel", SECTION_GLOBAL, 1, CONFIG_ARGS_UNBOUNDED, "loglevel <level>...",
 	  apply_loglevel, NULL },
 	{ "sizelimit", SECTION_ANY, 1, 1, "sizelimit <entries>|unlimited", apply_sizelimit, NULL },

@@ -400,6 +400,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	struct op_batch batch = { NULL, &batch.head };
 	(void)fd;
+	c->io->reads_run++;  /* the busy poll's sign of input (io_thread.c) */
 	/* The batch's operations hold references: c outlives a teardown here. */
 	pthread_mutex_lock(&c->lock);
 	on_read_locked(c, what, &batch);

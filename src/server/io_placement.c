@@ -1,5 +1,5 @@
 /*
- * io_placement.c — fill one I/O thread per CPU first, then spread.
+ * io_placement.c — fill thread 0, then one I/O thread per CPU, then spread.
  */
 #include "io_placement.h"
 
@@ -38,11 +38,22 @@ static unsigned least_loaded(const struct io_placement *p, unsigned limit, unsig
 	return best;
 }
 
+/* The lowest-numbered of the first `limit` threads holding fewer than fill. */
+static bool first_not_full(const struct io_placement *p, unsigned limit, unsigned *chosen)
+{
+	for (unsigned i = 0; i < limit; i++) {
+		if (atomic_load_explicit(&p->connections[i], memory_order_relaxed) < p->fill) {
+			*chosen = i;
+			return true;
+		}
+	}
+	return false;
+}
+
 unsigned io_placement_choose(struct io_placement *p)
 {
-	unsigned load;
-	unsigned chosen = least_loaded(p, p->preferred, &load);
-	if (load >= p->fill)
+	unsigned load, chosen;
+	if (!first_not_full(p, p->preferred, &chosen))
 		chosen = least_loaded(p, p->n_threads, &load);
 	atomic_fetch_add_explicit(&p->connections[chosen], 1, memory_order_relaxed);
 	return chosen;
@@ -52,4 +63,25 @@ void io_placement_release(struct io_placement *p, unsigned index)
 {
 	if (index < p->n_threads)
 		atomic_fetch_sub_explicit(&p->connections[index], 1, memory_order_relaxed);
+}
+
+bool io_placement_alone(const struct io_placement *p, unsigned index)
+{
+	for (unsigned i = 0; i < p->n_threads; i++) {
+		if (i != index && atomic_load_explicit(&p->connections[i], memory_order_relaxed) > 0)
+			return false;
+	}
+	return true;
+}
+
+bool io_placement_sole(const struct io_placement *p, unsigned *index)
+{
+	unsigned holders = 0;
+	for (unsigned i = 0; i < p->n_threads; i++) {
+		if (atomic_load_explicit(&p->connections[i], memory_order_relaxed) > 0) {
+			*index = i;
+			holders++;
+		}
+	}
+	return holders == 1;
 }

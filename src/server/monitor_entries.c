@@ -204,6 +204,9 @@ int monitor_build_threads(struct monitor_walk *w, const char *parent)
 		{ "Inline", w->src->stats->dispatched[STATS_RUN_INLINE] },
 		{ "Deferred", w->src->stats->dispatched[STATS_RUN_DEFERRED] },
 		{ "Queued", w->src->stats->dispatched[STATS_RUN_QUEUED] },
+		/* Input an I/O thread found while it polled instead of sleeping
+		 * (io_thread.c): wake-ups saved. */
+		{ "Polled", w->src->stats->polled_reads },
 	};
 	for (size_t i = 0; rc == LUMEN_OK && descend && i < sizeof(leaves) / sizeof(leaves[0]); i++)
 		rc = number_leaf(w, node.dn, leaves[i].cn, "monitoredObject", "monitoredInfo",

@@ -122,6 +122,7 @@ static void merge_thread(struct stats_thread *t, struct stats_snapshot *out)
 	out->entries_sent += cell_read(&t->entries_sent);
 	out->referrals_sent += cell_read(&t->referrals_sent);
 	merge_counters(t->dispatched, out->dispatched, STATS_RUN_COUNT);
+	out->polled_reads += cell_read(&t->polled_reads);
 	out->connections_total += cell_read(&t->connections_opened);
 	/* closed counts are folded in by the caller: the sums must be complete first */
 }
@@ -376,6 +377,12 @@ void stats_count_dispatch(struct stats_thread *t, enum stats_run run)
 {
 	if (t != NULL && run < STATS_RUN_COUNT)
 		cell_add(&t->dispatched[run], 1);
+}
+
+void stats_count_polled(struct stats_thread *t, uint64_t reads)
+{
+	if (t != NULL && reads > 0)
+		cell_add(&t->polled_reads, reads);
 }
 
 void stats_connection_opened(struct stats_thread *t)

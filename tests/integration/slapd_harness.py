@@ -297,12 +297,13 @@ def make_server(kind, db_lines=(), global_lines=()):
 REPLICA_COMPARED = {"entryuuid", "entrycsn"}
 
 
-def start_loaded(kind, module, db_lines, ldif_text):
-    """A server of kind with db_lines (slapd also gets `moduleload module`),
-    started, loaded with ldif_text through ldapadd, and a connection bound
-    as the rootdn: (server, connection). Raises when the load fails."""
+def start_loaded(kind, module, db_lines, ldif_text, global_lines=()):
+    """A server of kind with db_lines and global_lines (slapd also gets
+    `moduleload module`), started, loaded with ldif_text through ldapadd,
+    and a connection bound as the rootdn: (server, connection). Raises when
+    the load fails."""
     import ldap  # only the tests that start servers need python-ldap
-    global_lines = [] if kind == "lumend" else [f"moduleload {module}"]
+    global_lines = list(global_lines) + ([] if kind == "lumend" else [f"moduleload {module}"])
     server = make_server(kind, db_lines=db_lines, global_lines=global_lines)
     server.start()
     conn = ldap.initialize(server.uri)

@@ -40,7 +40,7 @@ static const char full_config[] =
 	"allow bind_anon_dn\n"
 	"authz-policy ALL\n"
 	"debug-nagle on\n"
-	"\n"
+	"busy-poll 0\n"
 	"database mdb\n"
 	"suffix \"dc=example,dc=com\"\n"
 	"suffix dc=other\n"
@@ -70,6 +70,7 @@ START_TEST(test_every_directive)
 	ck_assert_str_eq(cfg->argsfile, "/tmp/with space.args");
 	ck_assert_uint_eq(cfg->threads, 8);
 	ck_assert_uint_eq(cfg->listener_threads, 2);
+	ck_assert_uint_eq(cfg->busy_poll_us, 0);
 	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS | LOG_LEVEL_CONNS);
 	ck_assert_int_eq(cfg->sizelimit, 1000);
 	ck_assert_int_eq(cfg->timelimit, CONFIG_LIMIT_UNLIMITED);
@@ -129,6 +130,7 @@ START_TEST(test_defaults)
 	ck_assert_msg(rc == LUMEN_OK, "%s", err);
 	ck_assert_uint_eq(cfg->threads, CONFIG_DEFAULT_THREADS);
 	ck_assert_uint_eq(cfg->listener_threads, CONFIG_DEFAULT_LISTENER_THREADS);
+	ck_assert_uint_eq(cfg->busy_poll_us, CONFIG_DEFAULT_BUSY_POLL_US);
 	ck_assert_uint_eq(cfg->loglevel, LOG_LEVEL_STATS);
 	ck_assert_int_eq(cfg->sizelimit, CONFIG_DEFAULT_SIZELIMIT);
 	ck_assert_int_eq(cfg->timelimit, CONFIG_DEFAULT_TIMELIMIT);
@@ -251,6 +253,10 @@ static const struct bad_config bad_configs[] = {
 	  "main.conf:1: writetimeout: wrong number of arguments, expected \"writetimeout <seconds>\"" },
 	{ "negative number", "listener-threads -1\n", LUMEN_EMALFORMED,
 	  "main.conf:1: listener-threads: expected" },
+	{ "busy-poll too long", "busy-poll 10001\n", LUMEN_EMALFORMED,
+	  "main.conf:1: busy-poll: expected an integer between 0 and 10000, got \"10001\"" },
+	{ "busy-poll with a unit", "busy-poll 50us\n", LUMEN_EMALFORMED,
+	  "main.conf:1: busy-poll: expected" },
 	{ "missing argument", "\n\npidfile\n", LUMEN_EMALFORMED,
 	  "main.conf:3: pidfile: wrong number of arguments, expected \"pidfile <file>\"" },
 	{ "too many arguments", "threads 1 2\n", LUMEN_EMALFORMED,

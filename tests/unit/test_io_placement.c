@@ -1,6 +1,7 @@
 /*
- * test_io_placement.c — connections fill one I/O thread per CPU first,
- * then spread over every thread; released places are taken again.
+ * test_io_placement.c — connections fill thread 0, then the other
+ * preferred threads (one per CPU), then spread over every thread; released
+ * places are taken again; which thread, if any, carries them all.
  */
 #include <check.h>
 
@@ -22,14 +23,42 @@ START_TEST(test_few_connections_share_the_preferred_threads)
 	struct io_placement p;
 	ck_assert_int_eq(io_placement_init(&p, 4, 2, 4), LUMEN_OK);
 	unsigned counts[4] = { 0 };
+	/* The first four share thread 0: one busy thread, not two. */
 	place(&p, 4, counts);
-	ck_assert_uint_eq(counts[0], 2);
-	ck_assert_uint_eq(counts[1], 2);
-	ck_assert_uint_eq(counts[2] + counts[3], 0);
+	ck_assert_uint_eq(counts[0], 4);
+	ck_assert_uint_eq(counts[1] + counts[2] + counts[3], 0);
 	place(&p, 4, counts);
 	ck_assert_uint_eq(counts[0], 4);
 	ck_assert_uint_eq(counts[1], 4);
 	ck_assert_uint_eq(counts[2] + counts[3], 0);
+	io_placement_destroy(&p);
+}
+END_TEST
+
+START_TEST(test_which_thread_carries_them_all)
+{
+	struct io_placement p;
+	ck_assert_int_eq(io_placement_init(&p, 4, 2, 4), LUMEN_OK);
+	unsigned sole = 99;
+	/* No connection: every thread is alone, none is the sole holder. */
+	ck_assert(io_placement_alone(&p, 0) && io_placement_alone(&p, 3));
+	ck_assert(!io_placement_sole(&p, &sole));
+	unsigned counts[4] = { 0 };
+	place(&p, 4, counts);
+	ck_assert(io_placement_alone(&p, 0));
+	ck_assert(!io_placement_alone(&p, 1));
+	ck_assert(io_placement_sole(&p, &sole));
+	ck_assert_uint_eq(sole, 0);
+	/* A fifth goes to thread 1: nobody carries them all. */
+	ck_assert_uint_eq(io_placement_choose(&p), 1);
+	ck_assert(!io_placement_alone(&p, 0) && !io_placement_alone(&p, 1));
+	ck_assert(!io_placement_sole(&p, &sole));
+	/* Thread 0's four go: thread 1 is left with the only one. */
+	for (unsigned i = 0; i < 4; i++)
+		io_placement_release(&p, 0);
+	ck_assert(io_placement_alone(&p, 1) && !io_placement_alone(&p, 0));
+	ck_assert(io_placement_sole(&p, &sole));
+	ck_assert_uint_eq(sole, 1);
 	io_placement_destroy(&p);
 }
 END_TEST
@@ -95,6 +124,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("io_placement");
 	TCase *tc = tcase_create("io_placement");
 	tcase_add_test(tc, test_few_connections_share_the_preferred_threads);
+	tcase_add_test(tc, test_which_thread_carries_them_all);
 	tcase_add_test(tc, test_many_connections_spread_evenly);
 	tcase_add_test(tc, test_released_places_are_reused);
 	tcase_add_test(tc, test_preferred_is_clamped);

@@ -78,6 +78,7 @@ static struct monitor_sources sources(void)
 	snapshot.dispatched[STATS_RUN_INLINE] = 60;
 	snapshot.dispatched[STATS_RUN_DEFERRED] = 6;
 	snapshot.dispatched[STATS_RUN_QUEUED] = 40;
+	snapshot.polled_reads = 77;
 	snapshot.pdus_sent = 200;
 	snapshot.entries_sent = 150;
 	snapshot.referrals_sent = 2;
@@ -227,6 +228,7 @@ static const struct {
 	{ "cn=Inline,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "60" },
 	{ "cn=Deferred,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "6" },
 	{ "cn=Queued,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "40" },
+	{ "cn=Polled,cn=Threads,cn=Monitor", "monitorCounterObject", "monitorCounter", "77" },
 	{ "cn=Start,cn=Time,cn=Monitor", "monitoredObject", "monitorTimestamp", "20231114221320Z" },
 	{ "cn=Current,cn=Time,cn=Monitor", "monitoredObject", "monitorTimestamp", "20231114231320Z" },
 	{ "cn=Uptime,cn=Time,cn=Monitor", "monitoredObject", "monitoredInfo", "3600" },
@@ -254,7 +256,7 @@ static const struct {
 
 /* root 1, Connections 1+2+10+2, Operations 1+10, Statistics 1+4, Threads 1+8,
  * Time 1+3, Waiters 1+2, Listeners 1+2, Databases 1+1 */
-#define TREE_SIZE 56
+#define TREE_SIZE 57
 
 START_TEST(whole_tree)
 {

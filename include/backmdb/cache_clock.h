@@ -22,7 +22,12 @@
  * (a doorkeeper bit per hash, cleared after `capacity` refusals): under
  * uniform access to far more keys than fit, most misses would evict a
  * value that is no likelier to be read again than the newcomer, and the
- * churn costs more than it saves; a key read twice gets in.
+ * churn costs more than it saves; a key read twice gets in. The
+ * doorkeeper takes no lock (cache_clock_admit, entry_cache_admits, and an
+ * IDL put it refuses never touch the shard): its bits, the count that
+ * clears them and whether the shard is full are atomics. It only advises:
+ * a sighting lost to a racing clear, or a full flag read a moment late,
+ * decides one admission the other way.
  *
  * Presence: the cache also counts, in one small array indexed by bits of
  * the hash its tables and shard choice do not use, the resident keys that
@@ -75,12 +80,15 @@ struct cache_clock {
 	size_t *free;                /* stack of free positions */
 	size_t n_free;
 	uint64_t last_invalidation;  /* newest committed write invalidated */
-	/* doorkeeper: a bit per hash, seen_mask + 1 bits, then as many for
-	 * "seen twice" (cache_clock_admit_seen_twice) */
-	uint64_t *seen;
+	struct cache_counters counts;  /* (not_admitted: the atomic below) */
+	/* The doorkeeper, read and written without the lock: a bit per hash,
+	 * seen_mask + 1 bits, then as many for "seen twice"
+	 * (cache_clock_admit_seen_twice). */
+	atomic_uint_fast64_t *seen;
 	size_t seen_mask;
-	size_t seen_since_clear;     /* bits set since the doorkeeper was cleared */
-	struct cache_counters counts;
+	atomic_size_t seen_since_clear;  /* first sightings since the last clear */
+	atomic_bool full;                /* n_free == 0; written under the lock */
+	atomic_uint_fast64_t not_admitted;
 };
 
 /* What both caches report (entry_cache_get_stats, idl_cache_get_stats). */
@@ -175,7 +183,8 @@ size_t cache_clock_take(struct cache_clock *c, bool *evicted);
 /*
  * May a new key with this hash take a position? Always while a position is
  * free; once full, only if the doorkeeper saw the hash before (else it
- * notes it and counts a not_admitted). Caching disabled: false.
+ * notes it and counts a not_admitted). Caching disabled: false. With or
+ * without the shard's lock (so is cache_clock_admit_seen_twice).
  */
 bool cache_clock_admit(struct cache_clock *c, uint64_t hash);
 /*
@@ -208,5 +217,7 @@ static inline void cache_clock_invalidated(struct cache_clock *c, uint64_t versi
 
 /* sum += c's counters. */
 void cache_counters_add(struct cache_counters *sum, const struct cache_counters *c);
+/* Adds the clock's counters, its doorkeeper's refusals included, to sum. */
+void cache_clock_add_counters(struct cache_counters *sum, struct cache_clock *c);
 
 #endif

@@ -95,6 +95,7 @@ int entry_cache_hold(struct entry_cache *cache, uint64_t id, void *object,
  * bind of an account are two reads in a row, not yet a sign of a hot
  * entry. A refusal notes a sighting (counted as not_admitted), so the
  * third read of an ID, or an insert after one refusal, is admitted.
+ * Takes no lock (the doorkeeper's bits are atomics: cache_clock.h).
  */
 bool entry_cache_admits(struct entry_cache *cache, uint64_t id);
 

@@ -171,7 +171,7 @@ void cache_get_stats(struct cache_head *cache, struct cache_stats *out)
 	for (size_t i = 0; i < cache->n_shards; i++) {
 		struct cache_shard *s = shard_at(cache, i);
 		pthread_mutex_lock(&s->lock);
-		cache_counters_add(&sum, &s->clock.counts);
+		cache_clock_add_counters(&sum, &s->clock);
 		size += s->clock.used;
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -213,6 +213,7 @@ int cache_clock_init(struct cache_clock *c, size_t capacity)
 	/* lowest positions first, as a fresh ring fills in order */
 	for (size_t i = 0; i < capacity; i++)
 		c->free[c->n_free++] = capacity - 1 - i;
+	atomic_init(&c->full, capacity == 0);
 	return LUMEN_OK;
 }
 
@@ -233,38 +234,57 @@ static size_t seen_bit(const struct cache_clock *c, uint64_t hash)
 	return (size_t)(hash >> 20) & c->seen_mask;
 }
 
-static bool bit_is_set(const uint64_t *bits, size_t bit)
+static bool bit_is_set(atomic_uint_fast64_t *bits, size_t bit)
 {
-	return (bits[bit / 64] >> (bit % 64)) & 1u;
+	return (atomic_load_explicit(&bits[bit / 64], memory_order_relaxed) >> (bit % 64)) & 1u;
 }
 
-static void set_bit(uint64_t *bits, size_t bit)
+static void set_bit(atomic_uint_fast64_t *bits, size_t bit)
 {
-	bits[bit / 64] |= (uint64_t)1 << (bit % 64);
+	atomic_fetch_or_explicit(&bits[bit / 64], (uint_fast64_t)1 << (bit % 64),
+				 memory_order_relaxed);
 }
 
 /* The "seen twice" half. */
-static uint64_t *seen_twice(const struct cache_clock *c)
+static atomic_uint_fast64_t *seen_twice(const struct cache_clock *c)
 {
 	return c->seen + (c->seen_mask + 1) / 64;
 }
 
-/* A first sighting: noted, the bits cleared once a capacity's worth were. */
+static void clear_seen(struct cache_clock *c)
+{
+	for (size_t i = 0; i < 2 * (c->seen_mask + 1) / 64; i++)
+		atomic_store_explicit(&c->seen[i], 0, memory_order_relaxed);
+}
+
+static void count_not_admitted(struct cache_clock *c)
+{
+	atomic_fetch_add_explicit(&c->not_admitted, 1, memory_order_relaxed);
+}
+
+/* A first sighting: noted, the bits cleared once a capacity's worth were.
+ * Exactly one sighting draws the count capacity: that one clears. */
 static void note_first_sighting(struct cache_clock *c, size_t bit)
 {
-	c->counts.not_admitted++;
-	if (++c->seen_since_clear > c->capacity) {
-		memset(c->seen, 0, 2 * (c->seen_mask + 1) / 8);
-		c->seen_since_clear = 1;
+	count_not_admitted(c);
+	if (atomic_fetch_add_explicit(&c->seen_since_clear, 1, memory_order_relaxed) ==
+	    c->capacity) {
+		clear_seen(c);
+		atomic_store_explicit(&c->seen_since_clear, 1, memory_order_relaxed);
 	}
 	set_bit(c->seen, bit);
+}
+
+static bool has_free_position(struct cache_clock *c)
+{
+	return !atomic_load_explicit(&c->full, memory_order_relaxed);
 }
 
 bool cache_clock_admit(struct cache_clock *c, uint64_t hash)
 {
 	if (c->capacity == 0)
 		return false;
-	if (c->n_free > 0)
+	if (has_free_position(c))
 		return true;
 	size_t bit = seen_bit(c, hash);
 	if (bit_is_set(c->seen, bit))
@@ -277,7 +297,7 @@ bool cache_clock_admit_seen_twice(struct cache_clock *c, uint64_t hash)
 {
 	if (c->capacity == 0)
 		return false;
-	if (c->n_free > 0)
+	if (has_free_position(c))
 		return true;
 	size_t bit = seen_bit(c, hash);
 	if (bit_is_set(seen_twice(c), bit))
@@ -286,7 +306,7 @@ bool cache_clock_admit_seen_twice(struct cache_clock *c, uint64_t hash)
 		note_first_sighting(c, bit);
 		return false;
 	}
-	c->counts.not_admitted++;
+	count_not_admitted(c);
 	set_bit(seen_twice(c), bit);
 	return false;
 }
@@ -296,6 +316,8 @@ size_t cache_clock_take(struct cache_clock *c, bool *evicted)
 	*evicted = false;
 	if (c->n_free > 0) {
 		size_t pos = c->free[--c->n_free];
+		if (c->n_free == 0)
+			atomic_store_explicit(&c->full, true, memory_order_relaxed);
 		c->referenced[pos] = 0;
 		c->used++;
 		return pos;
@@ -317,6 +339,8 @@ void cache_clock_release(struct cache_clock *c, size_t pos)
 {
 	c->referenced[pos] = 0;
 	c->free[c->n_free++] = pos;
+	if (c->n_free == 1)
+		atomic_store_explicit(&c->full, false, memory_order_relaxed);
 	c->used--;
 }
 
@@ -328,4 +352,10 @@ void cache_counters_add(struct cache_counters *sum, const struct cache_counters 
 	sum->invalidations += c->invalidations;
 	sum->refused += c->refused;
 	sum->not_admitted += c->not_admitted;
+}
+
+void cache_clock_add_counters(struct cache_counters *sum, struct cache_clock *c)
+{
+	cache_counters_add(sum, &c->counts);
+	sum->not_admitted += atomic_load_explicit(&c->not_admitted, memory_order_relaxed);
 }

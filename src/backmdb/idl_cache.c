@@ -196,16 +196,19 @@ int idl_cache_put(struct idl_cache *cache, uint32_t table, const struct index_ke
 
 	if (s->base.clock.capacity == 0)
 		return LUMEN_OK;
+	/* Most puts into a full cache are refused: ask the doorkeeper, which
+	 * takes no lock, before the shard. Puts follow misses, so the key is
+	 * rarely there already; if it is, the value stays as it was. */
+	bool too_large = !idl->is_range && idl->count > cache->max_ids;
+	if (!too_large && !cache_clock_admit(&s->base.clock, h))
+		return LUMEN_OK;
 	pthread_mutex_lock(&s->base.lock);
-	if (!cache_clock_fresh(&s->base.clock, version) ||
-	    (!idl->is_range && idl->count > cache->max_ids)) {
+	if (!cache_clock_fresh(&s->base.clock, version) || too_large) {
 		s->base.clock.counts.refused++;
 		goto done;
 	}
 	size_t slot = find(s, h, &k, NULL);
 	if (slot == NO_SLOT) {
-		if (!cache_clock_admit(&s->base.clock, h))
-			goto done;
 		slot = take_slot(s);
 		s->slots[slot].key = k;
 		s->slots[slot].in_use = true;

@@ -49,7 +49,8 @@
  * cache_clock_free releases them; cache_create allocates the cache
  * (cache-line aligned shards) and cache_destroy frees it.
  * Thread-safety: cache_get_stats takes each shard's lock in turn; the
- * cache_clock_* functions take none (the caller holds its shard's lock);
+ * cache_clock_* functions take none (the caller holds its shard's lock),
+ * except that cache_clock_admit and cache_clock_admit_seen_twice need none;
  * the cache_presence_* functions need no lock.
  * Errors: LUMEN_ENOMEM.
  */

@@ -247,8 +247,6 @@ static int find_root(struct mdb_store *store, MDB_txn *txn, MDB_cursor *cursor, 
 	return found ? LUMEN_OK : LUMEN_ENOTFOUND;
 }
 
-/* The walk down from the root; *parent_id (if not NULL) is the ID of the
- * entry's parent, 0 for a root. */
 /* The reader's kept cursor, asked for only when a lookup reaches the table. */
 static MDB_cursor *kept_cursor(struct mdb_reader *keeper)
 {
@@ -269,6 +267,8 @@ static int use_cursor(struct mdb_store *store, MDB_txn *txn, MDB_cursor *kept,
 	return rc;
 }
 
+/* The walk down from the root, on kept (or a cursor of its own when NULL);
+ * *parent_id (if not NULL) is the ID of the entry's parent, 0 for a root. */
 static int lookup_walk(struct mdb_store *store, MDB_txn *txn, MDB_cursor *kept,
 		       struct ber_view ndn, uint64_t *id, struct dn2id_match *matched,
 		       uint64_t *parent_id)

@@ -23,16 +23,16 @@ void io_placement_destroy(struct io_placement *p)
 	p->connections = NULL;
 }
 
-/* The lowest-numbered of the first `limit` threads holding the fewest. */
-static unsigned least_loaded(const struct io_placement *p, unsigned limit, unsigned *load)
+/* The lowest-numbered of the threads holding the fewest. */
+static unsigned least_loaded(const struct io_placement *p)
 {
 	unsigned best = 0;
-	*load = atomic_load_explicit(&p->connections[0], memory_order_relaxed);
-	for (unsigned i = 1; i < limit; i++) {
+	unsigned load = atomic_load_explicit(&p->connections[0], memory_order_relaxed);
+	for (unsigned i = 1; i < p->n_threads; i++) {
 		unsigned n = atomic_load_explicit(&p->connections[i], memory_order_relaxed);
-		if (n < *load) {
+		if (n < load) {
 			best = i;
-			*load = n;
+			load = n;
 		}
 	}
 	return best;
@@ -52,9 +52,9 @@ static bool first_not_full(const struct io_placement *p, unsigned limit, unsigne
 
 unsigned io_placement_choose(struct io_placement *p)
 {
-	unsigned load, chosen;
+	unsigned chosen;
 	if (!first_not_full(p, p->preferred, &chosen))
-		chosen = least_loaded(p, p->n_threads, &load);
+		chosen = least_loaded(p);
 	atomic_fetch_add_explicit(&p->connections[chosen], 1, memory_order_relaxed);
 	return chosen;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -137,13 +136,6 @@ static void start_on_thread(struct io_thread *io)
 			   "go to the workers", io->index);
 }
 
-static int64_t monotonic_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /*
  * Busy polling. A thread that sleeps in epoll as soon as it runs out of
  * input is woken from another CPU for the client's next request, and on
@@ -157,16 +149,16 @@ static int64_t monotonic_ns(void)
  * poller would take a CPU their work needs. False: the loop was told to
  * exit (or failed).
  */
-static bool poll_before_sleep(struct io_thread *io, int64_t window_ns)
+static bool poll_before_sleep(struct io_thread *io, uint64_t window_ns)
 {
-	int64_t deadline = monotonic_ns() + window_ns;
+	uint64_t deadline = stats_now_ns() + window_ns;
 	/* A connection placed on another thread ends the polling. */
 	while (io_placement_alone(&io->server->placement, io->index)) {
 		uint64_t before = io->reads_run;
 		if (event_base_loop(io->base, EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY) < 0 ||
 		    event_base_got_exit(io->base))
 			return false;
-		int64_t now = monotonic_ns();
+		uint64_t now = stats_now_ns();
 		if (io->reads_run != before) {
 			/* Counted as found: a busy client keeps the thread polling for good. */
 			stats_count_polled(io->stats, io->reads_run - before);
@@ -187,7 +179,7 @@ static bool poll_before_sleep(struct io_thread *io, int64_t window_ns)
  */
 static void run_events(struct io_thread *io)
 {
-	int64_t window_ns = (int64_t)io->server->config->busy_poll_us * 1000;
+	uint64_t window_ns = (uint64_t)io->server->config->busy_poll_us * 1000;
 	for (;;) {
 		bool poll = window_ns > 0 && io_placement_alone(&io->server->placement, io->index);
 		int flags = EVLOOP_NO_EXIT_ON_EMPTY | (poll ? EVLOOP_ONCE : 0);

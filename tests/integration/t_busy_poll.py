@@ -5,11 +5,13 @@ for input for `busy-poll` microseconds before it sleeps, and
 cn=Polled,cn=Threads,cn=Monitor counts the input it found so.
 
 With `listener-threads 2` the first four connections share thread 0 and
-the fifth goes to thread 1:
+the fifth goes to thread 1 (connections are placed as they are accepted,
+so the test first waits for the load's to be gone):
 
   - two connections (one reading the monitor, one searching): thread 0
-    carries both, and 200 searches are found by its poll (the window is
-    10 ms here, far above a Python client's gap between requests);
+    carries both, and its poll finds the searches (the window is 10 ms
+    here, far above a Python client's gap between requests on a quiet
+    machine; a tenth of 200 is asked, as a loaded one stretches the gaps);
   - three more connections, the last on thread 1: no thread carries them
     all, and 200 searches are not polled for at all;
   - that fifth connection closed: thread 0 carries them all again, is told
@@ -76,49 +78,58 @@ def searches(c):
     return wrong
 
 
-def check_polled(label, monitor, c, most):
-    """SEARCHES searches on c, each answered right; with `most`, at least
-    half found by the poll, else none (cn=Polled read through monitor)."""
+def check_polled(label, monitor, c, some):
+    """SEARCHES searches on c, each answered right; with `some`, a tenth or
+    more found by the poll, else none (cn=Polled read through monitor).
+    On a quiet machine nearly all are; on a loaded one the polling thread
+    and the client compete for the CPUs and the client's gaps can outlast
+    the window, but a thread that does not poll finds none at all."""
     before = polled(monitor)
     wrong = searches(c)
     found = polled(monitor) - before
-    ok = found >= SEARCHES // 2 if most else found == 0
+    ok = found >= SEARCHES // 10 if some else found == 0
     R.check(label, ok and wrong == 0, f"polled {found}, wrong {wrong}")
 
 
-def wait_closed(server_uri, expected, timeout=10.0):
-    """Wait until the server counts `expected` open connections (the
-    unbound one is closed by the server a moment after unbind_s returns)."""
+def wait_current(monitor, expected, timeout=10.0):
+    """Wait until the server counts `expected` open connections, monitor
+    included (a connection unbound is closed a moment after unbind_s)."""
     deadline = time.monotonic() + timeout
-    probe = bound(server_uri)
-    try:
-        while time.monotonic() < deadline:
-            res = probe.search_s("cn=Current,cn=Connections,cn=Monitor", ldap.SCOPE_BASE,
-                                 "(objectClass=*)", ["monitorCounter"])
-            # The probe itself is one of the current connections.
-            if int(res[0][1]["monitorCounter"][0]) == expected + 1:
-                return True
-            time.sleep(0.05)
-        return False
-    finally:
-        probe.unbind_s()
+    while time.monotonic() < deadline:
+        res = monitor.search_s("cn=Current,cn=Connections,cn=Monitor", ldap.SCOPE_BASE,
+                               "(objectClass=*)", ["monitorCounter"])
+        if int(res[0][1]["monitorCounter"][0]) == expected:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def fresh_pair(server, loader):
+    """A monitor and a searcher on thread 0. Connections place at accept
+    time, so the load's (and the harness's) must be gone first: with at
+    most `loader` left, fewer than four hold thread 0 and both go there."""
+    R.check("the load's connections are closed", wait_current(loader, 1))
+    loader.unbind_s()
+    monitor, searcher = bound(server.uri), bound(server.uri)
+    R.check("two connections open", wait_current(monitor, 2))
+    return monitor, searcher
 
 
 def scenario_polling():
-    server, monitor = start(10000)
+    server, loader = start(10000)
     try:
-        searcher = bound(server.uri)
-        check_polled("one thread carries both connections: most searches found by its poll",
-                     monitor, searcher, most=True)
+        monitor, searcher = fresh_pair(server, loader)
+        check_polled("one thread carries both connections: searches found by its poll",
+                     monitor, searcher, some=True)
 
         extra = [bound(server.uri) for _ in range(3)]   # the last one on thread 1
         check_polled("connections on two threads: nothing is polled for",
-                     monitor, searcher, most=False)
+                     monitor, searcher, some=False)
 
         extra.pop().unbind_s()
-        R.check("the connection on thread 1 is closed", wait_closed(server.uri, 4))
+        R.check("the connection on thread 1 is closed", wait_current(monitor, 4))
         check_polled("thread 0 carries them all again and polls again",
-                     monitor, searcher, most=True)
+                     monitor, searcher, some=True)
         for c in extra + [searcher, monitor]:
             c.unbind_s()
     finally:
@@ -129,7 +140,7 @@ def scenario_off():
     server, monitor = start(0)
     try:
         searcher = bound(server.uri)
-        check_polled("busy-poll 0: nothing is polled for", monitor, searcher, most=False)
+        check_polled("busy-poll 0: nothing is polled for", monitor, searcher, some=False)
         R.check("busy-poll 0: cn=Polled is 0", polled(monitor) == 0)
         searcher.unbind_s()
         monitor.unbind_s()

@@ -33,6 +33,7 @@
 
 #include "backend.h"
 #include "bulk_load.h"
+#include "cpu_count.h"
 #include "db_lock.h"
 #include "dn.h"
 #include "lumen_error.h"
@@ -86,9 +87,8 @@ static int parse_args(int argc, char **argv, void *args)
 	int opt;
 
 	memset(a, 0, sizeof(*a));
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	a->threads = cores < 1 ? 1 : cores > BULK_LOAD_MAX_THREADS ? BULK_LOAD_MAX_THREADS
-								     : (unsigned)cores;
+	unsigned cpus = cpu_count_usable();
+	a->threads = cpus > BULK_LOAD_MAX_THREADS ? BULK_LOAD_MAX_THREADS : cpus;
 	a->memory_limit = BULK_LOAD_DEFAULT_MEMORY;
 	while ((opt = tool_getopt(argc, argv, "f:F:b:n:l:cj:m:qsu", &a->target)) != -1) {
 		switch (opt) {

@@ -143,9 +143,10 @@ def map_in_parallel(function, items, jobs=None):
 
 class Lumend:
     def __init__(self, extra_config="", extra_urls=(), preexec_fn=None, db_config="",
-                 preload=None):
+                 preload=None, listener_threads=2):
         """db_config: lines for the database section; preload: an LDIF
-        loaded with lumenadd before lumend starts."""
+        loaded with lumenadd before lumend starts; listener_threads None
+        leaves lumend its default."""
         self.tmp = tempfile.mkdtemp(prefix="lumen-it-")
         self.port = free_port()
         os.makedirs(os.path.join(self.tmp, "db"))
@@ -153,7 +154,9 @@ class Lumend:
                          for n in ("core", "cosine", "inetorgperson", "nis"))
         self.config = os.path.join(self.tmp, "slapd.conf")
         with open(self.config, "w") as f:
-            f.write(schema + f"threads 2\nlistener-threads 2\n{extra_config}\n"
+            threads_line = ("" if listener_threads is None
+                            else f"listener-threads {listener_threads}\n")
+            f.write(schema + f"threads 2\n{threads_line}{extra_config}\n"
                     'database mdb\nsuffix "dc=example,dc=com"\n'
                     'rootdn "cn=admin,dc=example,dc=com"\nrootpw secret\n'
                     f"directory {self.tmp}/db\n{db_config}\n")

@@ -127,6 +127,9 @@ void index_run_writer_close(struct index_run_writer *w);
 int index_remove(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, uint64_t id);
 /* The IDs under key (empty if none). Errors: LUMEN_ENOMEM, LUMEN_EIO. */
 int index_read(MDB_txn *txn, MDB_dbi dbi, const struct index_key *key, struct idl *out);
+/* index_read through a cursor the caller keeps on the table (a reader's:
+ * mdb_reader_cursor), which saves LMDB's allocation of one per read. */
+int index_read_cursor(MDB_cursor *cursor, const struct index_key *key, struct idl *out);
 
 /* A substring assertion's normalized pieces; a piece of length 0 is absent. */
 struct index_substring {
@@ -144,5 +147,8 @@ struct index_substring {
  */
 int index_read_substring(MDB_txn *txn, MDB_dbi dbi, const struct index_substring *assertion,
 			 struct idl *out, struct idl *scratch);
+/* index_read_substring through a cursor the caller keeps on the table. */
+int index_read_substring_cursor(MDB_cursor *cursor, const struct index_substring *assertion,
+				struct idl *out, struct idl *scratch);
 
 #endif

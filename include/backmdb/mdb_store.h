@@ -192,30 +192,62 @@ int mdb_store_sync(struct mdb_store *store);
  * the batch is done (or refresh it between batches of a long search) so the
  * old snapshot is not pinned.
  */
+/* dn2id and the index tables a search or a bind reads (one or two each). */
+#define MDB_READER_KEPT_CURSORS 8
+
 struct mdb_reader {
 	struct mdb_store *store;
 	MDB_txn *txn;     /* NULL until first begin */
-	MDB_cursor *dn2id;        /* kept from snapshot to snapshot (NULL until asked for) */
-	bool dn2id_current;       /* dn2id belongs to the current snapshot */
+	uint64_t snapshot;        /* counts begins: which snapshot is current */
+	/* Cursors kept from snapshot to snapshot, one per table, in the order
+	 * first asked for; cursor NULL past the last. */
+	struct mdb_kept_cursor {
+		MDB_dbi table;
+		MDB_cursor *cursor;
+		uint64_t snapshot;    /* renewed for this snapshot */
+	} kept[MDB_READER_KEPT_CURSORS];
 	bool active;
+	bool parked;              /* active, but set aside by mdb_reader_park */
 };
 
 void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store);
-/* Starts (or renews) the snapshot. Errors: LUMEN_ELIMIT (maxreaders), LUMEN_EIO. */
+/*
+ * Starts (or renews) the snapshot. A parked reader whose snapshot is still
+ * the newest commit carries on with it: no renew, and LMDB's tables and
+ * the kept cursors stay current (renewing costs each table used a lookup of
+ * its root, a twentieth of an indexed search's instructions).
+ * Errors: LUMEN_ELIMIT (maxreaders), LUMEN_EIO.
+ */
 int mdb_reader_begin(struct mdb_reader *reader);
 /* Releases the snapshot; the transaction is kept for the next begin. */
 void mdb_reader_end(struct mdb_reader *reader);
+/*
+ * Sets an active reader aside with its snapshot, for a later begin to take
+ * up if nothing has been committed since; a snapshot that is no longer the
+ * newest is ended instead. A parked snapshot pins the pages a later commit
+ * frees, as any reader does, until mdb_reader_end: whoever parks readers
+ * must end them once a write commits (mdb_reader_older_than), and must
+ * park under the same lock, so that a commit between the check here and
+ * the parking is not missed.
+ */
+void mdb_reader_park(struct mdb_reader *reader);
+/* A parked reader whose snapshot is older than txnid. */
+bool mdb_reader_older_than(const struct mdb_reader *reader, uint64_t txnid);
 /* end + begin: moves to the newest snapshot. Errors: as mdb_reader_begin. */
 int mdb_reader_refresh(struct mdb_reader *reader);
-/* Frees the transaction and the kept cursor (before mdb_store_close). */
+/* Frees the transaction and the kept cursors (before mdb_store_close). */
 void mdb_reader_free(struct mdb_reader *reader);
 /*
- * A cursor on the store's dn2id table in the reader's current snapshot,
- * kept by the reader and renewed for each snapshot: opening and closing
- * one per lookup was a seventh of a Bind's name lookup. NULL when the
- * reader is not active or none could be had (the caller opens its own,
- * which reports why). The reader owns it; mdb_reader_free closes it.
+ * A cursor on `table` in the reader's current snapshot, kept by the reader
+ * and renewed for each snapshot: opening and closing one per lookup was a
+ * seventh of a Bind's name lookup, and 3 % of an indexed search's
+ * instructions (LMDB allocates and initializes each one). NULL when the
+ * reader is not active, already keeps MDB_READER_KEPT_CURSORS other
+ * tables, or none could be had: the caller opens its own, which reports
+ * why. The reader owns it; mdb_reader_free closes it.
  */
+MDB_cursor *mdb_reader_cursor(struct mdb_reader *reader, MDB_dbi table);
+/* mdb_reader_cursor on the store's dn2id table. */
 MDB_cursor *mdb_reader_dn2id_cursor(struct mdb_reader *reader);
 
 #endif

@@ -171,10 +171,19 @@ void backend_reader_release(struct backend *be, struct backend_reader *rd)
 {
 	if (rd == NULL)
 		return;
-	mdb_reader_end(&rd->reader);
 	pthread_mutex_lock(&be->reader_lock);
+	mdb_reader_park(&rd->reader);
 	rd->next = be->free_readers;
 	be->free_readers = rd;
+	pthread_mutex_unlock(&be->reader_lock);
+}
+
+void backend_readers_committed(struct backend *be, uint64_t txnid)
+{
+	pthread_mutex_lock(&be->reader_lock);
+	for (struct backend_reader *rd = be->free_readers; rd != NULL; rd = rd->next)
+		if (mdb_reader_older_than(&rd->reader, txnid))
+			mdb_reader_end(&rd->reader);
 	pthread_mutex_unlock(&be->reader_lock);
 }
 

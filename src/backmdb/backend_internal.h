@@ -134,11 +134,16 @@ struct backend {
 
 /* ------------------------------------------------------ backend.c */
 
-/* A reader from the pool with its snapshot begun. Errors: LUMEN_ENOMEM,
+/* A reader from the pool with its snapshot begun (the one it was parked
+ * with if nothing was committed since). Errors: LUMEN_ENOMEM,
  * LUMEN_ELIMIT, LUMEN_EIO. */
 int backend_reader_acquire(struct backend *be, struct backend_reader **out);
-/* Ends the snapshot and returns the reader to the pool. NULL is fine. */
+/* Returns the reader to the pool, its snapshot parked (mdb_reader_park) for
+ * the next operation. NULL is fine. */
 void backend_reader_release(struct backend *be, struct backend_reader *rd);
+/* Ends the pool's parked snapshots older than txnid, so they pin nothing
+ * a later write could reuse: called once txnid is committed. */
+void backend_readers_committed(struct backend *be, uint64_t txnid);
 
 /* Sets op's result to code with a static or arena diagnostic. */
 void backend_result(struct backend_op *op, int code, const char *diagnostic);

@@ -48,7 +48,9 @@ static int read_key(struct candidates_walk *w, const struct backend_index *ix,
 	index_key_make(kind, value.ptr, value.len, &key);
 	if (idl_cache_get(w->be->idl_cache, ix->table, &key, out) == LUMEN_OK)
 		return LUMEN_OK;
-	int rc = index_read(w->rd->reader.txn, ix->dbi, &key, out);
+	MDB_cursor *kept = mdb_reader_cursor(&w->rd->reader, ix->dbi);
+	int rc = kept != NULL ? index_read_cursor(kept, &key, out)
+			      : index_read(w->rd->reader.txn, ix->dbi, &key, out);
 	if (rc == LUMEN_OK && idl_cache_put(w->be->idl_cache, ix->table, &key, out,
 					    w->version) == LUMEN_ENOMEM)
 		return LUMEN_OK;   /* not cached is only slower */
@@ -80,7 +82,10 @@ static int substring_candidates(struct candidates_walk *w, const struct filter_n
 		.n_any = node->n_any,
 		.final = node->has_final ? node->final : (struct ber_view){ NULL, 0 },
 	};
-	int rc = index_read_substring(w->rd->reader.txn, ix->dbi, &assertion, out, scratch);
+	MDB_cursor *kept = mdb_reader_cursor(&w->rd->reader, ix->dbi);
+	int rc = kept != NULL
+			 ? index_read_substring_cursor(kept, &assertion, out, scratch)
+			 : index_read_substring(w->rd->reader.txn, ix->dbi, &assertion, out, scratch);
 	if (rc == LUMEN_EUNSUPPORTED) {
 		idl_set_all(out);
 		return LUMEN_OK;

@@ -481,26 +481,33 @@ static int read_cursor_key(MDB_cursor *cursor, MDB_val *key, struct idl *out)
 	return read_list(cursor, count, out);
 }
 
-int index_read(MDB_txn *txn, MDB_dbi dbi, const struct index_key *ikey, struct idl *out)
+int index_read_cursor(MDB_cursor *cursor, const struct index_key *ikey, struct idl *out)
 {
 	MDB_val key = { INDEX_KEY_SIZE, (void *)ikey->bytes };
+
+	idl_clear(out);
+	int rc = read_cursor_key(cursor, &key, out);
+	if (rc != LUMEN_OK)
+		idl_clear(out);
+	return rc;
+}
+
+int index_read(MDB_txn *txn, MDB_dbi dbi, const struct index_key *ikey, struct idl *out)
+{
 	MDB_cursor *cursor;
 
 	idl_clear(out);
 	int mrc = mdb_cursor_open(txn, dbi, &cursor);
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);
-	int rc = read_cursor_key(cursor, &key, out);
+	int rc = index_read_cursor(cursor, ikey, out);
 	mdb_cursor_close(cursor);
-	if (rc != LUMEN_OK)
-		idl_clear(out);
 	return rc;
 }
 
 /* State of one substring lookup: the running intersection. */
 struct substring_lookup {
-	MDB_txn *txn;
-	MDB_dbi dbi;
+	MDB_cursor *cursor;
 	struct idl *out, *scratch;
 	bool have;   /* out holds at least one key's list */
 };
@@ -515,9 +522,9 @@ static int intersect_key(struct substring_lookup *s, enum index_kind kind, const
 	index_key_make(kind, bytes, len, &key);
 	if (!s->have) {
 		s->have = true;
-		return index_read(s->txn, s->dbi, &key, s->out);
+		return index_read_cursor(s->cursor, &key, s->out);
 	}
-	int rc = index_read(s->txn, s->dbi, &key, s->scratch);
+	int rc = index_read_cursor(s->cursor, &key, s->scratch);
 	if (rc == LUMEN_OK)
 		idl_intersect(s->out, s->scratch);
 	return rc;
@@ -554,10 +561,10 @@ static int intersect_anchored(struct substring_lookup *s, enum index_kind kind,
 	return rc;
 }
 
-int index_read_substring(MDB_txn *txn, MDB_dbi dbi, const struct index_substring *assertion,
-			 struct idl *out, struct idl *scratch)
+int index_read_substring_cursor(MDB_cursor *cursor, const struct index_substring *assertion,
+				struct idl *out, struct idl *scratch)
 {
-	struct substring_lookup s = { txn, dbi, out, scratch, false };
+	struct substring_lookup s = { cursor, out, scratch, false };
 
 	idl_clear(out);
 	int rc = intersect_anchored(&s, INDEX_SUB_INITIAL, assertion->initial);
@@ -569,5 +576,19 @@ int index_read_substring(MDB_txn *txn, MDB_dbi dbi, const struct index_substring
 		rc = LUMEN_EUNSUPPORTED;
 	if (rc != LUMEN_OK)
 		idl_clear(out);
+	return rc;
+}
+
+int index_read_substring(MDB_txn *txn, MDB_dbi dbi, const struct index_substring *assertion,
+			 struct idl *out, struct idl *scratch)
+{
+	MDB_cursor *cursor;
+
+	idl_clear(out);
+	int mrc = mdb_cursor_open(txn, dbi, &cursor);
+	if (mrc != MDB_SUCCESS)
+		return mdb_store_map_error(mrc);
+	int rc = index_read_substring_cursor(cursor, assertion, out, scratch);
+	mdb_cursor_close(cursor);
 	return rc;
 }

@@ -504,17 +504,28 @@ int mdb_store_sync(struct mdb_store *store)
 
 void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store)
 {
+	memset(reader, 0, sizeof(*reader));
 	reader->store = store;
-	reader->txn = NULL;
-	reader->dn2id = NULL;
-	reader->dn2id_current = false;
-	reader->active = false;
+}
+
+/* The parked snapshot is the newest commit: nothing to renew. */
+static bool parked_is_newest(const struct mdb_reader *reader)
+{
+	MDB_envinfo info;
+	return mdb_env_info(reader->store->env, &info) == MDB_SUCCESS &&
+	       (uint64_t)info.me_last_txnid == (uint64_t)mdb_txn_id(reader->txn);
 }
 
 int mdb_reader_begin(struct mdb_reader *reader)
 {
 	int mrc;
 
+	if (reader->parked) {
+		reader->parked = false;
+		if (parked_is_newest(reader))
+			return LUMEN_OK;
+		mdb_reader_end(reader);
+	}
 	if (reader->active)
 		return LUMEN_OK;
 	if (reader->txn == NULL)
@@ -524,16 +535,30 @@ int mdb_reader_begin(struct mdb_reader *reader)
 	if (mrc != MDB_SUCCESS)
 		return mdb_store_map_error(mrc);
 	reader->active = true;
+	reader->snapshot++;
 	return LUMEN_OK;
 }
 
 void mdb_reader_end(struct mdb_reader *reader)
 {
+	reader->parked = false;
 	if (!reader->active)
 		return;
 	mdb_txn_reset(reader->txn);
 	reader->active = false;
-	reader->dn2id_current = false;
+}
+
+void mdb_reader_park(struct mdb_reader *reader)
+{
+	if (reader->active && parked_is_newest(reader))
+		reader->parked = true;
+	else
+		mdb_reader_end(reader);
+}
+
+bool mdb_reader_older_than(const struct mdb_reader *reader, uint64_t txnid)
+{
+	return reader->parked && (uint64_t)mdb_txn_id(reader->txn) < txnid;
 }
 
 int mdb_reader_refresh(struct mdb_reader *reader)
@@ -544,31 +569,50 @@ int mdb_reader_refresh(struct mdb_reader *reader)
 
 void mdb_reader_free(struct mdb_reader *reader)
 {
-	if (reader->dn2id != NULL)
-		mdb_cursor_close(reader->dn2id);
-	reader->dn2id = NULL;
-	reader->dn2id_current = false;
+	for (size_t i = 0; i < MDB_READER_KEPT_CURSORS && reader->kept[i].cursor != NULL; i++) {
+		mdb_cursor_close(reader->kept[i].cursor);
+		reader->kept[i].cursor = NULL;
+	}
 	if (reader->txn != NULL)
 		mdb_txn_abort(reader->txn);
 	reader->txn = NULL;
 	reader->active = false;
+	reader->parked = false;
+}
+
+/* Opened in the current snapshot, or renewed into it. */
+static MDB_cursor *current_cursor(struct mdb_reader *reader, struct mdb_kept_cursor *k)
+{
+	if (k->snapshot != reader->snapshot) {
+		if (mdb_cursor_renew(reader->txn, k->cursor) != MDB_SUCCESS)
+			return NULL;
+		k->snapshot = reader->snapshot;
+	}
+	return k->cursor;
+}
+
+MDB_cursor *mdb_reader_cursor(struct mdb_reader *reader, MDB_dbi table)
+{
+	if (!reader->active)
+		return NULL;
+	for (size_t i = 0; i < MDB_READER_KEPT_CURSORS; i++) {
+		struct mdb_kept_cursor *k = &reader->kept[i];
+		if (k->cursor != NULL && k->table == table)
+			return current_cursor(reader, k);
+		if (k->cursor == NULL) {
+			if (mdb_cursor_open(reader->txn, table, &k->cursor) != MDB_SUCCESS) {
+				k->cursor = NULL;
+				return NULL;
+			}
+			k->table = table;
+			k->snapshot = reader->snapshot;
+			return k->cursor;
+		}
+	}
+	return NULL;
 }
 
 MDB_cursor *mdb_reader_dn2id_cursor(struct mdb_reader *reader)
 {
-	if (!reader->active)
-		return NULL;
-	if (reader->dn2id == NULL) {
-		if (mdb_cursor_open(reader->txn, reader->store->dn2id, &reader->dn2id) !=
-		    MDB_SUCCESS) {
-			reader->dn2id = NULL;
-			return NULL;
-		}
-		reader->dn2id_current = true;
-	} else if (!reader->dn2id_current) {
-		if (mdb_cursor_renew(reader->txn, reader->dn2id) != MDB_SUCCESS)
-			return NULL;
-		reader->dn2id_current = true;
-	}
-	return reader->dn2id;
+	return mdb_reader_cursor(reader, reader->store->dn2id);
 }

@@ -64,6 +64,7 @@ static void after_commit(void *arg, int result, uint64_t txnid)
 
 	if (result != LUMEN_OK)
 		return;
+	backend_readers_committed(job->be, txnid);
 	write_changes_invalidate(job->be, &job->changes, txnid);
 	write_job_committed(job);
 }

@@ -522,7 +522,8 @@ START_TEST(kept_cursor_follows_snapshots)
 					       TEST_VIEW("uid=a,ou=people,dc=example,dc=com"),
 					       &id, &m), LUMEN_ENOTFOUND);
 	ck_assert_uint_eq(m.id, 12);
-	ck_assert_ptr_nonnull(reader.dn2id);
+	ck_assert_ptr_nonnull(reader.kept[0].cursor);
+	ck_assert_uint_eq(reader.kept[0].table, other.store->dn2id);
 	for (uint64_t added = 13; added < 16; added++) {
 		char rdn[16];
 		snprintf(rdn, sizeof(rdn), "uid=%c", (char)('a' + added - 13));
@@ -544,7 +545,7 @@ START_TEST(kept_cursor_follows_snapshots)
 	mdb_reader_end(&reader);
 	ck_assert_ptr_null(mdb_reader_dn2id_cursor(&reader));
 	mdb_reader_free(&reader);
-	ck_assert_ptr_null(reader.dn2id);
+	ck_assert_ptr_null(reader.kept[0].cursor);
 	test_store_close(&other);
 }
 END_TEST

@@ -10,6 +10,7 @@
 
 #include "backmdb_test_env.h"
 #include "index_table.h"
+#include "mdb_store.h"
 
 static struct test_store t;
 static MDB_txn *txn;
@@ -116,16 +117,22 @@ START_TEST(key_set_algebra)
 }
 END_TEST
 
+/* l holds exactly the n IDs of want, as a list; released. */
+static void assert_ids(struct idl *l, const uint64_t *want, size_t n)
+{
+	ck_assert(!l->is_range);
+	ck_assert_uint_eq(l->count, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(l->ids[i], want[i]);
+	idl_release(l);
+}
+
 static void assert_read(const struct index_key *k, const uint64_t *want, size_t n)
 {
 	struct idl l;
 	idl_init(&l);
 	ck_assert_int_eq(index_read(txn, dbi, k, &l), LUMEN_OK);
-	ck_assert(!l.is_range);
-	ck_assert_uint_eq(l.count, n);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_uint_eq(l.ids[i], want[i]);
-	idl_release(&l);
+	assert_ids(&l, want, n);
 }
 
 START_TEST(add_remove_read)
@@ -407,6 +414,17 @@ START_TEST(substring_lookup)
 	idl_init(&out);
 	idl_init(&scratch);
 	ck_assert_int_eq(index_read_substring(txn, dbi, &a, &out, &scratch), c->rc);
+	/* through a cursor the caller keeps: the same answer */
+	MDB_cursor *cursor;
+	struct idl through;
+	idl_init(&through);
+	ck_assert_int_eq(mdb_cursor_open(txn, dbi, &cursor), 0);
+	ck_assert_int_eq(index_read_substring_cursor(cursor, &a, &through, &scratch), c->rc);
+	mdb_cursor_close(cursor);
+	ck_assert_uint_eq(through.count, out.count);
+	for (size_t i = 0; i < out.count; i++)
+		ck_assert_uint_eq(through.ids[i], out.ids[i]);
+	idl_release(&through);
 	if (c->rc == LUMEN_OK) {
 		/* never miss a true match ... */
 		for (uint64_t id = 1; id < N_SUB_VALUES; id++)
@@ -443,6 +461,125 @@ START_TEST(presence_and_commit)
 }
 END_TEST
 
+/* Reads key through the reader's kept cursor on table; its IDs in want. */
+static void assert_kept_read(struct mdb_reader *r, MDB_dbi table, const struct index_key *k,
+			     const uint64_t *want, size_t n)
+{
+	struct idl l;
+	idl_init(&l);
+	MDB_cursor *c = mdb_reader_cursor(r, table);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(index_read_cursor(c, k, &l), LUMEN_OK);
+	assert_ids(&l, want, n);
+}
+
+/*
+ * A reader keeps one cursor per table from snapshot to snapshot: the same
+ * cursor comes back, renewed, so an ID committed between two snapshots is
+ * read in the second; it keeps at most MDB_READER_KEPT_CURSORS tables (the
+ * next gets NULL: the caller opens its own), none while not active, and
+ * mdb_reader_free closes them (the sanitizer build's leak check).
+ */
+START_TEST(reader_keeps_cursors_across_snapshots)
+{
+	struct index_key k = key_of(INDEX_EQUALITY, "alice");
+	struct mdb_reader r;
+	MDB_dbi tables[MDB_READER_KEPT_CURSORS + 1];
+
+	ck_assert_int_eq(index_add(txn, dbi, &k, 5), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = NULL;
+	mdb_reader_init(&r, t.store);
+	ck_assert_ptr_null(mdb_reader_cursor(&r, dbi));
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	MDB_cursor *first = mdb_reader_cursor(&r, dbi);
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5 }, 1);
+	mdb_reader_end(&r);
+	ck_assert_ptr_null(mdb_reader_cursor(&r, dbi));
+
+	MDB_txn *w = test_write_txn(&t);
+	ck_assert_int_eq(index_add(w, dbi, &k, 9), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(w), 0);
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	ck_assert_ptr_eq(mdb_reader_cursor(&r, dbi), first);
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5, 9 }, 2);
+
+	/* dbi is kept already; fill the other slots, then one table more */
+	for (size_t i = 0; i < MDB_READER_KEPT_CURSORS; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "t%zu", i);
+		mdb_reader_end(&r);
+		ck_assert_int_eq(mdb_store_index_open(t.store, name, &tables[i]), LUMEN_OK);
+		ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+		MDB_cursor *c = mdb_reader_cursor(&r, tables[i]);
+		if (i + 1 < MDB_READER_KEPT_CURSORS)
+			ck_assert_ptr_nonnull(c);
+		else
+			ck_assert_ptr_null(c);
+	}
+	ck_assert_ptr_eq(mdb_reader_cursor(&r, dbi), first);
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5, 9 }, 2);
+	mdb_reader_free(&r);
+	for (size_t i = 0; i < MDB_READER_KEPT_CURSORS; i++)
+		ck_assert_ptr_null(r.kept[i].cursor);
+}
+END_TEST
+
+/* Commits id under k in a write transaction of its own. */
+static void commit_id(const struct index_key *k, uint64_t id)
+{
+	MDB_txn *w = test_write_txn(&t);
+	ck_assert_int_eq(index_add(w, dbi, k, id), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(w), 0);
+}
+
+/*
+ * A parked reader takes up its snapshot again while it is the newest: the
+ * same transaction, its kept cursor not renewed. Once a write commits it is
+ * older than the newest (what the pool's owner ends), and a begin moves it
+ * to the newest; a snapshot that is no longer the newest is ended, not
+ * parked.
+ */
+START_TEST(parked_reader_keeps_the_newest_snapshot)
+{
+	struct index_key k = key_of(INDEX_EQUALITY, "alice");
+	struct mdb_reader r;
+
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = NULL;
+	commit_id(&k, 5);
+	mdb_reader_init(&r, t.store);
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	MDB_txn *snapshot = r.txn;
+	uint64_t id = (uint64_t)mdb_txn_id(r.txn), counted = r.snapshot;
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5 }, 1);
+
+	mdb_reader_park(&r);
+	ck_assert(r.parked);
+	ck_assert(!mdb_reader_older_than(&r, id));
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	ck_assert(!r.parked);
+	ck_assert_ptr_eq(r.txn, snapshot);
+	ck_assert_uint_eq(r.snapshot, counted);            /* not renewed */
+	ck_assert_uint_eq((uint64_t)mdb_txn_id(r.txn), id);
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5 }, 1);
+
+	mdb_reader_park(&r);
+	commit_id(&k, 9);
+	ck_assert(mdb_reader_older_than(&r, id + 1));
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	ck_assert_uint_eq((uint64_t)mdb_txn_id(r.txn), id + 1);
+	assert_kept_read(&r, dbi, &k, (const uint64_t[]){ 5, 9 }, 2);
+
+	commit_id(&k, 11);                                  /* while in use */
+	mdb_reader_park(&r);
+	ck_assert(!r.parked);
+	ck_assert(!r.active);
+	ck_assert(!mdb_reader_older_than(&r, id + 2));
+	mdb_reader_free(&r);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("index_table");
@@ -460,6 +597,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, run_writer_appends_and_merges);
 	tcase_add_loop_test(tc, substring_lookup, 0, (int)(sizeof(sub_cases) / sizeof(sub_cases[0])));
 	tcase_add_test(tc, presence_and_commit);
+	tcase_add_test(tc, reader_keeps_cursors_across_snapshots);
+	tcase_add_test(tc, parked_reader_keeps_the_newest_snapshot);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -105,6 +105,10 @@ struct mdb_store {
 	char *directory;
 	size_t maxsize;
 	bool dbnosync;
+	/* Counts index tables opened: a parked snapshot older than an open
+	 * does not know the table's handle, and opening a table that exists
+	 * commits nothing a reader could see (mdb_reader_begin). */
+	atomic_uint_fast64_t tables_opened;
 	/* index tables opened so far, guarded by index_lock */
 	pthread_mutex_t index_lock;
 	struct mdb_store_index *indexes;
@@ -199,6 +203,7 @@ struct mdb_reader {
 	struct mdb_store *store;
 	MDB_txn *txn;     /* NULL until first begin */
 	uint64_t snapshot;        /* counts begins: which snapshot is current */
+	uint64_t tables_known;    /* store->tables_opened before the snapshot began */
 	/* Cursors kept from snapshot to snapshot, one per table, in the order
 	 * first asked for; cursor NULL past the last. */
 	struct mdb_kept_cursor {

@@ -180,6 +180,9 @@ void backend_reader_release(struct backend *be, struct backend_reader *rd)
 
 void backend_readers_committed(struct backend *be, uint64_t txnid)
 {
+	if (atomic_load_explicit(&be->readers_ended_txn, memory_order_relaxed) >= txnid)
+		return;
+	atomic_store_explicit(&be->readers_ended_txn, txnid, memory_order_relaxed);
 	pthread_mutex_lock(&be->reader_lock);
 	for (struct backend_reader *rd = be->free_readers; rd != NULL; rd = rd->next)
 		if (mdb_reader_older_than(&rd->reader, txnid))

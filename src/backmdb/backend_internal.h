@@ -112,6 +112,9 @@ struct backend {
 	bool tool_mode, read_only;
 	pthread_mutex_t reader_lock;
 	struct backend_reader *free_readers;
+	/* The newest commit whose parked snapshots were ended: the requests
+	 * of one batch share a commit, and the first ends them. */
+	atomic_uint_fast64_t readers_ended_txn;
 	struct backend_operational ops;
 	/* RFC 4512 §2.6, from the schema; NULL when it lacks them (no aliases). */
 	const struct object_class *alias_class;
@@ -142,7 +145,8 @@ int backend_reader_acquire(struct backend *be, struct backend_reader **out);
  * the next operation. NULL is fine. */
 void backend_reader_release(struct backend *be, struct backend_reader *rd);
 /* Ends the pool's parked snapshots older than txnid, so they pin nothing
- * a later write could reuse: called once txnid is committed. */
+ * a later write could reuse: called once txnid is committed (by each
+ * request of the batch; the first does the work). */
 void backend_readers_committed(struct backend *be, uint64_t txnid);
 
 /* Sets op's result to code with a static or arena diagnostic. */

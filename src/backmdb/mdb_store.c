@@ -367,6 +367,7 @@ int mdb_store_index_open(struct mdb_store *store, const char *name, MDB_dbi *out
 	rc = open_index_table(store, name, &slot->dbi);
 	if (rc != LUMEN_OK)
 		goto done;
+	atomic_fetch_add(&store->tables_opened, 1);
 	memcpy(slot->name, name, len + 1);
 	store->n_indexes++;
 	*out = slot->dbi;
@@ -508,11 +509,13 @@ void mdb_reader_init(struct mdb_reader *reader, struct mdb_store *store)
 	reader->store = store;
 }
 
-/* The parked snapshot is the newest commit: nothing to renew. */
+/* The parked snapshot is the newest commit and knows every table opened:
+ * nothing to renew. */
 static bool parked_is_newest(const struct mdb_reader *reader)
 {
 	MDB_envinfo info;
-	return mdb_env_info(reader->store->env, &info) == MDB_SUCCESS &&
+	return atomic_load(&reader->store->tables_opened) == reader->tables_known &&
+	       mdb_env_info(reader->store->env, &info) == MDB_SUCCESS &&
 	       (uint64_t)info.me_last_txnid == (uint64_t)mdb_txn_id(reader->txn);
 }
 
@@ -528,6 +531,9 @@ int mdb_reader_begin(struct mdb_reader *reader)
 	}
 	if (reader->active)
 		return LUMEN_OK;
+	/* Read before the snapshot begins: a table opened after this load
+	 * makes the parked snapshot renew, one opened before is in it. */
+	reader->tables_known = atomic_load(&reader->store->tables_opened);
 	if (reader->txn == NULL)
 		mrc = mdb_txn_begin(reader->store->env, NULL, MDB_RDONLY, &reader->txn);
 	else

@@ -685,7 +685,8 @@ int backend_search(struct backend *be, struct backend_op *op, struct backend_sea
 		r.paused = true;          /* before the first entry: nothing sent */
 	else if (rc == LUMEN_OK)
 		rc = iterate(&r);
-	/* Paused or not, the snapshot goes: a stalled client pins nothing. */
+	/* Paused or not, the reader goes back to the pool: a stalled client
+	 * pins nothing (a parked snapshot is the newest, and a commit ends it). */
 	backend_reader_release(be, r.rd);
 	if (rc == LUMEN_OK && r.paused)
 		save_position(&r);

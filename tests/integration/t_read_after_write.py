@@ -9,11 +9,15 @@ and the next four thread 1 (io_placement). For 300 rounds a modify on one
 connection sets a new description, and the moment it is acknowledged a
 base search, a subtree search for the new value, and a compare ask for it
 on a connection of each thread; then a delete and an add of a second
-entry, searched for the same way. Every answer must be the new one; the
-same script against slapd proves the expectations.
+entry, searched for the same way. Meanwhile two threads search without
+pause on connections of their own, so that readers are in use while
+writes commit and go back to the pool after them (the case where only
+the check at the reader's next begin keeps it fresh). Every answer must
+be the new one; the same script against slapd proves the expectations.
 """
 import os
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lumen_harness as h  # noqa: E402
@@ -66,6 +70,15 @@ def stale_answers(writer, readers, i):
     return missed
 
 
+def keep_searching(conn, stop, errors):
+    """Searches on conn until stop is set; failures into errors."""
+    try:
+        while not stop.is_set():
+            conn.search_s(PEOPLE, ldap.SCOPE_SUBTREE, "(uid=target)", ["description"])
+    except ldap.LDAPError as e:
+        errors.append(repr(e))
+
+
 def run(kind):
     server = sh.make_server(kind, db_lines=["index description eq", "index uid eq"],
                             global_lines=["listener-threads 2"] if kind == "lumend" else [])
@@ -78,8 +91,19 @@ def run(kind):
         R.check(f"{kind}: loaded", rc == 0, out)
         conns = [bound(server.uri) for _ in range(8)]
         writer, readers = conns[0], [conns[1], conns[7]]
-        missed = sum(stale_answers(writer, readers, i) for i in range(1, ROUNDS + 1))
+        stop, errors = threading.Event(), []
+        busy = [threading.Thread(target=keep_searching, args=(c, stop, errors))
+                for c in (conns[2], conns[6])]
+        for t in busy:
+            t.start()
+        try:
+            missed = sum(stale_answers(writer, readers, i) for i in range(1, ROUNDS + 1))
+        finally:
+            stop.set()
+            for t in busy:
+                t.join()
         R.check(f"{kind}: every read after a write sees it", missed == 0, f"{missed} stale")
+        R.check(f"{kind}: the searches alongside succeed", errors == [], str(errors[:3]))
         for c in conns:
             c.unbind_s()
     finally:

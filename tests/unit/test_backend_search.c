@@ -945,8 +945,9 @@ static unsigned run_paused(struct backend_op *op, struct backend_search *s,
 		if (!s->paused)
 			return calls;
 		ck_assert(s->resume.active);
-		/* Paused: no snapshot is held while the client catches up,
-		 * so none is older than a write made meanwhile. */
+		/* Paused: the search holds no snapshot while the client
+		 * catches up (the pool may keep the newest one parked), so
+		 * none is older than a write made meanwhile. */
 		ck_assert_int_eq(pinned_old_snapshots(), 0);
 		if (between != NULL)
 			between(calls);

@@ -580,6 +580,45 @@ START_TEST(parked_reader_keeps_the_newest_snapshot)
 }
 END_TEST
 
+/*
+ * An index table opened while a reader is parked: the snapshot does not
+ * know its handle, and opening a table the file already holds commits
+ * nothing, so the newest commit is unchanged. The reader renews anyway, and
+ * reads the table.
+ */
+START_TEST(parked_reader_renews_for_a_table_opened_since)
+{
+	struct index_key k = key_of(INDEX_EQUALITY, "alice");
+	MDB_dbi late;
+	struct mdb_reader r;
+	char err[256] = "";
+
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	txn = NULL;
+	ck_assert_int_eq(mdb_store_index_open(t.store, "late", &late), LUMEN_OK);
+	MDB_txn *w = test_write_txn(&t);
+	ck_assert_int_eq(index_add(w, late, &k, 4), LUMEN_OK);
+	ck_assert_int_eq(mdb_txn_commit(w), 0);
+	/* the same files opened again: "late" exists, and no handle is open */
+	mdb_store_close(t.store);
+	struct mdb_store_options opts = { .directory = t.dir, .dbnosync = true };
+	ck_assert_int_eq(mdb_store_open(&opts, &t.store, err, sizeof(err)), LUMEN_OK);
+	mdb_reader_init(&r, t.store);
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	uint64_t newest = (uint64_t)mdb_txn_id(r.txn);
+	mdb_reader_park(&r);
+	ck_assert(r.parked);
+
+	ck_assert_int_eq(mdb_store_index_open(t.store, "late", &late), LUMEN_OK);
+	MDB_envinfo info;
+	ck_assert_int_eq(mdb_env_info(t.store->env, &info), 0);
+	ck_assert_uint_eq((uint64_t)info.me_last_txnid, newest);   /* nothing committed */
+	ck_assert_int_eq(mdb_reader_begin(&r), LUMEN_OK);
+	assert_kept_read(&r, late, &k, (const uint64_t[]){ 4 }, 1);
+	mdb_reader_free(&r);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("index_table");
@@ -599,6 +638,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, presence_and_commit);
 	tcase_add_test(tc, reader_keeps_cursors_across_snapshots);
 	tcase_add_test(tc, parked_reader_keeps_the_newest_snapshot);
+	tcase_add_test(tc, parked_reader_renews_for_a_table_opened_since);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

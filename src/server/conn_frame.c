@@ -25,14 +25,20 @@
 #include "stats.h"
 #include "tls.h"
 
-/* An ExtendedRequest naming StartTLS: the OID is the request's first field,
- * so finding its bytes in a PDU this short is a sound cheap test (a false
- * positive only pauses reading until that operation ends). */
-static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
+/* An ExtendedRequest naming StartTLS (requestName, its first field). */
+static bool is_starttls(struct conn *c, const uint8_t *pdu, size_t len, int tag)
 {
-	static const char oid[] = LDAP_OID_STARTTLS;
-	return tag == LDAP_OP_EXTENDED_REQUEST && len < 128 &&
-	       memmem(pdu, len, oid, sizeof(oid) - 1) != NULL;
+	if (tag != LDAP_OP_EXTENDED_REQUEST)
+		return false;
+	/* Decoded, not searched for: the OID's bytes may sit anywhere in
+	 * another request (a Cancel's control), and a flag set for one that
+	 * never becomes an operation would stop reading for good. */
+	struct ldap_message msg;
+	struct io_thread *io = c->io;
+	arena_reset(&io->arena);
+	return ldap_message_decode(pdu, len, &io->arena, &io->server->limits, &msg, NULL) ==
+		       LUMEN_OK &&
+	       ber_view_eq_str(msg.u.extended.oid, LDAP_OID_STARTTLS);
 }
 
 /*
@@ -94,7 +100,7 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 		if (tag != LDAP_OP_UNBIND_REQUEST && tag != LDAP_OP_ABANDON_REQUEST &&
 		    !memory_room(c, total + sizeof(struct op)))
 			break;
-		if (is_starttls(pdu, total, tag)) {
+		if (is_starttls(c, pdu, total, tag)) {
 			c->starttls_in_progress = true;   /* read nothing more until it ends */
 			c->starttls_message_id = message_id;
 		}

@@ -120,22 +120,37 @@ static void unlink_op(struct conn *c, struct op *op)
 	c->n_pending--;
 }
 
-/* The work queue is full: answer busy instead of waiting for it. */
+/*
+ * The work queue is full: answer busy instead of waiting for it. Encoded
+ * in a writer of its own: a worker requeueing a parked op gets here too,
+ * and the I/O thread's writer is that thread's alone.
+ */
 static void answer_busy_locked(struct conn *c, int32_t message_id, int tag)
 {
 	int response = ops_response_tag(tag);
-	struct ber_writer *w = &c->io->writer;
-	if (response < 0)
+	struct ber_writer w;
+	if (response < 0 || ber_writer_init(&w, 64, 256) != LUMEN_OK)
 		return;
-	ber_writer_reset(w);
 	if (response == LDAP_OP_BIND_RESPONSE)
-		ldap_encode_bind_response(w, message_id, LDAP_BUSY, NULL, "server busy", NULL);
+		ldap_encode_bind_response(&w, message_id, LDAP_BUSY, NULL, "server busy", NULL);
 	else if (response == LDAP_OP_EXTENDED_RESPONSE)
-		ldap_encode_extended_response(w, message_id, LDAP_BUSY, "server busy", NULL, NULL);
+		ldap_encode_extended_response(&w, message_id, LDAP_BUSY, "server busy", NULL, NULL);
 	else
-		ldap_encode_result(w, message_id, response, LDAP_BUSY, NULL, "server busy", NULL, 0);
-	if (ber_writer_error(w) == LUMEN_OK)
-		conn_send_locked(c, w->buf, w->len);
+		ldap_encode_result(&w, message_id, response, LDAP_BUSY, NULL, "server busy", NULL, 0);
+	if (ber_writer_error(&w) == LUMEN_OK)
+		conn_send_locked(c, w.buf, w.len);
+	ber_writer_free(&w);
+}
+
+/* What an ended op held back (lock held): a Bind runs alone, and nothing
+ * is read while a StartTLS runs. */
+static void op_ended_locked(struct conn *c, const struct op *op)
+{
+	if (op->tag == LDAP_OP_BIND_REQUEST)
+		c->bind_in_progress = false;
+	if (op->tag == LDAP_OP_EXTENDED_REQUEST && c->starttls_in_progress &&
+	    op->message_id == c->starttls_message_id)
+		c->starttls_in_progress = false;
 }
 
 /* A new outstanding op for one PDU, linked on c (lock held). */
@@ -227,8 +242,7 @@ static void refuse_op(struct conn *c, struct op *op)
 	release_persist(op);
 	pthread_mutex_lock(&c->lock);
 	unlink_op(c, op);
-	if (op->tag == LDAP_OP_BIND_REQUEST)
-		c->bind_in_progress = false;
+	op_ended_locked(c, op);
 	if (!op->abandoned)
 		answer_busy_locked(c, op->message_id, op->tag);
 	conn_cancel_answer_locked(c, op);
@@ -393,11 +407,7 @@ void conn_op_done(struct conn *c, struct op *op)
 	unlink_op(c, op);
 	conn_txn_op_done_locked(c, op);
 	conn_cancel_answer_locked(c, op);
-	if (op->tag == LDAP_OP_BIND_REQUEST)
-		c->bind_in_progress = false;
-	if (op->tag == LDAP_OP_EXTENDED_REQUEST && c->starttls_in_progress &&
-	    op->message_id == c->starttls_message_id)
-		c->starttls_in_progress = false;
+	op_ended_locked(c, op);
 	recycle_op(c, op);
 	if (c->n_pending == 0)
 		conn_trim_idle_locked(c);

@@ -258,8 +258,12 @@ static void write_some(struct conn *c, evutil_socket_t fd)
 	}
 	if (c->out_len > c->out_start)
 		conn_arm_write_locked(c);
-	/* Reading may have paused for unsent output: let the loop re-check. */
-	if (!c->reading && !c->closed)
+	/* Reading may have paused for unsent output, or requests already read
+	 * may wait for it (a Bind behind large results leaves the socket
+	 * armed, and a client that sent everything sends nothing that would
+	 * make it readable): let the loop re-check. */
+	if (!c->closed && (!c->reading || (c->in_len > c->in_start &&
+					    conn_unsent(c) < CONN_MAX_UNSENT)))
 		conn_kick_locked(c);
 }
 

@@ -141,6 +141,23 @@ r.check("unknown extended op diagnostic names the OID",
         responses and b"1.2.3.4.5" in responses[0].diagnostic,
         repr(responses[0].diagnostic if responses else None))
 
+# A request that carries StartTLS's OID without being StartTLS does not
+# stop reading: here a Cancel (answered at once, never an operation) with
+# a control of that OID, then a search on the same connection. Reading
+# used to stop until the "StartTLS" ended, which a Cancel never does.
+STARTTLS_OID = "1.3.6.1.4.1.1466.20037"
+cancel_with_oid = h.message(
+    1, h.tlv(0x77, h.octets("1.3.6.1.1.8", 0x80) + h.tlv(0x81, h.tlv(0x30, h.integer(99)))),
+    h.tlv(0xA0, h.tlv(0x30, h.octets(STARTTLS_OID))))
+with server.connect() as s:
+    s.sendall(cancel_with_oid)
+    first, _ = h.read_responses(s, 1)
+    s.sendall(h.search(2))
+    after, _ = h.read_responses(s, 2)
+got = [(x.msgid, x.op, x.code) for x in first + after]
+r.check("a Cancel carrying the StartTLS OID: noSuchOperation, and the next search answered",
+        got == [(1, 0x78, 119), (2, 0x64, None), (2, 0x65, 0)], repr(got))
+
 # Bind then WhoAmI on one connection; a failed bind makes it anonymous again.
 with server.connect() as s:
     s.sendall(h.bind_simple(1, "cn=admin,dc=example,dc=com", "secret")

@@ -21,6 +21,7 @@
 
 #define SEARCH(id) "30( 0201" id " 63( 04'' 0a0100 0a0100 020100 020100 010100 " \
 		   "87'objectClass' 30( ) ) )"
+#define ANONYMOUS_BIND(id) "30( 0201" id " 60( 020103 04'' 80'' ) )"
 
 static struct config *cfg;
 static struct server server;
@@ -240,6 +241,43 @@ START_TEST(unbind_abandons_queued_and_closes)
 }
 END_TEST
 
+/*
+ * A Bind read behind a search waits for it; the search ends with more than
+ * CONN_MAX_UNSENT unsent, so nothing is framed. Once the client has read
+ * it all it sends nothing more, so no read event comes: draining the
+ * output must make the loop look at the buffered Bind again (a kick).
+ */
+START_TEST(drained_output_frames_a_waiting_bind)
+{
+	static uint8_t results[2 * CONN_MAX_UNSENT];
+	client_sends(SEARCH("01") ANONYMOUS_BIND("02") SEARCH("03"));
+	struct op *search = read_turn();
+	ck_assert_uint_eq(count(search), 1);
+	ck_assert(c->bind_waiting);
+	pthread_mutex_lock(&c->lock);
+	ck_assert_int_eq(conn_send_locked(c, results, sizeof(results)), LUMEN_OK);
+	ck_assert_uint_ge(conn_unsent(c), CONN_MAX_UNSENT);
+	pthread_mutex_unlock(&c->lock);
+	finish(search);
+	ck_assert_ptr_null(read_turn());                /* output full: the Bind waits */
+
+	uint8_t sink[65536];
+	while (conn_unsent(c) > 0) {
+		while (read(peer, sink, sizeof(sink)) > 0)
+			;
+		conn_on_write(c->fd, EV_WRITE, c);
+	}
+	while (read(peer, sink, sizeof(sink)) > 0)
+		;
+	ck_assert(event_pending(c->kick_event, EV_READ, NULL));   /* the loop looks again */
+	struct op *bind = read_turn();
+	ck_assert_uint_eq(count(bind), 1);
+	ck_assert_int_eq(bind->message_id, 2);
+	ck_assert_int_eq(bind->tag, LDAP_OP_BIND_REQUEST);
+	finish(bind);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("conn");
@@ -253,6 +291,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, ops_are_recycled_and_accounted);
 	tcase_add_test(tc, abandon_marks_the_named_op);
 	tcase_add_test(tc, unbind_abandons_queued_and_closes);
+	tcase_add_test(tc, drained_output_frames_a_waiting_bind);
 	suite_add_tcase(s, tc);
 	return s;
 }

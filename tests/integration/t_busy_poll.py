@@ -83,12 +83,20 @@ def check_polled(label, monitor, c, some):
     more found by the poll, else none (cn=Polled read through monitor).
     On a quiet machine nearly all are; on a loaded one the polling thread
     and the client compete for the CPUs and the client's gaps can outlast
-    the window, but a thread that does not poll finds none at all."""
-    before = polled(monitor)
-    wrong = searches(c)
-    found = polled(monitor) - before
-    ok = found >= SEARCHES // 10 if some else found == 0
-    R.check(label, ok and wrong == 0, f"polled {found}, wrong {wrong}")
+    the window, but a thread that does not poll finds none at all. A
+    `some` check runs a second round when the first found none (a make
+    test run under other builds once did): a thread that never polls
+    finds none in either."""
+    tries = []
+    for _ in range(2 if some else 1):
+        before = polled(monitor)
+        wrong = searches(c)
+        found = polled(monitor) - before
+        tries.append(f"polled {found}, wrong {wrong}")
+        ok = found >= SEARCHES // 10 if some else found == 0
+        if ok or wrong != 0:
+            break
+    R.check(label, ok and wrong == 0, "; ".join(tries))
 
 
 def wait_current(monitor, expected, timeout=10.0):

@@ -275,6 +275,14 @@ void ldap_decode_limits_default(struct ldap_decode_limits *limits);
 int ldap_message_peek(const void *pdu, size_t len, int32_t *message_id, int *op);
 
 /*
+ * The requestName of a framed ExtendedRequest, pointing into pdu, without
+ * decoding the rest (the I/O thread tells StartTLS and Cancel apart from
+ * the other extended operations with it). LUMEN_EMALFORMED when the PDU is
+ * not an ExtendedRequest or its first field is not a requestName.
+ */
+int ldap_message_peek_extended_name(const void *pdu, size_t len, struct ber_view *name);
+
+/*
  * Decode one framed PDU (exactly one LDAPMessage occupying all len bytes).
  * Returns LUMEN_OK, LUMEN_EMALFORMED, LUMEN_ELIMIT, LUMEN_ENOMEM (arena),
  * LUMEN_EUNSUPPORTED (unknown protocolOp; out->op and message_id are set) or

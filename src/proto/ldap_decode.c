@@ -551,6 +551,22 @@ int ldap_message_peek(const void *pdu, size_t len, int32_t *message_id, int *op)
 	return LUMEN_OK;
 }
 
+int ldap_message_peek_extended_name(const void *pdu, size_t len, struct ber_view *name)
+{
+	struct ber_reader body, op_reader;
+	struct ber_element op;
+	int32_t message_id;
+	int rc = open_envelope(pdu, len, &body, &message_id);
+	if (rc == LUMEN_OK)
+		rc = ber_read_element(&body, &op);
+	if (rc != LUMEN_OK || op.tag != BER_TAG_APP_CONS(LDAP_OP_EXTENDED_REQUEST))
+		return LUMEN_EMALFORMED;
+	ber_reader_init(&op_reader, op.value.ptr, op.value.len);
+	return ber_read_octets(&op_reader, BER_TAG_CONTEXT(0), name) == LUMEN_OK
+		       ? LUMEN_OK
+		       : LUMEN_EMALFORMED;
+}
+
 static int decode_message(struct message_decoder *d, const void *pdu, size_t len,
 			  struct ldap_message *out)
 {

@@ -122,11 +122,15 @@ static struct cancel_verdict check_request(const struct ldap_message *msg, int32
 bool conn_cancel_locked(struct conn *c, const uint8_t *pdu, size_t len, unsigned number)
 {
 	struct ldap_message msg;
+	struct ber_view name;
 	struct io_thread *io = c->io;
+	/* Only a Cancel is decoded here; anything that does not decode goes
+	 * the usual way (a worker rejects it). */
+	if (ldap_message_peek_extended_name(pdu, len, &name) != LUMEN_OK ||
+	    !ber_view_eq_str(name, LDAP_OID_CANCEL))
+		return false;
 	arena_reset(&io->arena);
-	/* Anything that does not decode goes the usual way (a worker rejects it). */
-	if (ldap_message_decode(pdu, len, &io->arena, &io->server->limits, &msg, NULL) != LUMEN_OK ||
-	    !ber_view_eq_str(msg.u.extended.oid, LDAP_OID_CANCEL))
+	if (ldap_message_decode(pdu, len, &io->arena, &io->server->limits, &msg, NULL) != LUMEN_OK)
 		return false;
 	int32_t cancel_id = -1;
 	struct cancel_verdict v = check_request(&msg, &cancel_id);

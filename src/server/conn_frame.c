@@ -25,20 +25,16 @@
 #include "stats.h"
 #include "tls.h"
 
-/* An ExtendedRequest naming StartTLS (requestName, its first field). */
-static bool is_starttls(struct conn *c, const uint8_t *pdu, size_t len, int tag)
+/* An ExtendedRequest whose requestName is StartTLS: read, not searched for,
+ * since the OID's bytes may sit anywhere in another request (a Cancel's
+ * control), and a flag set for one that never becomes an operation would
+ * stop reading for good. */
+static bool is_starttls(const uint8_t *pdu, size_t len, int tag)
 {
-	if (tag != LDAP_OP_EXTENDED_REQUEST)
-		return false;
-	/* Decoded, not searched for: the OID's bytes may sit anywhere in
-	 * another request (a Cancel's control), and a flag set for one that
-	 * never becomes an operation would stop reading for good. */
-	struct ldap_message msg;
-	struct io_thread *io = c->io;
-	arena_reset(&io->arena);
-	return ldap_message_decode(pdu, len, &io->arena, &io->server->limits, &msg, NULL) ==
-		       LUMEN_OK &&
-	       ber_view_eq_str(msg.u.extended.oid, LDAP_OID_STARTTLS);
+	struct ber_view name;
+	return tag == LDAP_OP_EXTENDED_REQUEST &&
+	       ldap_message_peek_extended_name(pdu, len, &name) == LUMEN_OK &&
+	       ber_view_eq_str(name, LDAP_OID_STARTTLS);
 }
 
 /*
@@ -100,7 +96,7 @@ void conn_process_input_locked(struct conn *c, struct op_batch *batch)
 		if (tag != LDAP_OP_UNBIND_REQUEST && tag != LDAP_OP_ABANDON_REQUEST &&
 		    !memory_room(c, total + sizeof(struct op)))
 			break;
-		if (is_starttls(c, pdu, total, tag)) {
+		if (is_starttls(pdu, total, tag)) {
 			c->starttls_in_progress = true;   /* read nothing more until it ends */
 			c->starttls_message_id = message_id;
 		}

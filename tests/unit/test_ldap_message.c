@@ -698,6 +698,41 @@ START_TEST(test_peek_vectors)
 }
 END_TEST
 
+/* The requestName of an ExtendedRequest, read without decoding the rest. */
+struct extended_name_vector {
+	int expect;
+	const char *name, *spec, *oid;
+};
+
+static const struct extended_name_vector extended_name_vectors[] = {
+	{ LUMEN_OK, "StartTLS", "30( 020101 77( 80'1.3.6.1.4.1.1466.20037' ) )",
+	  "1.3.6.1.4.1.1466.20037" },
+	{ LUMEN_OK, "value and controls after it",
+	  "30( 020102 77( 80'1.3.6.1.1.8' 81( 30( 020163 ) ) ) "
+	  "a0( 30( 04'1.3.6.1.4.1.1466.20037' ) ) )", "1.3.6.1.1.8" },
+	{ LUMEN_OK, "the rest is not checked", "30( 020103 77( 80'1.2.3' 0500 ) )", "1.2.3" },
+	{ LUMEN_EMALFORMED, "a search", SEARCH("87'a'"), NULL },
+	{ LUMEN_EMALFORMED, "no requestName", "30( 020104 77( 81'x' ) )", NULL },
+	{ LUMEN_EMALFORMED, "empty", "30( 020104 77( ) )", NULL },
+	{ LUMEN_EMALFORMED, "primitive protocolOp", "30( 020104 5700 )", NULL },
+	{ LUMEN_EMALFORMED, "bad envelope", "30( 0201ff 77( 80'1.2' ) )", NULL },
+	{ LUMEN_EMALFORMED, "name runs past the op", "30( 020104 77( 8005'1.2' ) )", NULL },
+};
+
+START_TEST(test_peek_extended_name)
+{
+	const struct extended_name_vector *v = &extended_name_vectors[_i];
+	struct pdu pdu;
+	struct ber_view name = { NULL, 0 };
+	build_pdu(v->spec, &pdu);
+	int rc = ldap_message_peek_extended_name(pdu.bytes, pdu.len, &name);
+	ck_assert_msg(rc == v->expect, "%s: got %d", v->name, rc);
+	if (rc == LUMEN_OK)
+		ck_assert_msg(ber_view_eq_str(name, v->oid), "%s: name %.*s", v->name,
+			      (int)name.len, (const char *)name.ptr);
+}
+END_TEST
+
 /* ------------------------------------------------ struct round trips */
 
 #define V(s) ((struct ber_view){ (const uint8_t *)(s), sizeof(s) - 1 })
@@ -1048,6 +1083,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(decode, test_decode_vectors, 0, N_ELEMENTS(decode_vectors));
 	tcase_add_test(decode, test_decoded_fields);
 	tcase_add_loop_test(decode, test_peek_vectors, 0, N_ELEMENTS(peek_vectors));
+	tcase_add_loop_test(decode, test_peek_extended_name, 0, N_ELEMENTS(extended_name_vectors));
 	suite_add_tcase(s, decode);
 	TCase *limits = tcase_create("limits");
 	tcase_set_timeout(limits, 60);

@@ -68,6 +68,7 @@ struct io_thread {
 	struct worker_context *ops_context;  /* inline reads; NULL: none (no memory) */
 	struct stats_thread *stats;      /* its counters; NULL: none (its thread) */
 	uint64_t reads_run;              /* readable-connection callbacks (its thread) */
+	bool polling;                    /* in a busy poll: reads are counted as found */
 };
 
 /* Create the base and control event. LUMEN_ENOMEM, LUMEN_EIO. */

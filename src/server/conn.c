@@ -400,7 +400,13 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	struct op_batch batch = { NULL, &batch.head };
 	(void)fd;
-	c->io->reads_run++;  /* the busy poll's sign of input (io_thread.c) */
+	/* The busy poll's sign of input (io_thread.c), counted as found here:
+	 * a non-blocking event_base_loop returns only when a look finds no
+	 * event, so one pass can run many reads, and cn=Polled read within it
+	 * must see them. */
+	c->io->reads_run++;
+	if (c->io->polling)
+		stats_count_polled(c->io->stats, 1);
 	/* The batch's operations hold references: c outlives a teardown here. */
 	pthread_mutex_lock(&c->lock);
 	on_read_locked(c, what, &batch);

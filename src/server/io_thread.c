@@ -152,22 +152,24 @@ static void start_on_thread(struct io_thread *io)
 static bool poll_before_sleep(struct io_thread *io, uint64_t window_ns)
 {
 	uint64_t deadline = stats_now_ns() + window_ns;
+	bool running = true;
+	io->polling = true;
 	/* A connection placed on another thread ends the polling. */
 	while (io_placement_alone(&io->server->placement, io->index)) {
 		uint64_t before = io->reads_run;
 		if (event_base_loop(io->base, EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY) < 0 ||
-		    event_base_got_exit(io->base))
-			return false;
-		uint64_t now = stats_now_ns();
-		if (io->reads_run != before) {
-			/* Counted as found: a busy client keeps the thread polling for good. */
-			stats_count_polled(io->stats, io->reads_run - before);
-			deadline = now + window_ns;
-		} else if (now >= deadline) {
+		    event_base_got_exit(io->base)) {
+			running = false;
 			break;
 		}
+		uint64_t now = stats_now_ns();
+		if (io->reads_run != before)
+			deadline = now + window_ns;   /* a busy client keeps it polling for good */
+		else if (now >= deadline)
+			break;
 	}
-	return true;
+	io->polling = false;
+	return running;
 }
 
 /*

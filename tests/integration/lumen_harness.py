@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,47 @@ def free_port():
                 return port
 
 
+def sanitizer_reports(d):
+    """What AddressSanitizer and UBSan wrote into directory d (their
+    log_path, set by Lumend and FaultyLumend): empty when nothing went wrong."""
+    out = ""
+    for path in sorted(glob.glob(os.path.join(d, "asan*")) + glob.glob(os.path.join(d, "ubsan*"))):
+        with open(path, errors="replace") as f:
+            out += f.read()
+    return out
+
+
+def rss_bytes(pid):
+    """The resident size of process pid, 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def self_signed_certificate(d, cn="localhost"):
+    """(certificate, key): a fresh self-signed pair in d (server.pem,
+    server.key) for a TLSCertificateFile / TLSCertificateKeyFile line."""
+    cert, key = os.path.join(d, "server.pem"), os.path.join(d, "server.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "2", "-subj", f"/CN={cn}"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+def tls_client_context():
+    """A client context that accepts any certificate (the tests' own
+    self-signed ones)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 def stop_process(proc, timeout=30):
     """SIGTERM unless it has ended; its exit status, or "hang" (then killed)."""
     if proc.poll() is None:
@@ -182,12 +224,12 @@ class Lumend:
             time.sleep(0.05)
         raise RuntimeError("lumend did not start: " + self.log_text())
 
-    def answers(self):
-        """Does lumend answer a root DSE search (within 2 s)?"""
+    def answers(self, timeout=2):
+        """Does lumend answer a root DSE search (within timeout seconds)?"""
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
                 s.sendall(search(1, attrs=("1.1",)))
-                responses, _ = read_responses(s, count=2, timeout=2)
+                responses, _ = read_responses(s, count=2, timeout=timeout)
                 return any(r.op == 0x65 for r in responses)
         except OSError:
             return False
@@ -215,13 +257,13 @@ class Lumend:
                 return False
             time.sleep(0.05)
 
+    def sanitizer_reports(self):
+        return sanitizer_reports(self.tmp)
+
     def stop(self, results):
         rc = stop_process(self.proc, timeout=20)
         results.check("lumend exits 0 on SIGTERM", rc == 0, f"exit {rc}: {self.log_text()[-2000:]}")
-        reports = ""
-        for path in glob.glob(f"{self.tmp}/asan*") + glob.glob(f"{self.tmp}/ubsan*"):
-            with open(path) as f:
-                reports += f.read()
+        reports = self.sanitizer_reports()
         results.check("no sanitizer reports", reports == "", reports[:4000])
         self.log.close()
         if not os.environ.get("KEEP_TMP"):
@@ -250,23 +292,44 @@ def octets(s, tag=0x04):
     return tlv(tag, s.encode() if isinstance(s, str) else s)
 
 
+def boolean(value):
+    return tlv(0x01, b"\xff" if value else b"\x00")
+
+
 def message(msgid, op, controls=b""):
+    """An LDAPMessage; controls: the encoded [0] Controls (see controls())."""
     return tlv(0x30, integer(msgid) + op + controls)
+
+
+def control(oid, value=None, critical=False):
+    """One Control: value is its encoded controlValue (bytes), or None."""
+    return tlv(0x30, octets(oid) + (boolean(True) if critical else b"")
+               + (octets(value) if value is not None else b""))
+
+
+def controls(*items):
+    """The [0] Controls of a message from control() items ("" for none)."""
+    return tlv(0xA0, b"".join(items)) if items else b""
 
 
 def bind_simple(msgid, dn="", password="", version=3):
     return message(msgid, tlv(0x60, integer(version) + octets(dn) + octets(password, 0x80)))
 
 
-def bind_sasl(msgid, mechanism, dn=""):
-    return message(msgid, tlv(0x60, integer(3) + octets(dn) + tlv(0xA3, octets(mechanism))))
+def bind_sasl(msgid, mechanism, dn="", credentials=None):
+    creds = octets(credentials) if credentials is not None else b""
+    return message(msgid, tlv(0x60, integer(3) + octets(dn) + tlv(0xA3, octets(mechanism) + creds)))
 
 
-def search(msgid, base="", scope=0, attrs=("+",), filter_present="objectClass"):
-    body = (octets(base) + integer(scope, 0x0A) + integer(0, 0x0A) + integer(0) + integer(0)
-            + tlv(0x01, b"\x00") + octets(filter_present, 0x87)
+def search(msgid, base="", scope=0, attrs=("+",), filter_present="objectClass", filter=None,
+           size=0, time=0, types_only=False, deref=0, controls=b""):
+    """A SearchRequest; filter: an encoded Filter, else (filter_present=*)."""
+    if filter is None:
+        filter = octets(filter_present, 0x87)
+    body = (octets(base) + integer(scope, 0x0A) + integer(deref, 0x0A) + integer(size)
+            + integer(time) + boolean(types_only) + filter
             + tlv(0x30, b"".join(octets(a) for a in attrs)))
-    return message(msgid, tlv(0x63, body))
+    return message(msgid, tlv(0x63, body), controls)
 
 
 def abandon(msgid, target):
@@ -277,13 +340,14 @@ def unbind(msgid):
     return message(msgid, tlv(0x42, b""))
 
 
-def extended(msgid, oid, value=None):
+def extended(msgid, oid, value=None, controls=b""):
     body = octets(oid, 0x80) + (octets(value, 0x81) if value is not None else b"")
-    return message(msgid, tlv(0x77, body))
+    return message(msgid, tlv(0x77, body), controls)
 
 
 def parse_tlv(buf, pos=0):
-    """(tag, content_start, content_end) or None if buf is too short."""
+    """(tag, content_start, content_end) or None if buf is too short, or its
+    length is not a definite one of at most 8 octets (never lumend's)."""
     if len(buf) < pos + 2:
         return None
     tag, first = buf[pos], buf[pos + 1]
@@ -292,7 +356,7 @@ def parse_tlv(buf, pos=0):
         length = first
     else:
         n = first & 0x7F
-        if len(buf) < pos + n:
+        if n == 0 or n > 8 or len(buf) < pos + n:
             return None
         length = int.from_bytes(buf[pos:pos + n], "big")
         pos += n
@@ -305,6 +369,7 @@ class Response:
     """One LDAPMessage from the server: message id, op tag, result code."""
 
     def __init__(self, raw):
+        self.raw = raw
         _, start, end = parse_tlv(raw)
         tag, s, e = parse_tlv(raw, start)
         self.msgid = int.from_bytes(raw[s:e], "big", signed=True)
@@ -345,23 +410,29 @@ def read_messages_until(sock, done, timeout=5):
     the message that satisfied done, so a test that reads a fixed count or
     up to one message never leaves the next scenario a cut message."""
     sock.settimeout(timeout)
-    buf, out, closed = b"", [], False
+    # One buffer and an offset into it: megabytes of results in small
+    # messages would be copied once per message by slicing.
+    buf, pos, out, closed = bytearray(), 0, [], False
     deadline = time.time() + timeout
     while not done(out):
-        framed = parse_tlv(buf)
+        framed = parse_tlv(buf, pos)
         if framed is not None:
-            out.append(Response(buf[:framed[2]]))
-            buf = buf[framed[2]:]
+            out.append(Response(bytes(buf[pos:framed[2]])))
+            pos = framed[2]
             continue
+        if pos:
+            del buf[:pos]
+            pos = 0
         remaining = deadline - time.time()
         if remaining <= 0:
             break
         sock.settimeout(remaining)
         try:
-            data = sock.recv(65536)
+            data = sock.recv(262144)
         except socket.timeout:
             break
-        except ConnectionResetError:
+        except (ConnectionError, ssl.SSLError):
+            # A reset, or a TLS connection that ended without close_notify.
             closed = True
             break
         if not data:
@@ -489,12 +560,7 @@ class FaultyLumend:
         return problems
 
     def sanitizer_reports(self):
-        out = ""
-        for name in os.listdir(self.d):
-            if name.startswith(("asan", "ubsan")):
-                with open(os.path.join(self.d, name), errors="replace") as f:
-                    out += f.read()
-        return out
+        return sanitizer_reports(self.d)
 
 
 def fault_database(tmp, name, config_text, ldif, template=None):

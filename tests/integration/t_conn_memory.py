@@ -38,7 +38,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lumen_harness import (wait_port, Lumend, Results, free_port, integer, message, octets,  # noqa: E402
-                           read_responses, search, tlv, write_people_ldif, bind_simple)
+                           read_responses, search, tlv, write_people_ldif, bind_simple,
+                           rss_bytes)
 
 R = Results("conn_memory")
 TOTAL = 8 << 20
@@ -67,14 +68,6 @@ def sanitized(pid):
             return True
     with open(f"/proc/{pid}/exe", "rb") as f:
         return b"AddressSanitizer" in f.read()
-
-
-def rss_bytes(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 

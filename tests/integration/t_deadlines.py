@@ -7,26 +7,17 @@ client that sends its first request in time is served and then may stay
 quiet (first_pdu_timeout is not an idle timeout)."""
 import os
 import socket
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lumen_harness import (Lumend, Results, extended, free_port, read_responses,  # noqa: E402
-                           search)
+                           search, self_signed_certificate)
 
 R = Results("deadlines")
 STARTTLS = "1.3.6.1.4.1.1466.20037"
 DEADLINE = 2          # seconds, both options
 GIVE_UP = 12          # the drip would go on far longer than this without the fix
-
-
-def make_certificate(tmp):
-    cert, key = os.path.join(tmp, "server.pem"), os.path.join(tmp, "server.key")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                    "-out", cert, "-days", "2", "-subj", "/CN=localhost"],
-                   check=True, capture_output=True)
-    return cert, key
 
 
 def drip(sock, data, interval=0.5, give_up=GIVE_UP):
@@ -58,7 +49,7 @@ def drip(sock, data, interval=0.5, give_up=GIVE_UP):
 def main():
     import tempfile
     tmp = tempfile.mkdtemp(prefix="lumen-deadlines-")
-    cert, key = make_certificate(tmp)
+    cert, key = self_signed_certificate(tmp)
     sport = free_port()
     srv = Lumend(f"TLSCertificateFile {cert}\nTLSCertificateKeyFile {key}\n"
                  f"tls_handshake_timeout {DEADLINE}\nfirst_pdu_timeout {DEADLINE}\n",

@@ -30,7 +30,6 @@ import os
 import re
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,12 +43,6 @@ R = h.Results("t_tls_faults.py")
 BUILD = os.path.join(h.ROOT, h.BUILD)
 TMP = tempfile.mkdtemp(prefix="lumen-it-tlsfaults-")
 POINTS = 160
-
-
-def make_files():
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", f"{TMP}/server.key", "-out", f"{TMP}/server.pem", "-days", "2",
-                    "-subj", "/CN=localhost"], check=True, capture_output=True)
 
 
 def config_text(d, mport):
@@ -93,11 +86,8 @@ class Faulty(h.FaultyLumend):
 
 def ldaps_search(port):
     """One ldaps connection answering one search: 'ok', 'closed' or 'timeout'."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
     try:
-        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10)) as s:
+        with h.tls_client_context().wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10)) as s:
             s.sendall(h.search(1, attrs=("1.1",)))
             r, closed = h.read_responses(s, 2, timeout=10)
             if len(r) == 2 and r[-1].code == 0:
@@ -189,7 +179,7 @@ def start_up_faults():
 
 
 def main():
-    make_files()
+    h.self_signed_certificate(TMP)
     outcome, problems, err = run("trace", "trace")
     m = re.findall(r"lumen-fault: counted alloc=(\d+)", err)
     total = int(m[0]) if m else 0

@@ -30,14 +30,14 @@ import os
 import re
 import socket
 import ssl
-import subprocess
 import sys
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lumen_harness import (ROOT, wait_port, Lumend, Results, free_port,  # noqa: E402
-                           read_responses, search, extended)
+                           read_responses, search, extended, self_signed_certificate,
+                           tls_client_context)
 
 R = Results("tls_memory")
 STARTTLS = "1.3.6.1.4.1.1466.20037"
@@ -52,26 +52,13 @@ PEAK = header_constant("TLS_MEMORY_HANDSHAKE_PEAK")
 IDLE = header_constant("TLS_MEMORY_IDLE")
 
 
-def make_certificate(d):
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", f"{d}/server.key", "-out", f"{d}/server.pem", "-days", "2",
-                    "-subj", "/CN=localhost"], check=True, capture_output=True)
-
-
-def client_context():
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
 class TlsServer(Lumend):
     """lumend on ldap:// and ldaps:// with a self-signed certificate."""
 
     def __init__(self, extra=""):
         import tempfile
         self.cert_dir = tempfile.mkdtemp(prefix="lumen-tlsmem-")
-        make_certificate(self.cert_dir)
+        self_signed_certificate(self.cert_dir)
         self.ldaps_port = free_port()
         self.mport = free_port()
         super().__init__(f"TLSCertificateFile {self.cert_dir}/server.pem\n"
@@ -82,7 +69,7 @@ class TlsServer(Lumend):
 
     def ldaps(self):
         raw = socket.create_connection(("127.0.0.1", self.ldaps_port), timeout=10)
-        return client_context().wrap_socket(raw)
+        return tls_client_context().wrap_socket(raw)
 
     def starttls(self, msgid=1):
         """A plain connection and its StartTLS answer: (socket, code)."""
@@ -159,7 +146,7 @@ def idle():
             if code != 0:
                 R.check(f"idle: StartTLS {i} succeeds", False, code)
                 continue
-            s = client_context().wrap_socket(s)
+            s = tls_client_context().wrap_socket(s)
             if not served(s, 2):
                 R.check(f"idle: StartTLS connection {i} served", False)
             socks.append(s)
@@ -253,7 +240,7 @@ def refuse():
         s, code = srv.starttls(1)
         R.check("refuse: once TLS connections close, StartTLS succeeds", code == 0, code)
         if code == 0:
-            s = client_context().wrap_socket(s)
+            s = tls_client_context().wrap_socket(s)
             R.check("refuse: ... its session serves and is counted",
                     served(s, 2) and 8192 <= metrics(srv).get("tls_bytes", 0) <= IDLE + 32768,
                     metrics(srv))

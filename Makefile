@@ -9,6 +9,9 @@
 #   make test-fuzz-replay  replay the fuzz seeds and fixed reproducers (in make test)
 #   make fuzz-campaign SECONDS=N   each target N s, with a summary
 #                   (FUZZ_MERGE=1 keeps new seeds; tests/fuzz/README.md)
+#   make netfuzz    the network fuzzer against the sanitizer build for
+#                   NETFUZZ_MINUTES (30); NETFUZZ_SEED=N replays a run,
+#                   NETFUZZ_OUT=DIR collects findings there (tests/netfuzz/)
 #   make install    install under PREFIX (/usr/local), DESTDIR for staging;
 #                   make uninstall removes it again (install.mk)
 #
@@ -78,7 +81,7 @@ FAULT_WRAPS   := malloc calloc realloc strdup strndup posix_memalign \
 FAULT_LDFLAGS := $(foreach s,$(FAULT_WRAPS),-Wl,--wrap=$(s))
 FAULT_PROGRAMS := $(BUILD)/lumend-faults $(BUILD)/lumenadd-faults
 
-.PHONY: bench-build all deps test test-build test-unit test-fuzz-replay test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers
+.PHONY: bench-build all deps test test-build test-unit test-fuzz-replay test-integration test-san run clean fuzz fuzz-smoke fuzz-campaign bench bench-quick check-layers netfuzz test-netfuzz-smoke
 all: $(PROGRAMS) $(TOOLS) $(FAULT_PROGRAMS) bench-build check-layers
 bench-build:
 
@@ -189,7 +192,23 @@ SAN_MAKE = $(MAKE) BUILD=build-san CC=$(SAN_CC) OPT=-O1 \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 test-san:
 	$(SAN_MAKE) -j$(BUILD_JOBS) test-build
-	$(SAN_MAKE) test-unit test-fuzz-replay test-integration
+	$(SAN_MAKE) test-unit test-fuzz-replay test-integration test-netfuzz-smoke
+
+# The network fuzzer (tests/netfuzz/netfuzz.py) drives a real lumend with
+# hostile clients; what it finds (hangs, crashes, sanitizer reports) shows
+# best in the sanitizer build. The smoke, in test-san: every category
+# briefly and the fixed regression cases, one fixed seed, about a minute.
+# The campaign: rounds of every category for NETFUZZ_MINUTES, its seed
+# printed (NETFUZZ_SEED=N runs the same cases again), findings and the
+# bytes behind them in the directory it prints; it fails on any finding.
+PYTHON     ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+NETFUZZ_MINUTES ?= 30
+test-netfuzz-smoke: all
+	@BUILD=$(BUILD) $(PYTHON) tests/netfuzz/netfuzz.py --smoke --seed 1
+netfuzz:
+	$(SAN_MAKE) -j$(BUILD_JOBS) all
+	@BUILD=build-san $(PYTHON) tests/netfuzz/netfuzz.py --minutes $(NETFUZZ_MINUTES) \
+	  $(if $(NETFUZZ_SEED),--seed $(NETFUZZ_SEED)) $(if $(NETFUZZ_OUT),--out $(NETFUZZ_OUT))
 
 # Loads a small example directory (300 people, groups) on first use, then
 # runs lumend in the foreground with logs on stderr; Ctrl-C stops it.

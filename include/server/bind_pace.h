@@ -21,7 +21,15 @@
  *    user then looks like an {ARGON2} one, and both like an unknown DN.
  *    (OpenLDAP answers an unknown DN at once: its timing tells which DNs
  *    exist; Lumen does not follow it there.)
- *
+ *  - Load: on a busy machine a real check is descheduled and ends later on
+ *    the wall clock than its CPU time, while a held answer waits on a timer
+ *    and needs no CPU; with two busy processes on two CPUs, wrong {ARGON2}
+ *    and {PBKDF2} passwords answered 2x later than an unknown DN. So every
+ *    timed check also reports its wall time, the pace keeps a moving
+ *    average of wall ÷ CPU (the contention, 1 on an idle machine, at most
+ *    BIND_PACE_MAX_CONTENTION), and a held answer waits for the floor times
+ *    that: as long as a real check takes now.
+
  * For a lockout (ppolicy) or any other refusal: compute the verdict after
  * the password checks, never return early — the checks run and the delay
  * applies whatever the account's state (an overlay's bind_before sets
@@ -36,12 +44,14 @@
  * time.
  *
  * Ownership: bind_pace_create allocates, bind_pace_free releases.
- * Thread-safety: bind_pace_* may be called from any number of workers (the
- * floor is an atomic that only grows).
+ * Thread-safety: bind_pace_* may be called from any number of threads (the
+ * floor is an atomic that only grows, the contention an atomic average).
  * Caveats:
  *  - Values costlier than BIND_PACE_MAX_NS to check stay distinguishable.
- *  - Under CPU contention a real check can take longer on the wall clock
- *    than the floor: the noise then hides more, not less.
+ *  - The contention follows the checks: after load ends, the next few
+ *    real checks bring the hold back down (each moves the average 1/8 of
+ *    the way); a directory whose values have no work factor never
+ *    measures it (nor needs to: their checks cost next to nothing).
  */
 #ifndef LUMEN_BIND_PACE_H
 #define LUMEN_BIND_PACE_H
@@ -51,8 +61,11 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The floor never grows beyond this (1 s). */
+/* The floor never grows beyond this (1 s), nor does a held answer wait longer. */
 #define BIND_PACE_MAX_NS 1000000000ull
+/* Wall time over CPU time counted at most this much (a check that waited
+ * longer was stopped, not merely sharing CPUs). */
+#define BIND_PACE_MAX_CONTENTION 16u
 
 struct bind_pace;
 
@@ -74,16 +87,23 @@ const char *bind_pace_decoy(const struct bind_pace *p);
  * (the thread CPU clock is a system call, not free on every bind).
  */
 bool bind_pace_worth_timing(const char *stored, size_t len);
-/* The thread's CPU clock now, for bind_pace_observe. */
+/* The thread's CPU clock and the monotonic clock now, for bind_pace_observe. */
 uint64_t bind_pace_cpu_now(void);
-/* A real stored value took cpu_ns of CPU to check: raise the floor if costlier. */
-void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns);
-/* The current floor, in nanoseconds. */
+uint64_t bind_pace_wall_now(void);
+/*
+ * A real stored value took cpu_ns of CPU and wall_ns on the wall clock to
+ * check: raise the floor if costlier, and move the contention toward
+ * wall_ns / cpu_ns (a check with no measurable CPU time moves nothing).
+ */
+void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns, uint64_t wall_ns);
+/* The current floor, in nanoseconds of CPU. */
 uint64_t bind_pace_floor(const struct bind_pace *p);
+/* How long a held answer waits now: the floor times the contention, capped. */
+uint64_t bind_pace_hold(const struct bind_pace *p);
 
 /* The monotonic clock now (when a bind starts). */
 struct timespec bind_pace_start(void);
-/* How much of `floor` after started is still ahead (zero when past). */
+/* How much of the hold after started is still ahead (zero when past). */
 struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec started);
 
 #endif

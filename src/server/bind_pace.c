@@ -23,6 +23,9 @@
 #define CALIBRATION_CHECKS 1
 /* Margin over the measured cost: 1/8. */
 #define MARGIN_SHIFT 3
+/* The contention in 1/256ths; each check moves it 1/8 of the way to its own. */
+#define CONTENTION_ONE 256u
+#define CONTENTION_STEP_SHIFT 3
 
 /* Every algorithm password.h checks, the costly ones first. {PBKDF2} is
  * {PBKDF2-SHA1} under its older name (the same function and digest):
@@ -35,6 +38,7 @@ static const char *const measured_schemes[] = {
 
 struct bind_pace {
 	_Atomic uint64_t floor_ns;
+	_Atomic uint32_t contention;    /* wall ÷ CPU of recent checks, × CONTENTION_ONE */
 	char decoy[PASSWORD_HASH_MAX];
 };
 
@@ -42,6 +46,14 @@ uint64_t bind_pace_cpu_now(void)
 {
 	struct timespec ts;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bind_pace_wall_now(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -93,6 +105,7 @@ int bind_pace_create(const char *default_scheme, struct bind_pace **out)
 	*out = NULL;
 	if (p == NULL)
 		return LUMEN_ENOMEM;
+	atomic_init(&p->contention, CONTENTION_ONE);
 	/* Nobody knows the decoy's password (random, as hex: {CRYPT} takes no
 	 * NUL byte), so it never matches. */
 	int rc = RAND_bytes(random, sizeof(random)) == 1 ? LUMEN_OK : LUMEN_EIO;
@@ -121,7 +134,7 @@ const char *bind_pace_decoy(const struct bind_pace *p)
 	return p->decoy;
 }
 
-void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns)
+static void raise_floor(struct bind_pace *p, uint64_t cpu_ns)
 {
 	uint64_t want = cpu_ns + (cpu_ns >> MARGIN_SHIFT);
 	if (want > BIND_PACE_MAX_NS)
@@ -131,9 +144,47 @@ void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns)
 		;
 }
 
+/* wall ÷ cpu in 1/256ths, within [1, BIND_PACE_MAX_CONTENTION]. */
+static uint32_t contention_of(uint64_t cpu_ns, uint64_t wall_ns)
+{
+	if (wall_ns <= cpu_ns)
+		return CONTENTION_ONE;   /* the two clocks' granularity */
+	if (wall_ns / BIND_PACE_MAX_CONTENTION >= cpu_ns)
+		return BIND_PACE_MAX_CONTENTION * CONTENTION_ONE;
+	return (uint32_t)(wall_ns * CONTENTION_ONE / cpu_ns);
+}
+
+static void follow_contention(struct bind_pace *p, uint32_t seen)
+{
+	uint32_t cur = atomic_load(&p->contention);
+	for (;;) {
+		int32_t step = ((int32_t)seen - (int32_t)cur) / (1 << CONTENTION_STEP_SHIFT);
+		if (step == 0 && seen != cur)
+			step = seen > cur ? 1 : -1;   /* reach it, not stop 7/256 short */
+		if (atomic_compare_exchange_weak(&p->contention, &cur, (uint32_t)((int32_t)cur + step)))
+			return;
+	}
+}
+
+void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns, uint64_t wall_ns)
+{
+	raise_floor(p, cpu_ns);
+	if (cpu_ns > 0)
+		follow_contention(p, contention_of(cpu_ns, wall_ns));
+}
+
 uint64_t bind_pace_floor(const struct bind_pace *p)
 {
 	return atomic_load(&((struct bind_pace *)p)->floor_ns);
+}
+
+uint64_t bind_pace_hold(const struct bind_pace *p)
+{
+	uint64_t floor = bind_pace_floor(p);
+	uint32_t contention = atomic_load(&((struct bind_pace *)p)->contention);
+	/* floor <= 1 s and contention <= 16 × 256: no overflow */
+	uint64_t hold = floor * contention / CONTENTION_ONE;
+	return hold < BIND_PACE_MAX_NS ? hold : BIND_PACE_MAX_NS;
 }
 
 bool bind_pace_worth_timing(const char *stored, size_t len)
@@ -160,7 +211,7 @@ struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec st
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	int64_t elapsed = (int64_t)(now.tv_sec - started.tv_sec) * 1000000000ll +
 			  (now.tv_nsec - started.tv_nsec);
-	int64_t left = (int64_t)bind_pace_floor(p) - elapsed;
+	int64_t left = (int64_t)bind_pace_hold(p) - elapsed;
 	if (left <= 0)
 		return (struct timeval){ 0, 0 };
 	return (struct timeval){ (time_t)(left / 1000000000ll),

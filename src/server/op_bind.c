@@ -117,6 +117,29 @@ static void fetch_credentials(struct op_context *ctx, const struct server_databa
 	}
 }
 
+/* A password check's CPU and wall time, for the pace (bind_pace.h). */
+struct check_clock {
+	bool timed;              /* a work-factor scheme: worth the clock reads */
+	uint64_t cpu, wall;
+};
+
+static struct check_clock check_clock_start(bool timed)
+{
+	struct check_clock c = { timed, 0, 0 };
+	if (timed) {
+		c.cpu = bind_pace_cpu_now();
+		c.wall = bind_pace_wall_now();
+	}
+	return c;
+}
+
+static void check_clock_observe(struct op_context *ctx, const struct check_clock *c)
+{
+	if (c->timed)
+		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - c->cpu,
+				  bind_pace_wall_now() - c->wall);
+}
+
 /*
  * True if one stored value accepts the password. Every value is checked
  * (no early exit), and the decoy when none was: the work does not tell
@@ -133,12 +156,10 @@ static bool any_password_matches(struct op_context *ctx, const struct bind_crede
 			continue;   /* password-allow-cleartext off */
 		const char *stored = (const char *)cred->passwords[i].ptr;
 		size_t len = cred->passwords[i].len;
-		bool timed = bind_pace_worth_timing(stored, len);
-		uint64_t t0 = timed ? bind_pace_cpu_now() : 0;
+		struct check_clock clock = check_clock_start(bind_pace_worth_timing(stored, len));
 		if (password_check(stored, len, given.ptr, given.len, &match) == LUMEN_OK && match)
 			matched = true;
-		if (timed)
-			bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
+		check_clock_observe(ctx, &clock);
 		checked = true;
 	}
 	if (!checked) {
@@ -155,11 +176,9 @@ static bool check_rootpw(struct op_context *ctx, const struct server_database *d
 {
 	bool match = false;
 	const char *stored = db->config->rootpw;
-	bool timed = bind_pace_worth_timing(stored, strlen(stored));
-	uint64_t t0 = timed ? bind_pace_cpu_now() : 0;
+	struct check_clock clock = check_clock_start(bind_pace_worth_timing(stored, strlen(stored)));
 	int rc = password_check(stored, strlen(stored), given.ptr, given.len, &match);
-	if (timed)
-		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - t0);
+	check_clock_observe(ctx, &clock);
 	if (rc != LUMEN_OK)
 		log_printf(0, "conn=%llu op=%u rootpw of %s cannot be checked: %s",
 			   (unsigned long long)conn_number(ctx->conn), ctx->op->number, db->config->origin,

@@ -44,12 +44,23 @@ uint64_t bind_pace_cpu_now(void)
 	return 0;
 }
 
-void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns)
+uint64_t bind_pace_wall_now(void)
 {
-	(void)p, (void)cpu_ns;
+	return 0;
+}
+
+void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns, uint64_t wall_ns)
+{
+	(void)p, (void)cpu_ns, (void)wall_ns;
 }
 
 uint64_t bind_pace_floor(const struct bind_pace *p)
+{
+	(void)p;
+	return 0;
+}
+
+uint64_t bind_pace_hold(const struct bind_pace *p)
 {
 	(void)p;
 	return 0;

@@ -58,12 +58,73 @@ START_TEST(floor_only_grows_and_is_capped)
 	struct bind_pace *p = NULL;
 	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
 	uint64_t before = bind_pace_floor(p);
-	bind_pace_observe(p, 0);
+	bind_pace_observe(p, 0, 0);
 	ck_assert_uint_eq(bind_pace_floor(p), before);
-	bind_pace_observe(p, before + 1000000);
+	bind_pace_observe(p, before + 1000000, before + 1000000);
 	ck_assert_uint_gt(bind_pace_floor(p), before + 1000000);
-	bind_pace_observe(p, 50ull * BIND_PACE_MAX_NS);
+	bind_pace_observe(p, 50ull * BIND_PACE_MAX_NS, 50ull * BIND_PACE_MAX_NS);
 	ck_assert_uint_eq(bind_pace_floor(p), BIND_PACE_MAX_NS);
+	bind_pace_free(p);
+}
+END_TEST
+
+/* Checks observed at `ratio` times their CPU time on the wall clock. */
+static void observe_checks(struct bind_pace *p, int n, uint64_t cpu_ns, uint64_t ratio)
+{
+	for (int i = 0; i < n; i++)
+		bind_pace_observe(p, cpu_ns, cpu_ns * ratio);
+}
+
+START_TEST(idle_machine_holds_for_the_floor)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
+	ck_assert_uint_eq(bind_pace_hold(p), bind_pace_floor(p));
+	/* a wall clock a hair behind the CPU clock (granularity) is no contention */
+	bind_pace_observe(p, 1000, 999);
+	observe_checks(p, 20, 1000, 1);
+	ck_assert_uint_eq(bind_pace_hold(p), bind_pace_floor(p));
+	bind_pace_free(p);
+}
+END_TEST
+
+/* A real check descheduled on a busy machine ends later on the wall clock
+ * than its CPU time; an answer held on a timer must wait as long. */
+START_TEST(contention_stretches_the_hold_and_fades)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
+	uint64_t floor = bind_pace_floor(p);
+	observe_checks(p, 1, 1000, 3);
+	uint64_t first = bind_pace_hold(p);
+	ck_assert_uint_gt(first, floor);                   /* one check moves it... */
+	ck_assert_uint_lt(first, floor * 3 / 2);           /* ...an eighth of the way */
+	observe_checks(p, 60, 1000, 3);
+	ck_assert_uint_eq(bind_pace_hold(p), floor * 3);    /* then all of it */
+	observe_checks(p, 60, 1000, 1);
+	ck_assert_uint_eq(bind_pace_hold(p), floor);        /* and back when load ends */
+	/* remaining counts from the hold, not the floor */
+	observe_checks(p, 60, 1000, 2);
+	struct timeval left = bind_pace_remaining(p, bind_pace_start());
+	uint64_t left_ns = (uint64_t)left.tv_sec * 1000000000ull + (uint64_t)left.tv_usec * 1000ull;
+	ck_assert_uint_gt(left_ns, floor * 3 / 2);
+	ck_assert_uint_le(left_ns, floor * 2);
+	bind_pace_free(p);
+}
+END_TEST
+
+START_TEST(contention_is_capped)
+{
+	struct bind_pace *p = NULL;
+	ck_assert_int_eq(bind_pace_create("{SSHA512}", &p), LUMEN_OK);
+	uint64_t floor = bind_pace_floor(p);
+	observe_checks(p, 100, 1, 1000000);                /* stopped, not sharing */
+	ck_assert_uint_eq(bind_pace_hold(p), floor * BIND_PACE_MAX_CONTENTION);
+	bind_pace_observe(p, 0, 5000000);                  /* no CPU time: moves nothing */
+	ck_assert_uint_eq(bind_pace_hold(p), floor * BIND_PACE_MAX_CONTENTION);
+	/* and the hold never passes the cap, whatever the floor */
+	bind_pace_observe(p, BIND_PACE_MAX_NS / 2, BIND_PACE_MAX_NS * 8);
+	ck_assert_uint_eq(bind_pace_hold(p), BIND_PACE_MAX_NS);
 	bind_pace_free(p);
 }
 END_TEST
@@ -108,6 +169,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, decoy_of_the_configured_scheme);
 	tcase_add_test(tc, unknown_scheme_refused);
 	tcase_add_test(tc, floor_covers_the_dearest_scheme);
+	tcase_add_test(tc, idle_machine_holds_for_the_floor);
+	tcase_add_test(tc, contention_stretches_the_hold_and_fades);
+	tcase_add_test(tc, contention_is_capped);
 	tcase_add_test(tc, floor_only_grows_and_is_capped);
 	tcase_add_test(tc, remaining_counts_down_from_the_floor);
 	tcase_add_test(tc, only_work_factor_schemes_are_timed);

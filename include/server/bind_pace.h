@@ -29,7 +29,7 @@
  *    average of wall ÷ CPU (the contention, 1 on an idle machine, at most
  *    BIND_PACE_MAX_CONTENTION), and a held answer waits for the floor times
  *    that: as long as a real check takes now.
-
+ *
  * For a lockout (ppolicy) or any other refusal: compute the verdict after
  * the password checks, never return early — the checks run and the delay
  * applies whatever the account's state (an overlay's bind_before sets

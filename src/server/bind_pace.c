@@ -42,20 +42,22 @@ struct bind_pace {
 	char decoy[PASSWORD_HASH_MAX];
 };
 
-uint64_t bind_pace_cpu_now(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+	if (clock_gettime(clock, &ts) != 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t bind_pace_cpu_now(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 uint64_t bind_pace_wall_now(void)
 {
-	struct timespec ts;
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* The CPU cost of checking a wrong password against `stored`, or `best`. */

@@ -23,9 +23,15 @@
 #define CALIBRATION_CHECKS 1
 /* Margin over the measured cost: 1/8. */
 #define MARGIN_SHIFT 3
-/* The contention in 1/256ths; each check moves it 1/8 of the way to its own. */
+/* The contention in 1/256ths. */
 #define CONTENTION_ONE 256u
-#define CONTENTION_STEP_SHIFT 3
+/* How a tracker (the contention, the path) follows what checks and failed
+ * binds see: half the way toward a longer time, a sixteenth toward a
+ * shorter one. It stays near the slower of them, which is what the hold
+ * must cover: an answer held for an average would leave every slower
+ * real bind to stand out. */
+#define RISE_SHIFT 1
+#define FALL_SHIFT 4
 
 /* Every algorithm password.h checks, the costly ones first. {PBKDF2} is
  * {PBKDF2-SHA1} under its older name (the same function and digest):
@@ -38,7 +44,8 @@ static const char *const measured_schemes[] = {
 
 struct bind_pace {
 	_Atomic uint64_t floor_ns;
-	_Atomic uint32_t contention;    /* wall ÷ CPU of recent checks, × CONTENTION_ONE */
+	_Atomic uint64_t contention;    /* wall ÷ CPU of recent checks, × CONTENTION_ONE */
+	_Atomic uint64_t path_ns;       /* recent failed binds' time outside their checks */
 	char decoy[PASSWORD_HASH_MAX];
 };
 
@@ -108,6 +115,7 @@ int bind_pace_create(const char *default_scheme, struct bind_pace **out)
 	if (p == NULL)
 		return LUMEN_ENOMEM;
 	atomic_init(&p->contention, CONTENTION_ONE);
+	atomic_init(&p->path_ns, 0);
 	/* Nobody knows the decoy's password (random, as hex: {CRYPT} takes no
 	 * NUL byte), so it never matches. */
 	int rc = RAND_bytes(random, sizeof(random)) == 1 ? LUMEN_OK : LUMEN_EIO;
@@ -147,23 +155,26 @@ static void raise_floor(struct bind_pace *p, uint64_t cpu_ns)
 }
 
 /* wall ÷ cpu in 1/256ths, within [1, BIND_PACE_MAX_CONTENTION]. */
-static uint32_t contention_of(uint64_t cpu_ns, uint64_t wall_ns)
+static uint64_t contention_of(uint64_t cpu_ns, uint64_t wall_ns)
 {
 	if (wall_ns <= cpu_ns)
 		return CONTENTION_ONE;   /* the two clocks' granularity */
 	if (wall_ns / BIND_PACE_MAX_CONTENTION >= cpu_ns)
 		return BIND_PACE_MAX_CONTENTION * CONTENTION_ONE;
-	return (uint32_t)(wall_ns * CONTENTION_ONE / cpu_ns);
+	return wall_ns * CONTENTION_ONE / cpu_ns;
 }
 
-static void follow_contention(struct bind_pace *p, uint32_t seen)
+/* Move a tracker toward seen: RISE_SHIFT or FALL_SHIFT of the way, at
+ * least one unit (to reach it, not stop a few units short). */
+static void follow(_Atomic uint64_t *tracker, uint64_t seen)
 {
-	uint32_t cur = atomic_load(&p->contention);
+	uint64_t cur = atomic_load(tracker);
 	for (;;) {
-		int32_t step = ((int32_t)seen - (int32_t)cur) / (1 << CONTENTION_STEP_SHIFT);
-		if (step == 0 && seen != cur)
-			step = seen > cur ? 1 : -1;   /* reach it, not stop 7/256 short */
-		if (atomic_compare_exchange_weak(&p->contention, &cur, (uint32_t)((int32_t)cur + step)))
+		int64_t gap = (int64_t)seen - (int64_t)cur;
+		int64_t step = gap / (1 << (gap > 0 ? RISE_SHIFT : FALL_SHIFT));
+		if (step == 0 && gap != 0)
+			step = gap > 0 ? 1 : -1;
+		if (atomic_compare_exchange_weak(tracker, &cur, (uint64_t)((int64_t)cur + step)))
 			return;
 	}
 }
@@ -172,7 +183,15 @@ void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns, uint64_t wall_ns)
 {
 	raise_floor(p, cpu_ns);
 	if (cpu_ns > 0)
-		follow_contention(p, contention_of(cpu_ns, wall_ns));
+		follow(&p->contention, contention_of(cpu_ns, wall_ns));
+}
+
+void bind_pace_observe_path(struct bind_pace *p, uint64_t total_ns, uint64_t checks_ns)
+{
+	uint64_t seen = total_ns > checks_ns ? total_ns - checks_ns : 0;
+	if (seen > BIND_PACE_MAX_NS)
+		seen = BIND_PACE_MAX_NS;
+	follow(&p->path_ns, seen);
 }
 
 uint64_t bind_pace_floor(const struct bind_pace *p)
@@ -180,12 +199,17 @@ uint64_t bind_pace_floor(const struct bind_pace *p)
 	return atomic_load(&((struct bind_pace *)p)->floor_ns);
 }
 
+uint64_t bind_pace_path(const struct bind_pace *p)
+{
+	return atomic_load(&((struct bind_pace *)p)->path_ns);
+}
+
 uint64_t bind_pace_hold(const struct bind_pace *p)
 {
 	uint64_t floor = bind_pace_floor(p);
-	uint32_t contention = atomic_load(&((struct bind_pace *)p)->contention);
-	/* floor <= 1 s and contention <= 16 × 256: no overflow */
-	uint64_t hold = floor * contention / CONTENTION_ONE;
+	uint64_t contention = atomic_load(&((struct bind_pace *)p)->contention);
+	/* floor and path <= 1 s, contention <= 16 × 256: no overflow */
+	uint64_t hold = floor * contention / CONTENTION_ONE + bind_pace_path(p);
 	return hold < BIND_PACE_MAX_NS ? hold : BIND_PACE_MAX_NS;
 }
 
@@ -200,19 +224,12 @@ bool bind_pace_worth_timing(const char *stored, size_t len)
 	return false;
 }
 
-struct timespec bind_pace_start(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts;
-}
-
-struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec started)
+struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec arrived)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t elapsed = (int64_t)(now.tv_sec - started.tv_sec) * 1000000000ll +
-			  (now.tv_nsec - started.tv_nsec);
+	int64_t elapsed = (int64_t)(now.tv_sec - arrived.tv_sec) * 1000000000ll +
+			  (now.tv_nsec - arrived.tv_nsec);
 	int64_t left = (int64_t)bind_pace_hold(p) - elapsed;
 	if (left <= 0)
 		return (struct timeval){ 0, 0 };

@@ -33,6 +33,7 @@
 #include "overlay.h"
 #include "password.h"
 #include "server.h"
+#include "stats.h"
 
 static const struct server_database *find_rootdn(const struct server *s, struct ber_view ndn)
 {
@@ -55,6 +56,8 @@ struct bind_credentials {
 	size_t n_passwords;
 	bool want_entry;                    /* copy the entry for the overlays */
 	struct entry *entry;                /* that copy (entry_free); NULL: none */
+	bool checked;                       /* a stored value was checked (not the decoy) */
+	uint64_t timed_wall_ns;             /* the work-factor checks' wall time */
 };
 
 static int collect_passwords(void *arg, const struct entry *e,
@@ -133,11 +136,14 @@ static struct check_clock check_clock_start(bool timed)
 	return c;
 }
 
-static void check_clock_observe(struct op_context *ctx, const struct check_clock *c)
+/* The check's wall time once reported to the pace (0: not timed). */
+static uint64_t check_clock_observe(struct op_context *ctx, const struct check_clock *c)
 {
-	if (c->timed)
-		bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - c->cpu,
-				  bind_pace_wall_now() - c->wall);
+	if (!c->timed)
+		return 0;
+	uint64_t wall = bind_pace_wall_now() - c->wall;
+	bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - c->cpu, wall);
+	return wall;
 }
 
 /*
@@ -145,7 +151,7 @@ static void check_clock_observe(struct op_context *ctx, const struct check_clock
  * (no early exit), and the decoy when none was: the work does not tell
  * which values exist. Each real check's CPU time may raise the pace.
  */
-static bool any_password_matches(struct op_context *ctx, const struct bind_credentials *cred,
+static bool any_password_matches(struct op_context *ctx, struct bind_credentials *cred,
 				 struct ber_view given)
 {
 	bool matched = false, checked = false;
@@ -159,9 +165,10 @@ static bool any_password_matches(struct op_context *ctx, const struct bind_crede
 		struct check_clock clock = check_clock_start(bind_pace_worth_timing(stored, len));
 		if (password_check(stored, len, given.ptr, given.len, &match) == LUMEN_OK && match)
 			matched = true;
-		check_clock_observe(ctx, &clock);
+		cred->timed_wall_ns += check_clock_observe(ctx, &clock);
 		checked = true;
 	}
+	cred->checked = checked;
 	if (!checked) {
 		bool ignored;
 		const char *decoy = bind_pace_decoy(ctx->server->bind_pace);
@@ -288,12 +295,23 @@ static void answer_bind(struct op_context *ctx, int code, const struct backend_o
 				bop->n_response_controls);
 }
 
+/* A failed bind that checked an entry's stored values, its verdict in and
+ * the overlays' writes made: its time since the request arrived, for the
+ * pace's path (the rootdn's is left out: no entry, no writes). */
+static void observe_failure_path(struct op_context *ctx, const struct bind_credentials *cred)
+{
+	if (!cred->checked)
+		return;
+	uint64_t total = bind_pace_wall_now() - stats_timespec_ns(&ctx->op->queued_at);
+	bind_pace_observe_path(ctx->server->bind_pace, total, cred->timed_wall_ns);
+}
+
 /*
  * Simple bind with a DN and a password: the rootdn/rootpw of its database,
  * else the userPassword of the entry. Unknown DN, wrong password, an
  * entry without password and an account an overlay refuses get the same
- * answer after the same time (bind_pace.h); the verdict is taken only
- * after the wait.
+ * answer after the same time (bind_pace.h), counted from the request's
+ * arrival; the verdict is taken only after the wait.
  */
 static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *req,
 			bool want_policy)
@@ -302,7 +320,6 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	struct bind_credentials cred = { 0 };
 	struct bind_hooks hooks;
 	bool password_ok, held = false;
-	struct timespec started = bind_pace_start();
 	if (server_normalize_dn(ctx->server, req->name, ctx->arena, &ndn) != LUMEN_OK) {
 		op_send_result(ctx, LDAP_INVALID_DN_SYNTAX, NULL, "invalid DN");
 		return;
@@ -316,7 +333,8 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	}
 	bool checked_ok = match;
 	if (!match) {
-		struct timeval delay = bind_pace_remaining(ctx->server->bind_pace, started);
+		struct timeval delay = bind_pace_remaining(ctx->server->bind_pace,
+							   ctx->op->queued_at);
 		/* A connection that cannot hold its output is closing: nothing
 		 * would reach the client anyway (the overlays still record). */
 		held = conn_hold_output(ctx->conn, &delay) == LUMEN_OK;
@@ -324,6 +342,7 @@ static void simple_bind(struct op_context *ctx, const struct ldap_bind_request *
 	match = hooks_after(&hooks, password_ok, match);
 	entry_free(cred.entry);
 	if (!match) {
+		observe_failure_path(ctx, &cred);
 		if (held || checked_ok)   /* refused after a good password: no pace */
 			answer_bind(ctx, LDAP_INVALID_CREDENTIALS, &hooks.bop);
 		return;

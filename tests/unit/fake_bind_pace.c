@@ -54,7 +54,18 @@ void bind_pace_observe(struct bind_pace *p, uint64_t cpu_ns, uint64_t wall_ns)
 	(void)p, (void)cpu_ns, (void)wall_ns;
 }
 
+void bind_pace_observe_path(struct bind_pace *p, uint64_t total_ns, uint64_t checks_ns)
+{
+	(void)p, (void)total_ns, (void)checks_ns;
+}
+
 uint64_t bind_pace_floor(const struct bind_pace *p)
+{
+	(void)p;
+	return 0;
+}
+
+uint64_t bind_pace_path(const struct bind_pace *p)
 {
 	(void)p;
 	return 0;
@@ -66,15 +77,8 @@ uint64_t bind_pace_hold(const struct bind_pace *p)
 	return 0;
 }
 
-struct timespec bind_pace_start(void)
+struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec arrived)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now;
-}
-
-struct timeval bind_pace_remaining(const struct bind_pace *p, struct timespec started)
-{
-	(void)p, (void)started;
+	(void)p, (void)arrived;
 	return (struct timeval){ 0, 0 };
 }

@@ -4,7 +4,9 @@
  * dearest scheme (compared with a measured {ARGON2} check, as a ratio of
  * CPU times, not a duration), only grows, and is capped; a held answer
  * waits for the floor times the contention real checks saw (wall ÷ CPU),
- * which follows load both ways and is capped too.
+ * which follows load both ways and is capped too, plus the path failed
+ * binds with real checks took around them (hand-offs, writes), which
+ * follows them both ways and is capped.
  */
 #include <check.h>
 #include <string.h>
@@ -28,7 +30,14 @@ static void pace_teardown(void)
 	pace = NULL;
 }
 
-/* What bind_pace_remaining says is left of a bind started at `start`, in ns. */
+static struct timespec now(void)
+{
+	struct timespec ts;
+	ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+	return ts;
+}
+
+/* What bind_pace_remaining says is left of a bind that arrived at `start`, in ns. */
 static uint64_t remaining_ns(struct timespec start)
 {
 	struct timeval left = bind_pace_remaining(pace, start);
@@ -108,22 +117,25 @@ START_TEST(idle_machine_holds_for_the_floor)
 END_TEST
 
 /* A real check descheduled on a busy machine ends later on the wall clock
- * than its CPU time; an answer held on a timer must wait as long. */
+ * than its CPU time; an answer held on a timer must wait as long. The
+ * contention rises fast (half the way) and falls slowly (a sixteenth). */
 START_TEST(contention_stretches_the_hold_and_fades)
 {
 	struct bind_pace *p = pace;
 	uint64_t floor = bind_pace_floor(p);
 	observe_checks(p, 1, 1000, 3);
-	uint64_t first = bind_pace_hold(p);
-	ck_assert_uint_gt(first, floor);                   /* one check moves it... */
-	ck_assert_uint_lt(first, floor * 3 / 2);           /* ...an eighth of the way */
+	ck_assert_uint_eq(bind_pace_hold(p), floor * 2);   /* half the way to 3 */
 	observe_checks(p, 60, 1000, 3);
 	ck_assert_uint_eq(bind_pace_hold(p), floor * 3);    /* then all of it */
-	observe_checks(p, 60, 1000, 1);
-	ck_assert_uint_eq(bind_pace_hold(p), floor);        /* and back when load ends */
+	observe_checks(p, 1, 1000, 1);
+	uint64_t after_one = bind_pace_hold(p);             /* 3 - 2/16 */
+	ck_assert_uint_ge(after_one, floor * 23 / 8);
+	ck_assert_uint_lt(after_one, floor * 3);
+	observe_checks(p, 200, 1000, 1);
+	ck_assert_uint_eq(bind_pace_hold(p), floor);        /* back when load ends */
 	/* remaining counts from the hold, not the floor */
 	observe_checks(p, 60, 1000, 2);
-	uint64_t left_ns = remaining_ns(bind_pace_start());
+	uint64_t left_ns = remaining_ns(now());
 	ck_assert_uint_gt(left_ns, floor * 3 / 2);
 	ck_assert_uint_le(left_ns, floor * 2);
 }
@@ -146,7 +158,7 @@ END_TEST
 START_TEST(remaining_counts_down_from_the_floor)
 {
 	uint64_t floor = bind_pace_floor(pace);
-	struct timespec start = bind_pace_start();
+	struct timespec start = now();
 	uint64_t left_ns = remaining_ns(start);
 	ck_assert_uint_le(left_ns, floor);
 	ck_assert_uint_gt(left_ns, floor / 2);      /* hardly any of it has passed */
@@ -154,6 +166,44 @@ START_TEST(remaining_counts_down_from_the_floor)
 	struct timespec long_ago = start;
 	long_ago.tv_sec -= 2;
 	ck_assert_uint_eq(remaining_ns(long_ago), 0);
+}
+END_TEST
+
+/* A real failed bind also waits for its hand-off to a worker and its
+ * overlays' writes: what it took beyond its checks lengthens the hold. */
+START_TEST(path_around_the_check_lengthens_the_hold)
+{
+	uint64_t floor = bind_pace_floor(pace);
+	ck_assert_uint_eq(bind_pace_path(pace), 0);
+	bind_pace_observe_path(pace, 9000000, 1000000);
+	ck_assert_uint_eq(bind_pace_path(pace), 4000000);     /* half of 8 ms */
+	for (int i = 0; i < 300; i++)
+		bind_pace_observe_path(pace, 9000000, 1000000);
+	ck_assert_uint_eq(bind_pace_path(pace), 8000000);
+	ck_assert_uint_eq(bind_pace_hold(pace), floor + 8000000);
+	uint64_t left_ns = remaining_ns(now());
+	ck_assert_uint_gt(left_ns, floor + 7000000);
+	ck_assert_uint_le(left_ns, floor + 8000000);
+	/* a shorter one moves it a sixteenth of the way: it stays near the
+	 * slower binds, which a held answer must not come before */
+	bind_pace_observe_path(pace, 1000000, 1000000);
+	ck_assert_uint_eq(bind_pace_path(pace), 7500000);
+	/* and it comes back down with the binds' path; never below nothing */
+	for (int i = 0; i < 300; i++)
+		bind_pace_observe_path(pace, 1000000, 1000000);
+	ck_assert_uint_eq(bind_pace_path(pace), 0);
+	bind_pace_observe_path(pace, 1000000, 2000000);        /* clocks disagree */
+	ck_assert_uint_eq(bind_pace_path(pace), 0);
+	ck_assert_uint_eq(bind_pace_hold(pace), floor);
+}
+END_TEST
+
+START_TEST(path_is_capped)
+{
+	for (int i = 0; i < 300; i++)
+		bind_pace_observe_path(pace, 100ull * BIND_PACE_MAX_NS, 0);
+	ck_assert_uint_eq(bind_pace_path(pace), BIND_PACE_MAX_NS);
+	ck_assert_uint_eq(bind_pace_hold(pace), BIND_PACE_MAX_NS);
 }
 END_TEST
 
@@ -187,6 +237,8 @@ static Suite *make_suite(void)
 	tcase_add_test(paced, contention_stretches_the_hold_and_fades);
 	tcase_add_test(paced, contention_is_capped);
 	tcase_add_test(paced, remaining_counts_down_from_the_floor);
+	tcase_add_test(paced, path_around_the_check_lengthens_the_hold);
+	tcase_add_test(paced, path_is_capped);
 	suite_add_tcase(s, paced);
 	return s;
 }

@@ -136,13 +136,19 @@ static struct check_clock check_clock_start(bool timed)
 	return c;
 }
 
+/* now - then, or 0 where a clock read failed (it reads 0) and now is behind. */
+static uint64_t elapsed_ns(uint64_t then, uint64_t now)
+{
+	return now > then ? now - then : 0;
+}
+
 /* The check's wall time once reported to the pace (0: not timed). */
 static uint64_t check_clock_observe(struct op_context *ctx, const struct check_clock *c)
 {
 	if (!c->timed)
 		return 0;
-	uint64_t wall = bind_pace_wall_now() - c->wall;
-	bind_pace_observe(ctx->server->bind_pace, bind_pace_cpu_now() - c->cpu, wall);
+	uint64_t wall = elapsed_ns(c->wall, bind_pace_wall_now());
+	bind_pace_observe(ctx->server->bind_pace, elapsed_ns(c->cpu, bind_pace_cpu_now()), wall);
 	return wall;
 }
 
@@ -302,7 +308,10 @@ static void observe_failure_path(struct op_context *ctx, const struct bind_crede
 {
 	if (!cred->checked)
 		return;
-	uint64_t total = bind_pace_wall_now() - stats_timespec_ns(&ctx->op->queued_at);
+	uint64_t now = bind_pace_wall_now();
+	if (now == 0)
+		return;   /* no clock: nothing measured, the path stays */
+	uint64_t total = elapsed_ns(stats_timespec_ns(&ctx->op->queued_at), now);
 	bind_pace_observe_path(ctx->server->bind_pace, total, cred->timed_wall_ns);
 }
 

@@ -83,6 +83,16 @@ def check_config_errors(results, tmp, head, cases):
                       f"{path}:{line_no}" in out and message in out, out)
 
 
+def wait_for(predicate, seconds, interval=0.1):
+    """Poll predicate every `interval` for at most `seconds`; its last value."""
+    deadline = time.time() + seconds
+    value = predicate()
+    while not value and time.time() < deadline:
+        time.sleep(interval)
+        value = predicate()
+    return value
+
+
 def wait_port(port, seconds=10):
     """Wait until something accepts TCP connections on port (e.g. /metrics)."""
     deadline = time.time() + seconds

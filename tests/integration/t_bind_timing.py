@@ -214,12 +214,12 @@ SETTINGS = {"global_lines": ["password-hash {SSHA512}",
             "db_lines": ["overlay ppolicy", f"ppolicy_default {POLICY}"]}
 
 
-def load_users(srv):
+def load_users(srv, label=""):
     path = os.path.join(srv.tmp, "users.ldif")
     with open(path, "w") as f:
         f.write(ldif())
     rc, out = srv.ldapadd(path)
-    R.check("the users load", rc == 0, out)
+    R.check(f"{label}the users load", rc == 0, out)
 
 
 def slow_disk():
@@ -227,7 +227,7 @@ def slow_disk():
     entry (ppolicy) are part of its time, and a held answer waits as long."""
     srv = sh.ArmedFaultsLumend(f"commit:{SLOW_COMMIT_MS}", **SETTINGS).start()
     try:
-        load_users(srv)
+        load_users(srv, "slow disk: ")
         srv.arm()
         conns = {k: ldap.initialize(srv.uri) for k in CLASSES}
         timed_rounds(conns, None, rounds=WARM_ROUNDS)        # the path follows

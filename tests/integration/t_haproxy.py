@@ -65,13 +65,8 @@ def replica_lines(provider_uri, rid):
 
 
 def wait_for(predicate, seconds):
-    """Poll predicate every 0.1 s for at most `seconds`; its last value."""
-    deadline = min(time.time() + seconds, DEADLINE)
-    value = predicate()
-    while not value and time.time() < deadline:
-        time.sleep(0.1)
-        value = predicate()
-    return value
+    """h.wait_for, within the whole test's DEADLINE."""
+    return h.wait_for(predicate, max(0.0, min(seconds, DEADLINE - time.time())))
 
 
 def has_entry(uri, dn):

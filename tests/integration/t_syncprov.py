@@ -138,14 +138,6 @@ def persist_searches(provider):
     return provider.log_text().count("SRCH attr=* +")
 
 
-def wait_for(condition, seconds):
-    """Polls condition until true or seconds passed; its last value."""
-    deadline = time.time() + seconds
-    while not condition() and time.time() < deadline:
-        time.sleep(0.2)
-    return condition()
-
-
 def persist_phase(provider):
     """A refreshAndPersist consumer: refresh, pushes, restarts of both sides."""
     consumer = sh.make_server("slapd", db_lines=consumer_lines(provider.uri,
@@ -175,7 +167,7 @@ def persist_phase(provider):
         # slapd notices a dropped persistent search late (2-21 s here under
         # load) and only then searches again; changes made before that
         # would come in its refresh, not be pushed
-        reconnected = wait_for(lambda: persist_searches(provider) > before, 90)
+        reconnected = h.wait_for(lambda: persist_searches(provider) > before, 90, 0.2)
         R.check("persist: the consumer searches again after the provider restarted",
                 reconnected, f"{persist_searches(provider) - before} searches")
         searches = persist_searches(provider)
